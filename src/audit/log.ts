@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import { open, readFile, mkdir, unlink, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Redactor } from '../log/redact.js';
+import { writeFileAtomic } from '../util/fs.js';
+
+// `.triage/audit.jsonl`: an append-only event log where each line carries the hash of the line
+// before it, so that editing, deleting, inserting or reordering lines is detectable.
+
+export type AuditEventType =
+  | 'detected'
+  | 'validated'
+  | 'rejected'
+  | 'claimed'
+  | 'queued'
+  | 'deferred'
+  | 'duplicate'
+  | 'retry_scheduled'
+  | 'preparing'
+  | 'skills_resolved'
+  | 'triage_started'
+  | 'triage_finished'
+  | 'context_built'
+  | 'launched'
+  | 'finished'
+  | 'interrupted'
+  | 'adopted'
+  | 'requeued'
+  | 'released'
+  | 'replayed';
+
+export interface AuditEvent {
+  type: AuditEventType;
+  incidentId?: string;
+  runId?: string;
+  [field: string]: unknown;
+}
+
+export interface AuditEntry extends AuditEvent {
+  seq: number;
+  ts: string;
+  prev: string;
+  hash: string;
+}
+
+export const AUDIT_FILE = 'audit.jsonl';
+const HEAD_FILE = 'audit.head';
+const GENESIS = '0'.repeat(64);
+const LOCK_STALE_MS = 30_000;
+const LOCK_WAIT_MS = 10_000;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The hash covers every field except `hash` itself, in a stable key order. */
+function entryHash(entry: Omit<AuditEntry, 'hash'>): string {
+  return sha256(stableStringify(entry));
+}
+
+export function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export interface AuditLogOptions {
+  redactor?: Redactor;
+  now?: () => Date;
+}
+
+/** Appends hash-chained events to `<dir>/audit.jsonl`, serialised within and across processes. */
+export class AuditLog {
+  private readonly chains = new Map<string, Promise<unknown>>();
+  constructor(private readonly options: AuditLogOptions = {}) {}
+
+  /** `triageDir` is the workspace's `.triage/` folder. */
+  append(triageDir: string, event: AuditEvent): Promise<AuditEntry> {
+    const previous = this.chains.get(triageDir) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.appendLocked(triageDir, event));
+    this.chains.set(triageDir, next);
+    void next.finally(() => {
+      if (this.chains.get(triageDir) === next) this.chains.delete(triageDir);
+    });
+    return next;
+  }
+
+  private async appendLocked(triageDir: string, event: AuditEvent): Promise<AuditEntry> {
+    await mkdir(triageDir, { recursive: true });
+    const release = await acquireFileLock(path.join(triageDir, 'audit.lock'));
+    try {
+      const file = path.join(triageDir, AUDIT_FILE);
+      const last = await lastLine(file);
+      const prevEntry = last ? (JSON.parse(last) as AuditEntry) : undefined;
+      const clean = this.options.redactor ? this.options.redactor.redactValue(event) : event;
+      const base = {
+        ...clean,
+        seq: prevEntry ? prevEntry.seq + 1 : 0,
+        ts: (this.options.now?.() ?? new Date()).toISOString(),
+        prev: last ? sha256(last) : GENESIS,
+      };
+      const entry: AuditEntry = { ...base, hash: entryHash(base) };
+      const line = JSON.stringify(entry);
+      const handle = await open(file, 'a', 0o644);
+      try {
+        await handle.write(`${line}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await writeFileAtomic(path.join(triageDir, HEAD_FILE), JSON.stringify({ seq: entry.seq, line: sha256(line) }));
+      return entry;
+    } finally {
+      await release();
+    }
+  }
+}
+
+async function lastLine(file: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const lines = text.split('\n').filter((l) => l.length > 0);
+  return lines.at(-1);
+}
+
+/** A lock file created exclusively; a lock older than LOCK_STALE_MS is presumed abandoned. */
+async function acquireFileLock(lockPath: string): Promise<() => Promise<void>> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      const handle = await open(lockPath, 'wx');
+      await handle.close();
+      return () => unlink(lockPath).catch(() => undefined);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const age = await stat(lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > LOCK_STALE_MS) await unlink(lockPath).catch(() => undefined);
+      else if (Date.now() > deadline)
+        throw new Error(`audit log lock ${lockPath} held for over ${LOCK_WAIT_MS} ms; remove it if no daemon is running`);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+export type VerifyResult =
+  | { ok: true; entries: number }
+  | { ok: false; entries: number; line: number; problem: string };
+
+/** Checks the chain: line numbers in the result are 1-based, as an editor shows them. */
+export async function verifyAuditLog(triageDir: string): Promise<VerifyResult> {
+  const file = path.join(triageDir, AUDIT_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, entries: 0, line: 0, problem: code === 'ENOENT' ? `${file} does not exist` : `cannot read ${file} (${code})` };
+  }
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  let prevLine: string | undefined;
+  for (const [i, line] of lines.entries()) {
+    const bad = (problem: string): VerifyResult => ({ ok: false, entries: lines.length, line: i + 1, problem });
+    let entry: AuditEntry;
+    try {
+      entry = JSON.parse(line) as AuditEntry;
+    } catch {
+      return bad('not valid JSON');
+    }
+    const expectedPrev = prevLine === undefined ? GENESIS : sha256(prevLine);
+    if (entry.seq !== i) return bad(`sequence number is ${String(entry.seq)}, expected ${i} (a line was deleted, inserted or moved)`);
+    if (entry.prev !== expectedPrev) return bad('does not chain to the line before it (a line was deleted, inserted or moved)');
+    const { hash, ...rest } = entry;
+    if (entryHash(rest) !== hash) return bad('content does not match its hash (the line was edited)');
+    prevLine = line;
+  }
+  const head = await readFile(path.join(triageDir, HEAD_FILE), 'utf8').then(
+    (t) => JSON.parse(t) as { seq: number; line: string },
+    () => undefined,
+  );
+  if (head && (head.seq !== lines.length - 1 || (prevLine !== undefined && head.line !== sha256(prevLine)))) {
+    return {
+      ok: false,
+      entries: lines.length,
+      line: lines.length + 1,
+      problem: `the log ends at entry ${lines.length - 1} but ${HEAD_FILE} records entry ${head.seq} as the last (lines were removed from the end or replaced)`,
+    };
+  }
+  return { ok: true, entries: lines.length };
+}

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Env } from '../config/load.js';
+
+/** Process globals passed in, so commands run the same in tests and for real. */
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Env;
+  cwd: string;
+}
+
+export const processIO = (): CliIO => ({
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+  env: process.env,
+  cwd: process.cwd(),
+});
+
+/** The package root (holds configs/, runners/): two levels above this file in src/ and in dist/. */
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+/** Exit codes fixed by the brief. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** Thrown by commands to end with a message and an exit code, without a stack trace. */
+export class CliExit extends Error {
+  constructor(
+    readonly code: number,
+    message = '',
+  ) {
+    super(message);
+    this.name = 'CliExit';
+  }
+}

@@ -1,0 +1,373 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { LineCounter, parseDocument, isMap, isSeq, type Document } from 'yaml';
+import type { z } from 'zod';
+import { looksSecret } from '../log/redact.js';
+import { configKeys, envName, keysAt, type ConfigKey } from './keys.js';
+import { configSchema, type Config } from './schema.js';
+
+/** One thing wrong with the configuration, located as precisely as we can. */
+export interface ConfigProblem {
+  /** Dotted key path, e.g. `scheduling.max_concurrent`. */
+  path: string;
+  message: string;
+  /** Where it came from: a file (with line), an environment variable, or a flag. */
+  source?: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly problems: ConfigProblem[],
+    readonly file?: string,
+  ) {
+    super(
+      `configuration has ${problems.length} problem${problems.length === 1 ? '' : 's'}` +
+        (file ? ` (${file})` : '') +
+        ':\n' +
+        problems.map(formatProblem).join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+export function formatProblem(p: ConfigProblem): string {
+  return `  - ${p.path || '(root)'}: ${p.message}${p.source ? ` [${p.source}]` : ''}`;
+}
+
+export type RawConfig = Record<string, unknown>;
+export type Env = Record<string, string | undefined>;
+
+export interface LoadOptions {
+  /** Explicit --config path; when absent, configs/triage-runner.yaml under cwd is used if present. */
+  file?: string;
+  env?: Env;
+  /** Command-line overrides as a nested object of YAML keys. */
+  flags?: RawConfig;
+  cwd?: string;
+  /** Package root, for the embedded defaults (configs/, personas) when cwd lacks them. */
+  packageRoot?: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** The file that was read, if any. */
+  file?: string;
+}
+
+export const DEFAULT_CONFIG_FILE = 'configs/triage-runner.yaml';
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** Loads defaults < YAML file < environment < flags, validates once, resolves paths. Throws ConfigError. */
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const file = options.file ?? (existsSync(path.join(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
+  const problems: ConfigProblem[] = [];
+
+  let fileLayer: RawConfig = {};
+  let doc: ParsedYaml | undefined;
+  if (file) {
+    doc = readYamlConfig(path.resolve(cwd, file));
+    problems.push(...doc.problems);
+    fileLayer = doc.value;
+  }
+  const envLayer = envOverrides(env, problems);
+  const merged = deepMerge(deepMerge(fileLayer, envLayer), options.flags ?? {});
+
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) problems.push(...zodProblems(parsed.error, merged, doc, envLayer, options.flags ?? {}));
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems, file);
+
+  const config = resolvePaths(parsed.data, fileLayer, envLayer, options.flags ?? {}, cwd, options.packageRoot);
+  return file ? { config, file: path.resolve(cwd, file) } : { config };
+}
+
+interface ParsedYaml {
+  value: RawConfig;
+  problems: ConfigProblem[];
+  doc?: Document;
+  lines?: LineCounter;
+  file: string;
+}
+
+/** Reads a YAML config file; every failure becomes a problem instead of an exception. */
+export function readYamlConfig(file: string): ParsedYaml {
+  const where = (line?: number) => (line ? `${file}:${line}` : file);
+  let text: string;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) return { value: {}, file, problems: [{ path: '', message: 'is not a regular file', source: file }] };
+    if (st.size > MAX_CONFIG_BYTES)
+      return { value: {}, file, problems: [{ path: '', message: `is ${st.size} bytes; the limit is ${MAX_CONFIG_BYTES}`, source: file }] };
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const message =
+      code === 'ENOENT' ? 'file not found; pass an existing file with --config' : `cannot be read (${code ?? String(err)})`;
+    return { value: {}, file, problems: [{ path: '', message, source: file }] };
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      value: {},
+      file,
+      doc,
+      lines,
+      problems: doc.errors.map((e) => ({
+        path: '',
+        message: `YAML syntax error: ${e.message.split('\n')[0]}`,
+        source: where(e.linePos?.[0]?.line),
+      })),
+    };
+  }
+  const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  if (value === null || value === undefined) return { value: {}, file, doc, lines, problems: [] };
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    return { value: {}, file, doc, lines, problems: [{ path: '', message: 'expected a mapping of keys at the top level', source: file }] };
+  }
+  return { value: value as RawConfig, file, doc, lines, problems: [] };
+}
+
+function lineOf(doc: ParsedYaml | undefined, keyPath: (string | number)[]): string | undefined {
+  if (!doc?.doc || !doc.lines) return undefined;
+  // Walk the document to the deepest existing node on the path.
+  let node: unknown = doc.doc.contents;
+  let offset: number | undefined;
+  for (const part of keyPath) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === part);
+      if (!pair) break;
+      offset = (pair.key as { range?: [number, number, number] }).range?.[0];
+      node = pair.value;
+    } else if (isSeq(node) && typeof part === 'number') {
+      node = node.items[part];
+      offset = (node as { range?: [number, number, number] } | undefined)?.range?.[0];
+    } else break;
+  }
+  if (offset === undefined) return doc.file;
+  return `${doc.file}:${doc.lines.linePos(offset).line}`;
+}
+
+const SEED_ENV: Record<string, string[]> = {
+  SKILLS_CACHE_DIR: ['skills', 'cache_dir'],
+  SKILLS_DISABLE_TRIAGE_PRELOAD: ['skills', 'disable_triage_preload'],
+};
+
+/** Reads TRIAGE_RUNNER_* (and the seed's SKILLS_*) variables into a nested override object. */
+export function envOverrides(env: Env, problems: ConfigProblem[] = []): RawConfig {
+  const out: RawConfig = {};
+  const keys = configKeys();
+  const apply = (key: ConfigKey, name: string, raw: string) => {
+    const value = coerce(key, raw);
+    if (value instanceof Error) problems.push({ path: key.path.join('.'), message: value.message, source: `env ${name}` });
+    else setIn(out, key.path, value);
+  };
+  for (const [name, keyPath] of Object.entries(SEED_ENV)) {
+    const raw = env[name];
+    const key = keys.find((k) => k.path.join('.') === keyPath.join('.'));
+    if (raw !== undefined && raw !== '' && key) apply(key, name, raw);
+  }
+  for (const key of keys) {
+    const name = envName(key.path);
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') apply(key, name, raw);
+  }
+  return out;
+}
+
+function coerce(key: ConfigKey, raw: string): unknown {
+  switch (key.kind) {
+    case 'number': {
+      const n = Number(raw);
+      return raw.trim() !== '' && Number.isFinite(n) ? n : new Error(`expected a number, got ${JSON.stringify(raw)}`);
+    }
+    case 'boolean': {
+      const v = raw.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+      if (['0', 'false', 'no', 'off'].includes(v)) return false;
+      return new Error(`expected true or false, got ${JSON.stringify(raw)}`);
+    }
+    case 'array':
+    case 'record':
+      if (raw.trim().startsWith('[') || raw.trim().startsWith('{')) {
+        try {
+          return JSON.parse(raw) as unknown;
+        } catch {
+          return new Error('expected JSON (an array or object)');
+        }
+      }
+      return key.kind === 'array' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : new Error('expected a JSON object');
+    default:
+      return raw;
+  }
+}
+
+export function setIn(target: RawConfig, keyPath: string[], value: unknown): void {
+  let node = target;
+  keyPath.forEach((part, i) => {
+    if (i === keyPath.length - 1) node[part] = value;
+    else {
+      const next = node[part];
+      if (!next || typeof next !== 'object' || Array.isArray(next)) node[part] = {};
+      node = node[part] as RawConfig;
+    }
+  });
+}
+
+function getIn(source: unknown, keyPath: (string | number)[]): unknown {
+  let node = source;
+  for (const part of keyPath) {
+    if (!node || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[String(part)];
+  }
+  return node;
+}
+
+const isPlainObject = (v: unknown): v is RawConfig => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** Objects merge key by key; arrays and scalars from `over` replace those in `base`. */
+export function deepMerge(base: RawConfig, over: RawConfig): RawConfig {
+  const out: RawConfig = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k] as RawConfig, v) : v;
+  }
+  return out;
+}
+
+const SECRETISH_PATH = /secret|token|password|api_?key|credential/i;
+
+/** Shows a value in an error message unless it is (or may be) a secret. */
+export function showValue(keyPath: (string | number)[], value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  if (keyPath.some((p) => SECRETISH_PATH.test(String(p))) || (typeof text === 'string' && looksSecret(text)))
+    return '(value hidden: it may be a secret)';
+  if (text === undefined) return String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
+function sourceOf(
+  keyPath: (string | number)[],
+  doc: ParsedYaml | undefined,
+  envLayer: RawConfig,
+  flags: RawConfig,
+): string | undefined {
+  if (getIn(flags, keyPath) !== undefined) return 'command-line flag';
+  if (getIn(envLayer, keyPath) !== undefined) return `env ${envName(keyPath.map(String))}`;
+  return lineOf(doc, keyPath);
+}
+
+function zodProblems(
+  error: z.ZodError,
+  merged: RawConfig,
+  doc: ParsedYaml | undefined,
+  envLayer: RawConfig,
+  flags: RawConfig,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const issue of error.issues) {
+    const base = issue.path as (string | number)[];
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const keyPath = [...base, key];
+        const hint = didYouMean(key, keysAt(base));
+        problems.push({
+          path: keyPath.join('.'),
+          message: `unknown key${hint ? `; did you mean "${hint}"?` : ''} (allowed here: ${keysAt(base).join(', ') || 'none'})`,
+          source: sourceOf(keyPath, doc, envLayer, flags),
+        });
+      }
+      continue;
+    }
+    const value = getIn(merged, base);
+    problems.push({
+      path: base.join('.'),
+      message: `${describeIssue(issue)}; got ${showValue(base, value)}`,
+      source: sourceOf(base, doc, envLayer, flags),
+    });
+  }
+  return problems;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return `expected ${issue.expected}`;
+    case 'too_small':
+      return `expected ${issue.origin === 'string' || issue.origin === 'array' ? 'length ' : ''}at least ${String(issue.minimum)}`;
+    case 'too_big':
+      return `expected ${issue.origin === 'string' || issue.origin === 'array' ? 'length ' : ''}at most ${String(issue.maximum)}`;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_union':
+      return 'expected a duration such as 30s, 15m, 1h or milliseconds (or a size such as 64k, 1MiB)';
+    default:
+      return issue.message;
+  }
+}
+
+/** Closest candidate within edit distance 2 (or a prefix match), for "did you mean". */
+export function didYouMean(input: string, candidates: string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of candidates) {
+    const d = editDistance(input.toLowerCase(), name.toLowerCase());
+    if (!best || d < best.d) best = { name, d };
+  }
+  if (!best) return undefined;
+  const limit = Math.max(2, Math.floor(input.length / 4));
+  return best.d <= limit ? best.name : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0] ?? 0;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j] ?? 0;
+      prev[j] = Math.min(up + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length] ?? 0;
+}
+
+const PATH_KEYS: string[][] = [
+  ['workspaces_root'],
+  ['skills', 'cache_dir'],
+  ['personas_dir'],
+  ['briefs_dir'],
+  ['boot_file'],
+  ['system_prompt_file'],
+  ['user_prompt_file'],
+  ['kubeconfig'],
+];
+/** Defaults that ship inside the package (configs/): used from there when the cwd lacks them. */
+const EMBEDDED = new Set(['personas_dir', 'briefs_dir', 'boot_file', 'system_prompt_file', 'user_prompt_file']);
+
+/** Relative paths resolve against the cwd; embedded defaults fall back to the package's own configs/. */
+function resolvePaths(
+  config: Config,
+  fileLayer: RawConfig,
+  envLayer: RawConfig,
+  flags: RawConfig,
+  cwd: string,
+  packageRoot: string | undefined,
+): Config {
+  const out = structuredClone(config) as unknown as RawConfig;
+  for (const keyPath of PATH_KEYS) {
+    const value = getIn(out, keyPath);
+    if (typeof value !== 'string') continue;
+    const explicit = [fileLayer, envLayer, flags].some((layer) => getIn(layer, keyPath) !== undefined);
+    let resolved = path.resolve(cwd, value);
+    if (!explicit && packageRoot && EMBEDDED.has(keyPath.join('.')) && !existsSync(resolved)) {
+      resolved = path.resolve(packageRoot, value);
+    }
+    setIn(out, keyPath, resolved);
+  }
+  for (const source of (out.skills as { sources: { path?: string }[] }).sources) {
+    if (source.path) source.path = path.resolve(cwd, source.path);
+  }
+  return out as unknown as Config;
+}

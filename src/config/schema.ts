@@ -1,0 +1,250 @@
+import { z } from 'zod';
+import { parseBytes, parseDuration } from './duration.js';
+
+// The single source of every configuration key: its type, default, range and description.
+// YAML keys are snake_case; environment names are derived mechanically from the key path.
+
+/** A duration (`30s`, `15m`, `1h` or milliseconds), parsed to milliseconds. */
+const duration = (fallback: string, description: string) =>
+  z
+    .union([z.string(), z.number()])
+    .transform((value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'expected a duration such as 30s, 15m, 1h or milliseconds' });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .prefault(fallback)
+    .describe(description);
+
+/** A byte size (`512`, `64k`, `1MiB`), parsed to bytes. */
+const bytes = (fallback: string, description: string) =>
+  z
+    .union([z.string(), z.number()])
+    .transform((value, ctx) => {
+      const n = parseBytes(value);
+      if (n === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'expected a size such as 512, 64k, 1MiB or 2g' });
+        return z.NEVER;
+      }
+      return n;
+    })
+    .prefault(fallback)
+    .describe(description);
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const AGENT_NAMES = ['claude', 'codex', 'gemini', 'goose'] as const;
+export const ENGINE_NAMES = ['docker', 'process', 'kubernetes'] as const;
+export type AgentName = (typeof AGENT_NAMES)[number];
+export type EngineName = (typeof ENGINE_NAMES)[number];
+
+/** The k8s-troubleshooter report template's mandated sections (0–6). */
+export const DEFAULT_REPORT_SECTIONS = [
+  '0. Executive Summary',
+  '1. Incident Overview',
+  '2. Evidence (Facts)',
+  '3. Analysis and Hypotheses',
+  '4. Root Cause',
+  '5. Remediation',
+  '6. Follow-up and Prevention',
+];
+
+const secretSource = z
+  .strictObject({
+    env: z.string().min(1).optional().describe('read the value from this environment variable of the daemon'),
+    file: z.string().min(1).optional().describe('read the value from this file (e.g. a mounted Kubernetes Secret)'),
+  })
+  .refine((s) => (s.env === undefined) !== (s.file === undefined), {
+    message: 'give exactly one of env or file; secret values are never written inline in the config',
+  });
+export type SecretSource = z.infer<typeof secretSource>;
+
+const skillSource = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" or "-", at most 64 characters')
+      .describe('folder name of the source in the cache; also the name used by skills.triage.skill'),
+    git: z.string().min(1).optional().describe('git URL to clone (https, ssh or a local path)'),
+    ref: z.string().min(1).default('main').describe('branch, tag or commit to check out'),
+    path: z.string().min(1).optional().describe('a local folder used in place (no git)'),
+    scope: z
+      .enum(['user', 'project'])
+      .default('project')
+      .describe('project sources win over user sources when two skills share a name'),
+  })
+  .refine((s) => (s.git === undefined) !== (s.path === undefined), {
+    message: 'give exactly one of git (with ref) or path',
+  });
+export type SkillSourceConfig = z.infer<typeof skillSource>;
+
+const subjectRule = z.strictObject({
+  match: z
+    .record(z.string(), z.union([z.string(), z.array(z.string())]))
+    .describe('incident fields (dot paths such as resource.kind) and the value or values that match'),
+  subjects: z.array(z.string().min(1)).min(1).describe('boot.yml subjects booted when the rule matches'),
+});
+
+export const configSchema = z.strictObject({
+  workspaces_root: z.string().min(1).default('./incidents').describe('folder watched for <incident>/incident.json'),
+  engine: z.enum(ENGINE_NAMES).default('docker').describe('where agents run: docker | process | kubernetes'),
+  agent: z
+    .strictObject({
+      name: z.enum(AGENT_NAMES).default('claude').describe('which agent CLI investigates'),
+      model: z.string().min(1).optional().describe("model name passed to the CLI; absent = the CLI's default"),
+      timeout: duration('15m', 'wall-clock limit of one agent run'),
+      image: z.string().min(1).default('triage-agent:latest').describe('agent container image (built from runners/)'),
+      max_turns: int(1, 1000).default(40).describe('turn limit, for CLIs that have one'),
+      min_report_bytes: int(0, 1 << 20).default(200).describe('a report smaller than this counts as missing'),
+      report_sections: z
+        .array(z.string().min(1))
+        .default(DEFAULT_REPORT_SECTIONS)
+        .describe('markdown headings the report must contain (checked, recorded in result.json)'),
+      extra_args: z.array(z.string()).default([]).describe('extra arguments appended to the agent CLI invocation'),
+      stop_grace: duration('20s', 'after SIGINT, wait this long before SIGTERM, and again before SIGKILL'),
+    })
+    .prefault({})
+    .describe('the agent CLI'),
+  providers: z
+    .strictObject({
+      anthropic_base_url: z.string().url().optional().describe('ANTHROPIC_BASE_URL for Claude (LLM gateway/proxy)'),
+      openai_base_url: z.string().url().optional().describe('base URL of the Codex model provider (…/v1)'),
+      gemini_base_url: z.string().url().optional().describe('GOOGLE_GEMINI_BASE_URL for Gemini CLI'),
+      goose_provider: z.string().min(1).optional().describe('GOOSE_PROVIDER for Goose (e.g. anthropic)'),
+    })
+    .prefault({})
+    .describe('provider endpoints; when absent the same-named daemon environment variables are used'),
+  secrets: z
+    .record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name'), secretSource)
+    .default({
+      ANTHROPIC_API_KEY: { env: 'ANTHROPIC_API_KEY' },
+      CODEX_API_KEY: { env: 'CODEX_API_KEY' },
+      OPENAI_API_KEY: { env: 'OPENAI_API_KEY' },
+      GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
+    })
+    .describe('variables handed to the agent, each read from an env var or a file; values are redacted everywhere'),
+  docker: z
+    .strictObject({
+      host: z.string().optional().describe('Docker API endpoint; absent = DOCKER_HOST, then the default socket'),
+      network: z.string().min(1).default('bridge').describe('network mode of agent containers (none, bridge, host, …)'),
+      memory: bytes('2g', 'memory limit per agent container'),
+      cpus: z.number().positive().max(64).default(2).describe('CPU limit per agent container'),
+      pids: int(16, 65536).default(512).describe('process limit per agent container'),
+      user: z.string().default('1000:1000').describe('uid:gid the agent runs as (never root)'),
+      tmpfs_size: bytes('256m', 'size of each writable tmpfs (home, /tmp)'),
+      keep_containers: z.boolean().default(false).describe('keep finished containers for debugging'),
+    })
+    .prefault({})
+    .describe('docker engine (Docker Engine or Podman Docker API)'),
+  kubernetes: z
+    .strictObject({
+      namespace: z.string().min(1).default('triage-runner').describe('namespace for investigation Jobs'),
+      service_account: z.string().min(1).default('triage-agent').describe("the agents' ServiceAccount"),
+      workspaces_claim: z.string().min(1).default('triage-workspaces').describe('PVC holding workspaces_root'),
+      workspaces_mount_path: z.string().min(1).default('/workspaces').describe('where the PVC is mounted'),
+      ttl_seconds_after_finished: int(0, 604_800).default(3600).describe('Job garbage collection'),
+      memory: z.string().default('2Gi').describe('agent container memory limit'),
+      cpu: z.string().default('2').describe('agent container CPU limit'),
+    })
+    .prefault({})
+    .describe('kubernetes engine (one Job per run)'),
+  scheduling: z
+    .strictObject({
+      max_concurrent: int(1, 256).default(4).describe('runs in flight at once'),
+      max_per_cluster: int(1, 256).default(2).describe('runs in flight at once per cluster'),
+      dedup_window: duration('10m', 'same cluster + resource + faultType inside this window is a duplicate'),
+      queue_limit: int(1, 1_000_000).default(1000).describe('queued incidents held in memory; overflow is deferred'),
+      max_attempts: int(1, 20).default(3).describe('tries for transient failures'),
+      retry_base_delay: duration('5s', 'first retry delay; doubles each attempt, with jitter'),
+      retry_max_delay: duration('5m', 'longest retry delay'),
+      lease_ttl: duration('30s', 'a claim not renewed for this long may be taken over'),
+      shutdown_timeout: duration('30s', 'on SIGTERM, how long in-flight runs may finish'),
+      rescan_interval: duration('30s', 'safety-net rescan of the workspaces root (deferred, missed events)'),
+    })
+    .prefault({})
+    .describe('queueing and concurrency'),
+  intake: z
+    .strictObject({
+      max_incident_bytes: bytes('1MiB', 'incident.json larger than this is rejected'),
+      write_settle: duration('300ms', 'an in-place write is taken once the file stops changing for this long'),
+    })
+    .prefault({})
+    .describe('incident detection and validation'),
+  context: z
+    .strictObject({
+      estimator: z.enum(['o200k', 'chars4']).default('o200k').describe('token counter'),
+      budget: z
+        .strictObject({
+          warn: int(1, 10_000_000).default(8000).describe('log a warning above this many tokens'),
+          truncate: int(1, 10_000_000).default(10_000).describe('cut the triage report to stay under this'),
+        })
+        .prefault({})
+        .refine((b) => b.warn <= b.truncate, { message: 'warn must not exceed truncate' }),
+      safety_factor: z
+        .record(z.enum(AGENT_NAMES), z.number().min(1).max(4))
+        .default({ claude: 1.1, codex: 1.0, gemini: 1.3, goose: 1.1 })
+        .describe('multiplier over o200k counts for models whose tokenizers count more'),
+      triage_prompt_cap: bytes('2MiB', 'triage output kept in memory for the prompt'),
+      triage_log_cap: bytes('64MiB', 'triage output written to the run log'),
+    })
+    .prefault({})
+    .describe('preloaded context and token budget'),
+  skills: z
+    .strictObject({
+      cache_dir: z.string().min(1).default('./agent-home/skills').describe('skills cache (git-ignored)'),
+      disable_triage_preload: z.boolean().default(false).describe('skip the triage script'),
+      refresh_interval: duration('1h', 'how often git sources are fetched'),
+      max_skill_file_bytes: bytes('256k', 'a SKILL.md larger than this is skipped'),
+      sources: z
+        .array(skillSource)
+        .default([{ name: 'k8s4agents', git: 'https://github.com/randybias/k8s4agents', ref: 'main', scope: 'project' }])
+        .describe('skill repositories (git + ref) or local folders (path)'),
+      triage: z
+        .strictObject({
+          skill: z.string().min(1).default('k8s4agents').describe('source holding the triage script'),
+          script: z
+            .string()
+            .min(1)
+            .default('skills/k8s-troubleshooter/scripts/incident_triage.sh')
+            .describe('script path inside the source'),
+          args: z
+            .array(z.string())
+            .default(['--skip-dump', '--output-dir', '{triage_dir}'])
+            .describe('arguments; {triage_dir}, {namespace}, {incident_id} are substituted'),
+          timeout: duration('30s', 'triage script wall-clock limit'),
+          kill_grace: duration('2s', 'after SIGTERM, wait this long before SIGKILL'),
+        })
+        .prefault({}),
+    })
+    .prefault({})
+    .describe('skills cache and triage script'),
+  kubeconfig: z.string().optional().describe('kubeconfig for the triage script and the agent (read-only mount)'),
+  persona: z.string().min(1).default('kubernetes-sre').describe('a folder under personas_dir'),
+  personas_dir: z.string().min(1).default('./configs/personas').describe('persona folders'),
+  briefs_dir: z.string().min(1).default('./configs/briefs').describe('markdown briefs curated by boot_file'),
+  boot_file: z.string().min(1).default('./configs/boot.yml').describe('say/ref curation; absent file = say all'),
+  system_prompt_file: z
+    .string()
+    .min(1)
+    .default('./configs/triage-system-prompt.md')
+    .describe('generic system prompt'),
+  user_prompt_file: z.string().min(1).default('./configs/user-prompt.md').describe('the investigation request'),
+  subjects: z.array(subjectRule).default([]).describe('incident fields -> boot.yml subjects'),
+  http: z
+    .strictObject({
+      port: int(0, 65535).default(8080).describe('HTTP port for /healthz, /readyz, /metrics (0 = disabled)'),
+      host: z.string().default('0.0.0.0').describe('listen address'),
+    })
+    .prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;

@@ -1,0 +1,69 @@
+// Shapes shared by the context pipeline (skills cache, triage, budget, disclosure, prompt) and its callers.
+
+/** What the agent receives: the system part and the user part, each delivered byte-identical. */
+export interface PromptParts {
+  system: string;
+  user: string;
+}
+
+export type SectionTag = 'incident' | 'kubernetes_cluster_access_permissions' | 'initial_triage_report';
+
+/** One row of `context.json` sections (brief): tokens after and before truncation. */
+export interface SectionReport {
+  tag: string;
+  tokens: number;
+  originalTokens: number;
+  truncated: boolean;
+}
+
+/** The resolved commit of one skills source that a run used. */
+export interface SkillSourceCommit {
+  source: string;
+  commit: string;
+}
+
+export type TriageStatus = 'ok' | 'disabled' | 'missing' | 'not_executable' | 'failed' | 'timed_out' | 'reused';
+
+export interface TriageSummary {
+  status: TriageStatus;
+  /** Why the context is incomplete, in words a user can act on (absent when status is ok). */
+  reason?: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  durationMs?: number;
+  /** Bytes the script printed (stdout + stderr), before any cap. */
+  bytes?: number;
+  /** Path of the full output inside the run bundle (host path). */
+  logPath?: string;
+}
+
+/** Level-1 cost of one progressive-disclosure part (persona, workflows index, skills index, said briefs). */
+export interface DisclosurePartCost {
+  part: string;
+  tokens: number;
+}
+
+/** `context.json`: the brief's fields first, then our extensions. */
+export interface ContextReport {
+  estimator: 'o200k' | 'chars4';
+  budget: { warn: number; truncate: number };
+  totalTokens: number;
+  sections: SectionReport[];
+  skills: SkillSourceCommit[];
+  agent: string;
+  safetyFactor: number;
+  /** True when something the agent would normally get is missing (triage failed, skills unavailable, …). */
+  incomplete: boolean;
+  incompleteReasons: string[];
+  /** Tokens over the truncate budget that could not be cut (incident and permissions are never cut). */
+  overBudgetBy: number;
+  triage: TriageSummary;
+  disclosure: {
+    persona?: string;
+    subjects: string[];
+    bootMode: 'none' | 'simple' | 'subject';
+    parts: DisclosurePartCost[];
+    /** Said briefs degraded to references to fit the budget, lowest priority first. */
+    degraded: string[];
+  };
+}

@@ -1,0 +1,41 @@
+import type { Logger } from '../log/logger.js';
+import type { Workspace } from '../intake/types.js';
+
+// The seam between the intake backbone (scheduling, claiming, state) and the run pipeline
+// (prepare → launch → supervise → collect → record). Intake tests fake a RunExecutor.
+
+export interface RunRequest {
+  workspace: Workspace;
+  runId: string;
+  /** 1 for the first try. */
+  attempt: number;
+  /** Aborted on daemon shutdown: the executor stops the agent and reports `interrupted`. */
+  signal: AbortSignal;
+  log: Logger;
+}
+
+export type RunOutcomeStatus = 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
+
+export interface RunOutcome {
+  status: RunOutcomeStatus;
+  /** A failure worth retrying (engine unreachable, disk full); permanent failures leave it unset. */
+  transient?: boolean;
+  reason?: string;
+  exitCode?: number | null;
+}
+
+export interface Readiness {
+  ok: boolean;
+  checks: { name: string; ok: boolean; detail?: string }[];
+}
+
+export interface RunExecutor {
+  run(request: RunRequest): Promise<RunOutcome>;
+  /**
+   * For a run recorded as `running` by a daemon that died: if the engine still has it, wait for it
+   * and collect its result; if the engine has no trace of it, answer 'gone' so the incident is re-queued.
+   */
+  adopt(request: Omit<RunRequest, 'attempt'>): Promise<RunOutcome | 'gone'>;
+  /** Engine reachable, skills ready: feeds /readyz. */
+  readiness(): Promise<Readiness>;
+}
