@@ -67,3 +67,40 @@ export interface ContextReport {
     degraded: string[];
   };
 }
+
+/** Where the agent sees things (container paths for docker/kubernetes, host paths for process). */
+export interface AgentView {
+  /** The incident workspace, e.g. `/workspace`. */
+  workspaceDir: string;
+  /** This run's bundle, e.g. `/workspace/.triage/runs/<run-id>`. */
+  runDir: string;
+  /** Where the agent writes its report, e.g. `/workspace/output/investigation.md`. */
+  reportPath: string;
+  /** Folder under which each skills source appears as `<skillsDir>/<source>/`. */
+  skillsDir: string;
+  /** Persona folders, e.g. `/opt/triage/personas`. */
+  personasDir: string;
+  /** Briefs folder, e.g. `/opt/triage/briefs`. */
+  briefsDir: string;
+}
+
+/** Where the preloaded context goes: Claude gets it in the system prompt, the others before the user prompt. */
+export type PreloadPlacement = 'system' | 'user';
+
+/** One skills source as a run sees it: an immutable checkout that stays put while the run holds it. */
+export interface SkillsSourceSnapshot {
+  name: string;
+  scope: 'user' | 'project';
+  /** Host path of the checkout (never changes under a running agent). */
+  dir: string;
+  /** Resolved git commit, or `local:<sha256 of the tree listing>` for a path source. */
+  commit: string;
+}
+
+/** The skills a run uses, acquired from the cache at run start and released at the end. */
+export interface SkillsSnapshot {
+  sources: SkillsSourceSnapshot[];
+  /** Sources that could not be made available, with the reason (the run goes on without them). */
+  unavailable: { name: string; reason: string }[];
+  release(): void;
+}

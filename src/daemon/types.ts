@@ -12,6 +12,7 @@ export interface RunRequest {
   /** Aborted on daemon shutdown: the executor stops the agent and reports `interrupted`. */
   signal: AbortSignal;
   log: Logger;
+  overrides?: RunOverrides;
 }
 
 export type RunOutcomeStatus = 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
@@ -38,4 +39,23 @@ export interface RunExecutor {
   adopt(request: Omit<RunRequest, 'attempt'>): Promise<RunOutcome | 'gone'>;
   /** Engine reachable, skills ready: feeds /readyz. */
   readiness(): Promise<Readiness>;
+}
+
+/** Per-run choices that differ from the configuration (replay, compare, `context`). */
+export interface RunOverrides {
+  agent?: import('../config/schema.js').AgentName;
+  engine?: import('../config/schema.js').EngineName;
+  model?: string;
+  /** run: execute the triage script (default); reuse: take a saved output file; skip: no triage. */
+  triage?: { mode: 'run' } | { mode: 'reuse'; logPath: string } | { mode: 'skip' };
+  subjects?: string[];
+  /** Prepare the context and write the bundle, but do not launch the agent. */
+  dryRun?: boolean;
+}
+
+/** What the pipeline reports to Prometheus; implemented by the server's metrics, faked in tests. */
+export interface PipelineMetrics {
+  stage(stage: 'skills' | 'triage' | 'context' | 'launch' | 'agent' | 'collect', seconds: number): void;
+  triageTimeout(): void;
+  truncation(section: string): void;
 }

@@ -1,0 +1,132 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Redactor } from '../log/redact.js';
+import { writeFileAtomic } from '../util/fs.js';
+
+// One audit bundle per run: `<workspace>/.triage/runs/<run-id>/`. Everything written here passes
+// through the redactor first.
+
+export const TRIAGE_DIR = '.triage';
+
+/** File names inside a run bundle (the brief fixes prompt-sent.md, context.json and result.json). */
+export const RUN_FILES = {
+  promptSent: 'prompt-sent.md',
+  context: 'context.json',
+  result: 'result.json',
+  triageLog: 'triage/output.log',
+  triageDir: 'triage',
+  agentStdout: 'agent-stdout.log',
+  agentStderr: 'agent-stderr.log',
+  invocation: 'invocation.json',
+  /** Files the adapter hands to the agent (system prompt file, CLI settings), mounted read-only. */
+  agentFiles: 'agent-files',
+} as const;
+
+/** `result.json`, fixed by the brief (extensions after `report`). */
+export interface RunResult {
+  status: 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
+  exitCode: number | null;
+  agent: string;
+  engine: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  tokens: { input: number; output: number };
+  costUsd?: number;
+  report: { path: string; bytes: number; missingSections: string[] };
+  [extension: string]: unknown;
+}
+
+export const runDirOf = (workspaceDir: string, runId: string): string =>
+  path.join(workspaceDir, TRIAGE_DIR, 'runs', runId);
+
+export class RunBundle {
+  constructor(
+    readonly dir: string,
+    private readonly redactor: Redactor,
+  ) {}
+
+  static async create(workspaceDir: string, runId: string, redactor: Redactor): Promise<RunBundle> {
+    const dir = runDirOf(workspaceDir, runId);
+    await mkdir(path.join(dir, RUN_FILES.triageDir), { recursive: true });
+    return new RunBundle(dir, redactor);
+  }
+
+  path(name: string): string {
+    return path.join(this.dir, name);
+  }
+
+  async writeText(name: string, text: string): Promise<void> {
+    await writeFileAtomic(this.path(name), this.redactor.redact(text));
+  }
+
+  async writeJson(name: string, value: unknown): Promise<void> {
+    await writeFileAtomic(this.path(name), `${JSON.stringify(this.redactor.redactValue(value), null, 2)}\n`);
+  }
+
+  /** A stream for a log the run produces (agent stdout/stderr, triage output), redacted line by line and capped. */
+  openLog(name: string, capBytes = 64 * 1024 * 1024): RedactingLog {
+    return new RedactingLog(this.path(name), this.redactor, capBytes);
+  }
+}
+
+/**
+ * Writes text to a file through the redactor. Text is redacted a line at a time so that a secret split
+ * across two chunks is still caught; output past `capBytes` is counted but not written.
+ */
+export class RedactingLog {
+  private readonly stream: WriteStream;
+  private pending = '';
+  private written = 0;
+  /** Bytes received, before redaction and the cap. */
+  received = 0;
+  truncated = false;
+
+  constructor(
+    readonly file: string,
+    private readonly redactor: Redactor,
+    private readonly capBytes: number,
+  ) {
+    this.stream = createWriteStream(file, { flags: 'a', mode: 0o644 });
+    this.stream.on('error', () => undefined);
+  }
+
+  write(chunk: string | Buffer): void {
+    const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    this.received += Buffer.byteLength(text);
+    this.pending += text;
+    const cut = this.pending.lastIndexOf('\n');
+    if (cut >= 0) {
+      this.emit(this.pending.slice(0, cut + 1));
+      this.pending = this.pending.slice(cut + 1);
+    }
+    // A very long line without a newline is flushed anyway so memory stays bounded.
+    if (this.pending.length > 64 * 1024) {
+      this.emit(this.pending);
+      this.pending = '';
+    }
+  }
+
+  private emit(text: string): void {
+    if (this.truncated) return;
+    const clean = this.redactor.redact(text);
+    const room = this.capBytes - this.written;
+    if (Buffer.byteLength(clean) > room) {
+      this.stream.write(Buffer.from(clean).subarray(0, Math.max(0, room)));
+      this.stream.write(`\n[triage-runner: output truncated at ${this.capBytes} bytes]\n`);
+      this.truncated = true;
+      this.written = this.capBytes;
+      return;
+    }
+    this.stream.write(clean);
+    this.written += Buffer.byteLength(clean);
+  }
+
+  /** Flushes the last partial line and closes the file. */
+  close(): Promise<void> {
+    if (this.pending) this.emit(this.pending);
+    this.pending = '';
+    return new Promise((resolve) => this.stream.end(resolve));
+  }
+}
