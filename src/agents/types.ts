@@ -1,0 +1,86 @@
+import type { AgentName } from '../config/schema.js';
+import type { PreloadPlacement, PromptParts } from '../context/types.js';
+
+// An agent adapter is mostly data: what to run for one CLI and how to read what it printed.
+// It never starts processes or containers itself; the run pipeline in daemon/ joins it to an engine.
+
+/** Paths as the agent sees them (container paths under docker/kubernetes, host paths under process). */
+export interface AgentPaths {
+  /** The agent's HOME (writable: a tmpfs in containers, a per-run folder under process). */
+  home: string;
+  /** Working directory: the incident workspace. */
+  workspaceDir: string;
+  /** Where the report goes, e.g. `/workspace/output/investigation.md`. */
+  reportPath: string;
+  /** Read-only folder holding the files from `AgentInvocation.files` (system prompt file, CLI settings). */
+  filesDir: string;
+}
+
+export interface InvocationInput {
+  prompt: PromptParts;
+  model?: string;
+  maxTurns: number;
+  extraArgs: string[];
+  paths: AgentPaths;
+  /** Provider endpoints from config or the daemon's environment (gateway/proxy routing). */
+  providers: { anthropicBaseUrl?: string; openaiBaseUrl?: string; geminiBaseUrl?: string; gooseProvider?: string };
+  /** Secret variables (API keys) available to hand to the agent; the adapter picks the ones its CLI uses. */
+  secrets: Record<string, string>;
+}
+
+/** A file the adapter needs inside the agent's environment, written by the pipeline before launch. */
+export interface InvocationFile {
+  /** Relative to `AgentPaths.filesDir` (mounted read-only) or, with `inHome`, copied into HOME at start. */
+  path: string;
+  content: string;
+  /** Place the file under HOME (for CLIs that read config from ~/.x/…); otherwise under filesDir. */
+  inHome?: boolean;
+}
+
+/** Exactly what to run. No shell is involved: `command` and `args` go to exec as they are. */
+export interface AgentInvocation {
+  command: string;
+  args: string[];
+  /** Non-secret environment. */
+  env: Record<string, string>;
+  /** Secret environment (API keys): passed to the agent, redacted in every record of the invocation. */
+  secretEnv: Record<string, string>;
+  /** Written to the agent's stdin at once and then closed (empty string: stdin closed immediately). */
+  stdin: string;
+  files: InvocationFile[];
+}
+
+export interface AgentRunOutput {
+  exitCode: number | null;
+  signal?: string | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+export type AgentStatus = 'succeeded' | 'failed' | 'turn_limit' | 'auth_failed' | 'timed_out';
+
+/** What an adapter reads from its CLI's output. The exit code is reported as it was, never masked. */
+export interface AgentOutcome {
+  status: AgentStatus;
+  exitCode: number | null;
+  turns?: number;
+  tokens: { input: number; output: number };
+  costUsd?: number;
+  /** One line a user can act on, when status is not succeeded. */
+  error?: string;
+}
+
+export interface AgentAdapter {
+  id: AgentName;
+  /** The npm package of the CLI, when it has one. */
+  npmPackage?: string;
+  /** Claude gets the preloaded context in its system prompt; the others before the user prompt. */
+  placement: PreloadPlacement;
+  /** Folders, relative to HOME, where this CLI looks for skills (the skills are mounted there read-only). */
+  skillsDirs: string[];
+  /** Folders, relative to HOME, that the CLI must be able to write (tmpfs in containers). */
+  writableHomeDirs: string[];
+  buildInvocation(input: InvocationInput): AgentInvocation;
+  parseOutput(output: AgentRunOutput): AgentOutcome;
+}
