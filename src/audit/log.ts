@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open, readFile, mkdir, unlink, stat } from 'node:fs/promises';
+import { appendFile, open, readFile, mkdir, unlink, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -83,9 +83,11 @@ export class AuditLog {
     const previous = this.chains.get(triageDir) ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.appendLocked(triageDir, event));
     this.chains.set(triageDir, next);
-    void next.finally(() => {
+    // Cleanup must not re-raise: the caller handles `next`'s rejection; `finally` would leave an unhandled copy.
+    const forget = () => {
       if (this.chains.get(triageDir) === next) this.chains.delete(triageDir);
-    });
+    };
+    next.then(forget, forget);
     return next;
   }
 
@@ -94,11 +96,14 @@ export class AuditLog {
     const release = await acquireFileLock(path.join(triageDir, 'audit.lock'));
     try {
       const file = path.join(triageDir, AUDIT_FILE);
-      const last = await lastLine(file);
-      const prevEntry = last ? (JSON.parse(last) as AuditEntry) : undefined;
-      const clean = this.options.redactor ? this.options.redactor.redactValue(event) : event;
+      const { last, repaired } = await lastLineRepairingTornTail(file);
+      const prevEntry = last ? parseEntry(last, file) : undefined;
+      const redacted = this.options.redactor ? this.options.redactor.redactValue(event) : event;
+      // Hash exactly what a reader will parse back (Dates become strings, undefined disappears).
+      const clean = JSON.parse(JSON.stringify(redacted)) as AuditEvent;
       const base = {
         ...clean,
+        ...(repaired ? { repaired } : {}),
         seq: prevEntry ? prevEntry.seq + 1 : 0,
         ts: (this.options.now?.() ?? new Date()).toISOString(),
         prev: last ? sha256(last) : GENESIS,
@@ -112,7 +117,10 @@ export class AuditLog {
       } finally {
         await handle.close();
       }
-      await writeFileAtomic(path.join(triageDir, HEAD_FILE), JSON.stringify({ seq: entry.seq, line: sha256(line) }));
+      await writeFileAtomic(
+        path.join(triageDir, HEAD_FILE),
+        JSON.stringify({ seq: entry.seq, line: sha256(line) }),
+      );
       return entry;
     } finally {
       await release();
@@ -120,16 +128,50 @@ export class AuditLog {
   }
 }
 
-async function lastLine(file: string): Promise<string | undefined> {
+function parseEntry(line: string, file: string): AuditEntry {
+  try {
+    return JSON.parse(line) as AuditEntry;
+  } catch {
+    throw new Error(
+      `the last line of ${file} is not valid JSON, so no event can be chained after it; run \`triage-runner audit verify\` on the workspace and restore the log`,
+    );
+  }
+}
+
+/**
+ * The last complete line. A final line without its newline can only come from a write cut short by a
+ * crash (appends are acknowledged after the newline is synced): when it does not parse, it is cut off and
+ * the next entry records how many bytes were dropped; when it does parse, the missing newline is added.
+ */
+async function lastLineRepairingTornTail(file: string): Promise<{ last?: string; repaired?: string }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw err;
   }
-  const lines = text.split('\n').filter((l) => l.length > 0);
-  return lines.at(-1);
+  if (text.length === 0) return {};
+  const cut = text.lastIndexOf('\n');
+  if (cut === text.length - 1) return { last: text.slice(text.lastIndexOf('\n', cut - 1) + 1, cut) };
+  const tail = text.slice(cut + 1);
+  let tailParses = true;
+  try {
+    JSON.parse(tail);
+  } catch {
+    tailParses = false;
+  }
+  if (tailParses) {
+    await appendFile(file, '\n');
+    return { last: tail };
+  }
+  await truncate(file, Buffer.byteLength(text.slice(0, cut + 1)));
+  const before = text.slice(0, cut + 1);
+  const prev = before.slice(before.lastIndexOf('\n', before.length - 2) + 1, -1);
+  return {
+    ...(prev ? { last: prev } : {}),
+    repaired: `dropped ${Buffer.byteLength(tail)} bytes of an incomplete last line (a write cut short)`,
+  };
 }
 
 /** A lock file created exclusively; a lock older than LOCK_STALE_MS is presumed abandoned. */
@@ -142,18 +184,22 @@ async function acquireFileLock(lockPath: string): Promise<() => Promise<void>> {
       return () => unlink(lockPath).catch(() => undefined);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const age = await stat(lockPath).then((s) => Date.now() - s.mtimeMs, () => 0);
+      const age = await stat(lockPath).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
       if (age > LOCK_STALE_MS) await unlink(lockPath).catch(() => undefined);
       else if (Date.now() > deadline)
-        throw new Error(`audit log lock ${lockPath} held for over ${LOCK_WAIT_MS} ms; remove it if no daemon is running`);
+        throw new Error(
+          `audit log lock ${lockPath} held for over ${LOCK_WAIT_MS} ms; remove it if no daemon is running`,
+        );
       await new Promise((r) => setTimeout(r, delay));
     }
   }
 }
 
 export type VerifyResult =
-  | { ok: true; entries: number }
-  | { ok: false; entries: number; line: number; problem: string };
+  { ok: true; entries: number } | { ok: false; entries: number; line: number; problem: string };
 
 /** Checks the chain: line numbers in the result are 1-based, as an editor shows them. */
 export async function verifyAuditLog(triageDir: string): Promise<VerifyResult> {
@@ -163,37 +209,79 @@ export async function verifyAuditLog(triageDir: string): Promise<VerifyResult> {
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return { ok: false, entries: 0, line: 0, problem: code === 'ENOENT' ? `${file} does not exist` : `cannot read ${file} (${code})` };
+    return {
+      ok: false,
+      entries: 0,
+      line: 0,
+      problem: code === 'ENOENT' ? `${file} does not exist` : `cannot read ${file} (${code})`,
+    };
   }
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
   let prevLine: string | undefined;
   for (const [i, line] of lines.entries()) {
-    const bad = (problem: string): VerifyResult => ({ ok: false, entries: lines.length, line: i + 1, problem });
+    const bad = (problem: string): VerifyResult => ({
+      ok: false,
+      entries: lines.length,
+      line: i + 1,
+      problem,
+    });
     let entry: AuditEntry;
     try {
       entry = JSON.parse(line) as AuditEntry;
     } catch {
       return bad('not valid JSON');
     }
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry))
+      return bad('not an audit entry (a JSON object)');
     const expectedPrev = prevLine === undefined ? GENESIS : sha256(prevLine);
-    if (entry.seq !== i) return bad(`sequence number is ${String(entry.seq)}, expected ${i} (a line was deleted, inserted or moved)`);
-    if (entry.prev !== expectedPrev) return bad('does not chain to the line before it (a line was deleted, inserted or moved)');
+    if (entry.seq !== i)
+      return bad(
+        `sequence number is ${String(entry.seq)}, expected ${i} (a line was deleted, inserted or moved)`,
+      );
+    if (entry.prev !== expectedPrev)
+      return bad('does not chain to the line before it (a line was deleted, inserted or moved)');
     const { hash, ...rest } = entry;
     if (entryHash(rest) !== hash) return bad('content does not match its hash (the line was edited)');
     prevLine = line;
   }
-  const head = await readFile(path.join(triageDir, HEAD_FILE), 'utf8').then(
-    (t) => JSON.parse(t) as { seq: number; line: string },
-    () => undefined,
-  );
-  if (head && (head.seq !== lines.length - 1 || (prevLine !== undefined && head.line !== sha256(prevLine)))) {
-    return {
-      ok: false,
-      entries: lines.length,
-      line: lines.length + 1,
-      problem: `the log ends at entry ${lines.length - 1} but ${HEAD_FILE} records entry ${head.seq} as the last (lines were removed from the end or replaced)`,
-    };
+  return checkHead(triageDir, lines);
+}
+
+/**
+ * `audit.head` records the last entry written, so removing lines from the end is detected. The head may
+ * lag the log by exactly one entry (a crash between the append and the head update); it may never be ahead.
+ */
+async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResult> {
+  const headFile = path.join(triageDir, HEAD_FILE);
+  let headText: string;
+  try {
+    headText = await readFile(headFile, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // Logs written before the head file existed, or a log copied without it: nothing more to check.
+    return { ok: true, entries: lines.length };
   }
-  return { ok: true, entries: lines.length };
+  const bad = (problem: string): VerifyResult => ({
+    ok: false,
+    entries: lines.length,
+    line: lines.length + 1,
+    problem,
+  });
+  let head: { seq?: unknown; line?: unknown };
+  try {
+    head = JSON.parse(headText) as { seq?: unknown; line?: unknown };
+  } catch {
+    return bad(`${HEAD_FILE} is not valid JSON, so truncation at the end cannot be ruled out`);
+  }
+  const lastSeq = lines.length - 1;
+  const matches = (seq: number) => {
+    const line = lines[seq];
+    return head.seq === seq && line !== undefined && head.line === sha256(line);
+  };
+  if (matches(lastSeq) || (lastSeq >= 1 && matches(lastSeq - 1))) return { ok: true, entries: lines.length };
+  return bad(
+    `the log ends at entry ${lastSeq} but ${HEAD_FILE} records entry ${String(head.seq)} as the last ` +
+      '(lines were removed from the end, or the last line was replaced)',
+  );
 }

@@ -1,6 +1,22 @@
 export { configSchema, AGENT_NAMES, ENGINE_NAMES, DEFAULT_REPORT_SECTIONS } from './schema.js';
-export type { Config, ConfigInput, AgentName, EngineName, SkillSourceConfig, SecretSource } from './schema.js';
-export { loadConfig, ConfigError, formatProblem, readYamlConfig, envOverrides, deepMerge, setIn, didYouMean } from './load.js';
+export type {
+  Config,
+  ConfigInput,
+  AgentName,
+  EngineName,
+  SkillSourceConfig,
+  SecretSource,
+} from './schema.js';
+export {
+  loadConfig,
+  ConfigError,
+  formatProblem,
+  readYamlConfig,
+  envOverrides,
+  deepMerge,
+  setIn,
+  didYouMean,
+} from './load.js';
 export type { ConfigProblem, LoadOptions, LoadedConfig, RawConfig, Env } from './load.js';
 export { resolveSecrets } from './secrets.js';
 export type { ResolvedSecrets } from './secrets.js';

@@ -25,14 +25,18 @@ interface ZodDefLike {
   schema?: z.ZodType;
 }
 
-const defOf = (schema: z.ZodType): ZodDefLike => (schema as unknown as { _zod: { def: ZodDefLike } })._zod.def;
+const defOf = (schema: z.ZodType): ZodDefLike =>
+  (schema as unknown as { _zod: { def: ZodDefLike } })._zod.def;
 
 /** Strips default/optional/transform wrappers down to the schema that describes the value. */
 export function unwrap(schema: z.ZodType): z.ZodType {
   let current = schema;
   for (let i = 0; i < 20; i++) {
     const def = defOf(current);
-    if (def.innerType && ['default', 'prefault', 'optional', 'nullable', 'readonly', 'catch'].includes(def.type)) {
+    if (
+      def.innerType &&
+      ['default', 'prefault', 'optional', 'nullable', 'readonly', 'catch'].includes(def.type)
+    ) {
       current = def.innerType;
     } else if (def.type === 'pipe' && def.in) {
       current = def.in;
@@ -103,7 +107,8 @@ export function keysAt(path: (string | number)[], schema: z.ZodType = configSche
     if (!current) return [];
     const def = defOf(unwrap(current));
     if (def.type === 'object') current = def.shape?.[String(part)];
-    else if (def.type === 'array' && typeof part === 'number') current = (def as { element?: z.ZodType }).element;
+    else if (def.type === 'array' && typeof part === 'number')
+      current = (def as { element?: z.ZodType }).element;
     else if (def.type === 'record') current = (def as { valueType?: z.ZodType }).valueType;
     else return [];
   }

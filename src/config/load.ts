@@ -61,7 +61,8 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
-  const file = options.file ?? (existsSync(path.join(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
+  const file =
+    options.file ?? (existsSync(path.join(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
   const problems: ConfigProblem[] = [];
 
   let fileLayer: RawConfig = {};
@@ -72,13 +73,21 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     fileLayer = doc.value;
   }
   const envLayer = envOverrides(env, problems);
-  const merged = deepMerge(deepMerge(fileLayer, envLayer), options.flags ?? {});
+  const merged = dropNulls(deepMerge(deepMerge(fileLayer, envLayer), options.flags ?? {}));
 
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) problems.push(...zodProblems(parsed.error, merged, doc, envLayer, options.flags ?? {}));
+  if (!parsed.success)
+    problems.push(...zodProblems(parsed.error, merged, doc, envLayer, options.flags ?? {}));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems, file);
 
-  const config = resolvePaths(parsed.data, fileLayer, envLayer, options.flags ?? {}, cwd, options.packageRoot);
+  const config = resolvePaths(
+    parsed.data,
+    fileLayer,
+    envLayer,
+    options.flags ?? {},
+    cwd,
+    options.packageRoot,
+  );
   return file ? { config, file: path.resolve(cwd, file) } : { config };
 }
 
@@ -96,18 +105,27 @@ export function readYamlConfig(file: string): ParsedYaml {
   let text: string;
   try {
     const st = statSync(file);
-    if (!st.isFile()) return { value: {}, file, problems: [{ path: '', message: 'is not a regular file', source: file }] };
+    if (!st.isFile())
+      return { value: {}, file, problems: [{ path: '', message: 'is not a regular file', source: file }] };
     if (st.size > MAX_CONFIG_BYTES)
-      return { value: {}, file, problems: [{ path: '', message: `is ${st.size} bytes; the limit is ${MAX_CONFIG_BYTES}`, source: file }] };
+      return {
+        value: {},
+        file,
+        problems: [
+          { path: '', message: `is ${st.size} bytes; the limit is ${MAX_CONFIG_BYTES}`, source: file },
+        ],
+      };
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const message =
-      code === 'ENOENT' ? 'file not found; pass an existing file with --config' : `cannot be read (${code ?? String(err)})`;
+      code === 'ENOENT'
+        ? 'file not found; pass an existing file with --config'
+        : `cannot be read (${code ?? String(err)})`;
     return { value: {}, file, problems: [{ path: '', message, source: file }] };
   }
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     return {
       value: {},
@@ -124,7 +142,13 @@ export function readYamlConfig(file: string): ParsedYaml {
   const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
   if (value === null || value === undefined) return { value: {}, file, doc, lines, problems: [] };
   if (typeof value !== 'object' || Array.isArray(value)) {
-    return { value: {}, file, doc, lines, problems: [{ path: '', message: 'expected a mapping of keys at the top level', source: file }] };
+    return {
+      value: {},
+      file,
+      doc,
+      lines,
+      problems: [{ path: '', message: 'expected a mapping of keys at the top level', source: file }],
+    };
   }
   return { value: value as RawConfig, file, doc, lines, problems: [] };
 }
@@ -160,7 +184,8 @@ export function envOverrides(env: Env, problems: ConfigProblem[] = []): RawConfi
   const keys = configKeys();
   const apply = (key: ConfigKey, name: string, raw: string) => {
     const value = coerce(key, raw);
-    if (value instanceof Error) problems.push({ path: key.path.join('.'), message: value.message, source: `env ${name}` });
+    if (value instanceof Error)
+      problems.push({ path: key.path.join('.'), message: value.message, source: `env ${name}` });
     else setIn(out, key.path, value);
   };
   for (const [name, keyPath] of Object.entries(SEED_ENV)) {
@@ -180,7 +205,9 @@ function coerce(key: ConfigKey, raw: string): unknown {
   switch (key.kind) {
     case 'number': {
       const n = Number(raw);
-      return raw.trim() !== '' && Number.isFinite(n) ? n : new Error(`expected a number, got ${JSON.stringify(raw)}`);
+      return raw.trim() !== '' && Number.isFinite(n)
+        ? n
+        : new Error(`expected a number, got ${JSON.stringify(raw)}`);
     }
     case 'boolean': {
       const v = raw.trim().toLowerCase();
@@ -197,7 +224,12 @@ function coerce(key: ConfigKey, raw: string): unknown {
           return new Error('expected JSON (an array or object)');
         }
       }
-      return key.kind === 'array' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : new Error('expected a JSON object');
+      return key.kind === 'array'
+        ? raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : new Error('expected a JSON object');
     default:
       return raw;
   }
@@ -225,6 +257,16 @@ function getIn(source: unknown, keyPath: (string | number)[]): unknown {
 }
 
 const isPlainObject = (v: unknown): v is RawConfig => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** A key written with no value (`providers:` with every line below commented out) counts as absent. */
+function dropNulls(value: RawConfig): RawConfig {
+  const out: RawConfig = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null) continue;
+    out[k] = isPlainObject(v) ? dropNulls(v) : v;
+  }
+  return out;
+}
 
 /** Objects merge key by key; arrays and scalars from `over` replace those in `base`. */
 export function deepMerge(base: RawConfig, over: RawConfig): RawConfig {
@@ -344,7 +386,13 @@ const PATH_KEYS: string[][] = [
   ['kubeconfig'],
 ];
 /** Defaults that ship inside the package (configs/): used from there when the cwd lacks them. */
-const EMBEDDED = new Set(['personas_dir', 'briefs_dir', 'boot_file', 'system_prompt_file', 'user_prompt_file']);
+const EMBEDDED = new Set([
+  'personas_dir',
+  'briefs_dir',
+  'boot_file',
+  'system_prompt_file',
+  'user_prompt_file',
+]);
 
 /** Relative paths resolve against the cwd; embedded defaults fall back to the package's own configs/. */
 function resolvePaths(

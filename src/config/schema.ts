@@ -55,7 +55,11 @@ export const DEFAULT_REPORT_SECTIONS = [
 const secretSource = z
   .strictObject({
     env: z.string().min(1).optional().describe('read the value from this environment variable of the daemon'),
-    file: z.string().min(1).optional().describe('read the value from this file (e.g. a mounted Kubernetes Secret)'),
+    file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('read the value from this file (e.g. a mounted Kubernetes Secret)'),
   })
   .refine((s) => (s.env === undefined) !== (s.file === undefined), {
     message: 'give exactly one of env or file; secret values are never written inline in the config',
@@ -66,7 +70,10 @@ const skillSource = z
   .strictObject({
     name: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" or "-", at most 64 characters')
+      .regex(
+        /^[a-z0-9][a-z0-9._-]{0,63}$/,
+        'lowercase letters, digits, ".", "_" or "-", at most 64 characters',
+      )
       .describe('folder name of the source in the cache; also the name used by skills.triage.skill'),
     git: z.string().min(1).optional().describe('git URL to clone (https, ssh or a local path)'),
     ref: z.string().min(1).default('main').describe('branch, tag or commit to check out'),
@@ -89,28 +96,49 @@ const subjectRule = z.strictObject({
 });
 
 export const configSchema = z.strictObject({
-  workspaces_root: z.string().min(1).default('./incidents').describe('folder watched for <incident>/incident.json'),
+  workspaces_root: z
+    .string()
+    .min(1)
+    .default('./incidents')
+    .describe('folder watched for <incident>/incident.json'),
   engine: z.enum(ENGINE_NAMES).default('docker').describe('where agents run: docker | process | kubernetes'),
   agent: z
     .strictObject({
       name: z.enum(AGENT_NAMES).default('claude').describe('which agent CLI investigates'),
-      model: z.string().min(1).optional().describe("model name passed to the CLI; absent = the CLI's default"),
+      model: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("model name passed to the CLI; absent = the CLI's default"),
       timeout: duration('15m', 'wall-clock limit of one agent run'),
-      image: z.string().min(1).default('triage-agent:latest').describe('agent container image (built from runners/)'),
+      image: z
+        .string()
+        .min(1)
+        .default('triage-agent:latest')
+        .describe('agent container image (built from runners/)'),
       max_turns: int(1, 1000).default(40).describe('turn limit, for CLIs that have one'),
-      min_report_bytes: int(0, 1 << 20).default(200).describe('a report smaller than this counts as missing'),
+      min_report_bytes: int(0, 1 << 20)
+        .default(200)
+        .describe('a report smaller than this counts as missing'),
       report_sections: z
         .array(z.string().min(1))
         .default(DEFAULT_REPORT_SECTIONS)
         .describe('markdown headings the report must contain (checked, recorded in result.json)'),
-      extra_args: z.array(z.string()).default([]).describe('extra arguments appended to the agent CLI invocation'),
+      extra_args: z
+        .array(z.string())
+        .default([])
+        .describe('extra arguments appended to the agent CLI invocation'),
       stop_grace: duration('20s', 'after SIGINT, wait this long before SIGTERM, and again before SIGKILL'),
     })
     .prefault({})
     .describe('the agent CLI'),
   providers: z
     .strictObject({
-      anthropic_base_url: z.string().url().optional().describe('ANTHROPIC_BASE_URL for Claude (LLM gateway/proxy)'),
+      anthropic_base_url: z
+        .string()
+        .url()
+        .optional()
+        .describe('ANTHROPIC_BASE_URL for Claude (LLM gateway/proxy)'),
       openai_base_url: z.string().url().optional().describe('base URL of the Codex model provider (…/v1)'),
       gemini_base_url: z.string().url().optional().describe('GOOGLE_GEMINI_BASE_URL for Gemini CLI'),
       goose_provider: z.string().min(1).optional().describe('GOOSE_PROVIDER for Goose (e.g. anthropic)'),
@@ -125,11 +153,20 @@ export const configSchema = z.strictObject({
       OPENAI_API_KEY: { env: 'OPENAI_API_KEY' },
       GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
     })
-    .describe('variables handed to the agent, each read from an env var or a file; values are redacted everywhere'),
+    .describe(
+      'variables handed to the agent, each read from an env var or a file; values are redacted everywhere',
+    ),
   docker: z
     .strictObject({
-      host: z.string().optional().describe('Docker API endpoint; absent = DOCKER_HOST, then the default socket'),
-      network: z.string().min(1).default('bridge').describe('network mode of agent containers (none, bridge, host, …)'),
+      host: z
+        .string()
+        .optional()
+        .describe('Docker API endpoint; absent = DOCKER_HOST, then the default socket'),
+      network: z
+        .string()
+        .min(1)
+        .default('bridge')
+        .describe('network mode of agent containers (none, bridge, host, …)'),
       memory: bytes('2g', 'memory limit per agent container'),
       cpus: z.number().positive().max(64).default(2).describe('CPU limit per agent container'),
       pids: int(16, 65536).default(512).describe('process limit per agent container'),
@@ -143,11 +180,31 @@ export const configSchema = z.strictObject({
     .strictObject({
       namespace: z.string().min(1).default('triage-runner').describe('namespace for investigation Jobs'),
       service_account: z.string().min(1).default('triage-agent').describe("the agents' ServiceAccount"),
-      workspaces_claim: z.string().min(1).default('triage-workspaces').describe('PVC holding workspaces_root'),
+      workspaces_claim: z
+        .string()
+        .min(1)
+        .default('triage-workspaces')
+        .describe('PVC holding workspaces_root'),
       workspaces_mount_path: z.string().min(1).default('/workspaces').describe('where the PVC is mounted'),
       ttl_seconds_after_finished: int(0, 604_800).default(3600).describe('Job garbage collection'),
       memory: z.string().default('2Gi').describe('agent container memory limit'),
       cpu: z.string().default('2').describe('agent container CPU limit'),
+      memory_request: z.string().default('512Mi').describe('agent container memory request'),
+      cpu_request: z.string().default('250m').describe('agent container CPU request'),
+      volume_root: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("the daemon's own mount path of workspaces_claim; mount sources must be under it (absent = workspaces_root)"),
+      secret_name: z
+        .string()
+        .min(1)
+        .default('triage-runner-api-keys')
+        .describe('Secret whose keys (named like the variables) feed the agent secretEnv by secretKeyRef'),
+      run_as_user: int(1, 2_147_483_647).default(1000).describe('uid of the agent container (never root)'),
+      fs_group: int(1, 2_147_483_647).default(10001).describe("supplemental group shared with the daemon's files"),
+      tmpfs_size: z.string().default('256Mi').describe('sizeLimit of each memory-backed emptyDir (HOME, /tmp)'),
+      image_pull_policy: z.enum(['Always', 'IfNotPresent', 'Never']).default('IfNotPresent').describe('agent image'),
     })
     .prefault({})
     .describe('kubernetes engine (one Job per run)'),
@@ -156,7 +213,9 @@ export const configSchema = z.strictObject({
       max_concurrent: int(1, 256).default(4).describe('runs in flight at once'),
       max_per_cluster: int(1, 256).default(2).describe('runs in flight at once per cluster'),
       dedup_window: duration('10m', 'same cluster + resource + faultType inside this window is a duplicate'),
-      queue_limit: int(1, 1_000_000).default(1000).describe('queued incidents held in memory; overflow is deferred'),
+      queue_limit: int(1, 1_000_000)
+        .default(1000)
+        .describe('queued incidents held in memory; overflow is deferred'),
       max_attempts: int(1, 20).default(3).describe('tries for transient failures'),
       retry_base_delay: duration('5s', 'first retry delay; doubles each attempt, with jitter'),
       retry_max_delay: duration('5m', 'longest retry delay'),
@@ -169,7 +228,10 @@ export const configSchema = z.strictObject({
   intake: z
     .strictObject({
       max_incident_bytes: bytes('1MiB', 'incident.json larger than this is rejected'),
-      write_settle: duration('300ms', 'an in-place write is taken once the file stops changing for this long'),
+      write_settle: duration(
+        '300ms',
+        'an in-place write is taken once the file stops changing for this long',
+      ),
     })
     .prefault({})
     .describe('incident detection and validation'),
@@ -200,7 +262,14 @@ export const configSchema = z.strictObject({
       max_skill_file_bytes: bytes('256k', 'a SKILL.md larger than this is skipped'),
       sources: z
         .array(skillSource)
-        .default([{ name: 'k8s4agents', git: 'https://github.com/randybias/k8s4agents', ref: 'main', scope: 'project' }])
+        .default([
+          {
+            name: 'k8s4agents',
+            git: 'https://github.com/randybias/k8s4agents',
+            ref: 'main',
+            scope: 'project',
+          },
+        ])
         .describe('skill repositories (git + ref) or local folders (path)'),
       triage: z
         .strictObject({
@@ -221,17 +290,28 @@ export const configSchema = z.strictObject({
     })
     .prefault({})
     .describe('skills cache and triage script'),
-  kubeconfig: z.string().optional().describe('kubeconfig for the triage script and the agent (read-only mount)'),
+  kubeconfig: z
+    .string()
+    .optional()
+    .describe('kubeconfig for the triage script and the agent (read-only mount)'),
   persona: z.string().min(1).default('kubernetes-sre').describe('a folder under personas_dir'),
   personas_dir: z.string().min(1).default('./configs/personas').describe('persona folders'),
   briefs_dir: z.string().min(1).default('./configs/briefs').describe('markdown briefs curated by boot_file'),
-  boot_file: z.string().min(1).default('./configs/boot.yml').describe('say/ref curation; absent file = say all'),
+  boot_file: z
+    .string()
+    .min(1)
+    .default('./configs/boot.yml')
+    .describe('say/ref curation; absent file = say all'),
   system_prompt_file: z
     .string()
     .min(1)
     .default('./configs/triage-system-prompt.md')
     .describe('generic system prompt'),
-  user_prompt_file: z.string().min(1).default('./configs/user-prompt.md').describe('the investigation request'),
+  user_prompt_file: z
+    .string()
+    .min(1)
+    .default('./configs/user-prompt.md')
+    .describe('the investigation request'),
   subjects: z.array(subjectRule).default([]).describe('incident fields -> boot.yml subjects'),
   http: z
     .strictObject({

@@ -1,3 +1,4 @@
+import type { AgentName, EngineName } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { Workspace } from '../intake/types.js';
 
@@ -43,8 +44,8 @@ export interface RunExecutor {
 
 /** Per-run choices that differ from the configuration (replay, compare, `context`). */
 export interface RunOverrides {
-  agent?: import('../config/schema.js').AgentName;
-  engine?: import('../config/schema.js').EngineName;
+  agent?: AgentName;
+  engine?: EngineName;
   model?: string;
   /** run: execute the triage script (default); reuse: take a saved output file; skip: no triage. */
   triage?: { mode: 'run' } | { mode: 'reuse'; logPath: string } | { mode: 'skip' };

@@ -21,7 +21,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       // Key-based redaction for well-known fields; value-based redaction in streamWrite below.
-      redact: { paths: ['*.apiKey', '*.api_key', '*.token', '*.password', 'headers.authorization'], censor: '[REDACTED]' },
+      redact: {
+        paths: ['*.apiKey', '*.api_key', '*.token', '*.password', 'headers.authorization'],
+        censor: '[REDACTED]',
+      },
       hooks: { streamWrite: (line) => redactor.redact(line) },
     },
     options.destination ?? pino.destination({ fd: 2, sync: true }),

@@ -12,7 +12,10 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .argument('[file]', `config file (default: --config, else ${DEFAULT_CONFIG_FILE})`)
     .action((file: string | undefined, _opts: unknown, cmd: Command) => {
       const globalFile = cmd.optsWithGlobals<{ config?: string }>().config;
-      const target = file ?? globalFile ?? (existsSync(path.join(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
+      const target =
+        file ??
+        globalFile ??
+        (existsSync(path.join(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
       try {
         loadConfig({ file: target, env: io.env, cwd: io.cwd, packageRoot: PACKAGE_ROOT });
         io.stdout(`${target ?? 'built-in defaults'}: configuration is valid\n`);

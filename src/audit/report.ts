@@ -1,0 +1,82 @@
+import { readFile } from 'node:fs/promises';
+
+// Checks the agent's report (`output/investigation.md`) against the skill's mandated sections, for
+// `result.json.report`. A heading matches a section when, after dropping numbering, emoji and
+// punctuation and ignoring case, it starts with the section's name (with or without a parenthetical).
+
+export interface ReportCheck {
+  path: string;
+  bytes: number;
+  exists: boolean;
+  /** The report exists but is smaller than the configured minimum (`agent.min_report_bytes`). */
+  tooSmall: boolean;
+  /** Mandated sections with no matching heading, in the configured order (all of them when the file is absent). */
+  missingSections: string[];
+}
+
+/** Reads the report and lists which of `sections` have no heading; never throws for a missing file. */
+export async function checkReport(file: string, sections: string[], minBytes: number): Promise<ReportCheck> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'EISDIR') throw err;
+    return { path: file, bytes: 0, exists: false, tooSmall: minBytes > 0, missingSections: [...sections] };
+  }
+  const bytes = Buffer.byteLength(text);
+  return {
+    path: file,
+    bytes,
+    exists: true,
+    tooSmall: bytes < minBytes,
+    missingSections: missingSections(text, sections),
+  };
+}
+
+/** The sections of `sections` that no ATX heading (`#` to `######`, outside code fences) of `markdown` matches. */
+export function missingSections(markdown: string, sections: string[]): string[] {
+  const headings = markdownHeadings(markdown).map(normalizeHeading);
+  return sections.filter((section) => !headings.some((h) => headingMatches(h, section)));
+}
+
+/** ATX heading texts, skipping fenced code blocks. */
+export function markdownHeadings(markdown: string): string[] {
+  const out: string[] = [];
+  let fence: string | undefined;
+  for (const line of markdown.split(/\r?\n/)) {
+    const fenceMatch = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+    if (fenceMatch) {
+      const marker = fenceMatch[1] as string;
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+      continue;
+    }
+    if (fence !== undefined) continue;
+    const heading = /^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/.exec(line);
+    if (heading) out.push(heading[1] ?? '');
+  }
+  return out;
+}
+
+/**
+ * Lower-case words only: markdown emphasis, emoji, numbering ("0.", "1)", "Section 2:", "Step 3 -")
+ * and punctuation are dropped; "&" reads as "and".
+ */
+export function normalizeHeading(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/&/g, ' and ')
+    .replace(/[*_`~[\]]/g, '')
+    .replace(/^[^\p{L}]*(?:(?:section|part|step)\s*[\p{N}]+[^\p{L}]*)?/u, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+function headingMatches(normalizedHeading: string, section: string): boolean {
+  const full = normalizeHeading(section);
+  const core = normalizeHeading(section.replace(/\([^)]*\)/g, ' '));
+  return [full, core].some(
+    (name) => name.length > 0 && (normalizedHeading === name || normalizedHeading.startsWith(`${name} `)),
+  );
+}

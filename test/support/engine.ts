@@ -1,0 +1,109 @@
+// Access to the real container engine (Docker, or Podman's Docker-compatible API) for integration tests.
+//
+// Pattern: `const docker = await requireEngine();` at the top of a test file, then
+// `describe.skipIf(!docker)(...)`. Outside CI a missing engine skips those tests; with CI set it is an
+// error, so CI never silently skips engine tests.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Docker from 'dockerode';
+
+/** Built by `bash .ci/build-test-image.sh` from test/images/agent-test/. */
+export const TEST_IMAGE = 'triage-runner-test-agent:latest';
+
+export const PODMAN_SOCKET = '/run/podman/podman.sock';
+const DOCKER_SOCKET = '/var/run/docker.sock';
+const PING_TIMEOUT_MS = 5000;
+
+/**
+ * The engine address to use: DOCKER_HOST if set, else Docker's default socket if it exists, else the
+ * socket that .ci/setup-engine.sh starts Podman on if that exists, else Docker's default.
+ */
+export function dockerHost(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.DOCKER_HOST) return env.DOCKER_HOST;
+  if (existsSync(DOCKER_SOCKET)) return `unix://${DOCKER_SOCKET}`;
+  if (existsSync(PODMAN_SOCKET)) return `unix://${PODMAN_SOCKET}`;
+  return `unix://${DOCKER_SOCKET}`;
+}
+
+/** A dockerode client for a DOCKER_HOST-style address (unix://, tcp:// with DOCKER_TLS_VERIFY, ssh://). */
+export function dockerClient(env: NodeJS.ProcessEnv = process.env): Docker {
+  const host = dockerHost(env);
+  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
+  const url = new URL(host);
+  if (url.protocol === 'ssh:') {
+    return new Docker({ protocol: 'ssh', host: url.hostname, port: url.port || 22, username: url.username });
+  }
+  if (url.protocol === 'tcp:' || url.protocol === 'http:' || url.protocol === 'https:') {
+    const tls = url.protocol === 'https:' || (!!env.DOCKER_TLS_VERIFY && env.DOCKER_TLS_VERIFY !== '0');
+    const certDir = env.DOCKER_CERT_PATH;
+    return new Docker({
+      protocol: tls ? 'https' : 'http',
+      host: url.hostname,
+      port: url.port || (tls ? 2376 : 2375),
+      ...(tls && certDir
+        ? {
+            ca: readFileSync(join(certDir, 'ca.pem')),
+            cert: readFileSync(join(certDir, 'cert.pem')),
+            key: readFileSync(join(certDir, 'key.pem')),
+          }
+        : {}),
+    });
+  }
+  throw new Error(`unsupported DOCKER_HOST ${host} (expected unix://, tcp:// or ssh://)`);
+}
+
+function isCi(env: NodeJS.ProcessEnv): boolean {
+  const ci = env.CI;
+  return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
+}
+
+async function ping(docker: Docker, timeoutMs: number): Promise<void> {
+  // dockerode forwards `abortSignal` to the request; its typings just do not declare the option.
+  const pingWithOpts = docker.ping.bind(docker) as unknown as (opts: {
+    abortSignal: AbortSignal;
+  }) => Promise<unknown>;
+  await pingWithOpts({ abortSignal: AbortSignal.timeout(timeoutMs) });
+}
+
+let cached: Promise<Docker | undefined> | undefined;
+
+/**
+ * A client for the engine if it answers `ping` within 5 s. If it does not: throws when CI is set
+ * (engine tests must run there), otherwise warns and returns undefined so callers can skip.
+ */
+export function requireEngine(): Promise<Docker | undefined> {
+  cached ??= (async () => {
+    const host = dockerHost();
+    try {
+      const docker = dockerClient();
+      await ping(docker, PING_TIMEOUT_MS);
+      return docker;
+    } catch (err) {
+      const reason =
+        err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError')
+          ? `no answer to ping within ${PING_TIMEOUT_MS} ms`
+          : err instanceof Error
+            ? err.message
+            : String(err);
+      const message =
+        `container engine unreachable at ${host} (${reason}). Start one with ` +
+        `\`bash .ci/setup-engine.sh\` (Podman; then DOCKER_HOST=unix://${PODMAN_SOCKET}) or start Docker.`;
+      if (isCi(process.env)) throw new Error(`${message} CI is set, so engine tests may not be skipped.`);
+      console.warn(`skipping container-engine tests: ${message}`);
+      return undefined;
+    }
+  })();
+  return cached;
+}
+
+/** Throws with the build command when TEST_IMAGE is missing (an engine without the image is a setup error). */
+export async function requireTestImage(docker: Docker): Promise<void> {
+  try {
+    await docker.getImage(TEST_IMAGE).inspect();
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(
+      `test image ${TEST_IMAGE} not found (${reason}); build it with \`bash .ci/build-test-image.sh\``,
+    );
+  }
+}

@@ -1,0 +1,142 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, configKeys, envName, loadConfig } from '../../../src/config/index.js';
+
+function tempConfig(yaml: string): { dir: string; file: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tr-config-'));
+  const file = path.join(dir, 'config.yaml');
+  writeFileSync(file, yaml);
+  return { dir, file };
+}
+
+function problemsOf(fn: () => unknown): ConfigError['problems'] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration defaults', () => {
+  it('uses the brief defaults: budget warn 8000 / truncate 10000, triage timeout 30s, agent timeout 15m', () => {
+    const { config } = loadConfig({ env: {}, cwd: tmpdir() });
+    expect(config.context.budget).toEqual({ warn: 8000, truncate: 10_000 });
+    expect(config.skills.triage.timeout).toBe(30_000);
+    expect(config.agent.timeout).toBe(15 * 60_000);
+    expect(config.scheduling.max_concurrent).toBe(4);
+    expect(config.context.estimator).toBe('o200k');
+    expect(config.skills.sources[0]).toMatchObject({ name: 'k8s4agents', git: 'https://github.com/randybias/k8s4agents' });
+  });
+
+  it('resolves relative paths against the working directory', () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'tr-cwd-'));
+    const { config } = loadConfig({ env: {}, cwd });
+    expect(config.workspaces_root).toBe(path.join(cwd, 'incidents'));
+    expect(config.skills.cache_dir).toBe(path.join(cwd, 'agent-home', 'skills'));
+  });
+});
+
+describe('configuration precedence', () => {
+  const { file, dir } = tempConfig('scheduling:\n  max_concurrent: 3\nagent:\n  timeout: 5m\n  name: codex\n');
+
+  it('a file value beats the default', () => {
+    const { config } = loadConfig({ file, env: {}, cwd: dir });
+    expect(config.scheduling.max_concurrent).toBe(3);
+    expect(config.agent.timeout).toBe(300_000);
+  });
+
+  it('an environment variable beats the file', () => {
+    const env = { TRIAGE_RUNNER_SCHEDULING_MAX_CONCURRENT: '5', TRIAGE_RUNNER_AGENT_TIMEOUT: '90s' };
+    const { config } = loadConfig({ file, env, cwd: dir });
+    expect(config.scheduling.max_concurrent).toBe(5);
+    expect(config.agent.timeout).toBe(90_000);
+    expect(config.agent.name).toBe('codex');
+  });
+
+  it('a command-line flag beats the environment variable', () => {
+    const env = { TRIAGE_RUNNER_SCHEDULING_MAX_CONCURRENT: '5' };
+    const { config } = loadConfig({ file, env, cwd: dir, flags: { scheduling: { max_concurrent: 7 } } });
+    expect(config.scheduling.max_concurrent).toBe(7);
+  });
+
+  it("honours the seed's SKILLS_CACHE_DIR and SKILLS_DISABLE_TRIAGE_PRELOAD", () => {
+    const env = { SKILLS_CACHE_DIR: '/var/cache/skills', SKILLS_DISABLE_TRIAGE_PRELOAD: 'true' };
+    const { config } = loadConfig({ env, cwd: dir });
+    expect(config.skills.cache_dir).toBe('/var/cache/skills');
+    expect(config.skills.disable_triage_preload).toBe(true);
+  });
+
+  it('derives every environment name mechanically from the key path', () => {
+    const names = configKeys().map((k) => envName(k.path));
+    expect(names).toContain('TRIAGE_RUNNER_AGENT_TIMEOUT');
+    expect(names).toContain('TRIAGE_RUNNER_CONTEXT_BUDGET_TRUNCATE');
+    expect(names).toContain('TRIAGE_RUNNER_SKILLS_TRIAGE_TIMEOUT');
+    expect(new Set(names).size).toBe(names.length);
+    const { config } = loadConfig({ env: { TRIAGE_RUNNER_CONTEXT_BUDGET_TRUNCATE: '12000' }, cwd: dir });
+    expect(config.context.budget.truncate).toBe(12_000);
+  });
+
+  it('reports an environment value of the wrong type with the variable name', () => {
+    const problems = problemsOf(() => loadConfig({ env: { TRIAGE_RUNNER_HTTP_PORT: 'eighty' }, cwd: dir }));
+    expect(problems).toEqual([expect.objectContaining({ path: 'http.port', source: 'env TRIAGE_RUNNER_HTTP_PORT' })]);
+  });
+});
+
+describe('configuration validation', () => {
+  it('reports a wrong type, an unknown key and an out-of-range number together, each with its path and line', () => {
+    const { file, dir } = tempConfig(
+      ['engine: docker', 'scheduling:', '  max_concurrent: "four"', '  max_per_clustr: 2', 'http:', '  port: 70000', ''].join('\n'),
+    );
+    const problems = problemsOf(() => loadConfig({ file, env: {}, cwd: dir }));
+    expect(problems.map((p) => p.path).sort()).toEqual(['http.port', 'scheduling.max_concurrent', 'scheduling.max_per_clustr']);
+    const unknown = problems.find((p) => p.path === 'scheduling.max_per_clustr');
+    expect(unknown?.message).toContain('did you mean "max_per_cluster"');
+    expect(unknown?.source).toBe(`${file}:4`);
+    expect(problems.find((p) => p.path === 'http.port')?.message).toContain('at most 65535');
+    expect(problems.find((p) => p.path === 'scheduling.max_concurrent')?.message).toContain('got "four"');
+  });
+
+  it('never echoes a secret value written inline, even under an unexpected key', () => {
+    const secret = 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789';
+    const { file, dir } = tempConfig(`secrets:\n  ANTHROPIC_API_KEY:\n    value: ${secret}\nagent:\n  model: 12\nhttp:\n  host: ${secret}\n`);
+    const err = (() => {
+      try {
+        loadConfig({ file, env: {}, cwd: dir });
+      } catch (e) {
+        return e as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(err.problems.length).toBeGreaterThanOrEqual(2);
+    expect(err.message).not.toContain(secret);
+    expect(JSON.stringify(err.problems)).not.toContain(secret);
+  });
+
+  it('reports YAML syntax errors with the file and line', () => {
+    const { file, dir } = tempConfig('agent:\n  name: claude\n   model: [unclosed\n');
+    const problems = problemsOf(() => loadConfig({ file, env: {}, cwd: dir }));
+    expect(problems[0]?.message).toMatch(/YAML syntax error/);
+    expect(problems[0]?.source).toMatch(new RegExp(`${file}:\\d+`));
+  });
+
+  it('rejects a missing --config file with what to do', () => {
+    const problems = problemsOf(() => loadConfig({ file: '/nonexistent/config.yaml', env: {} }));
+    expect(problems[0]?.message).toContain('file not found');
+  });
+
+  it('rejects warn above truncate', () => {
+    const problems = problemsOf(() => loadConfig({ env: {}, flags: { context: { budget: { warn: 20_000 } } } }));
+    expect(problems[0]?.path).toBe('context.budget');
+    expect(problems[0]?.message).toContain('warn must not exceed truncate');
+  });
+
+  it('accepts durations as text or milliseconds', () => {
+    const { config } = loadConfig({ env: {}, flags: { agent: { timeout: 1500 }, skills: { triage: { timeout: '1h' } } } });
+    expect(config.agent.timeout).toBe(1500);
+    expect(config.skills.triage.timeout).toBe(3_600_000);
+  });
+});
