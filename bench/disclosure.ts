@@ -1,0 +1,217 @@
+// Progressive disclosure benchmark: Level-1 prompt size (o200k tokens) for N skills plus the shipped
+// kubernetes-sre persona against the "say everything" prompt for the same content, and index
+// rendering time for many skills against rendering them all in full.
+//   npx tsx bench/disclosure.ts
+//   BENCH_SKILLS=50 BENCH_TIMING_SKILLS=1000 BENCH_ITERATIONS=20 npx tsx bench/disclosure.ts
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { configSchema, type Config } from '../src/config/schema.js';
+import { buildDisclosure, type Disclosure } from '../src/context/disclosure/index.js';
+import { indexSkills } from '../src/context/disclosure/skills-index.js';
+import type { AgentView, SkillsSnapshot } from '../src/context/types.js';
+import type { Incident } from '../src/intake/types.js';
+import { silentLogger } from '../src/log/logger.js';
+
+const SKILLS = Number(process.env.BENCH_SKILLS ?? 50);
+const TIMING_SKILLS = Number(process.env.BENCH_TIMING_SKILLS ?? 1000);
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20);
+const PERSONAS = path.resolve(import.meta.dirname, '../configs/personas');
+const PERSONA_DIR = path.join(PERSONAS, 'kubernetes-sre');
+
+const VIEW: AgentView = {
+  workspaceDir: '/workspace',
+  runDir: '/workspace/.triage/runs/bench',
+  reportPath: '/workspace/output/investigation.md',
+  skillsDir: '/home/agent/.claude/skills',
+  personasDir: '/opt/triage/personas',
+  briefsDir: '/opt/triage/briefs',
+};
+const INCIDENT: Incident = {
+  incidentId: 'bench',
+  cluster: 'prod',
+  namespace: 'payments',
+  resource: { kind: 'Pod', name: 'api-1' },
+  faultType: 'CrashLoop',
+  severity: 'high',
+  timestamp: '2026-11-22T00:00:00Z',
+};
+
+// Deterministic pseudo-random text (mulberry32), so every run measures the same content.
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const TOPICS = [
+  'pod crash loops',
+  'memory pressure',
+  'DNS resolution',
+  'ingress routing',
+  'certificate expiry',
+  'PVC binding',
+  'node drain',
+  'HPA scaling',
+  'image pulls',
+  'network policy',
+  'etcd latency',
+  'quota limits',
+];
+const VERBS = ['Diagnose', 'Investigate', 'Triage', 'Explain', 'Audit', 'Trace'];
+const WORDS = (
+  'kubectl describe events logs previous container restart exit code probe readiness liveness ' +
+  'deployment replicaset node taint toleration affinity scheduler quota limit request namespace selector label ' +
+  'service endpoint ingress certificate secret configmap volume claim storage class rollout history'
+).split(' ');
+
+function skillText(i: number): { name: string; text: string } {
+  const r = rng(i + 1);
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)] as T;
+  const topic = pick(TOPICS);
+  const name = `${topic.replace(/\s+/g, '-').toLowerCase()}-${i}`;
+  // ~300 characters: what it does, when to use it, what it needs.
+  const description =
+    `${pick(VERBS)} ${topic} in Kubernetes clusters using read-only kubectl, events and container logs. ` +
+    `Use when an incident mentions ${topic} or ${pick(TOPICS)}, when pods show ${pick(WORDS)} or ${pick(WORDS)} ` +
+    `symptoms, or before recommending a ${pick(WORDS)} change. Needs bash, kubectl and jq.`;
+  const sections: string[] = [`# ${name}`, '', description, ''];
+  for (let s = 1; s <= 8; s++) {
+    sections.push(`## ${s}. ${pick(VERBS)} the ${pick(WORDS)}`, '');
+    for (let p = 0; p < 4; p++) {
+      sections.push(Array.from({ length: 18 }, () => pick(WORDS)).join(' ') + '.');
+    }
+    sections.push(
+      '',
+      '```bash',
+      `kubectl get ${pick(WORDS)} -n "$NS" -o json | jq '.items[] | .metadata.name'`,
+      '```',
+      '',
+    );
+  }
+  return {
+    name,
+    text: `---\nname: ${name}\ndescription: "${description}"\nlicense: Apache-2.0\n---\n${sections.join('\n')}\n`,
+  };
+}
+
+function writeSkills(root: string, count: number): SkillsSnapshot {
+  const dir = path.join(root, `skills-${count}`);
+  for (let i = 0; i < count; i++) {
+    const { name, text } = skillText(i);
+    mkdirSync(path.join(dir, 'skills', name), { recursive: true });
+    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), text);
+  }
+  return {
+    sources: [{ name: 'bench', scope: 'project', dir, commit: 'local:bench' }],
+    unavailable: [],
+    release() {},
+  };
+}
+
+function config(root: string, boot: string | null): Config {
+  const bootFile = path.join(root, `boot-${Math.random().toString(36).slice(2)}.yml`);
+  if (boot !== null) writeFileSync(bootFile, boot);
+  return configSchema.parse({
+    personas_dir: PERSONAS,
+    briefs_dir: path.join(root, 'no-briefs'),
+    boot_file: bootFile,
+    skills: { max_skill_file_bytes: '1MiB' },
+  });
+}
+
+const build = (cfg: Config, skills: SkillsSnapshot): Promise<Disclosure> =>
+  buildDisclosure({ config: cfg, incident: INCIDENT, skills, view: VIEW, log: silentLogger() });
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+async function timeIt(fn: () => unknown): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const t = performance.now();
+    await fn();
+    samples.push(performance.now() - t);
+  }
+  return median(samples);
+}
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+
+const root = mkdtempSync(path.join(tmpdir(), 'bench-disclosure-'));
+try {
+  // --- size: Level 1 vs say everything -------------------------------------------------------
+  const small = writeSkills(root, SKILLS);
+  const level1 = (await build(config(root, 'skills: { say: [] }\n'), small)).render(new Set());
+  const part = (name: string) => level1.parts.find((p) => p.part === name)?.text ?? '';
+  const everythingSkills =
+    (await build(config(root, null), small)).render(new Set()).parts.find((p) => p.part === 'skills')?.text ??
+    '';
+  const personaFull = readFileSync(path.join(PERSONA_DIR, 'PERSONA.md'), 'utf8');
+  const workflowsFull = readdirSync(path.join(PERSONA_DIR, 'workflows'))
+    .sort()
+    .map((f) => readFileSync(path.join(PERSONA_DIR, 'workflows', f), 'utf8'))
+    .join('\n\n');
+  const rows: [string, number, number][] = [
+    ['persona (summary + categories vs PERSONA.md)', countTokens(part('persona')), countTokens(personaFull)],
+    ['workflows (index vs all workflow files)', countTokens(part('workflows')), countTokens(workflowsFull)],
+    [
+      `skills (${SKILLS}: index vs every SKILL.md)`,
+      countTokens(part('skills')),
+      countTokens(everythingSkills),
+    ],
+  ];
+  const l1Total = countTokens(level1.text);
+  const allTotal = countTokens([personaFull, workflowsFull, everythingSkills].join('\n\n'));
+  console.log(`## Level-1 prompt size (o200k tokens), ${SKILLS} skills + kubernetes-sre persona\n`);
+  console.log('| part | Level 1 | say everything | Level 1 / everything |');
+  console.log('|---|---:|---:|---:|');
+  for (const [name, a, b] of rows) console.log(`| ${name} | ${fmt(a)} | ${fmt(b)} | ${(a / b).toFixed(3)} |`);
+  console.log(
+    `| **total** | **${fmt(l1Total)}** | **${fmt(allTotal)}** | **${(l1Total / allTotal).toFixed(3)}** |`,
+  );
+  console.log(
+    `\nper skill index entry: ${fmt(countTokens(part('skills')) / SKILLS)} tokens; ` +
+      `per full SKILL.md: ${fmt(countTokens(everythingSkills) / SKILLS)} tokens\n`,
+  );
+
+  // --- time: 1,000 skills --------------------------------------------------------------------
+  const big = writeSkills(root, TIMING_SKILLS);
+  const idxCfg = config(root, 'skills: { say: [] }\n');
+  const allCfg = config(root, null);
+  const discoverMs = await timeIt(() =>
+    indexSkills({
+      snapshot: big,
+      maxSkillFileBytes: 1 << 20,
+      skillsDir: VIEW.skillsDir,
+      log: silentLogger(),
+    }),
+  );
+  const buildIndexMs = await timeIt(() => build(idxCfg, big));
+  const buildAllMs = await timeIt(() => build(allCfg, big));
+  const dIndex = await build(idxCfg, big);
+  const dAll = await build(allCfg, big);
+  const renderIndexMs = await timeIt(() => dIndex.render(new Set()));
+  const renderAllMs = await timeIt(() => dAll.render(new Set()));
+  console.log(`## ${fmt(TIMING_SKILLS)} skills: time (median of ${ITERATIONS}, ms)\n`);
+  console.log('| step | skills index (Level 1) | say everything (baseline) | ratio |');
+  console.log('|---|---:|---:|---:|');
+  console.log(`| discover + validate (indexSkills) | ${fmt(discoverMs)} | – | – |`);
+  console.log(
+    `| buildDisclosure (discover, boot, read said files) | ${fmt(buildIndexMs)} | ${fmt(buildAllMs)} | ${(buildIndexMs / buildAllMs).toFixed(2)} |`,
+  );
+  console.log(
+    `| render() | ${fmt(renderIndexMs)} | ${fmt(renderAllMs)} | ${(renderIndexMs / renderAllMs).toFixed(2)} |`,
+  );
+  const idxText = dIndex.render(new Set()).text;
+  console.log(
+    `\nrendered Level-1 text for ${fmt(TIMING_SKILLS)} skills: ${fmt(idxText.length)} chars, ${fmt(countTokens(idxText))} o200k tokens`,
+  );
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}

@@ -1,0 +1,179 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../../config/schema.js';
+import type { Incident } from '../../intake/types.js';
+import type { Logger } from '../../log/logger.js';
+import type { AgentView, SkillsSnapshot } from '../types.js';
+import { loadBootFile, type BootItem, type BootPlan, type BootSpec, type Placement } from './boot.js';
+import { resolveBoot } from './boot-resolve.js';
+import { listBriefs } from './briefs.js';
+import { loadPersona } from './persona.js';
+import {
+  renderBriefs,
+  renderPersona,
+  renderRefs,
+  renderSkills,
+  renderWorkflows,
+  type PartName,
+  type RenderModel,
+} from './render.js';
+import { indexSkills, type SkillEntry } from './skills-index.js';
+import { chooseSubjects } from './subjects.js';
+
+export { BootError } from './boot.js';
+export { PersonaError } from './persona.js';
+
+export interface DisclosureInput {
+  config: Config;
+  incident: Incident;
+  subjects?: string[];
+  skills: SkillsSnapshot;
+  view: AgentView;
+  log: Logger;
+}
+
+export interface Disclosure {
+  persona?: string;
+  subjects: string[];
+  bootMode: 'none' | 'simple' | 'subject';
+  /** Said briefs that may be degraded to references, lowest priority first. */
+  degradable: string[];
+  /** Renders the Level-1 text; briefs whose ids are in `degraded` are rendered as references. */
+  render(degraded: ReadonlySet<string>): { text: string; parts: { part: string; text: string }[] };
+}
+
+/** Id of a skill in `degradable`/`degraded` (briefs use their path relative to briefs_dir). */
+export const skillId = (s: SkillEntry): string => `skill:${s.bootPath}`;
+
+/**
+ * Builds the progressive-disclosure part of the prompt: persona summary, workflow index, skills index,
+ * and the briefs boot.yml says (full text) or references (path). Throws BootError / PersonaError with
+ * a message that names the file and the fix (mixed boot modes, unknown subject, missing persona, …).
+ */
+export async function buildDisclosure(input: DisclosureInput): Promise<Disclosure> {
+  const { config, view, log } = input;
+  const [persona, index, briefs, spec] = await Promise.all([
+    loadPersona({
+      personasDir: config.personas_dir,
+      persona: config.persona,
+      viewDir: view.personasDir,
+      log,
+    }),
+    indexSkills({
+      snapshot: input.skills,
+      maxSkillFileBytes: config.skills.max_skill_file_bytes,
+      skillsDir: view.skillsDir,
+      log,
+    }),
+    listBriefs(config.briefs_dir, log),
+    loadBootFile(config.boot_file),
+  ]);
+
+  const skills = new Map(index.skills.map((s) => [skillId(s), s]));
+  const items: BootItem[] = [
+    ...briefs.map((b): BootItem => ({ id: b.id, kind: 'brief', candidates: [b.id] })),
+    ...index.skills.map((s): BootItem => ({
+      id: skillId(s),
+      kind: 'skill',
+      candidates: [s.bootPath, `${s.bootPath}/SKILL.md`],
+    })),
+  ];
+  const plan = resolveBoot(spec, items, { subjects: pickSubjects(input, spec, log) });
+
+  const briefFiles = new Map(briefs.map((b) => [b.id, b.file]));
+  const content = new Map<string, string>();
+  for (const p of plan.placements) {
+    if (p.how !== 'say') continue;
+    const file = p.kind === 'brief' ? briefFiles.get(p.id) : skills.get(p.id)?.file;
+    if (!file) continue;
+    try {
+      content.set(p.id, await readFile(file, 'utf8'));
+    } catch (err) {
+      log.warn(
+        { id: p.id, file, err: (err as Error).message },
+        'said item cannot be read; referenced instead',
+      );
+    }
+  }
+  const model: RenderModel = {
+    persona,
+    skills,
+    briefPaths: new Map(briefs.map((b) => [b.id, path.posix.join(view.briefsDir, b.id)])),
+    content,
+    placements: plan.placements,
+  };
+  log.debug(
+    { bootMode: plan.mode, subjects: plan.subjects, briefs: briefs.length, skills: index.skills.length },
+    'disclosure built',
+  );
+
+  return {
+    persona: persona.name,
+    subjects: plan.subjects,
+    bootMode: plan.mode,
+    degradable: degradationOrder(plan, content),
+    render(degraded) {
+      const parts: { part: PartName; text: string }[] = [
+        { part: 'persona', text: renderPersona(model.persona) },
+        { part: 'workflows', text: renderWorkflows(model.persona) },
+        { part: 'skills', text: renderSkills(model, degraded) },
+        { part: 'briefs', text: renderBriefs(model, degraded) },
+        { part: 'refs', text: renderRefs(model, degraded) },
+      ];
+      return {
+        text: parts
+          .map((p) => p.text)
+          .filter((t) => t !== '')
+          .join('\n\n'),
+        parts,
+      };
+    },
+  };
+}
+
+/**
+ * Subjects to boot. An explicit list (`context --subject`) is passed through and boot.yml rejects it
+ * when unusable (simple mode, unknown subject). Subjects from config rules only warn on the same
+ * problems: a rule that does not fit the boot file must not stop an incident being investigated.
+ */
+function pickSubjects(input: DisclosureInput, spec: BootSpec, log: Logger): string[] | undefined {
+  const choice = chooseSubjects(input.config.subjects, input.incident, input.subjects);
+  if (choice.source !== 'rules' || choice.subjects === undefined) return choice.subjects;
+  if (spec.mode !== 'subject') {
+    log.warn(
+      { subjects: choice.subjects, bootFile: spec.file, bootMode: spec.mode },
+      'subject rules matched the incident but the boot file is not in subject mode; subjects ignored',
+    );
+    return undefined;
+  }
+  const known = new Set(spec.subjects.map((s) => s.slug));
+  const unknown = choice.subjects.filter((s) => !known.has(s));
+  if (unknown.length > 0) {
+    log.warn(
+      { unknown, known: [...known], bootFile: spec.file },
+      'subject rules name subjects the boot file does not define; those are ignored',
+    );
+  }
+  const usable = choice.subjects.filter((s) => known.has(s));
+  return usable.length > 0 ? usable : undefined;
+}
+
+/**
+ * Lowest priority first: subject-specific said items before `always` ones (no boot file and simple
+ * mode are one group); within a group said skills (which keep their index line) before said briefs,
+ * and later ones before earlier ones.
+ */
+function degradationOrder(plan: BootPlan, content: Map<string, string>): string[] {
+  const said = plan.placements.filter((p) => p.how === 'say' && content.has(p.id));
+  const group = (subjectSpecific: boolean, kind: Placement['kind']) =>
+    said
+      .filter((p) => p.section.startsWith('subject.') === subjectSpecific && p.kind === kind)
+      .map((p) => p.id)
+      .reverse();
+  return [
+    ...group(true, 'skill'),
+    ...group(true, 'brief'),
+    ...group(false, 'skill'),
+    ...group(false, 'brief'),
+  ];
+}
