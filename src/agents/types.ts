@@ -23,7 +23,12 @@ export interface InvocationInput {
   extraArgs: string[];
   paths: AgentPaths;
   /** Provider endpoints from config or the daemon's environment (gateway/proxy routing). */
-  providers: { anthropicBaseUrl?: string; openaiBaseUrl?: string; geminiBaseUrl?: string; gooseProvider?: string };
+  providers: {
+    anthropicBaseUrl?: string;
+    openaiBaseUrl?: string;
+    geminiBaseUrl?: string;
+    gooseProvider?: string;
+  };
   /** Secret variables (API keys) available to hand to the agent; the adapter picks the ones its CLI uses. */
   secrets: Record<string, string>;
 }

@@ -1,0 +1,111 @@
+// Claude Code (`claude -p`): the system part is appended to Claude's own system prompt from a file,
+// the user part arrives on stdin, and `--output-format json` prints one result object.
+import type {
+  AgentAdapter,
+  AgentInvocation,
+  AgentOutcome,
+  AgentRunOutput,
+  InvocationInput,
+} from './types.js';
+import { field, findJsonObject, num } from './shared/json.js';
+import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
+
+/** Tools pre-approved for the unattended run; everything else is denied (`--permission-mode dontAsk`). */
+export const CLAUDE_ALLOWED_TOOLS = ['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'TodoWrite', 'Skill'];
+export const CLAUDE_SYSTEM_PROMPT_FILE = 'system-prompt.md';
+
+function buildInvocation(input: InvocationInput): AgentInvocation {
+  const args = [
+    '-p',
+    '--output-format',
+    'json',
+    '--max-turns',
+    String(input.maxTurns),
+    '--append-system-prompt-file',
+    `${input.paths.filesDir}/${CLAUDE_SYSTEM_PROMPT_FILE}`,
+    // bypassPermissions / --dangerously-skip-permissions exits 1 when the agent runs as root (the
+    // process engine inside a pod may); dontAsk with an explicit allow-list works as any user.
+    '--permission-mode',
+    'dontAsk',
+    `--allowedTools=${CLAUDE_ALLOWED_TOOLS.join(',')}`,
+  ];
+  if (input.model) args.push('--model', input.model);
+  args.push(...input.extraArgs);
+  const env: Record<string, string> = {
+    HOME: input.paths.home,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+  };
+  if (input.providers.anthropicBaseUrl) env.ANTHROPIC_BASE_URL = input.providers.anthropicBaseUrl;
+  const secretEnv: Record<string, string> = {};
+  if (input.secrets.ANTHROPIC_API_KEY) secretEnv.ANTHROPIC_API_KEY = input.secrets.ANTHROPIC_API_KEY;
+  return {
+    command: 'claude',
+    args,
+    env,
+    secretEnv,
+    stdin: input.prompt.user,
+    files: [{ path: CLAUDE_SYSTEM_PROMPT_FILE, content: input.prompt.system }],
+  };
+}
+
+function parseOutput(output: AgentRunOutput): AgentOutcome {
+  const result = findJsonObject(output.stdout);
+  if (!result || field(result, 'type') !== 'result') {
+    if (looksLikeAuthFailure(output.stderr)) {
+      return makeOutcome('claude', output, {
+        status: 'auth_failed',
+        error: `claude: ${lastLine(output.stderr)}`,
+      });
+    }
+    return makeOutcome('claude', output, {
+      status: 'failed',
+      error: unreadable('claude', output, 'result JSON'),
+    });
+  }
+  const usage = result.usage;
+  const tokens = {
+    input:
+      num(field(usage, 'input_tokens')) +
+      num(field(usage, 'cache_creation_input_tokens')) +
+      num(field(usage, 'cache_read_input_tokens')),
+    output: num(field(usage, 'output_tokens')),
+  };
+  const turns = typeof result.num_turns === 'number' ? result.num_turns : undefined;
+  const costUsd = typeof result.total_cost_usd === 'number' ? result.total_cost_usd : undefined;
+  const subtype = typeof result.subtype === 'string' ? result.subtype : '';
+  const message = typeof result.result === 'string' ? result.result : '';
+  const apiStatus = result.api_error_status;
+  const common = { turns, tokens, costUsd };
+  if (subtype === 'error_max_turns') {
+    return makeOutcome('claude', output, {
+      ...common,
+      status: 'turn_limit',
+      error: `claude stopped at the turn limit after ${String(turns)} turns`,
+    });
+  }
+  if (result.is_error === true || subtype.startsWith('error')) {
+    const auth =
+      apiStatus === 401 ||
+      apiStatus === 403 ||
+      field(result, 'api_error_type') === 'authentication_error' ||
+      looksLikeAuthFailure(message);
+    const detail = message || `subtype ${subtype || 'missing'}`;
+    return makeOutcome('claude', output, {
+      ...common,
+      status: auth ? 'auth_failed' : 'failed',
+      error: `claude reported an error${typeof apiStatus === 'number' ? ` (HTTP ${apiStatus})` : ''}: ${detail}`,
+    });
+  }
+  return makeOutcome('claude', output, { ...common, status: 'succeeded' });
+}
+
+export const claude: AgentAdapter = {
+  id: 'claude',
+  npmPackage: '@anthropic-ai/claude-code',
+  placement: 'system',
+  skillsDirs: ['.claude/skills'],
+  writableHomeDirs: ['.claude'],
+  buildInvocation,
+  parseOutput,
+};

@@ -1,0 +1,128 @@
+// Gemini CLI (`gemini -p`): the whole prompt (system part, then user part) arrives on stdin, which
+// Gemini puts before the short fixed `-p` text; settings.json makes it run headless with an API key.
+// The system part is not put in GEMINI.md: Gemini rewrites `@path` words in context files into the
+// contents of those files, so the text would not arrive byte-identical.
+import type {
+  AgentAdapter,
+  AgentInvocation,
+  AgentOutcome,
+  AgentRunOutput,
+  InvocationInput,
+} from './types.js';
+import { field, findJsonObject, isRecord, num } from './shared/json.js';
+import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
+
+/** Always passed as `-m`: without a model Gemini first makes a routing call carrying the whole prompt. */
+export const GEMINI_DEFAULT_MODEL = 'gemini-2.5-pro';
+/** The fixed `-p` text; Gemini sends `<stdin>\n\n<this>`. */
+export const GEMINI_PROMPT_SUFFIX = 'Carry out the investigation described above.';
+/** Exit codes of Gemini CLI's fatal errors (packages/cli FatalError subclasses). */
+export const GEMINI_EXIT = { authentication: 41, turnLimit: 53 } as const;
+export const GEMINI_SETTINGS_FILE = '.gemini/settings.json';
+
+function settings(input: InvocationInput): string {
+  const value = {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    model: { maxSessionTurns: input.maxTurns },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+  };
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function buildInvocation(input: InvocationInput): AgentInvocation {
+  const args = [
+    '-p',
+    GEMINI_PROMPT_SUFFIX,
+    '--output-format',
+    'json',
+    '--approval-mode=yolo',
+    '--model',
+    input.model ?? GEMINI_DEFAULT_MODEL,
+    ...input.extraArgs,
+  ];
+  const env: Record<string, string> = { HOME: input.paths.home, GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+  if (input.providers.geminiBaseUrl) env.GOOGLE_GEMINI_BASE_URL = input.providers.geminiBaseUrl;
+  const secretEnv: Record<string, string> = {};
+  const key = input.secrets.GEMINI_API_KEY ?? input.secrets.GOOGLE_API_KEY;
+  if (key) secretEnv.GEMINI_API_KEY = key;
+  const stdin = input.prompt.system ? `${input.prompt.system}\n\n${input.prompt.user}` : input.prompt.user;
+  return {
+    command: 'gemini',
+    args,
+    env,
+    secretEnv,
+    stdin,
+    files: [{ path: GEMINI_SETTINGS_FILE, content: settings(input), inHome: true }],
+  };
+}
+
+function sumTokens(stats: unknown): { input: number; output: number } {
+  const tokens = { input: 0, output: 0 };
+  const models = field(stats, 'models');
+  if (!isRecord(models)) return tokens;
+  for (const model of Object.values(models)) {
+    const t = field(model, 'tokens');
+    tokens.input += num(field(t, 'prompt'));
+    tokens.output += num(field(t, 'candidates'));
+  }
+  return tokens;
+}
+
+function errorText(error: unknown): string {
+  const message = field(error, 'message');
+  return typeof message === 'string' ? message : JSON.stringify(error);
+}
+
+function parseOutput(output: AgentRunOutput): AgentOutcome {
+  const result = findJsonObject(output.stdout);
+  const errorDoc = findJsonObject(output.stderr);
+  const error = field(result, 'error') ?? field(errorDoc, 'error');
+  const tokens = sumTokens(field(result, 'stats'));
+  if (output.exitCode === GEMINI_EXIT.turnLimit) {
+    return makeOutcome('gemini', output, {
+      status: 'turn_limit',
+      tokens,
+      error: `gemini stopped at the session turn limit (exit ${GEMINI_EXIT.turnLimit})${error ? `: ${errorText(error)}` : ''}`,
+    });
+  }
+  if (error !== undefined) {
+    const code = field(error, 'code');
+    const text = errorText(error);
+    const auth =
+      output.exitCode === GEMINI_EXIT.authentication ||
+      code === 401 ||
+      code === 403 ||
+      looksLikeAuthFailure(text);
+    return makeOutcome('gemini', output, {
+      status: auth ? 'auth_failed' : 'failed',
+      tokens,
+      error: `gemini reported an error${typeof code === 'number' ? ` (code ${code})` : ''}: ${text}`,
+    });
+  }
+  if (output.exitCode === GEMINI_EXIT.authentication) {
+    return makeOutcome('gemini', output, {
+      status: 'auth_failed',
+      tokens,
+      error: `gemini could not authenticate: ${lastLine(output.stderr)}`,
+    });
+  }
+  if (!result || typeof result.response !== 'string') {
+    return makeOutcome('gemini', output, {
+      status: 'failed',
+      error: unreadable('gemini', output, 'result JSON'),
+    });
+  }
+  return makeOutcome('gemini', output, { status: 'succeeded', tokens });
+}
+
+export const gemini: AgentAdapter = {
+  id: 'gemini',
+  npmPackage: '@google/gemini-cli',
+  placement: 'user',
+  skillsDirs: ['.gemini/skills'],
+  writableHomeDirs: ['.gemini'],
+  buildInvocation,
+  parseOutput,
+};

@@ -1,0 +1,104 @@
+// A fake OpenAI Responses API for the real Codex CLI: `POST /v1/responses` answered as an SSE stream
+// with one final text message and fixed usage numbers the contract test checks the adapter reports.
+import { startProvider } from './server.js';
+import type { FakeProvider, ProviderReply, RecordedRequest } from './server.js';
+
+export const OPENAI_ANSWER = 'Investigation complete: the node ran out of memory.';
+/** Usage reported for every /v1/responses call. */
+export const OPENAI_USAGE = { input_tokens: 2345, output_tokens: 67 };
+
+function responsesReply(req: RecordedRequest): ProviderReply {
+  let body: { model?: string } = {};
+  try {
+    body = JSON.parse(req.body) as typeof body;
+  } catch {
+    // answered anyway; the test inspects the recorded text
+  }
+  const id = `resp_fake_${Date.now()}`;
+  const model = body.model ?? 'gpt-5';
+  const message = {
+    type: 'message',
+    id: 'msg_fake_1',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: OPENAI_ANSWER, annotations: [] }],
+  };
+  const usage = {
+    input_tokens: OPENAI_USAGE.input_tokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: OPENAI_USAGE.output_tokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: OPENAI_USAGE.input_tokens + OPENAI_USAGE.output_tokens,
+  };
+  const base = { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model };
+  return {
+    kind: 'sse',
+    events: [
+      {
+        event: 'response.created',
+        data: { type: 'response.created', response: { ...base, status: 'in_progress', output: [] } },
+      },
+      {
+        event: 'response.output_item.added',
+        data: {
+          type: 'response.output_item.added',
+          output_index: 0,
+          item: { ...message, status: 'in_progress', content: [] },
+        },
+      },
+      {
+        event: 'response.output_text.delta',
+        data: {
+          type: 'response.output_text.delta',
+          item_id: message.id,
+          output_index: 0,
+          content_index: 0,
+          delta: OPENAI_ANSWER,
+        },
+      },
+      {
+        event: 'response.output_item.done',
+        data: { type: 'response.output_item.done', output_index: 0, item: message },
+      },
+      {
+        event: 'response.completed',
+        data: {
+          type: 'response.completed',
+          response: { ...base, status: 'completed', output: [message], usage },
+        },
+      },
+    ],
+  };
+}
+
+function route(req: RecordedRequest): ProviderReply | undefined {
+  const path = req.url.split('?')[0] ?? '';
+  if (req.method === 'POST' && path === '/v1/responses') return responsesReply(req);
+  if (req.method === 'GET' && path === '/v1/models')
+    return { kind: 'json', body: { object: 'list', data: [] } };
+  return undefined;
+}
+
+function errorBody(status: number): unknown {
+  const message =
+    status === 401
+      ? 'Incorrect API key provided: sk-fake. You can find your API key at the dashboard.'
+      : `fake provider answered ${status}`;
+  return {
+    error: {
+      message,
+      type: status === 401 ? 'invalid_request_error' : 'server_error',
+      code: status === 401 ? 'invalid_api_key' : null,
+    },
+  };
+}
+
+/** Starts the fake OpenAI API; configure Codex with a provider whose base_url is `${url}/v1`. */
+export function startOpenAI(): Promise<FakeProvider> {
+  return startProvider(route, errorBody);
+}
+
+/** The requests that were model calls. */
+export function responsesRequests(p: FakeProvider): RecordedRequest[] {
+  return p.requests.filter((r) => r.url.split('?')[0] === '/v1/responses');
+}

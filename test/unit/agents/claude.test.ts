@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { CLAUDE_SYSTEM_PROMPT_FILE, claude } from '../../../src/agents/claude.js';
+import { fixture, promptLeaks, run, sampleInput } from './helpers.js';
+
+describe('claude invocation', () => {
+  it('puts the system part in a file and the user part on stdin, never in argv or env', () => {
+    const input = sampleInput();
+    const inv = claude.buildInvocation(input);
+    expect(promptLeaks(inv.args, inv.env)).toBe(false);
+    expect(inv.stdin).toBe(input.prompt.user);
+    expect(inv.files).toEqual([{ path: CLAUDE_SYSTEM_PROMPT_FILE, content: input.prompt.system }]);
+    const at = inv.args.indexOf('--append-system-prompt-file');
+    expect(inv.args[at + 1]).toBe(`/opt/triage/files/${CLAUDE_SYSTEM_PROMPT_FILE}`);
+  });
+
+  it('runs headless with JSON output, the turn limit, the model and unattended permissions', () => {
+    const inv = claude.buildInvocation(sampleInput());
+    expect(inv.command).toBe('claude');
+    expect(inv.args.slice(0, 5)).toEqual(['-p', '--output-format', 'json', '--max-turns', '7']);
+    expect(inv.args).not.toContain('--verbose');
+    expect(inv.args).not.toContain('--dangerously-skip-permissions');
+    expect(inv.args.join(' ')).toContain('--permission-mode dontAsk');
+    expect(inv.args.some((a) => a.startsWith('--allowedTools=') && a.includes('Bash'))).toBe(true);
+    expect(inv.args.join(' ')).toContain('--model some-model');
+    expect(inv.args.at(-1)).toBe('--extra-flag');
+  });
+
+  it('omits --model when none is configured', () => {
+    const inv = claude.buildInvocation(sampleInput({ model: undefined }));
+    expect(inv.args).not.toContain('--model');
+  });
+
+  it('passes only the Anthropic key as a secret and the base URL as plain env', () => {
+    const inv = claude.buildInvocation(sampleInput({ providers: { anthropicBaseUrl: 'http://gw:8080' } }));
+    expect(inv.secretEnv).toEqual({ ANTHROPIC_API_KEY: 'sk-ant-secret' });
+    expect(inv.env.ANTHROPIC_BASE_URL).toBe('http://gw:8080');
+    expect(inv.env.HOME).toBe('/home/agent');
+    expect(Object.values(inv.env).join(' ')).not.toContain('secret');
+  });
+});
+
+describe('claude output', () => {
+  it('reads status, turns, tokens and cost from a real success', () => {
+    expect(claude.parseOutput(fixture('claude-success'))).toEqual({
+      status: 'succeeded',
+      exitCode: 0,
+      turns: 1,
+      tokens: { input: 1234, output: 56 },
+      costUsd: expect.any(Number) as number,
+    });
+  });
+
+  it('recognises a real 401 as an auth failure and keeps exit code 1', () => {
+    const outcome = claude.parseOutput(fixture('claude-401'));
+    expect(outcome).toMatchObject({ status: 'auth_failed', exitCode: 1 });
+    expect(outcome.error).toMatch(/HTTP 401/);
+  });
+
+  it('recognises a real error_max_turns result as the turn limit', () => {
+    expect(claude.parseOutput(fixture('claude-max-turns'))).toMatchObject({
+      status: 'turn_limit',
+      exitCode: 1,
+      turns: 2,
+    });
+  });
+
+  it('counts cache tokens as input', () => {
+    const stdout = JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      num_turns: 3,
+      usage: {
+        input_tokens: 10,
+        cache_creation_input_tokens: 100,
+        cache_read_input_tokens: 1000,
+        output_tokens: 5,
+      },
+    });
+    expect(claude.parseOutput(run({ stdout })).tokens).toEqual({ input: 1110, output: 5 });
+  });
+
+  it('never reports success for a non-zero exit even when the JSON says success', () => {
+    const outcome = claude.parseOutput({ ...fixture('claude-success'), exitCode: 2 });
+    expect(outcome).toMatchObject({ status: 'failed', exitCode: 2 });
+    expect(outcome.error).toMatch(/exit code 2/);
+  });
+
+  it('reports a timeout as timed_out with the exit code it had', () => {
+    const outcome = claude.parseOutput({
+      ...fixture('claude-success'),
+      exitCode: null,
+      signal: 'SIGKILL',
+      timedOut: true,
+    });
+    expect(outcome).toMatchObject({ status: 'timed_out', exitCode: null });
+  });
+
+  it('does not mistake a report that talks about 401 errors for an auth failure', () => {
+    const stdout = JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      num_turns: 4,
+      result: 'The service returns 401 Unauthorized because its invalid api key expired.',
+      usage: { input_tokens: 1, output_tokens: 1 },
+    });
+    expect(claude.parseOutput(run({ stdout })).status).toBe('succeeded');
+  });
+});

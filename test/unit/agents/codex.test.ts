@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { CODEX_CONFIG_FILE, CODEX_PROVIDER_ID, codex } from '../../../src/agents/codex.js';
+import { fixture, promptLeaks, run, sampleInput } from './helpers.js';
+
+describe('codex invocation', () => {
+  it('puts the system part in config.toml and the user part on stdin, never in argv or env', () => {
+    const input = sampleInput();
+    const inv = codex.buildInvocation(input);
+    expect(promptLeaks(inv.args, inv.env)).toBe(false);
+    expect(inv.stdin).toBe(input.prompt.user);
+    expect(inv.files).toHaveLength(1);
+    expect(inv.files[0]).toMatchObject({ path: CODEX_CONFIG_FILE, inHome: true });
+    expect(inv.files[0]?.content).toContain(
+      'developer_instructions = "SYSTEM-MARKER-7f3a \\"quoted\\" $(whoami) `id`\\nsecond line é"',
+    );
+    expect(inv.env.CODEX_HOME).toBe('/home/agent/.codex');
+  });
+
+  it('runs exec with JSON lines, outside git, unsandboxed inside the container, prompt from stdin last', () => {
+    const inv = codex.buildInvocation(sampleInput());
+    expect(inv.command).toBe('codex');
+    expect(inv.args).toEqual([
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--model',
+      'some-model',
+      '--extra-flag',
+      '-',
+    ]);
+  });
+
+  it('declares a model provider for a configured base URL, keyed by CODEX_API_KEY', () => {
+    const inv = codex.buildInvocation(sampleInput({ providers: { openaiBaseUrl: 'http://gw:4000/v1' } }));
+    const toml = inv.files[0]?.content ?? '';
+    expect(toml).toContain(`model_provider = "${CODEX_PROVIDER_ID}"`);
+    expect(toml).toContain(`[model_providers.${CODEX_PROVIDER_ID}]`);
+    expect(toml).toContain('base_url = "http://gw:4000/v1"');
+    expect(toml).toContain('env_key = "CODEX_API_KEY"');
+    expect(toml).toContain('wire_api = "responses"');
+    expect(toml.indexOf('model_provider =')).toBeLessThan(toml.indexOf('[model_providers.'));
+  });
+
+  it('uses the built-in provider when no base URL is configured', () => {
+    const toml = codex.buildInvocation(sampleInput()).files[0]?.content ?? '';
+    expect(toml).not.toContain('model_provider');
+  });
+
+  it('takes CODEX_API_KEY, falling back to OPENAI_API_KEY', () => {
+    expect(codex.buildInvocation(sampleInput()).secretEnv).toEqual({ CODEX_API_KEY: 'sk-codex-secret' });
+    const fallback = codex.buildInvocation(sampleInput({ secrets: { OPENAI_API_KEY: 'sk-o' } }));
+    expect(fallback.secretEnv).toEqual({ CODEX_API_KEY: 'sk-o' });
+  });
+});
+
+describe('codex output', () => {
+  it('sums turn.completed usage from a real run and ignores the non-fatal metadata warning item', () => {
+    expect(codex.parseOutput(fixture('codex-success'))).toEqual({
+      status: 'succeeded',
+      exitCode: 0,
+      turns: 1,
+      tokens: { input: 2345, output: 67 },
+    });
+  });
+
+  it('sums usage over several turns', () => {
+    const line = (i: number, o: number) =>
+      JSON.stringify({ type: 'turn.completed', usage: { input_tokens: i, output_tokens: o } });
+    const stdout = [JSON.stringify({ type: 'thread.started' }), line(10, 1), line(20, 2)].join('\n');
+    expect(codex.parseOutput(run({ stdout }))).toMatchObject({
+      status: 'succeeded',
+      turns: 2,
+      tokens: { input: 30, output: 3 },
+    });
+  });
+
+  it('recognises a real 401 as an auth failure and keeps exit code 1', () => {
+    const outcome = codex.parseOutput(fixture('codex-401'));
+    expect(outcome).toMatchObject({ status: 'auth_failed', exitCode: 1 });
+    expect(outcome.error).toMatch(/401 Unauthorized/);
+  });
+
+  it('ignores an error the CLI recovered from before completing the turn', () => {
+    const stdout = [
+      JSON.stringify({
+        type: 'error',
+        message: 'Reconnecting... 1/5 (stream disconnected before completion)',
+      }),
+      JSON.stringify({ type: 'turn.completed', usage: { input_tokens: 4, output_tokens: 2 } }),
+    ].join('\n');
+    expect(codex.parseOutput(run({ stdout }))).toMatchObject({
+      status: 'succeeded',
+      tokens: { input: 4, output: 2 },
+    });
+  });
+
+  it('reports a failed turn that is not about auth as failed', () => {
+    const stdout = JSON.stringify({
+      type: 'turn.failed',
+      error: { message: 'stream disconnected before completion' },
+    });
+    expect(codex.parseOutput(run({ stdout, exitCode: 1 }))).toMatchObject({ status: 'failed', exitCode: 1 });
+  });
+
+  it('reports events without a completed turn as failed', () => {
+    const stdout = JSON.stringify({ type: 'thread.started' });
+    const outcome = codex.parseOutput(run({ stdout }));
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toMatch(/no turn\.completed/);
+  });
+});
