@@ -22,7 +22,8 @@ export interface SkillSourceCommit {
   commit: string;
 }
 
-export type TriageStatus = 'ok' | 'disabled' | 'missing' | 'not_executable' | 'failed' | 'timed_out' | 'reused';
+export type TriageStatus =
+  'ok' | 'disabled' | 'missing' | 'not_executable' | 'failed' | 'timed_out' | 'reused';
 
 export interface TriageSummary {
   status: TriageStatus;

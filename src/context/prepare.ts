@@ -1,0 +1,274 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { RUN_FILES, type RunBundle } from '../audit/bundle.js';
+import type { AgentName, Config } from '../config/schema.js';
+import type { PipelineMetrics } from '../daemon/types.js';
+import type { Workspace } from '../intake/types.js';
+import type { Logger } from '../log/logger.js';
+import { errorMessage } from '../util/errors.js';
+import { fitToBudget, type MarkerInfo } from './budget.js';
+import { buildDisclosure, type Disclosure } from './disclosure/index.js';
+import { assemblePrompt, renderPromptSent, substituteReportPath } from './prompt.js';
+import { escapeTextContent, renderIncident, renderPermissions, renderTriage } from './sections.js';
+import { tokenCounter } from './tokens.js';
+import { runTriage, type TriageMode } from './triage.js';
+import type {
+  AgentView,
+  ContextReport,
+  PreloadPlacement,
+  PromptParts,
+  SectionReport,
+  SkillsSnapshot,
+  TriageSummary,
+} from './types.js';
+
+// The prepare stage: triage script, sections, disclosure, budget fitting and prompt assembly, with
+// the audit files (prompt-sent.md, context.json, triage/output.log) written into the run bundle.
+// The `context` command calls this same function with a temporary bundle.
+
+export interface PrepareInput {
+  config: Config;
+  workspace: Workspace;
+  agent: AgentName;
+  placement: PreloadPlacement;
+  view: AgentView;
+  bundle: RunBundle;
+  skills: SkillsSnapshot;
+  log: Logger;
+  triage: TriageMode;
+  subjects?: string[];
+  model?: string;
+  metrics?: PipelineMetrics;
+  signal?: AbortSignal;
+}
+
+export interface PreparedContext {
+  prompt: PromptParts;
+  context: ContextReport;
+  promptSent: string;
+  promptSha256: string;
+}
+
+/** sha256 over both parts, separated so that moving text between them changes the hash. */
+export function promptDigest(prompt: PromptParts): string {
+  return createHash('sha256').update(prompt.system).update('\n\0\n').update(prompt.user).digest('hex');
+}
+
+/** The line put where triage lines were cut, naming the file the agent can read in full. */
+export function truncationMarker(fullOutputPath: string, limit: number) {
+  return (info: MarkerInfo): string =>
+    `[triage-runner: ${info.removedLines} lines (${info.estimated ? 'about ' : ''}${info.removedTokens} tokens) of the triage report were removed here to fit the ${limit}-token context budget. Full output: ${fullOutputPath} (search it with grep -n / sed -n).]`;
+}
+
+/** What the agent is told about the triage run (no host paths: it sees `view` paths only). */
+function triageNote(summary: TriageSummary, fullOutputPath: string, timeoutMs: number): string | undefined {
+  switch (summary.status) {
+    case 'ok':
+    case 'reused':
+      return undefined;
+    case 'disabled':
+      return '[triage-runner: the baseline triage script was not run for this incident (disabled). Run your own baseline triage.]';
+    case 'missing':
+    case 'not_executable':
+      return `[triage-runner: the baseline triage script is not available (${summary.status}); no triage report. Run your own baseline triage.]`;
+    case 'timed_out':
+      return `[triage-runner: the triage script timed out after ${Math.round(timeoutMs / 1000)} s and was stopped; the output below is partial. Full output: ${fullOutputPath}]`;
+    case 'failed': {
+      const how = summary.signal
+        ? `was killed by ${summary.signal}`
+        : `failed (exit code ${summary.exitCode ?? 'none'})`;
+      return `[triage-runner: the triage script ${how}; the output below may be partial. Full output: ${fullOutputPath}]`;
+    }
+  }
+}
+
+async function readPromptFile(file: string, key: string, reportPath: string): Promise<string> {
+  try {
+    return substituteReportPath(await readFile(file, 'utf8'), reportPath);
+  } catch (err) {
+    throw new Error(
+      `${key} ${file} cannot be read (${errorMessage(err)}): point ${key} at an existing file`,
+      { cause: err },
+    );
+  }
+}
+
+const NO_DISCLOSURE: Disclosure = {
+  subjects: [],
+  bootMode: 'none',
+  degradable: [],
+  render: () => ({ text: '', parts: [] }),
+};
+
+export async function prepareContext(input: PrepareInput): Promise<PreparedContext> {
+  const { config, workspace, view, bundle, log } = input;
+  const started = performance.now();
+  const counter = tokenCounter(config.context.estimator, config.context.safety_factor[input.agent] ?? 1);
+  const limit = config.context.budget.truncate;
+  const incompleteReasons: string[] = [];
+  for (const u of input.skills.unavailable)
+    incompleteReasons.push(`skills source ${u.name} unavailable: ${u.reason}`);
+
+  const [systemPrompt, userPrompt] = await Promise.all([
+    readPromptFile(config.system_prompt_file, 'system_prompt_file', view.reportPath),
+    readPromptFile(config.user_prompt_file, 'user_prompt_file', view.reportPath),
+  ]);
+
+  let disclosure = NO_DISCLOSURE;
+  try {
+    disclosure = await buildDisclosure({
+      config,
+      incident: workspace.incident,
+      subjects: input.subjects,
+      skills: input.skills,
+      view,
+      log,
+    });
+  } catch (err) {
+    incompleteReasons.push(`skills/persona/briefs index unavailable: ${errorMessage(err)}`);
+    log.warn(
+      { err: errorMessage(err) },
+      'disclosure failed; the prompt has no skills index, persona or briefs',
+    );
+  }
+
+  const triageStarted = performance.now();
+  const triage = await runTriage({
+    config,
+    incident: workspace.incident,
+    skills: input.skills,
+    bundle,
+    log,
+    mode: input.triage,
+    signal: input.signal,
+  });
+  input.metrics?.stage('triage', (performance.now() - triageStarted) / 1000);
+  if (triage.summary.status === 'timed_out') input.metrics?.triageTimeout();
+  const reason = triage.summary.reason;
+  if (!['ok', 'reused', 'disabled'].includes(triage.summary.status) && reason) {
+    // Do not repeat a source's reason already listed above.
+    const source = input.skills.unavailable.find((u) =>
+      reason.startsWith(`skills source ${u.name} unavailable`),
+    );
+    incompleteReasons.push(
+      source
+        ? `initial triage report ${triage.summary.status}: its skills source ${source.name} is unavailable`
+        : `initial triage report ${triage.summary.status}: ${reason}`,
+    );
+  }
+  if (workspace.permissionsText === undefined) {
+    incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
+  }
+
+  const fullOutputPath = path.posix.join(view.runDir, RUN_FILES.triageLog);
+  const note = triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout);
+  const incidentSection = renderIncident(workspace.incidentText);
+  const permissionsSection = renderPermissions(workspace.permissionsText);
+  const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
+  const build = (degraded: ReadonlySet<string>, triageBody: string) => {
+    const preloaded = [incidentSection, permissionsSection, renderTriage(note, triageBody)].join('\n\n');
+    const parts = assemblePrompt({
+      systemPrompt,
+      disclosure: disclosure.render(degraded).text,
+      preloaded,
+      userPrompt,
+      placement: input.placement,
+    });
+    // Secrets (known values, credential shapes) never reach the model, and prompt-sent.md (which the
+    // bundle redacts again) stays byte-identical to what was sent. Measured after redaction.
+    return { system: bundle.redact(parts.system), user: bundle.redact(parts.user) };
+  };
+  const fit = fitToBudget({
+    counter,
+    limit,
+    degradable: disclosure.degradable,
+    triageText,
+    assemble: build,
+    marker: truncationMarker(fullOutputPath, limit),
+  });
+
+  const rendered = disclosure.render(new Set(fit.degraded));
+  const triageSection = renderTriage(note, fit.triageBody);
+  const triageTokens = counter.count(triageSection);
+  const row = (tag: string, text: string): SectionReport => {
+    const tokens = counter.count(text);
+    return { tag, tokens, originalTokens: tokens, truncated: false };
+  };
+  const sections: SectionReport[] = [
+    row('incident', incidentSection),
+    row('kubernetes_cluster_access_permissions', permissionsSection),
+    {
+      tag: 'initial_triage_report',
+      tokens: triageTokens,
+      originalTokens: fit.triage.truncated
+        ? triageTokens - fit.triage.tokens + fit.triage.originalTokens
+        : triageTokens,
+      truncated: fit.triage.truncated,
+    },
+    row('system_prompt', systemPrompt),
+    { ...row('disclosure', rendered.text), truncated: fit.degraded.length > 0 },
+    row('user_prompt', userPrompt),
+  ];
+  if (fit.degraded.length > 0) {
+    const full = counter.count(disclosure.render(new Set()).text);
+    const d = sections[4];
+    if (d) d.originalTokens = full;
+  }
+  if (fit.triage.truncated) input.metrics?.truncation('initial_triage_report');
+  for (const id of fit.degraded) input.metrics?.truncation(`disclosure:${id}`);
+
+  const context: ContextReport = {
+    estimator: config.context.estimator,
+    budget: { warn: config.context.budget.warn, truncate: limit },
+    totalTokens: fit.total,
+    sections,
+    skills: input.skills.sources.map((s) => ({ source: s.name, commit: s.commit })),
+    agent: input.agent,
+    safetyFactor: counter.factor,
+    incomplete: incompleteReasons.length > 0,
+    incompleteReasons,
+    overBudgetBy: fit.overBudgetBy,
+    triage: triage.summary,
+    disclosure: {
+      ...(disclosure.persona !== undefined ? { persona: disclosure.persona } : {}),
+      subjects: disclosure.subjects,
+      bootMode: disclosure.bootMode,
+      parts: rendered.parts.map((p) => ({ part: p.part, tokens: counter.count(p.text) })),
+      degraded: fit.degraded,
+    },
+  };
+
+  const meta = {
+    totalTokens: fit.total,
+    warn: config.context.budget.warn,
+    truncate: limit,
+    agent: input.agent,
+  };
+  if (fit.overBudgetBy > 0) {
+    log.warn(
+      { ...meta, overBudgetBy: fit.overBudgetBy },
+      'context over budget: incident and permissions are never cut; the run proceeds with the overrun',
+    );
+  } else if (fit.total > config.context.budget.warn) {
+    log.warn(meta, 'context above the warning threshold');
+  }
+  if (fit.triage.truncated) {
+    log.info(
+      { removedLines: fit.triage.removedLines, removedTokens: fit.triage.removedTokens },
+      'triage report truncated to fit the budget',
+    );
+  }
+
+  const prompt = fit.prompt;
+  const promptSha256 = promptDigest(prompt);
+  const promptSent = renderPromptSent(
+    prompt,
+    { agent: input.agent, model: input.model, placement: input.placement, promptSha256 },
+    context,
+  );
+  await bundle.writeText(RUN_FILES.promptSent, promptSent);
+  await bundle.writeJson(RUN_FILES.context, context);
+  input.metrics?.stage('context', (performance.now() - started) / 1000);
+  return { prompt, context, promptSent, promptSha256 };
+}

@@ -1,0 +1,459 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  unlink,
+} from 'node:fs/promises';
+import path from 'node:path';
+import type { Config, SkillSourceConfig } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+import { errorMessage } from '../util/errors.js';
+import { fsyncDir, writeFileAtomic } from '../util/fs.js';
+import { git } from './git.js';
+import type { SkillsSnapshot, SkillsSourceSnapshot } from './types.js';
+
+// The skills cache under `skills.cache_dir`:
+//   .repos/<source>.git          bare clone, fetched on refresh
+//   .store/<source>/<commit>/    one immutable checkout per resolved commit (temp dir + rename)
+//   <source> -> .store/<source>/<commit>   symlink swapped atomically (temp link + rename)
+//   .state.json                  resolved commit, last sync, last error, commit history per source
+// A run acquires a snapshot of the commit dirs; an update never changes them. Old commit dirs go
+// only when no snapshot holds them and they are not among the last KEEP_COMMITS.
+
+export const KEEP_COMMITS = 2;
+const STATE_FILE = '.state.json';
+const STALE_TMP_MS = 60 * 60 * 1000;
+
+export type SourceState = 'ok' | 'stale' | 'unavailable';
+
+/** One source as `skills list` shows it. */
+export interface SourceStatus {
+  name: string;
+  scope: 'user' | 'project';
+  kind: 'git' | 'path';
+  /** git URL or local path. */
+  location: string;
+  ref?: string;
+  commit?: string;
+  /** Host path the source is served from. */
+  dir?: string;
+  lastSync?: string;
+  /** ok: current; stale: the last good cache is used because the update failed; unavailable: nothing usable. */
+  status: SourceState;
+  error?: string;
+}
+
+export interface SyncReport {
+  sources: SourceStatus[];
+  /** Sources whose update failed (with or without a cache to fall back on). */
+  failed: string[];
+}
+
+export interface SkillsReadiness {
+  ready: boolean;
+  sources: { name: string; available: boolean; detail?: string }[];
+}
+
+interface PersistedSource {
+  commit: string;
+  ref?: string;
+  location: string;
+  lastSync?: string;
+  lastError?: string;
+  history: string[];
+}
+
+interface PersistedState {
+  sources: Record<string, PersistedSource>;
+}
+
+export interface SkillsCacheOptions {
+  config: Config;
+  log: Logger;
+  now?: () => Date;
+  /** Limit for each git command (clone, fetch, checkout). */
+  gitTimeoutMs?: number;
+}
+
+/** Short hash of a local folder's file listing, sizes and mtimes: changes when a file changes. */
+export async function localTreeCommit(dir: string, maxFiles = 20_000): Promise<string> {
+  const hash = createHash('sha256');
+  let files = 0;
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await readdir(path.join(dir, rel), { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      if (entry.name === '.git' || files >= maxFiles) continue;
+      const child = path.join(rel, entry.name);
+      if (entry.isDirectory()) {
+        await walk(child);
+        continue;
+      }
+      files += 1;
+      const info = await lstat(path.join(dir, child)).catch(() => undefined);
+      hash.update(`${child}\0${info?.size ?? -1}\0${info?.mtimeMs ?? -1}\n`);
+    }
+  };
+  await walk('');
+  return `local:${hash.digest('hex').slice(0, 12)}`;
+}
+
+export class SkillsCache {
+  private readonly config: Config;
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  private readonly gitTimeoutMs: number;
+  private readonly root: string;
+  private state: PersistedState = { sources: {} };
+  private loaded = false;
+  private syncing: Promise<SyncReport> | undefined;
+  private synced = false;
+  private readonly warned = new Set<string>();
+  private readonly errors = new Map<string, string>();
+  /** `<source>/<commit>` -> snapshots holding it. */
+  private readonly held = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(options: SkillsCacheOptions) {
+    this.config = options.config;
+    this.log = options.log;
+    this.now = options.now ?? (() => new Date());
+    this.gitTimeoutMs = options.gitTimeoutMs ?? 120_000;
+    this.root = path.resolve(options.config.skills.cache_dir);
+  }
+
+  get cacheDir(): string {
+    return this.root;
+  }
+
+  private get sources(): SkillSourceConfig[] {
+    return this.config.skills.sources;
+  }
+
+  /** Fetches every git source now and swaps in new commits; a failing source keeps its last good cache. */
+  sync(): Promise<SyncReport> {
+    this.syncing ??= this.doSync().finally(() => {
+      this.syncing = undefined;
+      this.synced = true;
+    });
+    return this.syncing;
+  }
+
+  /** Starts the periodic refresh (`skills.refresh_interval`) after an initial sync. */
+  start(): Promise<SyncReport> {
+    if (!this.timer) {
+      this.timer = setInterval(() => {
+        this.sync().catch((err: unknown) =>
+          this.log.error({ err: errorMessage(err) }, 'skills refresh failed'),
+        );
+      }, this.config.skills.refresh_interval);
+      this.timer.unref();
+    }
+    return this.sync();
+  }
+
+  /** Stops the periodic refresh and waits for a sync in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.syncing?.catch(() => undefined);
+  }
+
+  /** The skills a run uses: immutable commit dirs held until `release()`. Syncs first if never synced and a source has no cache. */
+  async acquire(): Promise<SkillsSnapshot> {
+    await this.load();
+    if (!this.synced && this.sources.some((s) => s.git !== undefined && !this.state.sources[s.name]))
+      await this.sync();
+    const sources: SkillsSourceSnapshot[] = [];
+    const unavailable: { name: string; reason: string }[] = [];
+    const keys: string[] = [];
+    for (const source of this.sources) {
+      const resolved = await this.resolveCurrent(source);
+      if ('reason' in resolved) {
+        unavailable.push({ name: source.name, reason: resolved.reason });
+        continue;
+      }
+      sources.push({ name: source.name, scope: source.scope, dir: resolved.dir, commit: resolved.commit });
+      if (source.git !== undefined) {
+        const key = `${source.name}/${resolved.commit}`;
+        this.held.set(key, (this.held.get(key) ?? 0) + 1);
+        keys.push(key);
+      }
+    }
+    let released = false;
+    return {
+      sources,
+      unavailable,
+      release: () => {
+        if (released) return;
+        released = true;
+        for (const key of keys) {
+          const n = (this.held.get(key) ?? 1) - 1;
+          if (n <= 0) this.held.delete(key);
+          else this.held.set(key, n);
+        }
+      },
+    };
+  }
+
+  /** Every configured source with its commit, last sync and status (no network). */
+  async list(): Promise<SourceStatus[]> {
+    await this.load();
+    return Promise.all(this.sources.map((s) => this.status(s)));
+  }
+
+  /** Ready when every configured source is available (current or last good cache). */
+  async readiness(): Promise<SkillsReadiness> {
+    const list = await this.list();
+    const sources = list.map((s) => ({
+      name: s.name,
+      available: s.status !== 'unavailable',
+      ...(s.error ? { detail: s.error } : {}),
+    }));
+    return { ready: sources.every((s) => s.available), sources };
+  }
+
+  private async status(source: SkillSourceConfig): Promise<SourceStatus> {
+    const base = {
+      name: source.name,
+      scope: source.scope,
+      kind: source.git !== undefined ? ('git' as const) : ('path' as const),
+      location: source.git ?? path.resolve(source.path ?? ''),
+      ...(source.git !== undefined ? { ref: source.ref } : {}),
+    };
+    const resolved = await this.resolveCurrent(source);
+    const error = this.errors.get(source.name) ?? this.state.sources[source.name]?.lastError;
+    if ('reason' in resolved) return { ...base, status: 'unavailable', error: resolved.reason };
+    const persisted = this.state.sources[source.name];
+    return {
+      ...base,
+      commit: resolved.commit,
+      dir: resolved.dir,
+      ...(persisted?.lastSync ? { lastSync: persisted.lastSync } : {}),
+      status: error ? 'stale' : 'ok',
+      ...(error ? { error } : {}),
+    };
+  }
+
+  private async resolveCurrent(
+    source: SkillSourceConfig,
+  ): Promise<{ dir: string; commit: string } | { reason: string }> {
+    if (source.path !== undefined) {
+      const dir = path.resolve(source.path);
+      try {
+        if (!(await stat(dir)).isDirectory()) return { reason: `local path ${dir} is not a directory` };
+        return { dir, commit: await localTreeCommit(dir) };
+      } catch (err) {
+        return {
+          reason: `local path ${dir} cannot be read (${errorMessage(err)}); fix skills.sources[${source.name}].path`,
+        };
+      }
+    }
+    const persisted = this.state.sources[source.name];
+    if (persisted) {
+      const dir = this.commitDir(source.name, persisted.commit);
+      if (await isDir(dir)) return { dir, commit: persisted.commit };
+    }
+    const error = this.errors.get(source.name);
+    return { reason: error ?? `not fetched yet into ${this.root}; run \`triage-runner skills sync\`` };
+  }
+
+  private commitDir(name: string, commit: string): string {
+    return path.join(this.root, '.store', name, commit);
+  }
+
+  private async load(): Promise<void> {
+    if (this.loaded) return;
+    this.loaded = true;
+    try {
+      const parsed = JSON.parse(await readFile(path.join(this.root, STATE_FILE), 'utf8')) as PersistedState;
+      if (parsed && typeof parsed === 'object' && parsed.sources) this.state = parsed;
+    } catch {
+      // No state yet (or unreadable): recover the current commits from the symlinks below.
+    }
+    for (const source of this.sources) {
+      if (source.git === undefined || this.state.sources[source.name]) continue;
+      const target = await readlink(path.join(this.root, source.name)).catch(() => undefined);
+      const commit = target ? path.basename(target) : undefined;
+      if (commit && /^[0-9a-f]{40,64}$/.test(commit)) {
+        this.state.sources[source.name] = { commit, location: source.git, history: [commit] };
+      }
+    }
+  }
+
+  private async doSync(): Promise<SyncReport> {
+    await this.load();
+    await mkdir(this.root, { recursive: true });
+    const failed: string[] = [];
+    for (const source of this.sources) {
+      if (source.git === undefined) continue;
+      try {
+        await this.syncGit(source, source.git);
+        if (this.warned.delete(source.name))
+          this.log.info({ source: source.name }, 'skills source reachable again');
+        this.errors.delete(source.name);
+      } catch (err) {
+        failed.push(source.name);
+        const message = errorMessage(err);
+        const hasCache = this.state.sources[source.name] !== undefined;
+        this.errors.set(source.name, message);
+        const meta = { source: source.name, git: source.git, ref: source.ref, err: message };
+        const msg = hasCache
+          ? 'skills source update failed; keeping the last good cache'
+          : 'skills source unavailable';
+        if (this.warned.has(source.name)) this.log.debug(meta, msg);
+        else {
+          this.warned.add(source.name);
+          this.log.warn(meta, msg);
+        }
+        const persisted = this.state.sources[source.name];
+        if (persisted) persisted.lastError = message;
+      }
+    }
+    await this.saveState();
+    await this.gc();
+    return { sources: await this.list(), failed };
+  }
+
+  private async syncGit(source: SkillSourceConfig, url: string): Promise<void> {
+    const repo = path.join(this.root, '.repos', `${source.name}.git`);
+    const opts = { timeoutMs: this.gitTimeoutMs };
+    if (!(await isDir(repo))) {
+      await mkdir(path.dirname(repo), { recursive: true });
+      const tmp = `${repo}.tmp-${randomBytes(4).toString('hex')}`;
+      try {
+        await git(['clone', '--bare', '--quiet', '--', url, tmp], opts);
+        await rename(tmp, repo);
+      } finally {
+        await rm(tmp, { recursive: true, force: true });
+      }
+    } else {
+      await git(['--git-dir', repo, 'remote', 'set-url', 'origin', url], opts);
+      await git(
+        [
+          '--git-dir',
+          repo,
+          'fetch',
+          '--quiet',
+          '--prune',
+          '--force',
+          '--tags',
+          'origin',
+          '+refs/heads/*:refs/heads/*',
+        ],
+        opts,
+      );
+    }
+    const commit = await this.resolveRef(repo, source.ref);
+    const dir = this.commitDir(source.name, commit);
+    if (!(await isDir(dir))) await this.checkout(repo, commit, dir);
+    await this.swapLink(source.name, dir);
+    const previous = this.state.sources[source.name];
+    if (previous?.commit !== commit)
+      this.log.info({ source: source.name, commit, previous: previous?.commit }, 'skills source updated');
+    this.state.sources[source.name] = {
+      commit,
+      ref: source.ref,
+      location: url,
+      lastSync: this.now().toISOString(),
+      history: [commit, ...(previous?.history ?? []).filter((c) => c !== commit)].slice(0, 10),
+    };
+  }
+
+  private async resolveRef(repo: string, ref: string): Promise<string> {
+    const opts = { timeoutMs: this.gitTimeoutMs };
+    try {
+      return await git(['--git-dir', repo, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], opts);
+    } catch {
+      // A commit that no branch or tag reaches: ask the remote for it directly.
+      try {
+        await git(['--git-dir', repo, 'fetch', '--quiet', 'origin', ref], opts);
+        return await git(
+          ['--git-dir', repo, 'rev-parse', '--verify', '--quiet', 'FETCH_HEAD^{commit}'],
+          opts,
+        );
+      } catch {
+        throw new Error(
+          `ref ${JSON.stringify(ref)} is not a branch, tag or commit of the repository; fix skills.sources ref`,
+        );
+      }
+    }
+  }
+
+  /** Checks `commit` out into `dir` through a temp dir and one rename: readers never see a partial tree. */
+  private async checkout(repo: string, commit: string, dir: string): Promise<void> {
+    const parent = path.dirname(dir);
+    await mkdir(parent, { recursive: true });
+    const tmp = path.join(parent, `.tmp-${randomBytes(6).toString('hex')}`);
+    const index = `${tmp}.index`;
+    const opts = { timeoutMs: this.gitTimeoutMs, env: { GIT_INDEX_FILE: index } };
+    try {
+      await mkdir(tmp);
+      await git(['--git-dir', repo, 'read-tree', commit], opts);
+      await git(['--git-dir', repo, '--work-tree', tmp, 'checkout-index', '--all', '--force'], opts);
+      await rename(tmp, dir);
+      await fsyncDir(parent);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+      await rm(index, { force: true });
+    }
+  }
+
+  /** Points `<cache>/<name>` at `dir` in one rename. */
+  private async swapLink(name: string, dir: string): Promise<void> {
+    const link = path.join(this.root, name);
+    const existing = await lstat(link).catch(() => undefined);
+    if (existing && !existing.isSymbolicLink()) {
+      throw new Error(
+        `${link} exists and is not the cache's symlink; move it away so the cache can manage it`,
+      );
+    }
+    const tmp = path.join(this.root, `.${name}.link-${randomBytes(4).toString('hex')}`);
+    await symlink(path.relative(this.root, dir), tmp);
+    try {
+      await rename(tmp, link);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    await fsyncDir(this.root);
+  }
+
+  private async saveState(): Promise<void> {
+    await writeFileAtomic(path.join(this.root, STATE_FILE), `${JSON.stringify(this.state, null, 2)}\n`);
+  }
+
+  /** Removes commit dirs that are neither among the last KEEP_COMMITS nor held by a snapshot. */
+  async gc(): Promise<string[]> {
+    const removed: string[] = [];
+    for (const source of this.sources) {
+      if (source.git === undefined) continue;
+      const base = path.join(this.root, '.store', source.name);
+      const entries = await readdir(base).catch(() => [] as string[]);
+      const keep = new Set(this.state.sources[source.name]?.history.slice(0, KEEP_COMMITS) ?? []);
+      for (const entry of entries) {
+        if (keep.has(entry) || (this.held.get(`${source.name}/${entry}`) ?? 0) > 0) continue;
+        // A temp checkout may belong to another process sharing the cache (`skills sync` next to the
+        // daemon): only leftovers older than an hour are removed.
+        if (entry.startsWith('.tmp-')) {
+          const info = await stat(path.join(base, entry)).catch(() => undefined);
+          if (!info || this.now().getTime() - info.mtimeMs < STALE_TMP_MS) continue;
+        }
+        await rm(path.join(base, entry), { recursive: true, force: true });
+        removed.push(`${source.name}/${entry}`);
+      }
+    }
+    if (removed.length > 0) this.log.debug({ removed }, 'skills cache: removed old commits');
+    return removed;
+  }
+}
+
+const isDir = async (p: string): Promise<boolean> =>
+  (await stat(p).catch(() => undefined))?.isDirectory() ?? false;

@@ -1,0 +1,301 @@
+import { spawn } from 'node:child_process';
+import { constants, createReadStream } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { RunBundle } from '../audit/bundle.js';
+import { RUN_FILES } from '../audit/bundle.js';
+import type { Config } from '../config/schema.js';
+import type { Incident } from '../intake/types.js';
+import type { Logger } from '../log/logger.js';
+import { errorMessage } from '../util/errors.js';
+import { HeadTailCapture } from './capture.js';
+import type { SkillsSnapshot, TriageSummary } from './types.js';
+
+// Runs the configured skill's triage script as a real process in its own process group and keeps a
+// bounded, cleaned copy of its output for the prompt, while the full stream goes to the run's
+// triage/output.log (redacted, capped). Every failure ends in a TriageSummary; the agent still runs.
+
+export type TriageMode = { mode: 'run' } | { mode: 'reuse'; logPath: string } | { mode: 'skip' };
+
+export interface TriageInput {
+  config: Config;
+  incident: Incident;
+  skills: SkillsSnapshot;
+  bundle: RunBundle;
+  log: Logger;
+  mode: TriageMode;
+  signal?: AbortSignal;
+  /** Environment the PATH and HOME are taken from (default process.env). */
+  env?: Record<string, string | undefined>;
+  now?: () => number;
+}
+
+export interface TriageOutcome {
+  summary: TriageSummary;
+  /** Cleaned output kept for the prompt ('' when there is none). */
+  text: string;
+}
+
+/** After the direct child exits, how long its streams may stay open before we close them. */
+const DRAIN_MS = 500;
+
+/** Substitutes `{triage_dir}`, `{namespace}` and `{incident_id}` in the configured arguments. */
+export function triageArgs(
+  args: readonly string[],
+  values: { triageDir: string; namespace: string; incidentId: string },
+): string[] {
+  return args.map((a) =>
+    a
+      .replaceAll('{triage_dir}', values.triageDir)
+      .replaceAll('{namespace}', values.namespace)
+      .replaceAll('{incident_id}', values.incidentId),
+  );
+}
+
+/** The script's environment: the incident's coordinates, kubeconfig and PATH, never the daemon's secrets. */
+export function triageEnv(
+  config: Config,
+  incident: Incident,
+  env: Record<string, string | undefined>,
+): Record<string, string> {
+  const out: Record<string, string> = {
+    NAMESPACE: incident.namespace,
+    INCIDENT_NAMESPACE: incident.namespace,
+    INCIDENT_ID: incident.incidentId,
+    CLUSTER: incident.cluster,
+    PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  };
+  if (config.kubeconfig) out.KUBECONFIG = config.kubeconfig;
+  if (env.HOME) out.HOME = env.HOME;
+  return out;
+}
+
+export async function runTriage(input: TriageInput): Promise<TriageOutcome> {
+  const { config, mode } = input;
+  if (mode.mode === 'skip')
+    return { summary: { status: 'disabled', reason: 'triage skipped for this run' }, text: '' };
+  if (config.skills.disable_triage_preload && mode.mode === 'run') {
+    return { summary: { status: 'disabled', reason: 'skills.disable_triage_preload is true' }, text: '' };
+  }
+  if (mode.mode === 'reuse') return reuseTriage(input, mode.logPath);
+  return executeTriage(input);
+}
+
+const gapLine = (logPath: string) => (dropped: number) =>
+  `[triage-runner: ${dropped} bytes of triage output omitted here (context.triage_prompt_cap); full output: ${logPath}]`;
+
+async function reuseTriage(input: TriageInput, source: string): Promise<TriageOutcome> {
+  const logPath = input.bundle.path(RUN_FILES.triageLog);
+  try {
+    const info = await stat(source);
+    if (!info.isFile()) throw new Error('not a regular file');
+  } catch (err) {
+    const reason = `saved triage output ${source} cannot be read (${errorMessage(err)}); pass an existing file to --reuse-triage`;
+    input.log.warn({ path: source }, 'saved triage output unreadable');
+    return { summary: { status: 'missing', reason }, text: '' };
+  }
+  const capture = new HeadTailCapture(input.config.context.triage_prompt_cap);
+  const out = input.bundle.openLog(RUN_FILES.triageLog, input.config.context.triage_log_cap);
+  try {
+    for await (const chunk of createReadStream(source)) {
+      capture.push(chunk as Buffer);
+      out.write(chunk as Buffer);
+    }
+  } finally {
+    await out.close();
+  }
+  const captured = capture.finish(gapLine(logPath));
+  return {
+    summary: { status: 'reused', bytes: captured.bytes, logPath, reason: `reused saved output ${source}` },
+    text: captured.text,
+  };
+}
+
+async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
+  const { config, incident, log } = input;
+  const now = input.now ?? Date.now;
+  const t = config.skills.triage;
+  const source = input.skills.sources.find((s) => s.name === t.skill);
+  if (!source) {
+    const why = input.skills.unavailable.find((u) => u.name === t.skill);
+    const reason = why
+      ? `skills source ${t.skill} unavailable: ${why.reason}`
+      : `skills source ${t.skill} (skills.triage.skill) is not configured in skills.sources; add it or set skills.disable_triage_preload`;
+    log.warn({ skill: t.skill }, 'triage skipped: skills source unavailable');
+    return { summary: { status: 'missing', reason }, text: '' };
+  }
+  const script = path.resolve(source.dir, t.script);
+  const rel = path.relative(source.dir, script);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    return {
+      summary: {
+        status: 'missing',
+        reason: `skills.triage.script ${t.script} points outside source ${t.skill}`,
+      },
+      text: '',
+    };
+  }
+  try {
+    const info = await stat(script);
+    if (!info.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
+  } catch (err) {
+    const reason = `triage script ${t.script} not found in skills source ${t.skill} at commit ${source.commit} (${script}): ${errorMessage(err)}; check skills.triage.script`;
+    log.warn({ script }, 'triage script missing');
+    return { summary: { status: 'missing', reason }, text: '' };
+  }
+  try {
+    await access(script, constants.X_OK);
+  } catch {
+    const reason = `triage script ${script} is not executable; run chmod +x on it in the skill repository`;
+    log.warn({ script }, 'triage script not executable');
+    return { summary: { status: 'not_executable', reason }, text: '' };
+  }
+
+  const triageDir = input.bundle.path(RUN_FILES.triageDir);
+  const logPath = input.bundle.path(RUN_FILES.triageLog);
+  const args = triageArgs(t.args, {
+    triageDir,
+    namespace: incident.namespace,
+    incidentId: incident.incidentId,
+  });
+  const capture = new HeadTailCapture(config.context.triage_prompt_cap);
+  const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap);
+  const started = now();
+  const result = await spawnGroup({
+    file: script,
+    args,
+    cwd: triageDir,
+    env: triageEnv(config, incident, input.env ?? process.env),
+    timeoutMs: t.timeout,
+    killGraceMs: t.kill_grace,
+    signal: input.signal,
+    onData: (chunk) => {
+      capture.push(chunk);
+      out.write(chunk);
+    },
+  });
+  await out.close();
+  const durationMs = now() - started;
+  const captured = capture.finish(gapLine(logPath));
+  const base = {
+    exitCode: result.exitCode,
+    signal: result.signal,
+    durationMs,
+    bytes: captured.bytes,
+    logPath,
+  };
+  if (result.error) {
+    const reason = `triage script ${script} could not be started: ${result.error}; check that the interpreter on its #! line is installed on the daemon's host`;
+    log.warn({ script, err: result.error }, 'triage script failed to start');
+    return { summary: { status: 'failed', reason, ...base }, text: captured.text };
+  }
+  if (result.timedOut) {
+    const reason = `triage script timed out after ${t.timeout} ms (skills.triage.timeout); its process group was terminated; output below is partial`;
+    log.warn({ script, timeoutMs: t.timeout }, 'triage script timed out');
+    return { summary: { status: 'timed_out', reason, ...base }, text: captured.text };
+  }
+  if (result.aborted) {
+    return {
+      summary: { status: 'failed', reason: 'triage interrupted: the run was cancelled', ...base },
+      text: captured.text,
+    };
+  }
+  if (result.exitCode !== 0) {
+    const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+    const reason = `triage script ${how}; see ${logPath} (a typical cause is a cluster the script cannot reach)`;
+    log.warn({ script, exitCode: result.exitCode, signal: result.signal }, 'triage script failed');
+    return { summary: { status: 'failed', reason, ...base }, text: captured.text };
+  }
+  log.info({ script, durationMs, bytes: captured.bytes }, 'triage script finished');
+  return { summary: { status: 'ok', ...base }, text: captured.text };
+}
+
+export interface SpawnGroupOptions {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  killGraceMs: number;
+  signal?: AbortSignal;
+  onData(chunk: Buffer): void;
+}
+
+export interface SpawnGroupResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  error?: string;
+}
+
+/**
+ * Spawns `file` as the leader of a new process group. On timeout or abort the whole group gets
+ * SIGTERM, then SIGKILL after the grace period. Resolves once the leader has exited and the output
+ * has drained (at most DRAIN_MS later: a grandchild holding stdout open is killed, streams destroyed).
+ */
+export function spawnGroup(opts: SpawnGroupOptions): Promise<SpawnGroupResult> {
+  return new Promise((resolve) => {
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+    const child = spawn(opts.file, opts.args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+    const terminate = () => {
+      killGroup('SIGTERM');
+      timers.push(setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs));
+    };
+    child.stdout.on('data', opts.onData);
+    child.stderr.on('data', opts.onData);
+    child.stdout.on('error', () => undefined);
+    child.stderr.on('error', () => undefined);
+
+    const onAbort = () => {
+      aborted = true;
+      terminate();
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) onAbort();
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        terminate();
+      }, opts.timeoutMs),
+    );
+
+    const finish = (result: SpawnGroupResult) => {
+      if (settled) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      // Whatever is left of the group (background grandchildren) goes with the run.
+      killGroup('SIGKILL');
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve(result);
+    };
+    child.on('error', (err) =>
+      finish({ exitCode: null, signal: null, timedOut, aborted, error: errorMessage(err) }),
+    );
+    child.on('exit', (code, sig) => {
+      const result = { exitCode: code, signal: sig, timedOut, aborted };
+      // Let buffered output arrive; do not wait for a grandchild that holds the pipe open.
+      const drain = setTimeout(() => finish(result), DRAIN_MS);
+      timers.push(drain);
+      child.on('close', () => finish(result));
+    });
+  });
+}

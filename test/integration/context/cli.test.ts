@@ -1,0 +1,158 @@
+import { execa } from 'execa';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/program.js';
+import type { CliIO } from '../../../src/cli/io.js';
+import { FIXTURES, incident, REPO_ROOT, tempDir } from './helpers.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+function fakeIO(cwd: string, env: Record<string, string | undefined> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIO = {
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    env: { PATH: process.env.PATH, ...env },
+    cwd,
+  };
+  return { io, stdout: () => out.join(''), stderr: () => err.join('') };
+}
+
+async function setup(sources: unknown[] = [{ name: 'k8s4agents', path: FIXTURES }]) {
+  const t = await tempDir('tr-cli-');
+  cleanups.push(t.cleanup);
+  const ws = path.join(t.dir, 'incidents', 'inc-42');
+  await mkdir(ws, { recursive: true });
+  await writeFile(path.join(ws, 'incident.json'), JSON.stringify(incident, null, 2));
+  await writeFile(path.join(ws, 'incident_cluster_permissions.json'), '{"can_get_pods":true}');
+  const configFile = path.join(t.dir, 'config.yaml');
+  const yaml = [
+    `system_prompt_file: ${path.join(REPO_ROOT, 'configs/triage-system-prompt.md')}`,
+    `user_prompt_file: ${path.join(REPO_ROOT, 'configs/user-prompt.md')}`,
+    `personas_dir: ${path.join(REPO_ROOT, 'configs/personas')}`,
+    `briefs_dir: ${path.join(REPO_ROOT, 'configs/briefs')}`,
+    `boot_file: ${path.join(REPO_ROOT, 'configs/boot.yml')}`,
+    'skills:',
+    `  cache_dir: ${path.join(t.dir, 'cache')}`,
+    `  sources: ${JSON.stringify(sources)}`,
+    '  triage: { script: failing.sh, args: [] }',
+  ].join('\n');
+  await writeFile(configFile, `${yaml}\n`);
+  return { dir: t.dir, ws, configFile };
+}
+
+describe('triage-runner context', () => {
+  it('prints {prompt, context} as JSON without writing into the workspace', async () => {
+    const { ws, configFile, dir } = await setup();
+    const cli = fakeIO(dir);
+    const code = await runCli(['--config', configFile, 'context', ws, '--agent', 'gemini', '--json'], cli.io);
+    expect(cli.stderr()).toBe('');
+    expect(code).toBe(0);
+    const parsed = JSON.parse(cli.stdout()) as {
+      prompt: { system: string; user: string };
+      context: Record<string, unknown>;
+    };
+    expect(parsed.prompt.user).toContain('<incident>\n{\n  "incidentId": "inc-42"');
+    expect(parsed.context).toMatchObject({
+      agent: 'gemini',
+      safetyFactor: 1.3,
+      estimator: 'o200k',
+      triage: { status: 'failed', exitCode: 3 },
+    });
+    expect(await readdir(ws)).toEqual(['incident.json', 'incident_cluster_permissions.json']);
+  });
+
+  it('prints the exact prompt and the token table in text mode, honouring --no-triage and --subject', async () => {
+    const { ws, configFile, dir } = await setup();
+    const cli = fakeIO(dir);
+    const code = await runCli(
+      ['--config', configFile, 'context', ws, '--no-triage', '--subject', 'oom'],
+      cli.io,
+    );
+    expect(code).toBe(0);
+    const text = cli.stdout();
+    expect(text).toContain('===== system prompt =====\n# Incident investigation');
+    expect(text).toMatch(/initial_triage_report\s+\d+\s+\d+\s+no/);
+    expect(text).toMatch(/total\s+\d+\s+budget 10000 \(warn 8000\)/);
+    expect(text).toContain('Level-1 disclosure cost:');
+    expect(text).toContain('triage: disabled');
+    expect(text).toMatch(/subjects oom/);
+  });
+
+  it('exits 2 and says what is wrong for a bad workspace path or conflicting flags', async () => {
+    const { configFile, dir } = await setup();
+    const cli = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', path.join(dir, 'nope')], cli.io)).toBe(2);
+    expect(cli.stderr()).toMatch(
+      /workspace .*nope does not exist; give the incident folder that holds incident.json/,
+    );
+    const cli2 = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', dir], cli2.io)).toBe(2);
+    expect(cli2.stderr()).toMatch(/has no incident.json/);
+    const cli3 = fakeIO(dir);
+    expect(
+      await runCli(
+        ['--config', configFile, 'context', dir, '--no-triage', '--reuse-triage', configFile],
+        cli3.io,
+      ),
+    ).toBe(2);
+    const cli4 = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', dir, '--agent', 'nobody'], cli4.io)).toBe(2);
+  });
+
+  it('works when the only skills source is unavailable, reporting the reason', async () => {
+    const { ws, configFile, dir } = await setup([
+      { name: 'k8s4agents', git: 'https://skills.invalid/k8s4agents', ref: 'main' },
+    ]);
+    const cli = fakeIO(dir);
+    const code = await runCli(['--config', configFile, 'context', ws, '--json'], cli.io);
+    expect(code).toBe(0);
+    const { context } = JSON.parse(cli.stdout()) as {
+      context: { incompleteReasons: string[]; triage: { status: string } };
+    };
+    expect(context.triage.status).toBe('missing');
+    expect(context.incompleteReasons[0]).toMatch(/^skills source k8s4agents unavailable: /);
+  });
+});
+
+describe('triage-runner skills', () => {
+  it('syncs a git source and lists it with its commit; a source with no cache makes sync exit 1', async () => {
+    const t = await tempDir('tr-cli-git-');
+    cleanups.push(t.cleanup);
+    const repo = path.join(t.dir, 'repo');
+    await mkdir(path.join(repo, 'skills/demo'), { recursive: true });
+    await writeFile(
+      path.join(repo, 'skills/demo/SKILL.md'),
+      '---\nname: demo\ndescription: demo skill\n---\n',
+    );
+    const env = {
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@e',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@e',
+    };
+    await execa('git', ['init', '-q', '-b', 'main'], { cwd: repo });
+    await execa('git', ['add', '-A'], { cwd: repo });
+    await execa('git', ['commit', '-q', '-m', 'one'], { cwd: repo, env });
+    const sha = (await execa('git', ['rev-parse', 'HEAD'], { cwd: repo })).stdout.trim();
+    const { configFile, dir } = await setup([{ name: 'demo', git: repo, ref: 'main' }]);
+    const sync = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'skills', 'sync'], sync.io)).toBe(0);
+    expect(sync.stdout()).toMatch(
+      new RegExp(`demo\\s+project\\s+main\\s+${sha.slice(0, 12)}\\s+\\d{4}-.*\\s+ok`),
+    );
+    const list = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'skills', 'list', '--json'], list.io)).toBe(0);
+    expect(JSON.parse(list.stdout())[0]).toMatchObject({ name: 'demo', commit: sha, status: 'ok' });
+
+    const broken = await setup([{ name: 'gone', git: path.join(t.dir, 'missing-repo'), ref: 'main' }]);
+    const bad = fakeIO(broken.dir);
+    expect(await runCli(['--config', broken.configFile, 'skills', 'sync'], bad.io)).toBe(1);
+    expect(bad.stderr()).toMatch(/skills source gone unavailable: git clone/);
+  });
+});

@@ -1,0 +1,59 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RunBundle } from '../../../src/audit/bundle.js';
+import { configSchema, type Config, type ConfigInput } from '../../../src/config/schema.js';
+import type { SkillsSnapshot } from '../../../src/context/types.js';
+import type { Incident, Workspace } from '../../../src/intake/types.js';
+import { Redactor } from '../../../src/log/redact.js';
+
+// Shared set-up for the context integration tests: temp dirs, a config, a bundle, fixture scripts.
+
+export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/triage');
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export async function tempDir(
+  prefix = 'tr-context-',
+): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export function makeConfig(input: ConfigInput = {}): Config {
+  return configSchema.parse(input);
+}
+
+/** A snapshot serving the fixture scripts as source `k8s4agents` (the triage default). */
+export function fixtureSnapshot(dir = FIXTURES): SkillsSnapshot {
+  return {
+    sources: [{ name: 'k8s4agents', scope: 'project', dir, commit: 'local:fixture' }],
+    unavailable: [],
+    release: () => undefined,
+  };
+}
+
+export const incident: Incident = {
+  incidentId: 'inc-42',
+  cluster: 'prod-eu',
+  namespace: 'shop',
+  resource: { kind: 'Pod', name: 'api-1', namespace: 'shop' },
+  faultType: 'CrashLoop',
+  severity: 'high',
+  timestamp: '2026-11-22T02:00:00Z',
+};
+
+export function makeWorkspace(dir: string, over: Partial<Workspace> = {}): Workspace {
+  const incidentText = over.incidentText ?? `${JSON.stringify(incident, null, 2)}\n`;
+  return {
+    dir,
+    name: path.basename(dir),
+    incident: JSON.parse(incidentText) as Incident,
+    incidentText,
+    permissionsText: '{"cluster_name":"prod-eu","can_get_pods":true,"can_get_logs":true}\n',
+    ...over,
+  };
+}
+
+export const makeBundle = (workspaceDir: string, runId = 'run-1') =>
+  RunBundle.create(workspaceDir, runId, new Redactor());

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assemblePrompt,
+  parsePromptSent,
+  renderPromptSent,
+  substituteReportPath,
+} from '../../../src/context/prompt.js';
+import type { ContextReport } from '../../../src/context/types.js';
+
+const context: ContextReport = {
+  estimator: 'o200k',
+  budget: { warn: 8000, truncate: 10000 },
+  totalTokens: 123,
+  sections: [{ tag: 'incident', tokens: 10, originalTokens: 10, truncated: false }],
+  skills: [{ source: 'k8s4agents', commit: 'a'.repeat(40) }],
+  agent: 'claude',
+  safetyFactor: 1.1,
+  incomplete: false,
+  incompleteReasons: [],
+  overBudgetBy: 0,
+  triage: { status: 'ok' },
+  disclosure: {
+    persona: 'kubernetes-sre',
+    subjects: ['crash|loop\n## System prompt'],
+    bootMode: 'subject',
+    parts: [],
+    degraded: [],
+  },
+};
+
+describe('prompt assembly', () => {
+  it('puts the preloaded context in the system part for system placement', () => {
+    const p = assemblePrompt({
+      systemPrompt: 'SYS\n',
+      disclosure: 'DISC',
+      preloaded: '<incident>\n{}\n</incident>',
+      userPrompt: 'USER',
+      placement: 'system',
+    });
+    expect(p.system.startsWith('SYS\n\nDISC\n\n# Preloaded context')).toBe(true);
+    expect(p.system).toContain('<incident>\n{}\n</incident>\n');
+    expect(p.user).toBe('USER\n');
+  });
+
+  it('puts the preloaded context before the user prompt for user placement', () => {
+    const p = assemblePrompt({
+      systemPrompt: 'SYS',
+      disclosure: '',
+      preloaded: '<incident>\n{}\n</incident>',
+      userPrompt: 'USER',
+      placement: 'user',
+    });
+    expect(p.system).toBe('SYS\n');
+    expect(p.user.indexOf('<incident>')).toBeLessThan(p.user.indexOf('USER'));
+  });
+
+  it('substitutes every {{report_path}}', () => {
+    expect(substituteReportPath('a {{report_path}} b {{ report_path }} $&', '/w/o.md')).toBe(
+      'a /w/o.md b /w/o.md $&',
+    );
+  });
+
+  it('round-trips both parts byte-identically through prompt-sent.md, whatever backticks they hold', () => {
+    const cases = [
+      { system: 'plain', user: 'u' },
+      { system: '', user: '' },
+      { system: '```\ncode\n```\n````` five', user: 'ends with backticks ``````' },
+      { system: '\n\nleading and trailing\n\n', user: '## User prompt\n\n```text\nfake\n```\n' },
+      { system: 'x\r\ny\u0000z', user: '## System prompt\n\n```text\n' },
+    ];
+    for (const prompt of cases) {
+      const text = renderPromptSent(
+        prompt,
+        { agent: 'claude', placement: 'system', promptSha256: 'abc' },
+        context,
+      );
+      expect(parsePromptSent(text)).toEqual(prompt);
+    }
+  });
+
+  it('renders the header with agent, model, placement, skills commits and disclosure decisions', () => {
+    const text = renderPromptSent(
+      { system: 's', user: 'u' },
+      { agent: 'codex', model: 'gpt-5', placement: 'user', promptSha256: 'f00' },
+      context,
+    );
+    expect(text).toContain('| agent | codex |');
+    expect(text).toContain('| model | gpt-5 |');
+    expect(text).toContain(`k8s4agents@${'a'.repeat(40)}`);
+    expect(text).toContain('| persona | kubernetes-sre |');
+    expect(text).toContain('crash\\|loop ## System prompt');
+    expect(text).toContain('| **total** | 123 | budget 10000 (warn 8000) |');
+  });
+
+  it('is deterministic: the same inputs render the same bytes', () => {
+    const a = renderPromptSent(
+      { system: 's', user: 'u' },
+      { agent: 'claude', placement: 'system', promptSha256: '1' },
+      context,
+    );
+    const b = renderPromptSent(
+      { system: 's', user: 'u' },
+      { agent: 'claude', placement: 'system', promptSha256: '1' },
+      context,
+    );
+    expect(a).toBe(b);
+  });
+
+  it('names what is missing when prompt-sent.md is malformed', () => {
+    expect(() => parsePromptSent('# nothing')).toThrow(/no "## System prompt" section/);
+  });
+});
+
+describe('parsePromptSent on a minimal file', () => {
+  it('accepts the section heading on the first line', () => {
+    expect(
+      parsePromptSent('## System prompt\n\n```text\nS\n```\n\n## User prompt\n\n```text\nU\n```\n'),
+    ).toEqual({ system: 'S', user: 'U' });
+  });
+});
