@@ -1,5 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -8,6 +9,8 @@ import { writeFileAtomic } from '../util/fs.js';
 // through the redactor first.
 
 export const TRIAGE_DIR = '.triage';
+
+const LONG_LINE_CHARS = 64 * 1024;
 
 /** File names inside a run bundle (the brief fixes prompt-sent.md, context.json and result.json). */
 export const RUN_FILES = {
@@ -57,6 +60,11 @@ export class RunBundle {
     return path.join(this.dir, name);
   }
 
+  /** The run's redaction (configured secret values + token shapes), for text that leaves the daemon, e.g. the prompt. */
+  redact(text: string): string {
+    return this.redactor.redact(text);
+  }
+
   async writeText(name: string, text: string): Promise<void> {
     await writeFileAtomic(this.path(name), this.redactor.redact(text));
   }
@@ -77,11 +85,15 @@ export class RunBundle {
  */
 export class RedactingLog {
   private readonly stream: WriteStream;
+  private readonly decoder = new StringDecoder('utf8');
   private pending = '';
   private written = 0;
+  private closed: Promise<void> | undefined;
   /** Bytes received, before redaction and the cap. */
   received = 0;
   truncated = false;
+  /** The first write error (disk full, folder removed); later output is dropped. */
+  error: Error | undefined;
 
   constructor(
     readonly file: string,
@@ -89,27 +101,33 @@ export class RedactingLog {
     private readonly capBytes: number,
   ) {
     this.stream = createWriteStream(file, { flags: 'a', mode: 0o644 });
-    this.stream.on('error', () => undefined);
+    this.stream.on('error', (err) => {
+      this.error ??= err;
+    });
   }
 
   write(chunk: string | Buffer): void {
-    const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-    this.received += Buffer.byteLength(text);
+    // A decoder keeps a multi-byte character split across two chunks intact.
+    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    this.received += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
     this.pending += text;
     const cut = this.pending.lastIndexOf('\n');
     if (cut >= 0) {
       this.emit(this.pending.slice(0, cut + 1));
       this.pending = this.pending.slice(cut + 1);
     }
-    // A very long line without a newline is flushed anyway so memory stays bounded.
-    if (this.pending.length > 64 * 1024) {
-      this.emit(this.pending);
-      this.pending = '';
+    // A very long line without a newline is flushed anyway so memory stays bounded; it is cut at the last
+    // whitespace so that a token is not split in two halves that no longer match its shape.
+    if (this.pending.length > LONG_LINE_CHARS) {
+      const space = Math.max(this.pending.lastIndexOf(' '), this.pending.lastIndexOf('\t'));
+      const at = space > 0 ? space + 1 : this.pending.length;
+      this.emit(this.pending.slice(0, at));
+      this.pending = this.pending.slice(at);
     }
   }
 
   private emit(text: string): void {
-    if (this.truncated) return;
+    if (this.truncated || this.error || this.closed) return;
     const clean = this.redactor.redact(text);
     const room = this.capBytes - this.written;
     if (Buffer.byteLength(clean) > room) {
@@ -123,10 +141,35 @@ export class RedactingLog {
     this.written += Buffer.byteLength(clean);
   }
 
-  /** Flushes the last partial line and closes the file. */
+  /** Flushes the last partial line and closes the file; resolves (never rejects) even after a write error. */
   close(): Promise<void> {
-    if (this.pending) this.emit(this.pending);
+    if (this.closed) return this.closed;
+    const rest = this.pending + this.decoder.end();
     this.pending = '';
-    return new Promise((resolve) => this.stream.end(resolve));
+    if (rest) this.emit(rest);
+    this.closed = new Promise<void>((resolve) => {
+      if (this.stream.destroyed) return resolve();
+      this.stream.once('close', () => resolve());
+      this.stream.end();
+    });
+    return this.closed;
   }
+}
+
+/**
+ * Rewrites a file the agent produced (its report) through the redactor, atomically; resolves to true when
+ * something was scrubbed, false when the file was clean or absent.
+ */
+export async function scrubFile(file: string, redactor: Redactor): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  const clean = redactor.redact(text);
+  if (clean === text) return false;
+  await writeFileAtomic(file, clean);
+  return true;
 }

@@ -46,9 +46,10 @@ export class Redactor {
   add(name: string, value: string): void {
     const trimmed = value.trim();
     if (trimmed.length < MIN_SECRET_LENGTH) return;
-    this.values.set(trimmed, name);
+    // A value registered twice keeps its first (most specific) name, e.g. ANTHROPIC_API_KEY over "agent secret".
+    if (!this.values.has(trimmed)) this.values.set(trimmed, name);
     const escaped = JSON.stringify(trimmed).slice(1, -1);
-    if (escaped !== trimmed) this.values.set(escaped, name);
+    if (escaped !== trimmed && !this.values.has(escaped)) this.values.set(escaped, name);
     this.sorted = undefined;
   }
 

@@ -1,0 +1,95 @@
+// Audit-trail costs: redacting agent output (RedactingLog) and appending hash-chained audit events,
+// each against a baseline measured in the same run. Sizes: BENCH_REDACT_MIB (default 16),
+// BENCH_AUDIT_EVENTS (default 300). Run: npx tsx bench/audit.ts
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { RedactingLog } from '../src/audit/bundle.js';
+import { AuditLog, verifyAuditLog } from '../src/audit/log.js';
+import { Redactor } from '../src/log/redact.js';
+
+const MIB = Number(process.env.BENCH_REDACT_MIB ?? 16);
+const EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 300);
+
+/** Realistic agent output: kubectl-ish lines, JSON usage lines, an occasional secret. */
+function agentOutput(bytes: number): Buffer[] {
+  const lines = [
+    'NAME                                  READY   STATUS             RESTARTS   AGE\n',
+    'payments-api-7c9d8f6b5d-x2k9q         0/1     CrashLoopBackOff   14         52m\n',
+    '{"type":"assistant","usage":{"input_tokens":1234,"output_tokens":56},"text":"checking the pod logs"}\n',
+    '2026-11-22T02:00:00Z ERROR could not connect to db: dial tcp 10.0.3.4:5432: connect: connection refused\n',
+    'env: ANTHROPIC_API_KEY=anthropic-bench-secret-value-123 Authorization: Bearer abcdefghijklmnopqrstuv\n',
+  ];
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let i = 0;
+  while (size < bytes) {
+    let chunk = '';
+    while (chunk.length < 16 * 1024) chunk += lines[i++ % lines.length];
+    chunks.push(Buffer.from(chunk));
+    size += chunk.length;
+  }
+  return chunks;
+}
+
+async function time(fn: () => Promise<void>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+const dir = await mkdtemp(path.join(tmpdir(), 'bench-audit-'));
+try {
+  const chunks = agentOutput(MIB * 1024 * 1024);
+  const redactor = new Redactor({
+    ANTHROPIC_API_KEY: 'anthropic-bench-secret-value-123',
+    CODEX_API_KEY: 'codex-bench-value-456',
+  });
+
+  const baselineWrite = await time(async () => {
+    const handle = await open(path.join(dir, 'plain.log'), 'w');
+    for (const c of chunks) await handle.write(c);
+    await handle.close();
+  });
+  const redactedWrite = await time(async () => {
+    const log = new RedactingLog(path.join(dir, 'redacted.log'), redactor, 1 << 30);
+    for (const c of chunks) log.write(c);
+    await log.close();
+  });
+
+  const baselineAppend = await time(async () => {
+    for (let i = 0; i < EVENTS; i++) {
+      const handle = await open(path.join(dir, 'plain.jsonl'), 'a');
+      await handle.write(`${JSON.stringify({ type: 'queued', i, ts: new Date().toISOString() })}\n`);
+      await handle.sync();
+      await handle.close();
+    }
+  });
+  const audit = new AuditLog({ redactor });
+  const chainedAppend = await time(async () => {
+    for (let i = 0; i < EVENTS; i++) await audit.append(path.join(dir, 'triage'), { type: 'queued', i });
+  });
+  const verify = await time(async () => {
+    const result = await verifyAuditLog(path.join(dir, 'triage'));
+    if (!result.ok) throw new Error(`bench log did not verify: ${JSON.stringify(result)}`);
+  });
+  const parseOnly = await time(async () => {
+    const text = await readFile(path.join(dir, 'triage', 'audit.jsonl'), 'utf8');
+    for (const line of text.split('\n')) if (line) JSON.parse(line);
+  });
+
+  const mibps = (ms: number) => (MIB / (ms / 1000)).toFixed(0);
+  console.log(`| measure | baseline | audit path | ratio |`);
+  console.log(`|---|---:|---:|---:|`);
+  console.log(
+    `| write ${MIB} MiB agent output (MiB/s): plain file vs RedactingLog | ${mibps(baselineWrite)} | ${mibps(redactedWrite)} | ${(redactedWrite / baselineWrite).toFixed(1)}× slower |`,
+  );
+  console.log(
+    `| append ${EVENTS} events (ms/event): fsync'd appendFile vs AuditLog.append (lock, chain, head) | ${(baselineAppend / EVENTS).toFixed(2)} | ${(chainedAppend / EVENTS).toFixed(2)} | ${(chainedAppend / baselineAppend).toFixed(1)}× |`,
+  );
+  console.log(
+    `| read ${EVENTS}-entry log (ms): JSON.parse every line vs verifyAuditLog (re-hash chain) | ${parseOnly.toFixed(1)} | ${verify.toFixed(1)} | ${(verify / parseOnly).toFixed(1)}× |`,
+  );
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { TRIAGE_DIR } from '../../audit/bundle.js';
+import { AUDIT_FILE } from '../../audit/log.js';
+import { verifyWorkspaceAudit } from '../../daemon/verify.js';
+import { CliExit, EXIT, type CliIO } from '../io.js';
+
+// `triage-runner audit verify <workspace>`: checks the workspace's hash-chained audit log.
+
+export function register(program: Command, io: CliIO, done: (code: number) => void): void {
+  const audit = program.command('audit').description("inspect a workspace's audit trail");
+  audit
+    .command('verify')
+    .description(
+      'check that .triage/audit.jsonl has not been edited, truncated, or had lines deleted, inserted or reordered',
+    )
+    .argument('<workspace>', 'incident workspace folder (holds .triage/audit.jsonl)')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .action(async (workspace: string) => {
+      done(await verifyWorkspace(path.resolve(io.cwd, workspace), io));
+    });
+}
+
+/** Prints one line and returns the exit code: 0 intact, 1 altered, 2 not a workspace with an audit log. */
+export async function verifyWorkspace(dir: string, io: CliIO): Promise<number> {
+  const isDir = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!isDir) throw new CliExit(EXIT.usage, `${dir} is not a folder; give an incident workspace folder`);
+  const triageDir = path.join(dir, TRIAGE_DIR);
+  const file = path.join(triageDir, AUDIT_FILE);
+  const hasLog = await stat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (!hasLog) {
+    throw new CliExit(
+      EXIT.usage,
+      `${file} does not exist: ${dir} is not a workspace the daemon has processed (or its audit log was deleted)`,
+    );
+  }
+  const result = await verifyWorkspaceAudit(dir);
+  if (result.ok) {
+    const entries = `${result.entries} entr${result.entries === 1 ? 'y' : 'ies'}`;
+    const bundles = `${result.bundles} run bundle${result.bundles === 1 ? '' : 's'}`;
+    io.stdout(
+      `${file}: intact (${entries}, hash chain verified; ${bundles} match the prompts and results it recorded)\n`,
+    );
+    return EXIT.ok;
+  }
+  io.stderr(`${file}:${result.line}: ${result.problem}\n`);
+  return EXIT.failed;
+}

@@ -1,0 +1,143 @@
+import { Option, type Command } from 'commander';
+import { hostname } from 'node:os';
+import { AuditLog } from '../../audit/log.js';
+import type { Config } from '../../config/schema.js';
+import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
+import { resolveSecrets } from '../../config/secrets.js';
+import { createRunExecutor } from '../../daemon/executor.js';
+import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../daemon/replay.js';
+import { createLogger } from '../../log/logger.js';
+import { Redactor } from '../../log/redact.js';
+import { commandConfig, flagLayer } from '../config.js';
+import { CliExit, EXIT, type CliIO } from '../io.js';
+
+// `triage-runner replay <workspace-or-run-bundle>`: re-runs a saved incident into a new workspace.
+
+interface ReplayFlags {
+  agent?: AgentName;
+  engine?: EngineName;
+  model?: string;
+  reuseTriage?: boolean;
+  rerunTriage?: boolean;
+  dryRun?: boolean;
+  out?: string;
+  subject?: string;
+  runId?: string;
+}
+
+export function register(program: Command, io: CliIO, done: (code: number) => void): void {
+  program
+    .command('replay')
+    .description(
+      're-run a saved incident (workspace, run bundle <ws>/.triage/runs/<id>, or examples/incidents/<name>) into a new workspace without touching the original; prints the original and new prompt sha256',
+    )
+    .argument('<workspace-or-run-bundle>', 'incident workspace, run bundle or example folder')
+    .addOption(
+      new Option('--agent <name>', 'agent CLI (default: the original run’s, else the config’s)').choices(
+        AGENT_NAMES,
+      ),
+    )
+    .addOption(new Option('--engine <engine>', 'where the agent runs').choices(ENGINE_NAMES))
+    .option('--model <model>', 'model passed to the agent CLI')
+    .addOption(
+      new Option('--reuse-triage', 'reuse the saved triage output (default when one exists)').conflicts(
+        'rerunTriage',
+      ),
+    )
+    .option('--rerun-triage', 'run the triage script again (default when no saved output exists)')
+    .option('--subject <list>', 'boot.yml subjects, comma-separated (default: from the config rules)')
+    .option('--dry-run', 'prepare the context and write the bundle, but do not launch the agent')
+    .option('--run-id <id>', "run id (default: the original run's, so the prompt's paths match)")
+    .option(
+      '--out <dir>',
+      'new workspace folder (default: ./replays/<folder>-<UTC timestamp>); must be new or empty',
+    )
+    .action(async (input: string, opts: ReplayFlags, cmd: Command) => {
+      done(await runReplay(input, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
+    });
+}
+
+/** The pipeline a replay/compare command runs through: the daemon's own executor, built from config. */
+export function commandPipeline(
+  io: CliIO,
+  file: string | undefined,
+  flags: { engine?: EngineName; agent?: AgentName; model?: string },
+): { config: Config; deps: ReplayDeps; abort: AbortController; dispose: () => void } {
+  const { config } = commandConfig(
+    io,
+    file,
+    flagLayer([
+      ['engine', flags.engine],
+      ['agent.name', flags.agent],
+      ['agent.model', flags.model],
+    ]),
+  );
+  const secrets = resolveSecrets(config, io.env);
+  const redactor = new Redactor(secrets.values);
+  const log = createLogger({ level: config.log.level, redactor });
+  for (const problem of secrets.problems)
+    log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
+  const audit = new AuditLog({ redactor });
+  // Its own daemon label, so that a daemon reconciling its runs never mistakes a replay (which may reuse
+  // the original run's id) for one of its own.
+  const executor = createRunExecutor({
+    config,
+    log,
+    redactor,
+    secrets: secrets.values,
+    audit,
+    env: io.env,
+    daemonId: `replay-${hostname()}`,
+  });
+  const abort = new AbortController();
+  const onSignal = () => abort.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const dispose = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  return { config, deps: { executor, log, audit, signal: abort.signal }, abort, dispose };
+}
+
+/** Runs one replay and prints its summary; resolves to the exit code (0 ran/prepared, 1 run failed, 2 usage). */
+export async function runReplay(
+  input: string,
+  opts: ReplayFlags,
+  file: string | undefined,
+  io: CliIO,
+): Promise<number> {
+  const pipeline = commandPipeline(io, file, opts);
+  try {
+    const result = await replay(
+      {
+        input,
+        cwd: io.cwd,
+        ...(opts.out ? { out: opts.out } : {}),
+        ...(opts.agent ? { agent: opts.agent } : {}),
+        ...(opts.engine ? { engine: opts.engine } : {}),
+        ...(opts.model ? { model: opts.model } : {}),
+        triage: opts.reuseTriage ? 'reuse' : opts.rerunTriage ? 'rerun' : 'auto',
+        ...(opts.subject ? { subjects: splitList(opts.subject) } : {}),
+        ...(opts.dryRun ? { dryRun: true } : {}),
+        ...(opts.runId ? { runId: opts.runId } : {}),
+        forbiddenRoots: [pipeline.config.workspaces_root],
+        maxIncidentBytes: pipeline.config.intake.max_incident_bytes,
+      },
+      pipeline.deps,
+    );
+    io.stdout(formatReplay(result));
+    return result.outcome.status === 'succeeded' ? EXIT.ok : EXIT.failed;
+  } catch (err) {
+    if (err instanceof ReplayUsageError) throw new CliExit(EXIT.usage, `replay: ${err.message}`);
+    throw err;
+  } finally {
+    pipeline.dispose();
+  }
+}
+
+export const splitList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);

@@ -1,0 +1,60 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AuditLog } from '../../../src/audit/log.js';
+import { runCli } from '../../../src/cli/program.js';
+import type { CliIO } from '../../../src/cli/io.js';
+
+let dir: string;
+let out: string[];
+let err: string[];
+const io = (): CliIO => ({ stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: {}, cwd: dir });
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'audit-cli-'));
+  out = [];
+  err = [];
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function workspaceWithLog(events: number): Promise<string> {
+  const ws = path.join(dir, 'inc-1');
+  const log = new AuditLog();
+  for (let i = 0; i < events; i++) await log.append(path.join(ws, '.triage'), { type: 'detected', i });
+  return ws;
+}
+
+describe('triage-runner audit verify', () => {
+  it('exits 0 with a one-line summary for an intact log', async () => {
+    await workspaceWithLog(3);
+    expect(await runCli(['audit', 'verify', 'inc-1'], io())).toBe(0);
+    expect(out.join('')).toMatch(
+      /audit\.jsonl: intact \(3 entries, hash chain verified; 0 run bundles match the prompts and results it recorded\)\n$/,
+    );
+  });
+
+  it('exits 1 naming the first bad line (1-based) when a line was deleted', async () => {
+    const ws = await workspaceWithLog(4);
+    const file = path.join(ws, '.triage', 'audit.jsonl');
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    lines.splice(1, 1);
+    await writeFile(file, lines.join('\n'));
+    expect(await runCli(['audit', 'verify', ws], io())).toBe(1);
+    expect(err.join('')).toMatch(/audit\.jsonl:2: .*deleted/);
+  });
+
+  it('exits 2 for a folder without an audit log and for a path that is not a folder', async () => {
+    await mkdir(path.join(dir, 'empty'));
+    expect(await runCli(['audit', 'verify', 'empty'], io())).toBe(2);
+    expect(err.join('')).toContain('audit.jsonl does not exist');
+    expect(await runCli(['audit', 'verify', 'nope'], io())).toBe(2);
+    expect(err.join('')).toContain('is not a folder');
+  });
+
+  it('exits 2 when the workspace argument is missing', async () => {
+    expect(await runCli(['audit', 'verify'], io())).toBe(2);
+  });
+});

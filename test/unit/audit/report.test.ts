@@ -1,0 +1,108 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
+import {
+  checkReport,
+  markdownHeadings,
+  missingSections,
+  normalizeHeading,
+} from '../../../src/audit/report.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'report-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const fullReport = [
+  '# Investigation: payments-api CrashLoopBackOff',
+  '## 0. Executive Summary',
+  'The pod crashes because the DB password secret is missing.',
+  '## 1) Incident overview',
+  '## 🔎 2. Evidence',
+  '### Section 3: Analysis & Hypotheses',
+  '## **4. Root Cause**',
+  '## 5 - Remediation steps',
+  '## 6. Follow-up and Prevention ##',
+].join('\n');
+
+describe('checkReport', () => {
+  it('finds every default section despite numbering, emoji, emphasis, "&" and suffixes', async () => {
+    const file = path.join(dir, 'investigation.md');
+    await writeFile(file, fullReport);
+    const result = await checkReport(file, DEFAULT_REPORT_SECTIONS, 10);
+    expect(result).toEqual({
+      path: file,
+      bytes: Buffer.byteLength(fullReport),
+      exists: true,
+      tooSmall: false,
+      missingSections: [],
+    });
+  });
+
+  it('lists the sections whose headings are absent, in the configured order', async () => {
+    const file = path.join(dir, 'investigation.md');
+    await writeFile(file, '## 0. Executive Summary\n## 4. ROOT CAUSE\nbody\n');
+    const result = await checkReport(file, DEFAULT_REPORT_SECTIONS, 0);
+    expect(result.missingSections).toEqual([
+      '1. Incident Overview',
+      '2. Evidence (Facts)',
+      '3. Analysis and Hypotheses',
+      '5. Remediation',
+      '6. Follow-up and Prevention',
+    ]);
+  });
+
+  it('reports a missing file as absent, too small and missing every section', async () => {
+    const file = path.join(dir, 'output', 'investigation.md');
+    const result = await checkReport(file, ['A', 'B'], 200);
+    expect(result).toEqual({
+      path: file,
+      bytes: 0,
+      exists: false,
+      tooSmall: true,
+      missingSections: ['A', 'B'],
+    });
+  });
+
+  it('flags a report smaller than the minimum size', async () => {
+    const file = path.join(dir, 'investigation.md');
+    await writeFile(file, '# Root Cause\n');
+    const result = await checkReport(file, ['Root Cause'], 200);
+    expect(result.tooSmall).toBe(true);
+    expect(result.bytes).toBe(13);
+    expect(result.missingSections).toEqual([]);
+  });
+});
+
+describe('markdown heading matching', () => {
+  it('ignores headings inside fenced code blocks and text that only mentions a section', () => {
+    const md = [
+      'Root Cause is unknown.',
+      '```',
+      '## Root Cause',
+      '```',
+      '~~~~',
+      '# Remediation',
+      '~~~~',
+    ].join('\n');
+    expect(markdownHeadings(md)).toEqual([]);
+    expect(missingSections(md, ['Root Cause', 'Remediation'])).toEqual(['Root Cause', 'Remediation']);
+  });
+
+  it('does not match a heading that merely starts with the same letters', () => {
+    expect(
+      missingSections('## Remediations we rejected\n## Root Causes\n', ['Remediation', 'Root Cause']),
+    ).toEqual(['Remediation', 'Root Cause']);
+  });
+
+  it('normalizes numbering, emoji and punctuation away', () => {
+    expect(normalizeHeading('🚨 0. Executive   Summary:')).toBe('executive summary');
+    expect(normalizeHeading('Step 2 - Evidence (Facts)')).toBe('evidence facts');
+    expect(normalizeHeading('3) Analysis & Hypotheses')).toBe('analysis and hypotheses');
+  });
+});
