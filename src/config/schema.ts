@@ -116,6 +116,13 @@ export const configSchema = z.strictObject({
         .min(1)
         .default('triage-agent:latest')
         .describe('agent container image (built from runners/)'),
+      command: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "path of the agent CLI inside the image (or on the host, process engine); default is the CLI's own name",
+        ),
       max_turns: int(1, 1000).default(40).describe('turn limit, for CLIs that have one'),
       min_report_bytes: int(0, 1 << 20)
         .default(200)
@@ -195,16 +202,26 @@ export const configSchema = z.strictObject({
         .string()
         .min(1)
         .optional()
-        .describe("the daemon's own mount path of workspaces_claim; mount sources must be under it (absent = workspaces_root)"),
+        .describe(
+          "the daemon's own mount path of workspaces_claim; mount sources must be under it (absent = workspaces_root)",
+        ),
       secret_name: z
         .string()
         .min(1)
         .default('triage-runner-api-keys')
         .describe('Secret whose keys (named like the variables) feed the agent secretEnv by secretKeyRef'),
       run_as_user: int(1, 2_147_483_647).default(1000).describe('uid of the agent container (never root)'),
-      fs_group: int(1, 2_147_483_647).default(10001).describe("supplemental group shared with the daemon's files"),
-      tmpfs_size: z.string().default('256Mi').describe('sizeLimit of each memory-backed emptyDir (HOME, /tmp)'),
-      image_pull_policy: z.enum(['Always', 'IfNotPresent', 'Never']).default('IfNotPresent').describe('agent image'),
+      fs_group: int(1, 2_147_483_647)
+        .default(10001)
+        .describe("supplemental group shared with the daemon's files"),
+      tmpfs_size: z
+        .string()
+        .default('256Mi')
+        .describe('sizeLimit of each memory-backed emptyDir (HOME, /tmp)'),
+      image_pull_policy: z
+        .enum(['Always', 'IfNotPresent', 'Never'])
+        .default('IfNotPresent')
+        .describe('agent image'),
     })
     .prefault({})
     .describe('kubernetes engine (one Job per run)'),

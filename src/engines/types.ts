@@ -27,9 +27,16 @@ export interface RunSpec {
   mounts: Mount[];
   /** Writable tmpfs mounts (container paths), e.g. HOME and /tmp. */
   tmpfs: string[];
+  /** Wall-clock limit the engine itself may enforce (kubernetes: the Job's activeDeadlineSeconds). */
+  timeoutMs?: number;
   /** Called with output as it arrives. */
   onStdout: (chunk: Buffer) => void;
   onStderr: (chunk: Buffer) => void;
+  /**
+   * Optional: a host folder where the engine may keep per-run state (the process engine writes
+   * `agent.pid` there so a restarted daemon can find the process). The run pipeline passes the bundle dir.
+   */
+  stateDir?: string;
 }
 
 export interface RunHandle {

@@ -1,0 +1,173 @@
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { AgentAdapter, AgentPaths } from '../agents/types.js';
+import { RUN_FILES, TRIAGE_DIR } from '../audit/bundle.js';
+import type { Config, EngineName } from '../config/schema.js';
+import type { AgentView, SkillsSnapshot } from '../context/types.js';
+import type { Mount } from '../engines/types.js';
+
+// Where a run's agent sees things, per engine: container paths plus the mounts that put the host
+// folders there (docker, kubernetes), or the host paths themselves (process).
+
+export const CONTAINER_HOME = '/home/agent';
+export const CONTAINER_WORKSPACE = '/workspace';
+export const CONTAINER_PERSONAS = '/opt/triage/personas';
+export const CONTAINER_BRIEFS = '/opt/triage/briefs';
+export const CONTAINER_AGENT_FILES = '/opt/triage/agent-files';
+export const CONTAINER_KUBECONFIG = '/etc/triage/kubeconfig';
+/** Inside the bundle's agent-files/: files the adapter wants under HOME, each mounted read-only at its place. */
+export const HOME_FILES_DIR = '.home';
+export const OUTPUT_DIR = 'output';
+export const REPORT_FILE = 'investigation.md';
+
+export interface RunLayout {
+  paths: AgentPaths;
+  view: AgentView;
+  mounts: Mount[];
+  /** Writable tmpfs (container) or folders created under HOME (process). */
+  tmpfs: string[];
+  /** Environment every agent gets (HOME, KUBECONFIG, TRIAGE_OUTPUT_DIR). */
+  env: Record<string, string>;
+  workdir: string;
+  /** Host folder used as HOME (process engine only): created before and removed after the run. */
+  hostHome?: string;
+  /** Host folder of the files the adapter hands the agent (the bundle's agent-files/). */
+  hostFilesDir: string;
+  /** Host path of the report. */
+  hostReportPath: string;
+}
+
+export interface LayoutInput {
+  config: Config;
+  engine: EngineName;
+  workspaceDir: string;
+  runId: string;
+  bundleDir: string;
+  adapter: Pick<AgentAdapter, 'skillsDirs' | 'writableHomeDirs'>;
+  skills: SkillsSnapshot;
+  /** Base folder for per-run HOMEs under the process engine (default: the OS temp folder). */
+  tmpDir?: string;
+}
+
+export function runLayout(input: LayoutInput): RunLayout {
+  return input.engine === 'process' ? processLayout(input) : containerLayout(input);
+}
+
+/** Container paths: the workspace read-only, only output/ and the run's bundle writable. */
+export function containerLayout(input: LayoutInput): RunLayout {
+  const { config, workspaceDir, runId, bundleDir, adapter, skills } = input;
+  const p = path.posix;
+  const hostOutput = path.join(workspaceDir, OUTPUT_DIR);
+  const hostFilesDir = path.join(bundleDir, RUN_FILES.agentFiles);
+  const runDir = p.join(CONTAINER_WORKSPACE, TRIAGE_DIR, 'runs', runId);
+  const outputDir = p.join(CONTAINER_WORKSPACE, OUTPUT_DIR);
+  const firstSkills = adapter.skillsDirs[0] ?? '.agents/skills';
+  const mounts: Mount[] = [
+    { source: workspaceDir, target: CONTAINER_WORKSPACE, readOnly: true },
+    { source: hostOutput, target: outputDir, readOnly: false },
+    { source: bundleDir, target: runDir, readOnly: false },
+    { source: hostFilesDir, target: CONTAINER_AGENT_FILES, readOnly: true },
+  ];
+  for (const dir of adapter.skillsDirs) {
+    for (const s of skills.sources)
+      mounts.push({ source: s.dir, target: p.join(CONTAINER_HOME, dir, s.name), readOnly: true });
+  }
+  if (existsSync(config.personas_dir))
+    mounts.push({ source: config.personas_dir, target: CONTAINER_PERSONAS, readOnly: true });
+  if (existsSync(config.briefs_dir))
+    mounts.push({ source: config.briefs_dir, target: CONTAINER_BRIEFS, readOnly: true });
+  const env: Record<string, string> = {
+    HOME: CONTAINER_HOME,
+    TRIAGE_OUTPUT_DIR: outputDir,
+    TRIAGE_RUN_DIR: runDir,
+  };
+  if (config.kubeconfig) {
+    mounts.push({ source: config.kubeconfig, target: CONTAINER_KUBECONFIG, readOnly: true });
+    env.KUBECONFIG = CONTAINER_KUBECONFIG;
+  }
+  const reportPath = p.join(outputDir, REPORT_FILE);
+  return {
+    paths: {
+      home: CONTAINER_HOME,
+      workspaceDir: CONTAINER_WORKSPACE,
+      reportPath,
+      filesDir: CONTAINER_AGENT_FILES,
+    },
+    view: {
+      workspaceDir: CONTAINER_WORKSPACE,
+      runDir,
+      reportPath,
+      skillsDir: p.join(CONTAINER_HOME, firstSkills),
+      personasDir: CONTAINER_PERSONAS,
+      briefsDir: CONTAINER_BRIEFS,
+    },
+    mounts,
+    tmpfs: [CONTAINER_HOME, '/tmp', ...adapter.writableHomeDirs.map((d) => p.join(CONTAINER_HOME, d))],
+    env,
+    workdir: CONTAINER_WORKSPACE,
+    hostFilesDir,
+    hostReportPath: path.join(hostOutput, REPORT_FILE),
+  };
+}
+
+/** Host paths: the agent runs on the host, with a per-run HOME where the skills are linked in. */
+export function processLayout(input: LayoutInput): RunLayout {
+  const { config, workspaceDir, runId, bundleDir, adapter, skills } = input;
+  const home = path.join(input.tmpDir ?? os.tmpdir(), `triage-runner-home-${runId}`);
+  const hostOutput = path.join(workspaceDir, OUTPUT_DIR);
+  const hostFilesDir = path.join(bundleDir, RUN_FILES.agentFiles);
+  const mounts: Mount[] = [];
+  for (const dir of adapter.skillsDirs) {
+    for (const s of skills.sources)
+      mounts.push({ source: s.dir, target: path.join(home, dir, s.name), readOnly: true });
+  }
+  const env: Record<string, string> = {
+    HOME: home,
+    TRIAGE_OUTPUT_DIR: hostOutput,
+    TRIAGE_RUN_DIR: bundleDir,
+  };
+  if (config.kubeconfig) env.KUBECONFIG = config.kubeconfig;
+  const reportPath = path.join(hostOutput, REPORT_FILE);
+  return {
+    paths: { home, workspaceDir, reportPath, filesDir: hostFilesDir },
+    view: {
+      workspaceDir,
+      runDir: bundleDir,
+      reportPath,
+      skillsDir: path.join(home, adapter.skillsDirs[0] ?? '.agents/skills'),
+      personasDir: config.personas_dir,
+      briefsDir: config.briefs_dir,
+    },
+    mounts,
+    tmpfs: adapter.writableHomeDirs.map((d) => path.join(home, d)),
+    env,
+    workdir: workspaceDir,
+    hostHome: home,
+    hostFilesDir,
+    hostReportPath: reportPath,
+  };
+}
+
+/**
+ * Makes the folders the agent writes writable by the container user, whose uid differs from the
+ * daemon's. output/ is handed to docker.user's uid:gid by a root daemon, else opened to all (0777). The
+ * run's bundle stays the daemon's, sticky and world-writable (1777): the agent can add its own files
+ * there but cannot replace or delete what the daemon wrote (prompt-sent.md, invocation.json, …).
+ * The process engine runs as the daemon's user: nothing to change.
+ */
+export async function prepareWritable(
+  dirs: { output: string; bundle: string },
+  engine: EngineName,
+  user: string,
+  getuid = process.getuid,
+): Promise<void> {
+  await mkdir(dirs.output, { recursive: true });
+  await mkdir(dirs.bundle, { recursive: true });
+  if (engine === 'process') return;
+  const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
+  if (getuid?.() === 0 && uid !== undefined) await chown(dirs.output, uid, gid ?? uid);
+  else await chmod(dirs.output, 0o777);
+  await chmod(dirs.bundle, 0o1777);
+}

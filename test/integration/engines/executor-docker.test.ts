@@ -1,0 +1,220 @@
+// The run pipeline on the real engine: a timed-out run is killed and removed; after a SIGKILL of the
+// daemon, the agent container it left is found by label and reconciled by adopt.
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDirOf } from '../../../src/audit/bundle.js';
+import { AuditLog } from '../../../src/audit/log.js';
+import { createRunExecutor } from '../../../src/daemon/executor.js';
+import { createDockerEngine } from '../../../src/engines/docker.js';
+import { RUN_LABELS } from '../../../src/engines/labels.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { Redactor } from '../../../src/log/redact.js';
+import { TEST_IMAGE, dockerHost, requireEngine, requireTestImage } from '../../support/engine.js';
+import {
+  REPO_ROOT,
+  emptySkills,
+  fakeAdapter,
+  makeWorkspace,
+  tempDir,
+  testConfig,
+} from '../../support/runs.js';
+
+const docker = await requireEngine();
+
+async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe.skipIf(!docker)('run pipeline on the real engine', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  beforeAll(async () => {
+    await requireTestImage(docker!);
+    root = await tempDir('triage-orphan-');
+  });
+  afterAll(async () => root?.cleanup());
+
+  it("lets the agent write only output/ and new files in its run folder, never the daemon's records", async () => {
+    const workspace = await makeWorkspace(root.dir);
+    const runId = `writes-${process.pid}-${Date.now()}`;
+    const config = testConfig(root.dir, {
+      agent: { image: TEST_IMAGE },
+      docker: { host: dockerHost(), network: 'none' },
+    });
+    const script = [
+      'try() { if (eval "$1") 2>/dev/null; then echo "$2=ok"; else echo "$2=denied"; fi; }',
+      'try "echo note > $TRIAGE_RUN_DIR/agent-note.txt" run_new',
+      'try "rm -f $TRIAGE_RUN_DIR/prompt-sent.md" run_delete',
+      'try "echo x > $TRIAGE_RUN_DIR/prompt-sent.md" run_overwrite',
+      'try "echo x > /workspace/incident.json" incident',
+      'try "echo x > /workspace/new.txt" workspace_new',
+      'try "echo x > $HOME/.claude/probe" home',
+      "printf '# Report\\n\\n## Summary\\n%s\\n\\n## Root Cause\\nx\\n' \"$(head -c 120 /dev/zero | tr '\\0' a)\" > /workspace/output/investigation.md",
+      'cat >/dev/null',
+      'echo \'{"type":"result","subtype":"success","is_error":false,"num_turns":1,"usage":{"input_tokens":1,"output_tokens":1}}\'',
+    ].join('\n');
+    const adapter = fakeAdapter('sh');
+    const executor = createRunExecutor({
+      config,
+      log: silentLogger(),
+      redactor: new Redactor(),
+      secrets: {},
+      audit: new AuditLog(),
+      env: {},
+      engine: createDockerEngine(config, silentLogger()),
+      skills: emptySkills(),
+      agents: () => ({
+        ...adapter,
+        buildInvocation: (input) => ({ ...adapter.buildInvocation(input), args: ['-c', script] }),
+      }),
+    });
+    const outcome = await executor.run({
+      workspace,
+      runId,
+      attempt: 1,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    const bundle = runDirOf(workspace.dir, runId);
+    const stdout = await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8');
+    expect(outcome, stdout).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    expect(stdout).toContain('run_new=ok');
+    expect(stdout).toContain('run_delete=denied');
+    expect(stdout).toContain('run_overwrite=denied');
+    expect(stdout).toContain('incident=denied');
+    expect(stdout).toContain('workspace_new=denied');
+    expect(stdout).toContain('home=ok');
+    expect(await readFile(path.join(bundle, 'agent-note.txt'), 'utf8')).toBe('note\n');
+    expect(await readFile(path.join(bundle, 'prompt-sent.md'), 'utf8')).toContain('<incident>');
+    expect(await readFile(path.join(workspace.dir, 'incident.json'), 'utf8')).toBe(workspace.incidentText);
+  });
+
+  it('kills a run that ignores SIGINT and SIGTERM at the timeout and removes its container', async () => {
+    const workspace = await makeWorkspace(root.dir);
+    const runId = `timeout-${process.pid}-${Date.now()}`;
+    const config = testConfig(root.dir, {
+      agent: { image: TEST_IMAGE, timeout: 1500, stop_grace: 500 },
+      docker: { host: dockerHost(), network: 'none' },
+    });
+    const engine = createDockerEngine(config, silentLogger());
+    const executor = createRunExecutor({
+      config,
+      log: silentLogger(),
+      redactor: new Redactor(),
+      secrets: {},
+      audit: new AuditLog(),
+      env: {},
+      engine,
+      skills: emptySkills(),
+      agents: () =>
+        fakeAdapter('/usr/local/bin/fake-agent', { FAKE_AGENT_SLEEP: '120', FAKE_AGENT_IGNORE_SIGNALS: '1' }),
+    });
+    const outcome = await executor.run({
+      workspace,
+      runId,
+      attempt: 1,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    expect(outcome).toMatchObject({ status: 'timed_out', exitCode: 137 });
+    expect(await engine.list({ [RUN_LABELS.run]: runId })).toEqual([]);
+    const result = JSON.parse(
+      await readFile(path.join(runDirOf(workspace.dir, runId), 'result.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(result).toMatchObject({ status: 'timed_out', exitCode: 137, stoppedWith: 'SIGKILL' });
+  });
+
+  it('adopts the container left by a SIGKILLed daemon: collects its result and removes it', async () => {
+    const workspace = await makeWorkspace(root.dir);
+    const runId = `orphan-${process.pid}-${Date.now()}`;
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO_ROOT, 'test/integration/engines/fixtures/orphan-daemon.ts')],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          DOCKER_HOST: dockerHost(),
+          ORPHAN_ROOT: root.dir,
+          ORPHAN_WORKSPACE: workspace.dir,
+          ORPHAN_RUN_ID: runId,
+          ORPHAN_AGENT_SLEEP: '4',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+    const config = testConfig(root.dir, { agent: { image: TEST_IMAGE }, docker: { host: dockerHost() } });
+    const engine = createDockerEngine(config, silentLogger());
+    await until(`container of run ${runId} running (daemon stderr: ${stderr})`, 30_000, async () => {
+      const runs = await engine.list({ [RUN_LABELS.run]: runId });
+      const audit = await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8').catch(
+        () => '',
+      );
+      return runs.some((r) => r.running) && audit.includes('"type":"launched"') ? true : undefined;
+    });
+    child.kill('SIGKILL');
+    await exited;
+    const orphans = await engine.list({ [RUN_LABELS.run]: runId });
+    expect(orphans).toHaveLength(1);
+    expect(orphans[0]?.labels[RUN_LABELS.daemon]).toBe('orphan-daemon');
+
+    const executor = createRunExecutor({
+      config,
+      log: silentLogger(),
+      redactor: new Redactor(),
+      secrets: {},
+      audit: new AuditLog(),
+      env: {},
+      engine,
+      skills: emptySkills(),
+      agents: () => fakeAdapter('/usr/local/bin/fake-agent'),
+    });
+    const outcome = await executor.adopt({
+      workspace,
+      runId,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    expect(await engine.list({ [RUN_LABELS.run]: runId })).toEqual([]);
+
+    const bundle = runDirOf(workspace.dir, runId);
+    const result = JSON.parse(await readFile(path.join(bundle, 'result.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(result).toMatchObject({
+      status: 'succeeded',
+      exitCode: 0,
+      engine: 'docker',
+      tokens: { input: 123, output: 45 },
+    });
+    expect(await readFile(path.join(bundle, 'agent-stderr.log'), 'utf8')).toContain(
+      'fake-agent: started as uid 1000',
+    );
+    const audit = await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8');
+    const types = audit
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type);
+    expect(types, types.join(',')).toEqual(expect.arrayContaining(['launched', 'adopted', 'finished']));
+    expect(types.indexOf('adopted')).toBeGreaterThan(types.indexOf('launched'));
+
+    // Nothing left to adopt a second time.
+    expect(
+      await executor.adopt({ workspace, runId, signal: new AbortController().signal, log: silentLogger() }),
+    ).toBe('gone');
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { missingSections, verdict } from '../../../src/daemon/collect.js';
+import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
+
+describe('report check', () => {
+  it('matches headings of any level case-insensitively, tolerating emoji, bold and trailing text', () => {
+    const md = [
+      '# 0. Executive summary',
+      '## 🧭 1. Incident Overview (prod)',
+      '### **2. Evidence (Facts)**',
+      '#### 3. analysis and hypotheses ####',
+      'Root Cause is discussed below, but not as a heading.',
+      '##5. Remediation',
+      '###### 6. Follow-up and Prevention — next steps',
+    ].join('\n');
+    expect(missingSections(md, DEFAULT_REPORT_SECTIONS)).toEqual(['4. Root Cause']);
+  });
+
+  it('does not count text outside headings or headings with a different start', () => {
+    expect(missingSections('Summary\n# Not the Summary\n', ['Summary'])).toEqual(['Summary']);
+    expect(missingSections('####### Summary\n', ['Summary'])).toEqual(['Summary']);
+    expect(missingSections('## Summary\n', ['Summary'])).toEqual([]);
+  });
+});
+
+describe('verdict', () => {
+  const report = {
+    path: '/workspace/output/investigation.md',
+    bytes: 500,
+    present: true,
+    missingSections: [],
+  };
+  const ok = { status: 'succeeded' as const, exitCode: 0, tokens: { input: 1, output: 1 } };
+
+  it('puts interruption and timeout before what the adapter read', () => {
+    expect(verdict({ timedOut: true, interrupted: false, outcome: ok, report, minBytes: 10 }).status).toBe(
+      'timed_out',
+    );
+    expect(verdict({ timedOut: false, interrupted: true, outcome: ok, report, minBytes: 10 }).status).toBe(
+      'interrupted',
+    );
+  });
+
+  it('fails on an adapter failure with its message, and on a too-small report with both sizes', () => {
+    expect(
+      verdict({
+        timedOut: false,
+        interrupted: false,
+        outcome: { ...ok, status: 'auth_failed', error: 'bad key' },
+        report,
+        minBytes: 10,
+      }),
+    ).toEqual({
+      status: 'failed',
+      reason: 'bad key',
+    });
+    expect(
+      verdict({
+        timedOut: false,
+        interrupted: false,
+        outcome: ok,
+        report: { ...report, bytes: 5, present: false },
+        minBytes: 10,
+      }).reason,
+    ).toBe(
+      'the report at /workspace/output/investigation.md has 5 bytes, fewer than agent.min_report_bytes (10)',
+    );
+  });
+});

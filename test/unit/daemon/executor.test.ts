@@ -1,0 +1,353 @@
+// The run pipeline with a scripted engine and the fake adapter at its edges; context preparation,
+// the bundle, the audit log and the redactor are real.
+import { readFile, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentName } from '../../../src/config/schema.js';
+import { runDirOf } from '../../../src/audit/bundle.js';
+import { AuditLog } from '../../../src/audit/log.js';
+import { createRunExecutor, type ExecutorDeps } from '../../../src/daemon/executor.js';
+import type { RunRequest } from '../../../src/daemon/types.js';
+import { RUN_LABELS } from '../../../src/engines/labels.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { Redactor } from '../../../src/log/redact.js';
+import { emptySkills, fakeAdapter, makeWorkspace, tempDir, testConfig } from '../../support/runs.js';
+import { FakeEngine, GOOD_REPORT, unreachable } from './fake-engine.js';
+
+const SECRET = 'sk-ant-test-secret-value-0123456789';
+const CLAUDE_JSON =
+  '{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.5,"usage":{"input_tokens":1000,"output_tokens":200}}\n';
+
+describe('run executor', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  beforeEach(async () => {
+    root = await tempDir('triage-executor-');
+  });
+  afterEach(async () => root.cleanup());
+
+  function setup(engine: FakeEngine, flags: Record<string, unknown> = {}, extra: Partial<ExecutorDeps> = {}) {
+    const config = testConfig(root.dir, flags);
+    const skills = emptySkills();
+    const agentsAsked: AgentName[] = [];
+    const executor = createRunExecutor({
+      config,
+      log: silentLogger(),
+      redactor: new Redactor({ ANTHROPIC_API_KEY: SECRET }),
+      secrets: { ANTHROPIC_API_KEY: SECRET },
+      audit: new AuditLog(),
+      env: {},
+      engine,
+      skills,
+      daemonId: 'daemon-test',
+      agents: (name) => {
+        agentsAsked.push(name);
+        return fakeAdapter('claude');
+      },
+      ...extra,
+    });
+    return { executor, config, skills, agentsAsked };
+  }
+
+  const request = async (over: Partial<RunRequest> = {}): Promise<RunRequest> => ({
+    workspace: await makeWorkspace(root.dir),
+    runId: `run-${Math.random().toString(36).slice(2, 8)}`,
+    attempt: 1,
+    signal: new AbortController().signal,
+    log: silentLogger(),
+    ...over,
+  });
+
+  const auditTypes = async (dir: string) =>
+    (await readFile(path.join(dir, '.triage', 'audit.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type);
+
+  it('prepares, launches with hardened mounts and labels, collects result.json and removes the run', async () => {
+    const engine = new FakeEngine({
+      stdout: CLAUDE_JSON,
+      stderr: `debug: key=${SECRET}\n`,
+      report: GOOD_REPORT,
+    });
+    const { executor, skills } = setup(engine);
+    const req = await request();
+    const outcome = await executor.run(req);
+    expect(outcome).toEqual({ status: 'succeeded', exitCode: 0 });
+
+    const spec = engine.specs[0]!;
+    expect(spec.labels).toEqual({
+      [RUN_LABELS.daemon]: 'daemon-test',
+      [RUN_LABELS.incident]: req.workspace.incident.incidentId,
+      [RUN_LABELS.run]: req.runId,
+      [RUN_LABELS.agent]: 'claude',
+    });
+    const bundle = runDirOf(req.workspace.dir, req.runId);
+    const mount = (target: string) => spec.mounts.find((m) => m.target === target);
+    expect(mount('/workspace')).toEqual({ source: req.workspace.dir, target: '/workspace', readOnly: true });
+    expect(mount('/workspace/output')).toEqual({
+      source: path.join(req.workspace.dir, 'output'),
+      target: '/workspace/output',
+      readOnly: false,
+    });
+    expect(mount(`/workspace/.triage/runs/${req.runId}`)).toEqual({
+      source: bundle,
+      target: `/workspace/.triage/runs/${req.runId}`,
+      readOnly: false,
+    });
+    expect(mount('/opt/triage/agent-files')?.readOnly).toBe(true);
+    expect(mount('/opt/triage/personas')?.readOnly).toBe(true);
+    expect(
+      spec.mounts
+        .filter((m) => !m.readOnly)
+        .map((m) => m.target)
+        .sort(),
+    ).toEqual(['/workspace/output', `/workspace/.triage/runs/${req.runId}`].sort());
+    expect(spec.tmpfs).toEqual(expect.arrayContaining(['/home/agent', '/tmp', '/home/agent/.claude']));
+    expect(spec.env.HOME).toBe('/home/agent');
+    expect(spec.secretEnv).toEqual({ ANTHROPIC_API_KEY: SECRET });
+    expect(spec.stateDir).toBe(bundle);
+
+    const result = JSON.parse(await readFile(path.join(bundle, 'result.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(result).toMatchObject({
+      status: 'succeeded',
+      exitCode: 0,
+      agent: 'claude',
+      engine: 'docker',
+      tokens: { input: 1000, output: 200 },
+      costUsd: 0.5,
+      turns: 3,
+      agentStatus: 'succeeded',
+      runId: req.runId,
+      incidentId: req.workspace.incident.incidentId,
+      report: {
+        path: '/workspace/output/investigation.md',
+        bytes: Buffer.byteLength(GOOD_REPORT),
+        missingSections: [],
+      },
+    });
+    expect(result.promptSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(typeof result.durationMs).toBe('number');
+    expect(result.firstOutputMs).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(String(result.firstOutputAt))).toBeGreaterThanOrEqual(
+      Date.parse(String(result.startedAt)),
+    );
+
+    // The agent receives its system prompt file unredacted; records never hold the secret.
+    const files = await readdir(bundle, { recursive: true });
+    for (const f of files) {
+      const full = path.join(bundle, f);
+      if ((await stat(full)).isFile()) expect(await readFile(full, 'utf8'), f).not.toContain(SECRET);
+    }
+    const invocation = JSON.parse(await readFile(path.join(bundle, 'invocation.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(invocation).toMatchObject({
+      engine: 'docker',
+      agent: 'claude',
+      command: 'claude',
+      secretEnv: { ANTHROPIC_API_KEY: '[REDACTED]' },
+      labels: spec.labels,
+    });
+    expect(await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8')).toBe(CLAUDE_JSON);
+    expect(await readFile(path.join(bundle, 'agent-stderr.log'), 'utf8')).toContain('[REDACTED');
+    expect(await readFile(path.join(bundle, 'agent-files', 'system-prompt.md'), 'utf8')).toContain(
+      '<incident>',
+    );
+
+    expect(await auditTypes(req.workspace.dir)).toEqual([
+      'preparing',
+      'skills_resolved',
+      'triage_started',
+      'triage_finished',
+      'context_built',
+      'launched',
+      'finished',
+    ]);
+    expect(engine.removed).toEqual([`fake-${req.runId}`]);
+    expect(skills.released).toBe(1);
+  });
+
+  it('records the exit code as it was and fails the run when the agent fails', async () => {
+    const engine = new FakeEngine({ exitCode: 2, stdout: 'not json\n', report: GOOD_REPORT });
+    const { executor } = setup(engine);
+    const req = await request();
+    const outcome = await executor.run(req);
+    expect(outcome).toMatchObject({ status: 'failed', exitCode: 2 });
+    expect(outcome.transient).toBeUndefined();
+    const result = JSON.parse(
+      await readFile(path.join(runDirOf(req.workspace.dir, req.runId), 'result.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(result).toMatchObject({ status: 'failed', exitCode: 2 });
+  });
+
+  it('fails a run whose report is missing, and lists missing sections of a short report', async () => {
+    const none = setup(new FakeEngine({ stdout: CLAUDE_JSON }));
+    const req = await request();
+    const outcome = await none.executor.run(req);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.reason).toMatch(/wrote no report at \/workspace\/output\/investigation.md/);
+
+    const partial = setup(
+      new FakeEngine({ stdout: CLAUDE_JSON, report: `# Report\n\n## Summary\n${'words '.repeat(20)}\n` }),
+    );
+    const req2 = await request();
+    expect((await partial.executor.run(req2)).status).toBe('succeeded');
+    const result = JSON.parse(
+      await readFile(path.join(runDirOf(req2.workspace.dir, req2.runId), 'result.json'), 'utf8'),
+    ) as {
+      report: { missingSections: string[] };
+    };
+    expect(result.report.missingSections).toEqual(['Root Cause']);
+  });
+
+  it('on timeout sends SIGINT, then SIGTERM after the grace, and reports timed_out', async () => {
+    const engine = new FakeEngine({ hang: true, honour: ['SIGTERM'] });
+    const { executor } = setup(engine, { agent: { timeout: 100, stop_grace: 50 } });
+    const req = await request();
+    const outcome = await executor.run(req);
+    expect(outcome).toMatchObject({ status: 'timed_out', exitCode: 143 });
+    expect(engine.signals).toEqual(['SIGINT', 'SIGTERM']);
+    expect(engine.removed).toHaveLength(1);
+    const result = JSON.parse(
+      await readFile(path.join(runDirOf(req.workspace.dir, req.runId), 'result.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(result).toMatchObject({ status: 'timed_out', stoppedWith: 'SIGTERM' });
+  });
+
+  it('stops the agent and reports interrupted when the daemon shuts down', async () => {
+    const engine = new FakeEngine({ hang: true, honour: ['SIGINT'] });
+    const { executor } = setup(engine, { agent: { timeout: 60_000, stop_grace: 5000 } });
+    const controller = new AbortController();
+    const req = await request({ signal: controller.signal });
+    const running = executor.run(req);
+    const deadline = Date.now() + 10_000;
+    while (engine.specs.length === 0) {
+      if (Date.now() > deadline) throw new Error('run was not launched within 10000 ms');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    controller.abort();
+    expect(await running).toMatchObject({ status: 'interrupted', exitCode: 130 });
+    expect(engine.signals).toEqual(['SIGINT']);
+    expect(engine.removed).toHaveLength(1);
+  });
+
+  it('reports an unreachable engine as a transient failure with result.json saying why', async () => {
+    const { executor } = setup(new FakeEngine({ startError: unreachable() }));
+    const req = await request();
+    const outcome = await executor.run(req);
+    expect(outcome).toMatchObject({ status: 'failed', transient: true });
+    expect(outcome.reason).toContain('unreachable');
+    const result = JSON.parse(
+      await readFile(path.join(runDirOf(req.workspace.dir, req.runId), 'result.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(result).toMatchObject({ status: 'failed', transient: true });
+  });
+
+  it('honours overrides: agent, model and dry run (bundle written, nothing launched)', async () => {
+    const engine = new FakeEngine({ stdout: CLAUDE_JSON, report: GOOD_REPORT });
+    const { executor, agentsAsked } = setup(engine);
+    const req = await request({
+      overrides: { agent: 'codex', model: 'gpt-test', dryRun: true, triage: { mode: 'skip' } },
+    });
+    const outcome = await executor.run(req);
+    expect(outcome.status).toBe('succeeded');
+    expect(outcome.reason).toMatch(/dry run/);
+    expect(agentsAsked).toEqual(['codex']);
+    expect(engine.specs).toHaveLength(0);
+    const bundle = runDirOf(req.workspace.dir, req.runId);
+    const invocation = JSON.parse(await readFile(path.join(bundle, 'invocation.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(invocation).toMatchObject({ agent: 'codex', model: 'gpt-test' });
+    expect(await readFile(path.join(bundle, 'prompt-sent.md'), 'utf8')).toContain('<incident>');
+  });
+
+  it('keeps the container when docker.keep_containers is set', async () => {
+    const engine = new FakeEngine({ stdout: CLAUDE_JSON, report: GOOD_REPORT });
+    const { executor } = setup(engine, { docker: { keep_containers: true } });
+    expect((await executor.run(await request())).status).toBe('succeeded');
+    expect(engine.removed).toEqual([]);
+  });
+
+  it('adopts a run left by a dead daemon: attaches, collects and removes; unknown runs are gone', async () => {
+    const engine = new FakeEngine({ stdout: CLAUDE_JSON, report: GOOD_REPORT });
+    const { executor } = setup(engine);
+    const req = await request();
+    const labels = { [RUN_LABELS.run]: req.runId, [RUN_LABELS.agent]: 'claude' };
+    engine.orphan({ handle: { engine: 'docker', id: 'orphan-1', runId: req.runId }, labels, running: true });
+    await (
+      await import('node:fs/promises')
+    ).mkdir(path.join(req.workspace.dir, 'output'), { recursive: true });
+    await (
+      await import('node:fs/promises')
+    ).writeFile(path.join(req.workspace.dir, 'output', 'investigation.md'), GOOD_REPORT);
+    const adopting = executor.adopt({
+      workspace: req.workspace,
+      runId: req.runId,
+      signal: req.signal,
+      log: req.log,
+    });
+    const deadline = Date.now() + 10_000;
+    while (engine.attached.length === 0) {
+      if (Date.now() > deadline) throw new Error('adopt did not attach within 10000 ms');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    engine.finish('orphan-1', { exitCode: 0, signal: null, oomKilled: false });
+    expect(await adopting).toEqual({ status: 'succeeded', exitCode: 0 });
+    expect(engine.removed).toEqual(['orphan-1']);
+    expect(await auditTypes(req.workspace.dir)).toEqual(['adopted', 'finished']);
+    expect(
+      await executor.adopt({
+        workspace: req.workspace,
+        runId: 'run-unknown',
+        signal: req.signal,
+        log: req.log,
+      }),
+    ).toBe('gone');
+  });
+
+  it('collects a run that ended while no daemon watched it, and removes it', async () => {
+    const engine = new FakeEngine({ stdout: CLAUDE_JSON });
+    const { executor } = setup(engine);
+    const req = await request();
+    engine.orphan(
+      {
+        handle: { engine: 'docker', id: 'exited-1', runId: req.runId },
+        labels: { [RUN_LABELS.run]: req.runId },
+        running: false,
+      },
+      { exitCode: 3, signal: null, oomKilled: false },
+    );
+    expect(
+      await executor.adopt({ workspace: req.workspace, runId: req.runId, signal: req.signal, log: req.log }),
+    ).toMatchObject({
+      status: 'failed',
+      exitCode: 3,
+    });
+    expect(engine.removed).toEqual(['exited-1']);
+  });
+
+  it('is ready only when the engine answers and the skills are available', async () => {
+    const ok = setup(new FakeEngine());
+    expect(await ok.executor.readiness()).toEqual({
+      ok: true,
+      checks: [
+        { name: 'engine:docker', ok: true },
+        { name: 'skills', ok: true },
+      ],
+    });
+    const down = setup(new FakeEngine({ pingError: unreachable() }));
+    const r = await down.executor.readiness();
+    expect(r.ok).toBe(false);
+    expect(r.checks[0]).toMatchObject({
+      name: 'engine:docker',
+      ok: false,
+      detail: expect.stringContaining('unreachable'),
+    });
+  });
+});

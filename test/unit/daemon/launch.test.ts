@@ -1,0 +1,163 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  TailBuffer,
+  invocationRecord,
+  providerSettings,
+  writeInvocationFiles,
+} from '../../../src/daemon/launch.js';
+import { containerLayout, processLayout } from '../../../src/daemon/layout.js';
+import type { AgentInvocation } from '../../../src/agents/types.js';
+import { tempDir, testConfig } from '../../support/runs.js';
+
+const adapter = { skillsDirs: ['.gemini/skills', '.agents/skills'], writableHomeDirs: ['.gemini'] };
+const skills = {
+  sources: [{ name: 'k8s4agents', scope: 'project' as const, dir: '/cache/k8s4agents/abc', commit: 'abc' }],
+  unavailable: [],
+  release: () => undefined,
+};
+
+describe('launch helpers', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  beforeEach(async () => {
+    root = await tempDir('triage-launch-');
+  });
+  afterEach(async () => root.cleanup());
+
+  const invocation = (files: AgentInvocation['files']): AgentInvocation => ({
+    command: 'gemini',
+    args: [],
+    env: {},
+    secretEnv: { GEMINI_API_KEY: 'AIza-secret' },
+    stdin: 'hi',
+    files,
+  });
+
+  it('mounts each skills source read-only under every skills dir of the adapter, and HOME files at their place', async () => {
+    const config = testConfig(root.dir);
+    const bundleDir = path.join(root.dir, 'ws', '.triage', 'runs', 'r1');
+    const layout = containerLayout({
+      config,
+      engine: 'docker',
+      workspaceDir: path.join(root.dir, 'ws'),
+      runId: 'r1',
+      bundleDir,
+      adapter,
+      skills,
+    });
+    expect(layout.mounts.filter((m) => m.source === '/cache/k8s4agents/abc')).toEqual([
+      { source: '/cache/k8s4agents/abc', target: '/home/agent/.gemini/skills/k8s4agents', readOnly: true },
+      { source: '/cache/k8s4agents/abc', target: '/home/agent/.agents/skills/k8s4agents', readOnly: true },
+    ]);
+    expect(layout.view.skillsDir).toBe('/home/agent/.gemini/skills');
+    expect(layout.tmpfs).toEqual(['/home/agent', '/tmp', '/home/agent/.gemini']);
+
+    const mounts = await writeInvocationFiles(
+      invocation([
+        { path: 'GEMINI.md', content: 'system part' },
+        { path: '.gemini/settings.json', content: '{"a":1}', inHome: true },
+      ]),
+      layout,
+      'docker',
+    );
+    expect(await readFile(path.join(bundleDir, 'agent-files', 'GEMINI.md'), 'utf8')).toBe('system part');
+    expect(mounts).toEqual([
+      {
+        source: path.join(bundleDir, 'agent-files', '.home', '.gemini/settings.json'),
+        target: '/home/agent/.gemini/settings.json',
+        readOnly: true,
+      },
+    ]);
+  });
+
+  it('writes HOME files straight into the per-run HOME under the process engine', async () => {
+    const config = testConfig(root.dir);
+    const layout = processLayout({
+      config,
+      engine: 'process',
+      workspaceDir: path.join(root.dir, 'ws'),
+      runId: 'r2',
+      bundleDir: path.join(root.dir, 'b'),
+      adapter,
+      skills,
+      tmpDir: root.dir,
+    });
+    expect(layout.paths.home).toBe(path.join(root.dir, 'triage-runner-home-r2'));
+    expect(
+      await writeInvocationFiles(
+        invocation([{ path: '.gemini/settings.json', content: '{}', inHome: true }]),
+        layout,
+        'process',
+      ),
+    ).toEqual([]);
+    expect(await readFile(path.join(layout.paths.home, '.gemini/settings.json'), 'utf8')).toBe('{}');
+  });
+
+  it('refuses adapter file paths that leave their folder', async () => {
+    const layout = processLayout({
+      config: testConfig(root.dir),
+      engine: 'process',
+      workspaceDir: root.dir,
+      runId: 'r3',
+      bundleDir: root.dir,
+      adapter,
+      skills,
+      tmpDir: root.dir,
+    });
+    await expect(
+      writeInvocationFiles(invocation([{ path: '../escape.md', content: 'x' }]), layout, 'process'),
+    ).rejects.toThrow(/must be relative and stay inside/);
+  });
+
+  it('records secret variable names but never their values', () => {
+    const record = invocationRecord({
+      spec: {
+        runId: 'r',
+        incidentId: 'i',
+        labels: {},
+        image: 'img',
+        command: 'gemini',
+        args: ['-p', 'x'],
+        env: { A: '1' },
+        secretEnv: { GEMINI_API_KEY: 'AIza-secret' },
+        stdin: 'hi',
+        workdir: '/workspace',
+        mounts: [],
+        tmpfs: [],
+      },
+      engine: 'docker',
+      agent: 'gemini',
+      attempt: 1,
+      launchedAt: new Date('2026-11-22T00:00:00Z'),
+      files: [],
+    });
+    expect(record.secretEnv).toEqual({ GEMINI_API_KEY: '[REDACTED]' });
+    expect(JSON.stringify(record)).not.toContain('AIza-secret');
+    expect(record.stdin).toEqual({
+      bytes: 2,
+      sha256: '8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4',
+    });
+  });
+
+  it('takes provider endpoints from the config first, then the daemon environment', () => {
+    const config = testConfig(root.dir, { providers: { anthropic_base_url: 'http://gateway:8080' } });
+    expect(
+      providerSettings(config, {
+        ANTHROPIC_BASE_URL: 'http://env',
+        GOOGLE_GEMINI_BASE_URL: 'http://gem',
+        OPENAI_BASE_URL: '',
+      }),
+    ).toEqual({
+      anthropicBaseUrl: 'http://gateway:8080',
+      geminiBaseUrl: 'http://gem',
+    });
+  });
+
+  it('keeps the last bytes of a long output and counts all of it', () => {
+    const tail = new TailBuffer(10);
+    for (const part of ['aaaaaaaa', 'bbbbbbbb', 'cccc']) tail.push(Buffer.from(part));
+    expect(tail.text()).toBe('bbbbbbcccc');
+    expect(tail.total).toBe(20);
+  });
+});

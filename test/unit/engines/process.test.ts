@@ -1,0 +1,237 @@
+// The process engine with real child processes: environment allowlist, stdin, HOME links, process
+// groups, and finding a still-running process from its pid file after a restart.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { supervise } from '../../../src/daemon/supervise.js';
+import { isWaitTimeout, RUN_LABELS } from '../../../src/engines/labels.js';
+import { PID_FILE, createProcessEngine, processStartTime } from '../../../src/engines/process.js';
+import type { Engine, RunHandle, RunSpec } from '../../../src/engines/types.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { tempDir, testConfig } from '../../support/runs.js';
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(what: string, timeoutMs: number, fn: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('process engine', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  let engine: Engine;
+  const handles: RunHandle[] = [];
+  let n = 0;
+
+  beforeEach(async () => {
+    root = await tempDir('triage-process-engine-');
+    engine = createProcessEngine(testConfig(root.dir), silentLogger(), {
+      env: { PATH: process.env.PATH, LANG: 'C.UTF-8', DAEMON_ONLY_SECRET: 'must-not-leak' },
+    });
+  });
+
+  afterEach(async () => {
+    await Promise.all(handles.splice(0).map((h) => engine.remove(h)));
+    await root.cleanup();
+  });
+
+  function spec(over: Partial<RunSpec> & { out?: Buffer[]; err?: Buffer[] }): RunSpec {
+    n++;
+    const out = over.out ?? [];
+    const err = over.err ?? [];
+    return {
+      runId: `run-${n}`,
+      incidentId: 'inc-1',
+      labels: { [RUN_LABELS.run]: `run-${n}`, [RUN_LABELS.daemon]: 'test' },
+      image: 'unused',
+      command: 'true',
+      args: [],
+      env: { HOME: path.join(root.dir, `home-${n}`) },
+      secretEnv: {},
+      stdin: '',
+      workdir: root.dir,
+      mounts: [],
+      tmpfs: [],
+      onStdout: (c) => out.push(c),
+      onStderr: (c) => err.push(c),
+      ...over,
+    };
+  }
+
+  const start = async (s: RunSpec) => {
+    const h = await engine.start(s);
+    handles.push(h);
+    return h;
+  };
+
+  it("passes only the allowlisted daemon variables plus the spec's env and secrets", async () => {
+    const out: Buffer[] = [];
+    const h = await start(
+      spec({
+        command: 'env',
+        env: { HOME: path.join(root.dir, 'h'), AGENT_VAR: 'a' },
+        secretEnv: { API_KEY: 'k-123' },
+        out,
+      }),
+    );
+    expect(await engine.wait(h, 10_000)).toMatchObject({ exitCode: 0, signal: null });
+    const env = Buffer.concat(out).toString();
+    expect(env).toContain('AGENT_VAR=a\n');
+    expect(env).toContain('API_KEY=k-123\n');
+    expect(env).toContain('LANG=C.UTF-8\n');
+    expect(env).toContain(`HOME=${path.join(root.dir, 'h')}\n`);
+    expect(env).not.toContain('DAEMON_ONLY_SECRET');
+  });
+
+  it('delivers a 1 MiB hostile prompt on stdin byte-identical', async () => {
+    const out: Buffer[] = [];
+    const hostile = `'"$(rm -rf /)\`id\`\n ünïcödé 🚀\r\n${randomBytes(600 * 1024).toString('base64')}`.slice(
+      0,
+      1024 * 1024,
+    );
+    const h = await start(spec({ command: 'cat', stdin: hostile, out }));
+    expect((await engine.wait(h, 10_000)).exitCode).toBe(0);
+    const got = Buffer.concat(out);
+    expect(got.length).toBe(Buffer.byteLength(hostile));
+    expect(createHash('sha256').update(got).digest('hex')).toBe(
+      createHash('sha256').update(hostile).digest('hex'),
+    );
+  });
+
+  it('links mounts that target HOME and refuses other remapped targets', async () => {
+    const skills = path.join(root.dir, 'skills-src');
+    await mkdir(skills, { recursive: true });
+    await writeFile(path.join(skills, 'SKILL.md'), 'skill body');
+    const home = path.join(root.dir, 'home-links');
+    const out: Buffer[] = [];
+    const h = await start(
+      spec({
+        command: 'cat',
+        args: [path.join(home, '.claude/skills/k8s/SKILL.md')],
+        env: { HOME: home },
+        mounts: [{ source: skills, target: path.join(home, '.claude/skills/k8s'), readOnly: true }],
+        tmpfs: [path.join(home, '.claude')],
+        out,
+      }),
+    );
+    expect((await engine.wait(h, 10_000)).exitCode).toBe(0);
+    expect(Buffer.concat(out).toString()).toBe('skill body');
+    await expect(
+      engine.start(spec({ mounts: [{ source: skills, target: '/opt/elsewhere', readOnly: true }] })),
+    ).rejects.toThrow(/only targets under HOME/);
+  });
+
+  it('fails to start with the command and PATH when the CLI is missing', async () => {
+    await expect(engine.start(spec({ command: 'no-such-agent-cli-xyz' }))).rejects.toThrow(
+      /no-such-agent-cli-xyz not found \(PATH=/,
+    );
+  });
+
+  it('escalates to the whole process group: SIGINT is ignored by a background job, SIGTERM ends it', async () => {
+    const pidFile = path.join(root.dir, 'grandchild.pid');
+    const h = await start(spec({ command: 'sh', args: ['-c', `sleep 300 & echo $! > ${pidFile}; wait`] }));
+    await until(
+      'grandchild pid written',
+      10_000,
+      async () =>
+        (await stat(pidFile).catch(() => undefined))?.size !== undefined &&
+        (await readFile(pidFile, 'utf8')).trim() !== '',
+    );
+    const grandchild = Number((await readFile(pidFile, 'utf8')).trim());
+    const r = await supervise({
+      engine,
+      handle: h,
+      timeoutMs: 200,
+      graceMs: 300,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    expect(r.timedOut).toBe(true);
+    expect(['SIGINT', 'SIGTERM']).toContain(r.stoppedWith);
+    await until(`grandchild ${grandchild} gone`, 10_000, () => !alive(grandchild));
+  });
+
+  it('wait rejects with a typed timeout carrying the milliseconds', async () => {
+    const h = await start(spec({ command: 'sleep', args: ['30'] }));
+    const err = await engine.wait(h, 50).catch((e: unknown) => e);
+    expect(isWaitTimeout(err)).toBe(true);
+    expect(String(err)).toContain('50 ms');
+  });
+
+  it('finds a still-running process from its pid file after a restart, and notices when it ends', async () => {
+    const stateDir = path.join(root.dir, 'incidents', 'ws-1', '.triage', 'runs', 'run-restart');
+    await mkdir(stateDir, { recursive: true });
+    const h = await start(
+      spec({
+        runId: 'run-restart',
+        labels: { [RUN_LABELS.run]: 'run-restart' },
+        command: 'sleep',
+        args: ['30'],
+        stateDir,
+      }),
+    );
+    const record = JSON.parse(await readFile(path.join(stateDir, PID_FILE), 'utf8')) as {
+      pid: number;
+      startTime: string;
+    };
+    expect(record.pid).toBe(Number(h.id));
+    expect(record.startTime).toBe(processStartTime(record.pid));
+
+    const restarted = createProcessEngine(testConfig(root.dir), silentLogger(), {
+      env: { PATH: process.env.PATH },
+    });
+    const found = await restarted.list({ [RUN_LABELS.run]: 'run-restart' });
+    expect(found).toEqual([
+      {
+        handle: { engine: 'process', id: h.id, runId: 'run-restart' },
+        labels: { [RUN_LABELS.run]: 'run-restart' },
+        running: true,
+      },
+    ]);
+    const err: Buffer[] = [];
+    await restarted.attach(
+      found[0]!.handle,
+      () => undefined,
+      (c) => err.push(c),
+    );
+    expect(Buffer.concat(err).toString()).toContain('could not be re-attached');
+
+    const waited = restarted.wait(found[0]!.handle, 10_000);
+    process.kill(record.pid, 'SIGTERM');
+    const exit = await waited;
+    expect(exit.exitCode).toBeNull();
+    expect(exit.error).toMatch(/adopted after a daemon restart/);
+    await restarted.remove(found[0]!.handle);
+    await expect(stat(path.join(stateDir, PID_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('does not mistake a recycled pid for the run (start time differs)', async () => {
+    const stateDir = path.join(root.dir, 'incidents', 'ws-2', '.triage', 'runs', 'run-recycled');
+    await mkdir(stateDir, { recursive: true });
+    await writeFile(
+      path.join(stateDir, PID_FILE),
+      JSON.stringify({
+        pid: process.pid,
+        startTime: '1',
+        runId: 'run-recycled',
+        command: 'x',
+        labels: { [RUN_LABELS.run]: 'run-recycled' },
+        startedAt: '',
+      }),
+    );
+    const found = await engine.list({ [RUN_LABELS.run]: 'run-recycled' });
+    expect(found).toHaveLength(1);
+    expect(found[0]?.running).toBe(false);
+  });
+});
