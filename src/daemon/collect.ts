@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import type { AgentOutcome } from '../agents/types.js';
 import type { RunResult } from '../audit/bundle.js';
+import { checkReport as inspectReport } from '../audit/report.js';
 import type { RunOutcomeStatus } from './types.js';
 
 // Collect: what the run left (report, exit, adapter outcome) turned into result.json and an outcome.
@@ -14,43 +14,19 @@ export interface ReportCheck {
   missingSections: string[];
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/**
- * Which `sections` have no markdown heading in `markdown`. A heading matches when, after its `#`s and
- * any emoji or punctuation, it starts with the section text, case-insensitively; trailing text is fine.
- */
-export function missingSections(markdown: string, sections: string[]): string[] {
-  const headings = markdown
-    .split(/\r?\n/)
-    .map((line) => /^\s{0,3}#{1,6}(?!#)\s*(.*?)\s*#*\s*$/.exec(line)?.[1])
-    .filter((h): h is string => h !== undefined)
-    .map((h) => h.replace(/^[^\p{L}\p{N}]+/u, '').replace(/\*\*|__/g, ''));
-  return sections.filter((section) => {
-    const re = new RegExp(`^${escapeRegExp(section.replace(/^[^\p{L}\p{N}]+/u, ''))}`, 'iu');
-    return !headings.some((h) => re.test(h));
-  });
-}
-
-/** Reads the report on the host and checks size and headings. */
+/** Reads the report on the host and checks size and headings (one check, shared with compare). */
 export async function checkReport(
   hostPath: string,
   agentPath: string,
   minBytes: number,
   sections: string[],
 ): Promise<ReportCheck> {
-  let text: string;
-  try {
-    text = await readFile(hostPath, 'utf8');
-  } catch {
-    return { path: agentPath, bytes: 0, present: false, missingSections: [...sections] };
-  }
-  const bytes = Buffer.byteLength(text);
+  const check = await inspectReport(hostPath, sections, minBytes);
   return {
     path: agentPath,
-    bytes,
-    present: bytes >= minBytes,
-    missingSections: missingSections(text, sections),
+    bytes: check.bytes,
+    present: check.exists && !check.tooSmall,
+    missingSections: check.missingSections,
   };
 }
 

@@ -3,7 +3,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { getAgent } from '../agents/index.js';
 import type { AgentAdapter, AgentOutcome } from '../agents/types.js';
-import { RUN_FILES, RunBundle, TRIAGE_DIR, runDirOf } from '../audit/bundle.js';
+import { RUN_FILES, RunBundle, TRIAGE_DIR, runDirOf, scrubFile } from '../audit/bundle.js';
 import type { AuditEventType, AuditLog } from '../audit/log.js';
 import type { AgentName, Config, EngineName } from '../config/schema.js';
 import { prepareContext } from '../context/prepare.js';
@@ -172,6 +172,10 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     });
     // The exit code is never masked, whatever the adapter read.
     outcome = { ...outcome, exitCode: exit.exitCode };
+    // The report is the artifact people share: known secret values and token shapes are scrubbed from it.
+    await scrubFile(ctx.reportHostPath, deps.redactor).catch((err: unknown) =>
+      ctx.log.warn({ err, report: ctx.reportHostPath }, 'could not scrub secrets from the report'),
+    );
     const report = await checkReport(
       ctx.reportHostPath,
       ctx.reportAgentPath,
@@ -386,6 +390,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         mounts: [...layout.mounts, ...fileMounts],
         tmpfs: layout.tmpfs,
         stateDir: bundle.dir,
+        timeoutMs: config.agent.timeout,
       };
       for (const value of Object.values(spec.secretEnv)) deps.redactor.add('agent secret', value);
       const launchedAt = now();

@@ -18,7 +18,7 @@ type EngineFactory = (deps: EngineDeps) => Engine;
 export const ENGINES: Record<EngineName, EngineFactory> = {
   docker: ({ config, log, env }) => createDockerEngine(config, log, { env }),
   process: ({ config, log, env }) => createProcessEngine(config, log, { env }),
-  kubernetes: ({ config, log }) => createKubernetesEngine(config, log),
+  kubernetes: ({ config, log, env }) => createKubernetesEngine(config, log, { env }),
 };
 
 /** The engine registered under `name`; an unknown name fails with the valid ones. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { missingSections, verdict } from '../../../src/daemon/collect.js';
+import { missingSections } from '../../../src/audit/report.js';
+import { verdict } from '../../../src/daemon/collect.js';
 import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
 
 describe('report check', () => {

@@ -1,0 +1,276 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { configSchema } from '../../../src/config/schema.js';
+import { readManifests, renderKustomization, type K8sObject } from '../../support/kustomize.js';
+
+// Every manifest in deploy/kubernetes is rendered (a small kustomize subset, test/support/kustomize.ts)
+// and validated against the Kubernetes OpenAPI schemas compiled into kubernetes-models (offline), then
+// checked for the properties the deployment promises: least privilege, hardening, probes, wiring.
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const BASE = path.join(ROOT, 'deploy/kubernetes');
+
+/** The kubernetes-models class for an object's apiVersion + kind; unknown kinds fail the test. */
+async function modelFor(o: K8sObject): Promise<new (data: unknown) => { validate(): void }> {
+  const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
+  const specifier =
+    group === 'monitoring.coreos.com'
+      ? `@kubernetes-models/prometheus-operator/${group}/${version}/${o.kind}`
+      : `kubernetes-models/${group ? `${group}/` : ''}${version}/${o.kind}`;
+  const mod = (await import(specifier)) as Record<string, new (data: unknown) => { validate(): void }>;
+  const model = mod[o.kind];
+  if (!model) throw new Error(`no schema model for ${o.apiVersion} ${o.kind} (${specifier})`);
+  return model;
+}
+
+async function validateAll(objects: K8sObject[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const o of objects) {
+    const Model = await modelFor(o);
+    try {
+      new Model(o).validate();
+    } catch (err) {
+      problems.push(`${o.kind}/${o.metadata.name}: ${(err as Error).message}`);
+    }
+  }
+  return problems;
+}
+
+const base = renderKustomization(BASE);
+const find = (kind: string, name?: string) => {
+  const o = base.find((x) => x.kind === kind && (name === undefined || x.metadata.name === name));
+  if (!o) throw new Error(`the base has no ${kind}${name ? `/${name}` : ''}`);
+  return o as K8sObject & Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+};
+const deployment = find('Deployment', 'triage-runner');
+const podSpec = deployment.spec.template.spec;
+const daemon = podSpec.containers[0];
+const configMap = base.find((o) => o.kind === 'ConfigMap')! as K8sObject & { data: Record<string, string> };
+const runnerConfig = configSchema.parse(parseYaml(configMap.data['config.yaml']!));
+
+describe('deploy/kubernetes manifests', () => {
+  it('render to schema-valid objects: base, the kind overlay, the ServiceMonitor component and the example Secret', async () => {
+    expect(base.map((o) => o.kind).sort()).toEqual(
+      [
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'ConfigMap',
+        'Deployment',
+        'Namespace',
+        'NetworkPolicy',
+        'NetworkPolicy',
+        'PersistentVolumeClaim',
+        'Role',
+        'RoleBinding',
+        'Service',
+        'ServiceAccount',
+        'ServiceAccount',
+      ].sort(),
+    );
+    const kind = renderKustomization(path.join(BASE, 'overlays/kind'));
+    const monitor = renderKustomization(path.join(BASE, 'components/servicemonitor'));
+    const secret = readManifests(path.join(BASE, 'secret.example.yaml'));
+    expect(await validateAll([...base, ...kind, ...monitor, ...secret])).toEqual([]);
+  });
+
+  it('the validator really rejects a broken manifest (a wrong type and a missing container name)', async () => {
+    const broken = structuredClone(deployment);
+    broken.spec.replicas = 'two';
+    delete broken.spec.template.spec.containers[0].name;
+    const problems = await validateAll([broken]);
+    expect(problems.join('\n')).toMatch(/replicas must be integer/);
+    expect(problems.join('\n')).toMatch(/containers\/0 must have required property name/);
+  });
+
+  it('keeps the example Secret out of the kustomization, with placeholders only', () => {
+    expect(readFileSync(path.join(BASE, 'kustomization.yaml'), 'utf8')).not.toMatch(
+      /^\s*-\s*secret\.example\.yaml/m,
+    );
+    expect(base.some((o) => o.kind === 'Secret')).toBe(false);
+    const [secret] = readManifests(path.join(BASE, 'secret.example.yaml')) as (K8sObject & {
+      stringData: Record<string, string>;
+    })[];
+    expect(Object.values(secret!.stringData).every((v) => v === 'REPLACE-ME')).toBe(true);
+  });
+
+  it('runs two hardened daemon replicas with probes on /healthz and /readyz and resource limits', () => {
+    expect(deployment.spec.replicas).toBe(2);
+    expect(podSpec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    for (const container of [...podSpec.initContainers, ...podSpec.containers]) {
+      expect(container.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(Object.keys(container.resources.limits).sort()).toEqual(['cpu', 'memory']);
+    }
+    expect(daemon.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(daemon.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(daemon.resources.requests).toEqual({ cpu: '250m', memory: '512Mi' });
+    expect(daemon.resources.limits).toEqual({ cpu: '1', memory: '1Gi' });
+    expect(deployment.spec.template.metadata.annotations).toMatchObject({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': '8080',
+    });
+  });
+
+  it('mounts the token only where it is needed: the ServiceAccounts never automount, the daemon pod opts in', () => {
+    for (const sa of base.filter((o) => o.kind === 'ServiceAccount')) {
+      expect((sa as { automountServiceAccountToken?: boolean }).automountServiceAccountToken).toBe(false);
+    }
+    expect(podSpec.serviceAccountName).toBe('triage-runner');
+    expect(podSpec.automountServiceAccountToken).toBe(true);
+  });
+
+  it('wires the daemon to the kubernetes engine, the API-key Secret, the generated ConfigMap and the RWX claim', () => {
+    const env = Object.fromEntries(daemon.env.map((e: { name: string }) => [e.name, e]));
+    expect(env.TRIAGE_RUNNER_ENGINE.value).toBe('kubernetes');
+    const [secret] = readManifests(path.join(BASE, 'secret.example.yaml'));
+    for (const key of ['ANTHROPIC_API_KEY', 'CODEX_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY']) {
+      expect(env[key].valueFrom.secretKeyRef).toEqual({ name: secret!.metadata.name, key, optional: true });
+    }
+    const volumes = Object.fromEntries(podSpec.volumes.map((v: { name: string }) => [v.name, v]));
+    expect(volumes.config.configMap.name).toBe(configMap.metadata.name);
+    expect(configMap.metadata.name).toMatch(/^triage-runner-config-[0-9a-f]{10}$/);
+    expect(Object.keys(configMap.data).sort()).toEqual(['config.yaml', 'triage-system-prompt.md']);
+    const pvc = find('PersistentVolumeClaim');
+    expect(volumes.data.persistentVolumeClaim.claimName).toBe(pvc.metadata.name);
+    expect(pvc.spec.accessModes).toEqual(['ReadWriteMany']);
+    const mounts = Object.fromEntries(
+      daemon.volumeMounts.map((m: { name: string; mountPath: string }) => [m.name, m.mountPath]),
+    );
+    expect(daemon.args).toEqual(['daemon', '--config', `${mounts.config}/config.yaml`]);
+    expect(runnerConfig.system_prompt_file).toBe(`${mounts.config}/triage-system-prompt.md`);
+    expect(runnerConfig.kubernetes.volume_root).toBe(mounts.data);
+    // Everything an agent Job mounts must be on the shared volume.
+    for (const dir of [
+      runnerConfig.workspaces_root,
+      runnerConfig.skills.cache_dir,
+      runnerConfig.personas_dir,
+      runnerConfig.briefs_dir,
+    ]) {
+      expect(dir.startsWith(`${mounts.data}/`)).toBe(true);
+    }
+    const publish = podSpec.initContainers.find((c: { name: string }) => c.name === 'publish-configs');
+    expect(publish.args[0]).toContain(path.posix.dirname(path.posix.dirname(runnerConfig.personas_dir)));
+  });
+
+  it("agrees with the daemon's config: namespace, agent ServiceAccount, claim and Secret names", () => {
+    expect(runnerConfig.engine).toBe('kubernetes');
+    expect(runnerConfig.kubernetes.namespace).toBe(find('Namespace').metadata.name);
+    expect(runnerConfig.kubernetes.workspaces_claim).toBe(find('PersistentVolumeClaim').metadata.name);
+    expect(runnerConfig.kubernetes.service_account).toBe(
+      find('ServiceAccount', 'triage-agent').metadata.name,
+    );
+    expect(runnerConfig.kubernetes.secret_name).toBe(
+      readManifests(path.join(BASE, 'secret.example.yaml'))[0]!.metadata.name,
+    );
+    for (const o of base.filter(
+      (x) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding'].includes(x.kind),
+    )) {
+      expect(`${o.kind}/${o.metadata.name} in ${o.metadata.namespace}`).toBe(
+        `${o.kind}/${o.metadata.name} in triage-runner`,
+      );
+    }
+  });
+
+  it('gives the daemon exactly Job, pod and log access in its own namespace', () => {
+    const role = find('Role');
+    expect(role.rules).toEqual([
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+    ]);
+    const binding = find('RoleBinding');
+    expect(binding.roleRef).toMatchObject({ kind: 'Role', name: role.metadata.name });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'triage-runner', namespace: 'triage-runner' },
+    ]);
+  });
+
+  it('gives the agents a read-only cluster view without Secrets, exec or attach', () => {
+    const view = find('ClusterRole');
+    const rules = view.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    const resources = rules.flatMap((r) => r.resources);
+    expect(resources).not.toContain('secrets');
+    expect(resources.some((r) => r === '*' || r.startsWith('pods/exec') || r.startsWith('pods/attach'))).toBe(
+      false,
+    );
+    expect([...new Set(rules.flatMap((r) => r.verbs))].sort()).toEqual(['get', 'list', 'watch']);
+    const agentBinding = base.find(
+      (o) => o.kind === 'ClusterRoleBinding' && (o as any).subjects[0].name === 'triage-agent', // eslint-disable-line @typescript-eslint/no-explicit-any
+    ) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(agentBinding.roleRef).toMatchObject({ kind: 'ClusterRole', name: view.metadata.name });
+    expect(agentBinding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'triage-agent', namespace: 'triage-runner' },
+    ]);
+  });
+
+  it('lets traffic reach the daemon only on its HTTP port, and the agents not at all', () => {
+    const daemonPolicy = find('NetworkPolicy', 'triage-runner-daemon');
+    expect(daemonPolicy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    expect(daemonPolicy.spec.ingress).toEqual([{ ports: [{ port: 8080, protocol: 'TCP' }] }]);
+    expect(daemon.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    const agents = find('NetworkPolicy', 'triage-runner-agents');
+    expect(agents.spec.podSelector.matchLabels).toEqual({ 'app.kubernetes.io/managed-by': 'triage-runner' });
+    expect(agents.spec.ingress).toEqual([]);
+    for (const policy of [daemonPolicy, agents]) {
+      expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+      const ports = policy.spec.egress.flatMap((r: { ports: { port: number }[] }) =>
+        r.ports.map((p) => p.port),
+      );
+      expect([...new Set(ports)].sort()).toEqual([443, 53, 6443]);
+    }
+  });
+
+  it('the kind overlay swaps the claim to ReadWriteOnce and uses the locally loaded image', () => {
+    const kind = renderKustomization(path.join(BASE, 'overlays/kind'));
+    const pvc = kind.find((o) => o.kind === 'PersistentVolumeClaim') as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(pvc.spec.accessModes).toEqual(['ReadWriteOnce']);
+    const container = (kind.find((o) => o.kind === 'Deployment') as any).spec.template.spec.containers[0]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(container.image).toBe('triage-runner:dev');
+    expect(container.imagePullPolicy).toBe('Never');
+  });
+});
+
+describe('the daemon image (Dockerfile)', () => {
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+
+  it('builds in a separate stage and installs only production dependencies in the runtime stage', () => {
+    expect(dockerfile).toMatch(/FROM \$\{NODE_IMAGE\} AS build[\s\S]*RUN npm run build/);
+    expect(runtime).toContain('npm ci --omit=dev');
+    expect(runtime).toContain('COPY --from=build /src/dist/ dist/');
+    expect(runtime).toMatch(/COPY configs\/ configs\/\nCOPY runners\/ runners\//);
+  });
+
+  it('runs as uid 10001, keeps writable state under /var/lib/triage-runner and checks /healthz with node', () => {
+    expect(runtime).toContain('USER 10001:10001');
+    expect(runtime).toContain('VOLUME ["/var/lib/triage-runner"]');
+    expect(runtime).toMatch(/SKILLS_CACHE_DIR=\/var\/lib\/triage-runner\/skills/);
+    expect(runtime).toMatch(/TRIAGE_RUNNER_WORKSPACES_ROOT=\/var\/lib\/triage-runner\/workspaces/);
+    expect(runtime).toMatch(/HEALTHCHECK[\s\S]*CMD \["node", "-e", "fetch\(.*\/healthz/);
+    expect(runtime).toContain('ENTRYPOINT ["node", "/app/dist/cli/main.js"]');
+    expect(runtime).toContain('CMD ["daemon"]');
+  });
+
+  it('verifies the pinned kubectl download against a sha256', () => {
+    expect(dockerfile).toMatch(/ARG KUBECTL_VERSION=v\d+\.\d+\.\d+/);
+    expect(dockerfile).toMatch(/sha256sum -c -/);
+  });
+
+  it('keeps secrets, git history and dependencies out of the build context', () => {
+    const ignored = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n');
+    for (const entry of ['.git', 'node_modules', 'dist', '.env', 'agent-home', 'test'])
+      expect(ignored).toContain(entry);
+  });
+});

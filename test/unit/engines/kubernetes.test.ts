@@ -1,0 +1,466 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Job } from 'kubernetes-models/batch/v1/Job';
+import { configSchema, type Config } from '../../../src/config/schema.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { isTransient, TransientError } from '../../../src/util/errors.js';
+import { createKubernetesEngine, jobNameFor, STDIN_MOUNT_PATH } from '../../../src/engines/kubernetes.js';
+import { WaitTimeoutError } from '../../../src/engines/labels.js';
+import type { Engine, RunSpec } from '../../../src/engines/types.js';
+import { FakeKubeApi } from '../../support/fake-kube-api.js';
+
+const PROMPT = 'Investigate pod api-7f9 in CrashLoopBackOff. <incident>{"incidentId":"inc-1"}</incident>';
+const API_KEY = 'sk-ant-test-0123456789abcdef';
+
+let api: FakeKubeApi;
+let root: string;
+let config: Config;
+let engine: Engine;
+
+async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = probe();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+function spec(overrides: Partial<RunSpec> = {}): RunSpec {
+  const incident = path.join(root, 'workspaces', 'inc-1');
+  return {
+    runId: '20261122T023000Z-abc123',
+    incidentId: 'inc-1',
+    labels: {
+      'io.triage-runner/daemon': 'pod-a:7',
+      'io.triage-runner/incident': 'inc-1',
+      'io.triage-runner/run': '20261122T023000Z-abc123',
+    },
+    image: 'triage-agent:latest',
+    command: 'claude',
+    args: ['-p', '--output-format', 'json'],
+    env: { HOME: '/home/agent', GOOSE_MODE: 'auto' },
+    secretEnv: { ANTHROPIC_API_KEY: API_KEY },
+    stdin: PROMPT,
+    workdir: '/workspace',
+    mounts: [
+      { source: incident, target: '/workspace', readOnly: false },
+      { source: path.join(incident, 'incident.json'), target: '/workspace/incident.json', readOnly: true },
+    ],
+    tmpfs: ['/home/agent', '/tmp'],
+    timeoutMs: 900_000,
+    onStdout: () => {},
+    onStderr: () => {},
+    ...overrides,
+  };
+}
+
+function agentContainer(job: unknown) {
+  const j = job as { spec: { template: { spec: { containers: Record<string, unknown>[] } } } };
+  return j.spec.template.spec.containers[0] as {
+    command: string[];
+    args: string[];
+    env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+    volumeMounts: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+    securityContext: Record<string, unknown>;
+    resources: Record<string, Record<string, string>>;
+  };
+}
+
+beforeEach(async () => {
+  api = await new FakeKubeApi().start();
+  root = await mkdtemp(path.join(tmpdir(), 'k8s-engine-'));
+  config = configSchema.parse({
+    workspaces_root: path.join(root, 'workspaces'),
+    kubernetes: { volume_root: root, namespace: 'triage', ttl_seconds_after_finished: 600 },
+    agent: { stop_grace: '7s' },
+  });
+  engine = createKubernetesEngine(config, silentLogger(), {
+    kubeConfig: api.kubeConfig(),
+    pollIntervalMs: 20,
+    logDrainMs: 2000,
+  });
+});
+
+afterEach(async () => {
+  await engine.close();
+  await api.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('kubernetes engine: the Job it creates', () => {
+  it('creates a schema-valid Job with backoffLimit 0, the agent deadline, the TTL and the agent ServiceAccount', async () => {
+    const handle = await engine.start(spec());
+    expect(handle).toEqual({
+      engine: 'kubernetes',
+      id: jobNameFor('20261122T023000Z-abc123'),
+      runId: '20261122T023000Z-abc123',
+    });
+    const [create] = api.requestsTo('POST', '/apis/batch/v1/namespaces/triage/jobs');
+    const job = create!.body as Record<string, never>;
+    expect(() => new Job(job).validate()).not.toThrow();
+    expect(job).toMatchObject({
+      metadata: { name: handle.id, namespace: 'triage' },
+      spec: {
+        backoffLimit: 0,
+        activeDeadlineSeconds: 900,
+        ttlSecondsAfterFinished: 600,
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            serviceAccountName: 'triage-agent',
+            automountServiceAccountToken: true,
+          },
+        },
+      },
+    });
+  });
+
+  it('hardens the pod and container: non-root uid 1000, read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp', async () => {
+    await engine.start(spec());
+    const job = api.requestsTo('POST', '/jobs')[0]!.body as {
+      spec: { template: { spec: Record<string, unknown> } };
+    };
+    expect(job.spec.template.spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(agentContainer(job).securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(agentContainer(job).resources).toEqual({
+      requests: { cpu: '250m', memory: '512Mi' },
+      limits: { cpu: '2', memory: '2Gi' },
+    });
+  });
+
+  it('turns run labels into valid label values and keeps the originals in an annotation', async () => {
+    await engine.start(spec());
+    const job = api.requestsTo('POST', '/jobs')[0]!.body as {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+    };
+    expect(job.metadata.labels).toEqual({
+      'io.triage-runner/daemon': 'pod-a_7',
+      'io.triage-runner/incident': 'inc-1',
+      'io.triage-runner/run': '20261122T023000Z-abc123',
+      'app.kubernetes.io/managed-by': 'triage-runner',
+    });
+    expect(JSON.parse(job.metadata.annotations['io.triage-runner/labels']!)).toEqual(spec().labels);
+  });
+
+  it('shares the workspace through subPath mounts of the claim and gives tmpfs paths memory-backed emptyDirs', async () => {
+    await engine.start(spec());
+    const job = api.requestsTo('POST', '/jobs')[0]!.body as {
+      spec: { template: { spec: { volumes: unknown[] } } };
+    };
+    const mounts = agentContainer(job).volumeMounts;
+    expect(mounts).toContainEqual({
+      name: 'workspaces',
+      mountPath: '/workspace',
+      subPath: 'workspaces/inc-1',
+      readOnly: false,
+    });
+    expect(mounts).toContainEqual({
+      name: 'workspaces',
+      mountPath: '/workspace/incident.json',
+      subPath: 'workspaces/inc-1/incident.json',
+      readOnly: true,
+    });
+    expect(mounts).toContainEqual({ name: 'tmpfs-0', mountPath: '/home/agent' });
+    expect(mounts).toContainEqual({ name: 'tmpfs-1', mountPath: '/tmp' });
+    expect(job.spec.template.spec.volumes).toEqual([
+      { name: 'workspaces', persistentVolumeClaim: { claimName: 'triage-workspaces' } },
+      { name: 'tmpfs-0', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
+      { name: 'tmpfs-1', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
+    ]);
+  });
+
+  it('delivers stdin as a file on the volume; neither the prompt nor the API key appears in the Job', async () => {
+    const handle = await engine.start(spec());
+    const job = api.requestsTo('POST', '/jobs')[0]!.body;
+    const text = JSON.stringify(job);
+    expect(text).not.toContain('Investigate pod');
+    expect(text).not.toContain(API_KEY);
+    const container = agentContainer(job);
+    expect(container.command).toEqual(['/bin/sh', '-c', `exec "$0" "$@" < ${STDIN_MOUNT_PATH}`]);
+    expect(container.args).toEqual(['claude', '-p', '--output-format', 'json']);
+    const stdinMount = container.volumeMounts.find((m) => m.mountPath === STDIN_MOUNT_PATH)!;
+    expect(stdinMount.readOnly).toBe(true);
+    expect(await readFile(path.join(root, stdinMount.subPath!), 'utf8')).toBe(PROMPT);
+    expect(stdinMount.subPath).toContain(handle.id);
+    expect(container.env).toContainEqual({
+      name: 'ANTHROPIC_API_KEY',
+      valueFrom: {
+        secretKeyRef: { name: 'triage-runner-api-keys', key: 'ANTHROPIC_API_KEY', optional: true },
+      },
+    });
+    expect(container.env).toContainEqual({ name: 'GOOSE_MODE', value: 'auto' });
+  });
+
+  it('runs the command directly, with no shell wrapper, when there is no stdin', async () => {
+    await engine.start(spec({ stdin: '' }));
+    const container = agentContainer(api.requestsTo('POST', '/jobs')[0]!.body);
+    expect(container.command).toEqual(['claude']);
+    expect(container.volumeMounts.some((m) => m.mountPath === STDIN_MOUNT_PATH)).toBe(false);
+  });
+
+  it('refuses a mount outside the workspaces volume, naming the path, and creates no Job', async () => {
+    const bad = spec({ mounts: [{ source: '/etc/passwd', target: '/etc/passwd', readOnly: true }] });
+    await expect(engine.start(bad)).rejects.toThrow(
+      /mount source \/etc\/passwd is not inside the workspaces volume/,
+    );
+    expect(api.requestsTo('POST', '/jobs')).toHaveLength(0);
+    await expect(stat(path.join(root, '.triage-runner', 'stdin', jobNameFor(bad.runId)))).rejects.toThrow(
+      /ENOENT/,
+    );
+  });
+
+  it('refuses to mount a container engine socket into the agent', async () => {
+    const bad = spec({
+      mounts: [{ source: '/var/run/docker.sock', target: '/var/run/docker.sock', readOnly: true }],
+    });
+    await expect(engine.start(bad)).rejects.toThrow(/container engine socket/);
+    expect(api.requestsTo('POST', '/jobs')).toHaveLength(0);
+  });
+
+  it('says the Job already exists when a run id is reused', async () => {
+    await engine.start(spec());
+    await expect(engine.start(spec())).rejects.toThrow(/already exists in namespace triage/);
+  });
+});
+
+describe('kubernetes engine: supervising a run', () => {
+  it("wait resolves with the agent container's exit code once the watch reports the Job finished", async () => {
+    const handle = await engine.start(spec());
+    const exit = engine.wait(handle, 10_000);
+    await until('a Job watch', () => api.openWatches > 0);
+    api.finishJob(handle.id, 3);
+    await expect(exit).resolves.toEqual({ exitCode: 3, signal: null, oomKilled: false });
+    const [watch] = api
+      .requestsTo('GET', '/apis/batch/v1/namespaces/triage/jobs')
+      .filter((r) => r.query.watch === 'true');
+    expect(watch!.query.fieldSelector).toBe(`metadata.name=${handle.id}`);
+  });
+
+  it('wait reports an OOM kill from the terminated state', async () => {
+    const handle = await engine.start(spec());
+    const exit = engine.wait(handle, 10_000);
+    await until('a Job watch', () => api.openWatches > 0);
+    api.finishJob(handle.id, 137, { reason: 'OOMKilled' });
+    await expect(exit).resolves.toMatchObject({ exitCode: 137, oomKilled: true });
+  });
+
+  it('wait resolves at once for a Job that had already finished, without watching', async () => {
+    const handle = await engine.start(spec());
+    api.finishJob(handle.id, 0);
+    await expect(engine.wait(handle, 10_000)).resolves.toEqual({
+      exitCode: 0,
+      signal: null,
+      oomKilled: false,
+    });
+  });
+
+  it('wait re-establishes a watch the server closed and still sees the end', async () => {
+    const handle = await engine.start(spec());
+    const exit = engine.wait(handle, 10_000);
+    await until('a Job watch', () => api.openWatches > 0);
+    api.closeWatches();
+    const watches = () => api.requestsTo('GET', '/jobs').filter((r) => r.query.watch === 'true').length;
+    await until('a second Job watch', () => watches() >= 2 && api.openWatches > 0);
+    api.finishJob(handle.id, 1);
+    await expect(exit).resolves.toMatchObject({ exitCode: 1 });
+  });
+
+  it('wait reports a Job stopped by its activeDeadlineSeconds as killed, naming the deadline', async () => {
+    const handle = await engine.start(spec());
+    const exit = engine.wait(handle, 10_000);
+    await until('a Job watch', () => api.openWatches > 0);
+    api.updateJob(handle.id, {
+      conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded' }],
+    });
+    const result = await exit;
+    expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL', oomKilled: false });
+    expect(result.error).toContain('activeDeadlineSeconds=900');
+  });
+
+  it('wait rejects with a timeout that names the milliseconds, leaving the Job alone', async () => {
+    const handle = await engine.start(spec());
+    const err = await engine.wait(handle, 150).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WaitTimeoutError);
+    expect((err as Error).message).toContain('150 ms');
+    expect(api.jobs.has(handle.id)).toBe(true);
+    await until('the watch to be closed', () => api.openWatches === 0);
+  });
+
+  it('wait ends with an error when the agent image cannot be pulled instead of idling to the deadline', async () => {
+    const handle = await engine.start(spec());
+    api.setPod(
+      handle.id,
+      { waiting: { reason: 'ErrImagePull', message: 'pull access denied for triage-agent' } },
+      'Pending',
+    );
+    const exit = await engine.wait(handle, 10_000);
+    expect(exit.exitCode).toBeNull();
+    expect(exit.error).toContain('ErrImagePull: pull access denied');
+  });
+
+  it("streams the pod's log to onStdout as it arrives and drains it before wait resolves", async () => {
+    const out: Buffer[] = [];
+    const handle = await engine.start(spec({ onStdout: (c) => out.push(c) }));
+    const exit = engine.wait(handle, 10_000);
+    const pod = api.setPod(handle.id, { running: { startedAt: new Date().toISOString() } });
+    api.appendLog(pod, 'line 1\n');
+    await until('the first log line', () => Buffer.concat(out).toString().includes('line 1'));
+    api.appendLog(pod, 'line 2\n');
+    api.finishJob(handle.id, 0);
+    await expect(exit).resolves.toMatchObject({ exitCode: 0 });
+    expect(Buffer.concat(out).toString()).toBe('line 1\nline 2\n');
+    expect(api.requestsTo('GET', `/pods/${pod}/log`)[0]!.query).toMatchObject({
+      follow: 'true',
+      container: 'agent',
+    });
+  });
+
+  it('reconnects a log stream that closed while the container runs, without repeating output', async () => {
+    const out: Buffer[] = [];
+    const handle = await engine.start(spec({ onStdout: (c) => out.push(c) }));
+    const pod = api.setPod(handle.id, { running: { startedAt: new Date().toISOString() } });
+    api.appendLog(pod, 'before\n');
+    await until('the first line', () => Buffer.concat(out).toString() === 'before\n');
+    api.dropLogFollowers(pod);
+    api.appendLog(pod, 'after\n');
+    await until('the second line', () => Buffer.concat(out).toString() === 'before\nafter\n');
+    expect(api.requestsTo('GET', `/pods/${pod}/log`).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('attach re-streams the log of a run found after a restart', async () => {
+    const handle = await engine.start(spec({ stdin: '' }));
+    const pod = api.setPod(handle.id, { terminated: { exitCode: 0 } }, 'Succeeded');
+    api.appendLog(pod, 'whole log\n');
+    api.endLog(pod);
+    const other = createKubernetesEngine(config, silentLogger(), {
+      kubeConfig: api.kubeConfig(),
+      pollIntervalMs: 20,
+    });
+    const out: Buffer[] = [];
+    await other.attach(
+      handle,
+      (c) => out.push(c),
+      () => {},
+    );
+    await until('the re-streamed log', () => Buffer.concat(out).toString() === 'whole log\n');
+    await other.close();
+  });
+});
+
+describe('kubernetes engine: stopping and cleaning up', () => {
+  it('SIGTERM deletes the Job with Foreground propagation and the stop grace; wait reports the signal', async () => {
+    const handle = await engine.start(spec());
+    const exit = engine.wait(handle, 10_000);
+    await until('a Job watch', () => api.openWatches > 0);
+    await engine.signal(handle, 'SIGTERM');
+    const [del] = api.requestsTo('DELETE', `/jobs/${handle.id}`);
+    expect(del!.query).toMatchObject({ propagationPolicy: 'Foreground', gracePeriodSeconds: '7' });
+    await expect(exit).resolves.toMatchObject({ exitCode: null, signal: 'SIGTERM' });
+  });
+
+  it('SIGKILL deletes with a zero grace period, and a second stop of a gone Job is fine', async () => {
+    const handle = await engine.start(spec());
+    await engine.signal(handle, 'SIGKILL');
+    await engine.signal(handle, 'SIGKILL');
+    const dels = api.requestsTo('DELETE', `/jobs/${handle.id}`);
+    expect(dels).toHaveLength(2);
+    expect(dels[0]!.query).toMatchObject({ propagationPolicy: 'Foreground', gracePeriodSeconds: '0' });
+  });
+
+  it('remove deletes the Job and its stdin file and is idempotent', async () => {
+    const handle = await engine.start(spec());
+    const stdinFile = path.join(root, '.triage-runner', 'stdin', handle.id);
+    expect(await readFile(stdinFile, 'utf8')).toBe(PROMPT);
+    await engine.remove(handle);
+    await engine.remove(handle);
+    expect(api.jobs.has(handle.id)).toBe(false);
+    await expect(stat(stdinFile)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('list finds runs by label — running and finished — with their original label values', async () => {
+    const a = await engine.start(spec());
+    const b = await engine.start(
+      spec({ runId: 'run-b', labels: { ...spec().labels, 'io.triage-runner/run': 'run-b' } }),
+    );
+    await engine.start(spec({ runId: 'run-c', labels: { 'io.triage-runner/daemon': 'pod-b:9' } }));
+    api.finishJob(b.id, 0);
+    const runs = await engine.list({ 'io.triage-runner/daemon': 'pod-a:7' });
+    expect(runs.map((r) => [r.handle.id, r.handle.runId, r.running]).sort()).toEqual(
+      [
+        [a.id, a.runId, true],
+        [b.id, 'run-b', false],
+      ].sort(),
+    );
+    expect(runs[0]!.labels['io.triage-runner/daemon']).toBe('pod-a:7');
+    const [listReq] = api
+      .requestsTo('GET', '/apis/batch/v1/namespaces/triage/jobs')
+      .filter((r) => r.query.labelSelector);
+    expect(listReq!.query.labelSelector).toBe(
+      'io.triage-runner/daemon=pod-a_7,app.kubernetes.io/managed-by=triage-runner',
+    );
+  });
+});
+
+describe('kubernetes engine: API server failures', () => {
+  it('ping, start and list throw a TransientError when the API server is unreachable', async () => {
+    await api.close();
+    const down = createKubernetesEngine(config, silentLogger(), {
+      kubeConfig: api.kubeConfig(),
+      pollIntervalMs: 20,
+    });
+    for (const attempt of [() => down.ping(), () => down.start(spec()), () => down.list({ a: 'b' })]) {
+      const err = await attempt().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransientError);
+      expect((err as Error).message).toMatch(/unreachable/);
+      expect(isTransient(err)).toBe(true);
+    }
+    await expect(stat(path.join(root, '.triage-runner', 'stdin', jobNameFor(spec().runId)))).rejects.toThrow(
+      /ENOENT/,
+    );
+    await down.close();
+  });
+
+  it('says how to configure access when there is no cluster, kubeconfig or ~/.kube/config', async () => {
+    const none = createKubernetesEngine(config, silentLogger(), { env: { HOME: root } });
+    for (const attempt of [() => none.ping(), () => none.start(spec()), () => none.list({})]) {
+      await expect(attempt()).rejects.toThrow(/no Kubernetes configuration found.*set KUBECONFIG/);
+    }
+    await none.close();
+  });
+
+  it('treats HTTP 500 as transient and HTTP 403 as a configuration error naming RBAC', async () => {
+    api.failNext('/jobs', 500, 1, 'POST');
+    const err500 = await engine.start(spec()).catch((e: unknown) => e);
+    expect(err500).toBeInstanceOf(TransientError);
+    expect((err500 as Error).message).toContain('HTTP 500');
+    api.failNext('/jobs', 403, 1, 'GET');
+    const err403 = await engine.ping().catch((e: unknown) => e);
+    expect(isTransient(err403)).toBe(false);
+    expect((err403 as Error).message).toMatch(/HTTP 403.*ServiceAccount and Role/);
+  });
+
+  it('wait gives up with a TransientError after repeated watch failures', async () => {
+    const handle = await engine.start(spec());
+    api.failNext(`/jobs/${handle.id}`, 503, 10, 'GET');
+    const err = await engine.wait(handle, 10_000).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransientError);
+    expect((err as Error).message).toContain('HTTP 503');
+  });
+});
