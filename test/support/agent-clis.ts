@@ -1,11 +1,15 @@
 // The real agent CLIs for contract tests: where they are installed (.ci/install-agent-clis.sh), how to
-// run an adapter's invocation as a real child process (no shell), and prompts built to break quoting.
+// run an adapter's invocation through the process engine (a real child process, no shell), and prompts built to break quoting.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { randomUUID } from 'node:crypto';
 import type { AgentInvocation, AgentPaths, AgentRunOutput } from '../../src/agents/types.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createProcessEngine } from '../../src/engines/process.js';
+import { isWaitTimeout } from '../../src/engines/labels.js';
+import { silentLogger } from '../../src/log/logger.js';
 
 export type CliName = 'claude' | 'codex' | 'gemini';
 
@@ -58,33 +62,61 @@ export async function writeInvocationFiles(invocation: AgentInvocation, paths: A
 }
 
 /**
- * Runs the invocation as the process engine would: the CLI from `binDir`, no shell, cwd = workspace,
- * only PATH plus the invocation's env and secretEnv, stdin written at once and closed.
+ * Runs the invocation through the real process engine (the engine the daemon uses for `--engine
+ * process`): the CLI from `binDir`, no shell, cwd = workspace, HOME = the sandbox's home, only the
+ * engine's allowlisted variables plus the invocation's env and secretEnv, stdin written at once and closed.
  */
 export async function runInvocation(
   invocation: AgentInvocation,
-  paths: AgentPaths,
+  paths: AgentPaths & { root?: string },
   binDir: string,
   timeoutMs: number,
 ): Promise<AgentRunOutput> {
   await writeInvocationFiles(invocation, paths);
-  const result = await execa(join(binDir, invocation.command), invocation.args, {
-    cwd: paths.workspaceDir,
-    env: { PATH: `${binDir}:${process.env.PATH ?? ''}`, ...invocation.env, ...invocation.secretEnv },
-    extendEnv: false,
-    input: invocation.stdin,
-    reject: false,
-    timeout: timeoutMs,
-    killSignal: 'SIGKILL',
-    maxBuffer: 256 * 1024 * 1024,
-    stripFinalNewline: false,
+  const root = paths.root ?? dirname(paths.home);
+  const config = loadConfig({ env: {}, cwd: root, flags: { workspaces_root: root } }).config;
+  const engine = createProcessEngine(config, silentLogger(), {
+    env: { PATH: `${binDir}:${process.env.PATH ?? ''}` },
   });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  const runId = `contract-${randomUUID()}`;
+  const handle = await engine.start({
+    runId,
+    incidentId: 'contract',
+    labels: {},
+    image: '',
+    command: join(binDir, invocation.command),
+    args: invocation.args,
+    env: { ...invocation.env, HOME: paths.home },
+    secretEnv: invocation.secretEnv,
+    stdin: invocation.stdin,
+    workdir: paths.workspaceDir,
+    mounts: [],
+    tmpfs: [],
+    stateDir: join(root, 'state', runId),
+    onStdout: (c) => void stdout.push(c),
+    onStderr: (c) => void stderr.push(c),
+  });
+  let timedOut = false;
+  let exit;
+  try {
+    exit = await engine.wait(handle, timeoutMs);
+  } catch (err) {
+    if (!isWaitTimeout(err)) throw err;
+    timedOut = true;
+    await engine.signal(handle, 'SIGKILL');
+    exit = await engine.wait(handle, 10_000);
+  } finally {
+    await engine.remove(handle);
+    await engine.close();
+  }
   return {
-    exitCode: result.exitCode ?? null,
-    signal: result.signal ?? null,
-    timedOut: result.timedOut,
-    stdout: result.stdout,
-    stderr: result.stderr,
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    timedOut,
+    stdout: Buffer.concat(stdout).toString('utf8'),
+    stderr: Buffer.concat(stderr).toString('utf8'),
   };
 }
 
