@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../io.js';
 import * as validateConfig from './validate-config.js';
+import * as audit from './audit.js';
+import * as replay from './replay.js';
+import * as compare from './compare.js';
+import * as context from './context.js';
+import * as skills from './skills.js';
+import * as daemon from './daemon.js';
 
 /** A command module registers one top-level command; `done` sets the process exit code. */
 export interface CommandModule {
@@ -8,4 +14,4 @@ export interface CommandModule {
 }
 
 /** Every command of the CLI, in the order `--help` lists them. */
-export const COMMANDS: CommandModule[] = [validateConfig];
+export const COMMANDS: CommandModule[] = [validateConfig, audit, replay, compare, context, skills, daemon];

@@ -1,0 +1,88 @@
+import { Option, type Command } from 'commander';
+import { AuditLog } from '../../audit/log.js';
+import { resolveSecrets } from '../../config/secrets.js';
+import { AGENT_NAMES, ENGINE_NAMES } from '../../config/schema.js';
+import { Daemon } from '../../daemon/daemon.js';
+import { createRunExecutor } from '../../daemon/executor.js';
+import { newDaemonId } from '../../daemon/ids.js';
+import { createLogger } from '../../log/logger.js';
+import { Redactor } from '../../log/redact.js';
+import { createMetrics } from '../../server/metrics.js';
+import { commandConfig, flagLayer, intOption } from '../config.js';
+import { CliExit, EXIT, type CliIO } from '../io.js';
+
+// `triage-runner daemon`: the long-running service (watch, claim, queue, run, record).
+
+interface DaemonOptions {
+  workspacesRoot?: string;
+  engine?: string;
+  agent?: string;
+  maxConcurrent?: number;
+  httpPort?: number;
+}
+
+export function register(program: Command, io: CliIO, done: (code: number) => void): void {
+  program
+    .command('daemon')
+    .description('run the service: watch the workspaces root and investigate each incident once')
+    .option('--workspaces-root <dir>', 'folder watched for <incident>/incident.json')
+    .addOption(new Option('--engine <engine>', 'where agents run').choices(ENGINE_NAMES))
+    .addOption(new Option('--agent <name>', 'which agent CLI investigates').choices(AGENT_NAMES))
+    .option('--max-concurrent <n>', 'runs in flight at once', intOption('--max-concurrent'))
+    .option('--http-port <n>', 'port for /healthz, /readyz, /metrics (0 = off)', intOption('--http-port'))
+    .action(async (opts: DaemonOptions, cmd: Command) => {
+      done(await runDaemon(opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
+    });
+}
+
+/** Builds the daemon from configuration and runs it until SIGTERM/SIGINT; resolves to the exit code. */
+export async function runDaemon(opts: DaemonOptions, file: string | undefined, io: CliIO): Promise<number> {
+  const { config } = commandConfig(
+    io,
+    file,
+    flagLayer([
+      ['workspaces_root', opts.workspacesRoot],
+      ['engine', opts.engine],
+      ['agent.name', opts.agent],
+      ['scheduling.max_concurrent', opts.maxConcurrent],
+      ['http.port', opts.httpPort],
+    ]),
+  );
+  const secrets = resolveSecrets(config, io.env);
+  const redactor = new Redactor(secrets.values);
+  const log = createLogger({ level: config.log.level, redactor });
+  for (const problem of secrets.problems)
+    log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
+  const audit = new AuditLog({ redactor });
+  const metrics = createMetrics();
+  const daemonId = newDaemonId();
+  const executor = createRunExecutor({
+    daemonId,
+    config,
+    log,
+    redactor,
+    secrets: secrets.values,
+    audit,
+    metrics,
+    env: io.env,
+  });
+  const daemon = new Daemon({ config, log, executor, audit, metrics, daemonId });
+  const removeHandlers = daemon.handleSignals();
+  try {
+    await daemon.start();
+  } catch (err) {
+    removeHandlers();
+    await daemon.stop();
+    throw new CliExit(
+      EXIT.failed,
+      `daemon failed to start: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  log.info(
+    { root: config.workspaces_root, engine: config.engine, agent: config.agent.name, port: daemon.httpPort },
+    'triage-runner daemon started',
+  );
+  await daemon.whenStopped();
+  removeHandlers();
+  return EXIT.ok;
+}

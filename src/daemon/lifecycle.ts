@@ -1,0 +1,36 @@
+import { lstat, stat } from 'node:fs/promises';
+
+// Small helpers of the daemon's lifecycle: bounded waits and cheap change marks for rescans.
+
+/** True when every promise settled within `ms`; false on timeout (the promises keep running). */
+export async function settledWithin(promises: Promise<unknown>[], ms: number): Promise<boolean> {
+  if (promises.length === 0) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const all = Promise.allSettled(promises).then(() => true as const);
+  const result = await Promise.race([all, timeout]);
+  clearTimeout(timer);
+  return result;
+}
+
+/** mtime+size of a file, to notice a re-saved incident.json without reading it. */
+export async function fileMark(file: string): Promise<string> {
+  const info = await stat(file).catch(() => undefined);
+  return info ? `file:${info.mtimeMs}:${info.size}` : 'file:missing';
+}
+
+/** Identity of a workspace folder (never follows a symlink), to notice one deleted and recreated. */
+export async function folderMark(dir: string): Promise<string> {
+  const info = await lstat(dir).catch(() => undefined);
+  return info ? `dir:${info.ino}:${info.birthtimeMs}` : 'dir:missing';
+}
+
+/** 600000 → "10m", as a user writes durations in the config. */
+export function formatMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}

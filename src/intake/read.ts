@@ -1,0 +1,208 @@
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, open, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { describeIssues, incidentSchema } from './schema.js';
+import type { Incident, Workspace } from './types.js';
+
+// Reads a workspace's incident.json exactly once (no symlinks followed, bounded, strict UTF-8) and
+// turns every way it can be wrong into a reason a producer can act on.
+
+export const INCIDENT_FILE = 'incident.json';
+export const PERMISSIONS_FILE = 'incident_cluster_permissions.json';
+const RETRY_HINT = 'fix the file and save it again to retry';
+
+export type ReadResult =
+  | { kind: 'ok'; workspace: Workspace; sha256: string; mtimeMs: number }
+  /** No incident.json (yet): nothing to do. */
+  | { kind: 'missing' }
+  /** Empty or not (yet) complete JSON: may be a write in progress, judged once the file settles. */
+  | { kind: 'incomplete'; reason: string; sha256: string; mtimeMs: number }
+  /** Wrong in a way more bytes will not fix. */
+  | { kind: 'invalid'; reason: string; sha256?: string; mtimeMs?: number };
+
+export interface ReadOptions {
+  maxBytes: number;
+}
+
+export const sha256Hex = (data: Uint8Array | string): string =>
+  createHash('sha256').update(data).digest('hex');
+
+/** Why a folder name under the root cannot be a workspace, or undefined when it can. */
+export async function folderEscapes(root: string, name: string): Promise<string | undefined> {
+  if (
+    name === '' ||
+    name === '.' ||
+    name === '..' ||
+    name.includes('/') ||
+    name.includes('\\') ||
+    name.includes('\0')
+  ) {
+    return `folder name ${JSON.stringify(name)} is not a single path segment under ${root}: rename the folder to retry`;
+  }
+  const dir = path.join(root, name);
+  // A real directory directly under the root cannot escape it; only a symlink needs resolving.
+  const info = await lstat(dir).catch(() => undefined);
+  if (info?.isDirectory()) return undefined;
+  let real: string;
+  let realRoot: string;
+  try {
+    [real, realRoot] = await Promise.all([realpath(dir), realpath(root)]);
+  } catch (err) {
+    return `folder ${dir} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'}): recreate the folder to retry`;
+  }
+  const rel = path.relative(realRoot, real);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+    return `folder ${dir} resolves to ${real}, outside the workspaces root ${realRoot}: move the incident into a real folder under the root to retry`;
+  }
+  return undefined;
+}
+
+/** Reads `<dir>/incident.json` (+ optional permissions file) once; never follows a symlink. */
+export async function readWorkspace(dir: string, options: ReadOptions): Promise<ReadResult> {
+  const file = path.join(dir, INCIDENT_FILE);
+  const bytes = await readBounded(file, options.maxBytes);
+  if (bytes.kind !== 'ok') return bytes;
+  const { data, mtimeMs } = bytes;
+  const sha256 = sha256Hex(data);
+  if (data.length === 0) {
+    return {
+      kind: 'incomplete',
+      reason: `incident.json in ${dir} is empty: write the incident and save it again to retry`,
+      sha256,
+      mtimeMs,
+    };
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    return {
+      kind: 'invalid',
+      reason: `incident.json in ${dir} is not valid UTF-8 text: save it as UTF-8 to retry`,
+      sha256,
+      mtimeMs,
+    };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return {
+      kind: 'incomplete',
+      reason: `incident.json in ${dir} is not valid JSON (${jsonErrorLocation(text, err)}): ${RETRY_HINT}`,
+      sha256,
+      mtimeMs,
+    };
+  }
+  const parsed = incidentSchema.safeParse(json);
+  if (!parsed.success) {
+    return {
+      kind: 'invalid',
+      reason: `incident.json in ${dir} does not match the incident schema (${describeIssues(parsed.error.issues)}): ${RETRY_HINT}`,
+      sha256,
+      mtimeMs,
+    };
+  }
+  const workspace: Workspace = {
+    dir,
+    name: path.basename(dir),
+    incident: parsed.data as Incident,
+    incidentText: text,
+  };
+  const permissions = await readBounded(path.join(dir, PERMISSIONS_FILE), options.maxBytes);
+  if (permissions.kind === 'ok') {
+    const permText = decodeJson(permissions.data);
+    if (permText !== undefined) workspace.permissionsText = permText;
+  }
+  return { kind: 'ok', workspace, sha256, mtimeMs };
+}
+
+type Bounded =
+  { kind: 'ok'; data: Buffer; mtimeMs: number } | { kind: 'missing' } | { kind: 'invalid'; reason: string };
+
+/** lstat first for clear reasons, then open with O_NOFOLLOW (races end in ELOOP), fstat, read at most max+1 bytes. */
+async function readBounded(file: string, maxBytes: number): Promise<Bounded> {
+  const name = path.basename(file);
+  const dir = path.dirname(file);
+  try {
+    const info = await lstat(file);
+    if (info.isSymbolicLink())
+      return {
+        kind: 'invalid',
+        reason: `${name} in ${dir} is a symbolic link, which is never followed: replace it with a regular file to retry`,
+      };
+    if (info.isDirectory())
+      return {
+        kind: 'invalid',
+        reason: `${name} in ${dir} is a directory: replace it with a regular file to retry`,
+      };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    throw err;
+  }
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { kind: 'missing' };
+    if (code === 'ELOOP')
+      return {
+        kind: 'invalid',
+        reason: `${name} in ${dir} is a symbolic link, which is never followed: replace it with a regular file to retry`,
+      };
+    throw err;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile())
+      return {
+        kind: 'invalid',
+        reason: `${name} in ${dir} is not a regular file: replace it with a regular file to retry`,
+      };
+    if (info.size > maxBytes) {
+      return {
+        kind: 'invalid',
+        reason: `${name} in ${dir} is ${info.size} bytes, over the ${maxBytes}-byte limit (intake.max_incident_bytes): shrink it and save it again to retry`,
+      };
+    }
+    const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > maxBytes) {
+      return {
+        kind: 'invalid',
+        reason: `${name} in ${dir} grew over the ${maxBytes}-byte limit (intake.max_incident_bytes) while being read: shrink it and save it again to retry`,
+      };
+    }
+    return { kind: 'ok', data: buffer.subarray(0, length), mtimeMs: info.mtimeMs };
+  } finally {
+    await handle.close();
+  }
+}
+
+function decodeJson(data: Buffer): string | undefined {
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+    JSON.parse(text);
+    return text;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "line L, column C" of a JSON.parse error, computed from the position V8 reports. */
+export function jsonErrorLocation(text: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const match = /position (\d+)/.exec(message);
+  const position = match?.[1] !== undefined ? Number(match[1]) : text.length;
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  const column = position - before.lastIndexOf('\n');
+  return `line ${line}, column ${column}${match ? '' : ', unexpected end of input'}`;
+}

@@ -1,0 +1,113 @@
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { readState } from '../../src/intake/state.js';
+import type { StateFile } from '../../src/intake/types.js';
+
+// Helpers for intake tests: temp roots, incidents written the way producers write them, polling.
+
+export async function tempRoot(
+  prefix = 'triage-intake-',
+): Promise<{ root: string; cleanup: () => Promise<void> }> {
+  const root = await mkdtemp(path.join(tmpdir(), prefix));
+  return { root, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+let counter = 0;
+
+export function incidentJson(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  counter++;
+  return {
+    incidentId: `inc-${process.pid}-${counter}`,
+    faultId: `fault-${counter}`,
+    cluster: 'prod-1',
+    namespace: 'shop',
+    resource: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      name: `web-${counter}`,
+      namespace: 'shop',
+      uid: `uid-${counter}`,
+    },
+    faultType: 'CrashLoop',
+    severity: 'high',
+    context: { restarts: 5 },
+    timestamp: '2026-11-22T01:00:00Z',
+    ...overrides,
+  };
+}
+
+/** The producer's atomic path: write a temp file in the folder, rename it to incident.json. */
+export async function dropByRename(root: string, folder: string, incident: unknown): Promise<string> {
+  const dir = path.join(root, folder);
+  await mkdir(dir, { recursive: true });
+  const tmp = path.join(dir, 'incident.json.tmp');
+  await writeFile(tmp, JSON.stringify(incident, null, 2));
+  await rename(tmp, path.join(dir, 'incident.json'));
+  return dir;
+}
+
+/** The producer's naive path: write incident.json in place, in chunks, with pauses between them. */
+export async function dropInChunks(
+  root: string,
+  folder: string,
+  incident: unknown,
+  chunks = 3,
+  pauseMs = 100,
+): Promise<string> {
+  const dir = path.join(root, folder);
+  await mkdir(dir, { recursive: true });
+  const text = JSON.stringify(incident, null, 2);
+  const size = Math.ceil(text.length / chunks);
+  const { open } = await import('node:fs/promises');
+  const handle = await open(path.join(dir, 'incident.json'), 'w');
+  try {
+    for (let i = 0; i < text.length; i += size) {
+      await handle.write(text.slice(i, i + size));
+      await handle.sync();
+      if (i + size < text.length) await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  } finally {
+    await handle.close();
+  }
+  return dir;
+}
+
+/** Polls until `check` returns a value, or throws after `timeoutMs` saying what it waited for. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  intervalMs = 20,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
+  );
+}
+
+/** Waits until the workspace's state.json is in one of `states`. */
+export function waitForState(
+  dir: string,
+  states: StateFile['state'][],
+  timeoutMs = 10_000,
+): Promise<StateFile> {
+  return waitFor(
+    `${path.basename(dir)} to reach ${states.join('|')}`,
+    async () => {
+      const s = await readState(dir);
+      return s && states.includes(s.state) ? s : undefined;
+    },
+    timeoutMs,
+  );
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/program.js';
+import type { CliIO } from '../../../src/cli/io.js';
+
+const io = (): CliIO & { err: string[] } => {
+  const err: string[] = [];
+  return { stdout: () => undefined, stderr: (t) => err.push(t), env: {}, cwd: process.cwd(), err };
+};
+
+describe('triage-runner daemon flags', () => {
+  it('exits 2 naming the flag when --max-concurrent is not a whole number', async () => {
+    const cli = io();
+    expect(await runCli(['daemon', '--max-concurrent', 'many'], cli)).toBe(2);
+    expect(cli.err.join('')).toMatch(/--max-concurrent expects a whole number, got "many"/);
+  });
+
+  it('exits 2 listing the choices for an unknown --engine', async () => {
+    const cli = io();
+    expect(await runCli(['daemon', '--engine', 'podman'], cli)).toBe(2);
+    expect(cli.err.join('')).toMatch(/docker, process, kubernetes/);
+  });
+
+  it('exits 2 when a flag value breaks the config schema', async () => {
+    const cli = io();
+    expect(await runCli(['daemon', '--max-concurrent', '0', '--http-port', '0'], cli)).toBe(2);
+    expect(cli.err.join('')).toMatch(/scheduling\.max_concurrent/);
+  });
+});
