@@ -1,8 +1,10 @@
-import { createHash } from 'node:crypto';
-import { appendFile, open, readFile, mkdir, unlink, stat, truncate } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFile, open, readFile, mkdir, rename, unlink, stat, truncate, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
+import { pidAlive } from '../util/process.js';
 
 // `.triage/audit.jsonl`: an append-only event log where each line carries the hash of the line
 // before it, so that editing, deleting, inserting or reordering lines is detectable.
@@ -48,6 +50,7 @@ const HEAD_FILE = 'audit.head';
 const GENESIS = '0'.repeat(64);
 const LOCK_STALE_MS = 30_000;
 const LOCK_WAIT_MS = 10_000;
+const LOCK_TAKEOVER_SETTLE_MS = 25;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -174,27 +177,53 @@ async function lastLineRepairingTornTail(file: string): Promise<{ last?: string;
   };
 }
 
-/** A lock file created exclusively; a lock older than LOCK_STALE_MS is presumed abandoned. */
+/**
+ * A lock file created exclusively and holding `host:pid:token`. It is taken over when its holder is a
+ * dead process on this host (a daemon SIGKILLed mid-append) or when it is older than LOCK_STALE_MS
+ * (a holder on another host). Takeover renames our own lock over it and re-reads after a pause, so
+ * of two processes racing for the same stale lock only the last rename wins and the other backs off.
+ */
 async function acquireFileLock(lockPath: string): Promise<() => Promise<void>> {
+  const token = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+  const release = async () => {
+    const current = await readFile(lockPath, 'utf8').catch(() => undefined);
+    if (current === token) await unlink(lockPath).catch(() => undefined);
+  };
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
     try {
       const handle = await open(lockPath, 'wx');
-      await handle.close();
-      return () => unlink(lockPath).catch(() => undefined);
+      try {
+        await handle.writeFile(token);
+      } finally {
+        await handle.close();
+      }
+      return release;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const age = await stat(lockPath).then(
+    }
+    const [holder, age] = await Promise.all([
+      readFile(lockPath, 'utf8').catch(() => ''),
+      stat(lockPath).then(
         (s) => Date.now() - s.mtimeMs,
         () => 0,
-      );
-      if (age > LOCK_STALE_MS) await unlink(lockPath).catch(() => undefined);
-      else if (Date.now() > deadline)
-        throw new Error(
-          `audit log lock ${lockPath} held for over ${LOCK_WAIT_MS} ms; remove it if no daemon is running`,
-        );
-      await new Promise((r) => setTimeout(r, delay));
+      ),
+    ]);
+    const [host, pid] = holder.split(':');
+    const holderDead = host === hostname() && Number(pid) > 0 && !pidAlive(Number(pid));
+    if (holderDead || age > LOCK_STALE_MS) {
+      const mine = `${lockPath}.${randomBytes(6).toString('hex')}`;
+      await writeFile(mine, token);
+      await rename(mine, lockPath);
+      await new Promise((r) => setTimeout(r, LOCK_TAKEOVER_SETTLE_MS));
+      if ((await readFile(lockPath, 'utf8').catch(() => '')) === token) return release;
+      continue;
     }
+    if (Date.now() > deadline)
+      throw new Error(
+        `audit log lock ${lockPath} held by ${holder || 'an unknown process'} for over ${LOCK_WAIT_MS} ms; remove it if no daemon is running`,
+      );
+    await new Promise((r) => setTimeout(r, delay));
   }
 }
 

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { errorMessage } from '../util/errors.js';
+import { isSameProcessAlive, processStartTime } from '../util/process.js';
 import { RUN_LABELS, WaitTimeoutError, assertNoEngineSocket } from './labels.js';
 import type { Engine, RunExit, RunInfo, RunSpec, StopSignal } from './types.js';
 
@@ -66,34 +66,6 @@ interface Running {
   child?: ChildProcess;
   /** Settles with the child's exit (own children only). */
   exit?: Promise<RunExit>;
-}
-
-/** Start time (clock ticks since boot) and state letter of a pid from /proc (Linux), or null. */
-function procStat(pid: number): { startTime: string; state: string } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 2 (comm) may contain spaces and parentheses: split after the last ')'. starttime is field 22.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0] ?? '', startTime: fields[19] ?? '' };
-  } catch {
-    return null;
-  }
-}
-
-/** The kernel start time of a pid, or null when /proc cannot tell. */
-export const processStartTime = (pid: number): string | null => procStat(pid)?.startTime ?? null;
-
-/** True when `pid` is alive (not a zombie) and, when known, started at `startTime` (not a recycled pid). */
-export function isSameProcessAlive(pid: number, startTime: string | null): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const stat = procStat(pid);
-  if (stat === null) return true;
-  if (stat.state === 'Z') return false;
-  return startTime === null || stat.startTime === startTime;
 }
 
 const isUnder = (child: string, parent: string): boolean => {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { link, mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { TRIAGE_DIR } from './state.js';
+import { pidAlive } from '../util/process.js';
 
 // `.triage/lease`: the claim on an incident. Created with O_EXCL; renewed (mtime) while the holder
 // works; taken over only when stale, by renaming it away first so that of two replicas racing for
@@ -36,16 +37,9 @@ export type AcquireResult =
 
 export const leasePath = (workspaceDir: string): string => path.join(workspaceDir, TRIAGE_DIR, LEASE_FILE);
 
-export const holderId = (id: LeaseIdentity): string => `${id.daemonId}:${id.pid ?? process.pid}`;
+export { pidAlive };
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export const holderId = (id: LeaseIdentity): string => `${id.daemonId}:${id.pid ?? process.pid}`;
 
 /** A lease this process holds. */
 export class Lease {

@@ -14,4 +14,4 @@ export interface CommandModule {
 }
 
 /** Every command of the CLI, in the order `--help` lists them. */
-export const COMMANDS: CommandModule[] = [validateConfig, audit, replay, compare, context, skills, daemon];
+export const COMMANDS: CommandModule[] = [daemon, replay, context, validateConfig, skills, audit, compare];

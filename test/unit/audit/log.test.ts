@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -221,5 +221,28 @@ describe('AuditLog.append', () => {
     const writers = (await readLines()).map((l) => (JSON.parse(l) as { writer: string }).writer);
     expect(writers.filter((w) => w === 'a')).toHaveLength(40);
     expect(writers.filter((w) => w === 'b')).toHaveLength(40);
+  });
+});
+
+describe('audit log lock', () => {
+  const lockFile = () => path.join(dir, 'audit.lock');
+
+  it('takes over a lock left by a dead process on this host (a daemon SIGKILLed mid-append)', async () => {
+    const dead = await run(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    await writeFile(lockFile(), `${hostname()}:${dead.stdout}:left-behind`);
+    await new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' });
+    expect(await verifyAuditLog(dir)).toMatchObject({ ok: true, entries: 1 });
+    await expect(readFile(lockFile(), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('waits for a lock held by a live process and appends once it is released', async () => {
+    await writeFile(lockFile(), `${hostname()}:${process.pid}:someone-else`);
+    let done = false;
+    const pending = new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' }).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    await rm(lockFile());
+    await pending;
+    expect(await verifyAuditLog(dir)).toMatchObject({ ok: true, entries: 1 });
   });
 });

@@ -36,7 +36,10 @@ describe('command line', () => {
 
   it('validate-config exits 0 for the shipped example config', async () => {
     const t = io();
-    const code = await runCli(['validate-config', path.join(PACKAGE_ROOT, 'configs/config.example.yaml')], t.cli);
+    const code = await runCli(
+      ['validate-config', path.join(PACKAGE_ROOT, 'configs/config.example.yaml')],
+      t.cli,
+    );
     expect(t.err()).toBe('');
     expect(code).toBe(0);
   });

@@ -29,7 +29,10 @@ describe('configuration defaults', () => {
     expect(config.agent.timeout).toBe(15 * 60_000);
     expect(config.scheduling.max_concurrent).toBe(4);
     expect(config.context.estimator).toBe('o200k');
-    expect(config.skills.sources[0]).toMatchObject({ name: 'k8s4agents', git: 'https://github.com/randybias/k8s4agents' });
+    expect(config.skills.sources[0]).toMatchObject({
+      name: 'k8s4agents',
+      git: 'https://github.com/randybias/k8s4agents',
+    });
   });
 
   it('resolves relative paths against the working directory', () => {
@@ -41,7 +44,9 @@ describe('configuration defaults', () => {
 });
 
 describe('configuration precedence', () => {
-  const { file, dir } = tempConfig('scheduling:\n  max_concurrent: 3\nagent:\n  timeout: 5m\n  name: codex\n');
+  const { file, dir } = tempConfig(
+    'scheduling:\n  max_concurrent: 3\nagent:\n  timeout: 5m\n  name: codex\n',
+  );
 
   it('a file value beats the default', () => {
     const { config } = loadConfig({ file, env: {}, cwd: dir });
@@ -82,17 +87,31 @@ describe('configuration precedence', () => {
 
   it('reports an environment value of the wrong type with the variable name', () => {
     const problems = problemsOf(() => loadConfig({ env: { TRIAGE_RUNNER_HTTP_PORT: 'eighty' }, cwd: dir }));
-    expect(problems).toEqual([expect.objectContaining({ path: 'http.port', source: 'env TRIAGE_RUNNER_HTTP_PORT' })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ path: 'http.port', source: 'env TRIAGE_RUNNER_HTTP_PORT' }),
+    ]);
   });
 });
 
 describe('configuration validation', () => {
   it('reports a wrong type, an unknown key and an out-of-range number together, each with its path and line', () => {
     const { file, dir } = tempConfig(
-      ['engine: docker', 'scheduling:', '  max_concurrent: "four"', '  max_per_clustr: 2', 'http:', '  port: 70000', ''].join('\n'),
+      [
+        'engine: docker',
+        'scheduling:',
+        '  max_concurrent: "four"',
+        '  max_per_clustr: 2',
+        'http:',
+        '  port: 70000',
+        '',
+      ].join('\n'),
     );
     const problems = problemsOf(() => loadConfig({ file, env: {}, cwd: dir }));
-    expect(problems.map((p) => p.path).sort()).toEqual(['http.port', 'scheduling.max_concurrent', 'scheduling.max_per_clustr']);
+    expect(problems.map((p) => p.path).sort()).toEqual([
+      'http.port',
+      'scheduling.max_concurrent',
+      'scheduling.max_per_clustr',
+    ]);
     const unknown = problems.find((p) => p.path === 'scheduling.max_per_clustr');
     expect(unknown?.message).toContain('did you mean "max_per_cluster"');
     expect(unknown?.source).toBe(`${file}:4`);
@@ -102,7 +121,9 @@ describe('configuration validation', () => {
 
   it('never echoes a secret value written inline, even under an unexpected key', () => {
     const secret = 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789';
-    const { file, dir } = tempConfig(`secrets:\n  ANTHROPIC_API_KEY:\n    value: ${secret}\nagent:\n  model: 12\nhttp:\n  host: ${secret}\n`);
+    const { file, dir } = tempConfig(
+      `secrets:\n  ANTHROPIC_API_KEY:\n    value: ${secret}\nagent:\n  model: 12\nhttp:\n  host: ${secret}\n`,
+    );
     const err = (() => {
       try {
         loadConfig({ file, env: {}, cwd: dir });
@@ -129,13 +150,18 @@ describe('configuration validation', () => {
   });
 
   it('rejects warn above truncate', () => {
-    const problems = problemsOf(() => loadConfig({ env: {}, flags: { context: { budget: { warn: 20_000 } } } }));
+    const problems = problemsOf(() =>
+      loadConfig({ env: {}, flags: { context: { budget: { warn: 20_000 } } } }),
+    );
     expect(problems[0]?.path).toBe('context.budget');
     expect(problems[0]?.message).toContain('warn must not exceed truncate');
   });
 
   it('accepts durations as text or milliseconds', () => {
-    const { config } = loadConfig({ env: {}, flags: { agent: { timeout: 1500 }, skills: { triage: { timeout: '1h' } } } });
+    const { config } = loadConfig({
+      env: {},
+      flags: { agent: { timeout: 1500 }, skills: { triage: { timeout: '1h' } } },
+    });
     expect(config.agent.timeout).toBe(1500);
     expect(config.skills.triage.timeout).toBe(3_600_000);
   });

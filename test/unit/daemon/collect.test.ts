@@ -11,7 +11,7 @@ describe('report check', () => {
       '### **2. Evidence (Facts)**',
       '#### 3. analysis and hypotheses ####',
       'Root Cause is discussed below, but not as a heading.',
-      '##5. Remediation',
+      '## 5. Remediation',
       '###### 6. Follow-up and Prevention — next steps',
     ].join('\n');
     expect(missingSections(md, DEFAULT_REPORT_SECTIONS)).toEqual(['4. Root Cause']);

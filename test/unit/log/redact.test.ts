@@ -22,7 +22,14 @@ describe('Redactor', () => {
       'GEMINI_API_KEY=hunter2hunter2',
     ].join('\n');
     const out = r.redact(text);
-    for (const leaked of ['sk-ant-api03-AbCd', 'sk-proj-AbCd', 'AIzaSyA123', 'ghp_abcdef', 'abcdef0123456789abcdef', 'hunter2hunter2']) {
+    for (const leaked of [
+      'sk-ant-api03-AbCd',
+      'sk-proj-AbCd',
+      'AIzaSyA123',
+      'ghp_abcdef',
+      'abcdef0123456789abcdef',
+      'hunter2hunter2',
+    ]) {
       expect(out).not.toContain(leaked);
     }
     expect(out).toContain('GEMINI_API_KEY=[REDACTED]');
@@ -30,7 +37,9 @@ describe('Redactor', () => {
 
   it('leaves ordinary text and short values alone', () => {
     const r = new Redactor({ SHORT: 'abc' });
-    expect(r.redact('pod payments-api abc restarted 12 times')).toBe('pod payments-api abc restarted 12 times');
+    expect(r.redact('pod payments-api abc restarted 12 times')).toBe(
+      'pod payments-api abc restarted 12 times',
+    );
     expect(looksSecret('payments-api')).toBe(false);
   });
 
@@ -59,15 +68,30 @@ describe('logger', () => {
   it('writes JSON lines with a fixed message and metadata, child loggers carrying their ids', () => {
     const { lines, destination } = capture();
     const log = createLogger({ destination });
-    log.child({ incidentId: 'inc-1' }).child({ runId: 'run-1' }).warn({ timeoutMs: 30000 }, 'triage script timed out');
+    log
+      .child({ incidentId: 'inc-1' })
+      .child({ runId: 'run-1' })
+      .warn({ timeoutMs: 30000 }, 'triage script timed out');
     const entry = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
-    expect(entry).toMatchObject({ level: 'warn', msg: 'triage script timed out', incidentId: 'inc-1', runId: 'run-1', timeoutMs: 30000 });
+    expect(entry).toMatchObject({
+      level: 'warn',
+      msg: 'triage script timed out',
+      incidentId: 'inc-1',
+      runId: 'run-1',
+      timeoutMs: 30000,
+    });
   });
 
   it('redacts a secret value from any field of any line, by value', () => {
     const { lines, destination } = capture();
-    const log = createLogger({ destination, redactor: new Redactor({ CODEX_API_KEY: 'my-codex-key-0987654321' }) });
-    log.info({ argv: ['--key', 'my-codex-key-0987654321'], nested: { note: 'key=my-codex-key-0987654321' } }, 'launching');
+    const log = createLogger({
+      destination,
+      redactor: new Redactor({ CODEX_API_KEY: 'my-codex-key-0987654321' }),
+    });
+    log.info(
+      { argv: ['--key', 'my-codex-key-0987654321'], nested: { note: 'key=my-codex-key-0987654321' } },
+      'launching',
+    );
     log.error(new Error('auth failed for my-codex-key-0987654321'), 'agent failed');
     const all = lines.join('');
     expect(all).not.toContain('my-codex-key-0987654321');
