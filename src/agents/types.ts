@@ -1,5 +1,5 @@
 import type { AgentName } from '../config/schema.js';
-import type { PreloadPlacement, PromptParts } from '../context/types.js';
+import type { PreloadPlacement, PromptParts } from '../shared/types.js';
 
 // An agent adapter is mostly data: what to run for one CLI and how to read what it printed.
 // It never starts processes or containers itself; the run pipeline in daemon/ joins it to an engine.

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { RunBundle } from '../audit/bundle.js';
 import { RUN_FILES } from '../audit/bundle.js';
 import type { Config } from '../config/schema.js';
-import type { Incident } from '../intake/types.js';
+import type { Incident } from '../shared/types.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { HeadTailCapture } from './capture.js';

@@ -1,10 +1,5 @@
+export type { PromptParts, PreloadPlacement } from '../shared/types.js';
 // Shapes shared by the context pipeline (skills cache, triage, budget, disclosure, prompt) and its callers.
-
-/** What the agent receives: the system part and the user part, each delivered byte-identical. */
-export interface PromptParts {
-  system: string;
-  user: string;
-}
 
 export type SectionTag = 'incident' | 'kubernetes_cluster_access_permissions' | 'initial_triage_report';
 
@@ -84,9 +79,6 @@ export interface AgentView {
   /** Briefs folder, e.g. `/opt/triage/briefs`. */
   briefsDir: string;
 }
-
-/** Where the preloaded context goes: Claude gets it in the system prompt, the others before the user prompt. */
-export type PreloadPlacement = 'system' | 'user';
 
 /** One skills source as a run sees it: an immutable checkout that stays put while the run holds it. */
 export interface SkillsSourceSnapshot {

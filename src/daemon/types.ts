@@ -1,6 +1,8 @@
 import type { AgentName, EngineName } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { Workspace } from '../intake/types.js';
+import type { Readiness } from '../shared/types.js';
+export type { Readiness, PipelineMetrics } from '../shared/types.js';
 
 // The seam between the intake backbone (scheduling, claiming, state) and the run pipeline
 // (prepare → launch → supervise → collect → record). Intake tests fake a RunExecutor.
@@ -26,11 +28,6 @@ export interface RunOutcome {
   exitCode?: number | null;
 }
 
-export interface Readiness {
-  ok: boolean;
-  checks: { name: string; ok: boolean; detail?: string }[];
-}
-
 export interface RunExecutor {
   run(request: RunRequest): Promise<RunOutcome>;
   /**
@@ -52,11 +49,4 @@ export interface RunOverrides {
   subjects?: string[];
   /** Prepare the context and write the bundle, but do not launch the agent. */
   dryRun?: boolean;
-}
-
-/** What the pipeline reports to Prometheus; implemented by the server's metrics, faked in tests. */
-export interface PipelineMetrics {
-  stage(stage: 'skills' | 'triage' | 'context' | 'launch' | 'agent' | 'collect', seconds: number): void;
-  triageTimeout(): void;
-  truncation(section: string): void;
 }

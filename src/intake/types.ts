@@ -1,3 +1,4 @@
+export type { Incident, Workspace } from '../shared/types.js';
 // Shapes shared by intake (watch, validate, claim, queue) and the daemon that drives it.
 
 /** The states of `.triage/state.json`, fixed by the brief. */
@@ -29,31 +30,4 @@ export interface StateFile {
   incidentSha256?: string;
   /** When a transient failure is retried, not before this time (ISO-8601). */
   retryAt?: string;
-}
-
-/** The incident as the producer wrote it (nightcrier's shape); unknown fields are kept. */
-export interface Incident {
-  incidentId: string;
-  faultId?: string;
-  cluster: string;
-  namespace: string;
-  resource: { apiVersion?: string; kind: string; name: string; namespace?: string; uid?: string };
-  faultType: string;
-  severity: string;
-  context?: unknown;
-  timestamp: string;
-  [field: string]: unknown;
-}
-
-/** A validated incident folder, as read once from disk. */
-export interface Workspace {
-  /** Absolute path of `<workspaces_root>/<folder>`. */
-  dir: string;
-  /** The folder name. */
-  name: string;
-  incident: Incident;
-  /** The exact bytes of incident.json (preloaded verbatim, hashed for replay). */
-  incidentText: string;
-  /** The exact bytes of incident_cluster_permissions.json, when present and valid JSON. */
-  permissionsText?: string;
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Readiness } from '../daemon/types.js';
+import type { Readiness } from '../shared/types.js';
 
 // /healthz (the process answers), /readyz (engine reachable, skills ready, intake started), /metrics.
 

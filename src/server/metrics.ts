@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PipelineMetrics } from '../daemon/types.js';
+import type { PipelineMetrics } from '../shared/types.js';
 
 // The daemon's Prometheus metrics on a registry of its own (never prom-client's global one).
 

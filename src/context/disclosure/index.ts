@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../config/schema.js';
-import type { Incident } from '../../intake/types.js';
+import type { Incident } from '../../shared/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { AgentView, SkillsSnapshot } from '../types.js';
 import { loadBootFile, type BootItem, type BootPlan, type BootSpec, type Placement } from './boot.js';
