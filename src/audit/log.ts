@@ -1,5 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFile, open, readFile, mkdir, rename, unlink, stat, truncate, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  open,
+  readFile,
+  mkdir,
+  rename,
+  unlink,
+  stat,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';

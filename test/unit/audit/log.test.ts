@@ -238,7 +238,9 @@ describe('audit log lock', () => {
   it('waits for a lock held by a live process and appends once it is released', async () => {
     await writeFile(lockFile(), `${hostname()}:${process.pid}:someone-else`);
     let done = false;
-    const pending = new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' }).then(() => (done = true));
+    const pending = new AuditLog()
+      .append(dir, { type: 'detected', incidentId: 'i-1' })
+      .then(() => (done = true));
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
     await rm(lockFile());
