@@ -329,7 +329,16 @@ export const configSchema = z.strictObject({
     .min(1)
     .default('./configs/user-prompt.md')
     .describe('the investigation request'),
-  subjects: z.array(subjectRule).default([]).describe('incident fields -> boot.yml subjects'),
+  subjects: z
+    .array(subjectRule)
+    .default([
+      { match: { faultType: ['CrashLoop', 'CrashLoopBackOff'] }, subjects: ['crashloop'] },
+      { match: { faultType: 'OOMKilled' }, subjects: ['oom'] },
+      { match: { faultType: ['ImagePullBackOff', 'ErrImagePull'] }, subjects: ['imagepull'] },
+      { match: { faultType: ['Pending', 'FailedScheduling'] }, subjects: ['scheduling'] },
+      { match: { faultType: ['FailedRollout', 'ProgressDeadlineExceeded'] }, subjects: ['rollout'] },
+    ])
+    .describe('incident fields -> boot.yml subjects (the defaults match the shipped boot.yml)'),
   http: z
     .strictObject({
       port: int(0, 65535).default(8080).describe('HTTP port for /healthz, /readyz, /metrics (0 = disabled)'),

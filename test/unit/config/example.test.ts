@@ -31,6 +31,6 @@ describe('configs/config.example.yaml', () => {
   it('is valid and its values equal the built-in defaults', () => {
     const fromFile = loadConfig({ file: EXAMPLE, env: {}, cwd: PACKAGE_ROOT }).config;
     const defaults = loadConfig({ env: {}, cwd: PACKAGE_ROOT }).config;
-    expect({ ...fromFile, subjects: [] }).toEqual({ ...defaults, subjects: [] });
+    expect(fromFile).toEqual(defaults);
   });
 });
