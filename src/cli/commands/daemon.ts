@@ -1,15 +1,11 @@
 import { Option, type Command } from 'commander';
-import { AuditLog } from '../../audit/log.js';
-import { resolveSecrets } from '../../config/secrets.js';
 import { AGENT_NAMES, ENGINE_NAMES } from '../../config/schema.js';
 import { Daemon } from '../../daemon/daemon.js';
-import { createRunExecutor } from '../../daemon/executor.js';
 import { newDaemonId } from '../../daemon/ids.js';
-import { createLogger } from '../../log/logger.js';
-import { Redactor } from '../../log/redact.js';
 import { createMetrics } from '../../server/metrics.js';
 import { commandConfig, flagLayer, intOption } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
+import { buildRuntime } from '../runtime.js';
 
 // `triage-runner daemon`: the long-running service (watch, claim, queue, run, record).
 
@@ -48,24 +44,9 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       ['http.port', opts.httpPort],
     ]),
   );
-  const secrets = resolveSecrets(config, io.env);
-  const redactor = new Redactor(secrets.values);
-  const log = createLogger({ level: config.log.level, redactor });
-  for (const problem of secrets.problems)
-    log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
-  const audit = new AuditLog({ redactor });
   const metrics = createMetrics();
   const daemonId = newDaemonId();
-  const executor = createRunExecutor({
-    daemonId,
-    config,
-    log,
-    redactor,
-    secrets: secrets.values,
-    audit,
-    metrics,
-    env: io.env,
-  });
+  const { executor, log, audit } = buildRuntime(io, config, { daemonId, metrics });
   const daemon = new Daemon({ config, log, executor, audit, metrics, daemonId });
   const removeHandlers = daemon.handleSignals();
   try {

@@ -1,15 +1,11 @@
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
-import { AuditLog } from '../../audit/log.js';
 import type { Config } from '../../config/schema.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
-import { resolveSecrets } from '../../config/secrets.js';
-import { createRunExecutor } from '../../daemon/executor.js';
 import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../daemon/replay.js';
-import { createLogger } from '../../log/logger.js';
-import { Redactor } from '../../log/redact.js';
 import { commandConfig, flagLayer } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
+import { buildRuntime } from '../runtime.js';
 
 // `triage-runner replay <workspace-or-run-bundle>`: re-runs a saved incident into a new workspace.
 
@@ -72,23 +68,9 @@ export function commandPipeline(
       ['agent.model', flags.model],
     ]),
   );
-  const secrets = resolveSecrets(config, io.env);
-  const redactor = new Redactor(secrets.values);
-  const log = createLogger({ level: config.log.level, redactor });
-  for (const problem of secrets.problems)
-    log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
-  const audit = new AuditLog({ redactor });
   // Its own daemon label, so that a daemon reconciling its runs never mistakes a replay (which may reuse
   // the original run's id) for one of its own.
-  const executor = createRunExecutor({
-    config,
-    log,
-    redactor,
-    secrets: secrets.values,
-    audit,
-    env: io.env,
-    daemonId: `replay-${hostname()}`,
-  });
+  const { executor, log, audit } = buildRuntime(io, config, { daemonId: `replay-${hostname()}` });
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.once('SIGINT', onSignal);

@@ -1,0 +1,41 @@
+import { AuditLog } from '../audit/log.js';
+import type { Config } from '../config/schema.js';
+import { resolveSecrets } from '../config/secrets.js';
+import { createRunExecutor } from '../daemon/executor.js';
+import type { PipelineMetrics, RunExecutor } from '../daemon/types.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { Redactor } from '../log/redact.js';
+import type { CliIO } from './io.js';
+
+/** What every command that runs the pipeline needs: secrets read once, a redacting logger, the executor. */
+export interface Runtime {
+  log: Logger;
+  redactor: Redactor;
+  audit: AuditLog;
+  executor: RunExecutor;
+}
+
+/** Builds the run pipeline the daemon, replay and compare share, from a loaded configuration. */
+export function buildRuntime(
+  io: CliIO,
+  config: Config,
+  options: { daemonId: string; metrics?: PipelineMetrics },
+): Runtime {
+  const secrets = resolveSecrets(config, io.env);
+  const redactor = new Redactor(secrets.values);
+  const log = createLogger({ level: config.log.level, redactor });
+  for (const problem of secrets.problems)
+    log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
+  const audit = new AuditLog({ redactor });
+  const executor = createRunExecutor({
+    config,
+    log,
+    redactor,
+    secrets: secrets.values,
+    audit,
+    env: io.env,
+    daemonId: options.daemonId,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
+  return { log, redactor, audit, executor };
+}
