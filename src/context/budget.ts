@@ -191,15 +191,21 @@ export function fitToBudget(input: FitInput): FitResult {
     rawRoom -= Math.max(1, Math.ceil((total - limit) / counter.factor));
   }
 
-  // 3. Nothing of the report fits: the marker alone (the overrun, if any, is the uncuttable part).
+  // 3. Nothing of the report fits: the marker alone. If even the marker does not fit, the report goes
+  // entirely, so that any overrun left is the uncuttable part only (never our own marker).
   const info: MarkerInfo = {
     removedLines: countLines(input.triageText),
     removedTokens: originalScaled,
     estimated: original.estimated,
   };
-  const body = units.length > 0 ? input.marker(info) : '';
-  const prompt = input.assemble(degraded, body);
-  return done(degraded, prompt, totalOf(counter, prompt), body, units.length > 0 ? info : untouched);
+  if (units.length > 0) {
+    const body = input.marker(info);
+    const prompt = input.assemble(degraded, body);
+    const total = totalOf(counter, prompt);
+    if (total <= limit) return done(degraded, prompt, total, body, info);
+  }
+  const prompt = input.assemble(degraded, '');
+  return done(degraded, prompt, totalOf(counter, prompt), '', units.length > 0 ? info : untouched);
 }
 
 const withNewline = (text: string): string => (text === '' || text.endsWith('\n') ? text : `${text}\n`);

@@ -64,7 +64,18 @@ export class HeadTailCapture {
     while (this.tail.length > 1 && this.tailBytes - (this.tail[0]?.length ?? 0) >= tailCap) {
       this.tailBytes -= this.tail.shift()?.length ?? 0;
     }
-    if (this.tail.length > 64) this.tail = [Buffer.concat(this.tail)];
+    if (this.tail.length > 64) {
+      // Merge small chunks into one copy of at most the cap (a copy, so the dropped bytes are freed).
+      const joined = Buffer.concat(this.tail);
+      const kept = Buffer.from(joined.subarray(Math.max(0, joined.length - tailCap)));
+      this.tail = [kept];
+      this.tailBytes = kept.length;
+    }
+  }
+
+  /** Bytes held in memory for the tail (bounded by the cap plus one chunk's worth of small chunks). */
+  get retainedTailBytes(): number {
+    return this.tail.reduce((n, b) => n + b.length, 0);
   }
 
   /** The kept text; `gapLine(droppedBytes)` is inserted where the middle was dropped. */

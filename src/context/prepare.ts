@@ -8,8 +8,8 @@ import type { Workspace } from '../shared/types.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { fitToBudget, type MarkerInfo } from './budget.js';
-import { buildDisclosure, type Disclosure } from './disclosure/index.js';
-import { assemblePrompt, renderPromptSent, substituteReportPath } from './prompt.js';
+import { BootError, buildDisclosure, type Disclosure } from './disclosure/index.js';
+import { assemblePrompt, renderPromptSent, substituteReportPath, substituteViewPaths } from './prompt.js';
 import { escapeTextContent, renderIncident, renderPermissions, renderTriage } from './sections.js';
 import { tokenCounter } from './tokens.js';
 import { runTriage, type TriageMode } from './triage.js';
@@ -83,9 +83,9 @@ function triageNote(summary: TriageSummary, fullOutputPath: string, timeoutMs: n
   }
 }
 
-async function readPromptFile(file: string, key: string, reportPath: string): Promise<string> {
+async function readPromptFile(file: string, key: string, view: AgentView): Promise<string> {
   try {
-    return substituteReportPath(await readFile(file, 'utf8'), reportPath);
+    return substituteViewPaths(substituteReportPath(await readFile(file, 'utf8'), view.reportPath), view);
   } catch (err) {
     throw new Error(
       `${key} ${file} cannot be read (${errorMessage(err)}): point ${key} at an existing file`,
@@ -111,8 +111,8 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     incompleteReasons.push(`skills source ${u.name} unavailable: ${u.reason}`);
 
   const [systemPrompt, userPrompt] = await Promise.all([
-    readPromptFile(config.system_prompt_file, 'system_prompt_file', view.reportPath),
-    readPromptFile(config.user_prompt_file, 'user_prompt_file', view.reportPath),
+    readPromptFile(config.system_prompt_file, 'system_prompt_file', view),
+    readPromptFile(config.user_prompt_file, 'user_prompt_file', view),
   ]);
 
   let disclosure = NO_DISCLOSURE;
@@ -126,6 +126,9 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
       log,
     });
   } catch (err) {
+    // Subjects asked for by name (`context --subject`, replay) that boot.yml cannot boot fail fast,
+    // as the seed says; a run from the daemon degrades instead.
+    if (input.subjects !== undefined && err instanceof BootError) throw err;
     incompleteReasons.push(`skills/persona/briefs index unavailable: ${errorMessage(err)}`);
     log.warn(
       { err: errorMessage(err) },
@@ -133,8 +136,10 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     );
   }
 
+  const fullOutputPath = path.posix.join(view.runDir, RUN_FILES.triageLog);
   const triageStarted = performance.now();
   const triage = await runTriage({
+    agentLogPath: fullOutputPath,
     config,
     incident: workspace.incident,
     skills: input.skills,
@@ -161,7 +166,6 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
   }
 
-  const fullOutputPath = path.posix.join(view.runDir, RUN_FILES.triageLog);
   const note = triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout);
   const incidentSection = renderIncident(workspace.incidentText);
   const permissionsSection = renderPermissions(workspace.permissionsText);

@@ -43,6 +43,22 @@ export function substituteReportPath(text: string, reportPath: string): string {
   return text.replace(/\{\{\s*report_path\s*\}\}/g, () => reportPath);
 }
 
+/** The agent-visible paths a prompt file may name: `{{workspace_dir}}`, `{{personas_dir}}`, `{{briefs_dir}}`. */
+export function substituteViewPaths(
+  text: string,
+  paths: { workspaceDir: string; personasDir: string; briefsDir: string },
+): string {
+  const values: Record<string, string> = {
+    workspace_dir: paths.workspaceDir,
+    personas_dir: paths.personasDir,
+    briefs_dir: paths.briefsDir,
+  };
+  return text.replace(
+    /\{\{\s*(workspace_dir|personas_dir|briefs_dir)\s*\}\}/g,
+    (_, key: string) => values[key] ?? '',
+  );
+}
+
 /** What the prompt-sent.md header shows besides the context report. */
 export interface PromptSentHeader {
   agent: string;

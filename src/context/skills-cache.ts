@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import {
   lstat,
   mkdir,
@@ -10,7 +11,9 @@ import {
   stat,
   symlink,
   unlink,
+  writeFile,
 } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Config, SkillSourceConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
@@ -24,12 +27,18 @@ import type { SkillsSnapshot, SkillsSourceSnapshot } from './types.js';
 //   .store/<source>/<commit>/    one immutable checkout per resolved commit (temp dir + rename)
 //   <source> -> .store/<source>/<commit>   symlink swapped atomically (temp link + rename)
 //   .state.json                  resolved commit, last sync, last error, commit history per source
+//   .holds/<source>/<commit>/<pid>.<random>.<host>   one file per snapshot holding a commit
 // A run acquires a snapshot of the commit dirs; an update never changes them. Old commit dirs go
-// only when no snapshot holds them and they are not among the last KEEP_COMMITS.
+// only when no snapshot holds them — in this process or another one sharing the cache (`skills sync`
+// next to the daemon) — and they are neither current nor among the last KEEP_COMMITS.
 
 export const KEEP_COMMITS = 2;
 const STATE_FILE = '.state.json';
 const STALE_TMP_MS = 60 * 60 * 1000;
+const HOLDS_DIR = '.holds';
+/** A hold lapses after this long (far beyond any run); one from another host cannot be checked otherwise. */
+export const HOLD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+const COMMIT_RE = /^[0-9a-f]{40,64}$/;
 
 export type SourceState = 'ok' | 'stale' | 'unavailable';
 
@@ -80,6 +89,9 @@ export interface SkillsCacheOptions {
   now?: () => Date;
   /** Limit for each git command (clone, fetch, checkout). */
   gitTimeoutMs?: number;
+  /** Identifies this process in hold files (defaults: os.hostname(), process.pid). */
+  host?: string;
+  pid?: number;
 }
 
 /** Short hash of a local folder's file listing, sizes and mtimes: changes when a file changes. */
@@ -120,6 +132,9 @@ export class SkillsCache {
   /** `<source>/<commit>` -> snapshots holding it. */
   private readonly held = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly host: string;
+  private readonly pid: number;
+  private holdWarned = false;
 
   constructor(options: SkillsCacheOptions) {
     this.config = options.config;
@@ -127,6 +142,8 @@ export class SkillsCache {
     this.now = options.now ?? (() => new Date());
     this.gitTimeoutMs = options.gitTimeoutMs ?? 120_000;
     this.root = path.resolve(options.config.skills.cache_dir);
+    this.host = (options.host ?? hostname()).replace(/[/\\]/g, '_');
+    this.pid = options.pid ?? process.pid;
   }
 
   get cacheDir(): string {
@@ -174,8 +191,20 @@ export class SkillsCache {
     const sources: SkillsSourceSnapshot[] = [];
     const unavailable: { name: string; reason: string }[] = [];
     const keys: string[] = [];
+    const holdFiles: string[] = [];
     for (const source of this.sources) {
-      const resolved = await this.resolveCurrent(source);
+      let resolved = await this.resolveCurrent(source);
+      if (source.git !== undefined && !('reason' in resolved)) {
+        // Hold first, then check the dir is still there: a collector elsewhere either sees the hold
+        // or has already removed the dir (then we resolve again, once).
+        let hold = await this.writeHold(source.name, resolved.commit);
+        if (!(await isDir(resolved.dir))) {
+          removeFile(hold);
+          resolved = await this.resolveCurrent(source);
+          hold = 'reason' in resolved ? undefined : await this.writeHold(source.name, resolved.commit);
+        }
+        if (hold) holdFiles.push(hold);
+      }
       if ('reason' in resolved) {
         unavailable.push({ name: source.name, reason: resolved.reason });
         continue;
@@ -199,8 +228,46 @@ export class SkillsCache {
           if (n <= 0) this.held.delete(key);
           else this.held.set(key, n);
         }
+        for (const file of holdFiles) removeFile(file);
       },
     };
+  }
+
+  /** Records on disk that this process holds `commit`, so a collector in any process keeps it. */
+  private async writeHold(name: string, commit: string): Promise<string | undefined> {
+    const dir = path.join(this.root, HOLDS_DIR, name, commit);
+    const file = path.join(dir, `${this.pid}.${randomBytes(4).toString('hex')}.${this.host}`);
+    try {
+      await mkdir(dir, { recursive: true });
+      await writeFile(file, '');
+      return file;
+    } catch (err) {
+      // A read-only cache still serves runs; only another process's collector could then miss the hold.
+      const meta = { source: name, commit, err: errorMessage(err) };
+      if (this.holdWarned) this.log.debug(meta, 'skills cache: cannot record a hold');
+      else this.log.warn(meta, 'skills cache: cannot record a hold');
+      this.holdWarned = true;
+      return undefined;
+    }
+  }
+
+  /** True when a live snapshot in any process holds `commit`; holds of dead processes are removed. */
+  private async heldOnDisk(name: string, commit: string): Promise<boolean> {
+    const dir = path.join(this.root, HOLDS_DIR, name, commit);
+    const files = await readdir(dir).catch(() => [] as string[]);
+    let live = false;
+    for (const file of files) {
+      const m = /^(\d+)\.[0-9a-f]+\.(.+)$/.exec(file);
+      const full = path.join(dir, file);
+      const info = await stat(full).catch(() => undefined);
+      if (!info) continue;
+      // Any hold lapses with age (a restarted container's pid 1 is alive again); ours also with its process.
+      const fresh = this.now().getTime() - info.mtimeMs < HOLD_MAX_AGE_MS;
+      const alive = m && m[2] === this.host ? pidAlive(Number(m[1])) : true;
+      if (fresh && alive) live = true;
+      else await rm(full, { force: true });
+    }
+    return live;
   }
 
   /** Every configured source with its commit, last sync and status (no network). */
@@ -256,10 +323,13 @@ export class SkillsCache {
         };
       }
     }
+    // The symlink is the truth shared by every process using the cache (another one may have synced).
+    const linked = await this.linkedCommit(source.name);
     const persisted = this.state.sources[source.name];
-    if (persisted) {
-      const dir = this.commitDir(source.name, persisted.commit);
-      if (await isDir(dir)) return { dir, commit: persisted.commit };
+    for (const commit of [linked, persisted?.commit]) {
+      if (commit === undefined) continue;
+      const dir = this.commitDir(source.name, commit);
+      if (await isDir(dir)) return { dir, commit };
     }
     const error = this.errors.get(source.name);
     return { reason: error ?? `not fetched yet into ${this.root}; run \`triage-runner skills sync\`` };
@@ -269,8 +339,16 @@ export class SkillsCache {
     return path.join(this.root, '.store', name, commit);
   }
 
-  private async load(): Promise<void> {
-    if (this.loaded) return;
+  /** The commit `<cache>/<name>` points at, if it is one of ours. */
+  private async linkedCommit(name: string): Promise<string | undefined> {
+    const target = await readlink(path.join(this.root, name)).catch(() => undefined);
+    const commit = target ? path.basename(target) : undefined;
+    return commit && COMMIT_RE.test(commit) ? commit : undefined;
+  }
+
+  /** Reads .state.json (again when `force`: another process may have synced since). */
+  private async load(force = false): Promise<void> {
+    if (this.loaded && !force) return;
     this.loaded = true;
     try {
       const parsed = JSON.parse(await readFile(path.join(this.root, STATE_FILE), 'utf8')) as PersistedState;
@@ -280,17 +358,19 @@ export class SkillsCache {
     }
     for (const source of this.sources) {
       if (source.git === undefined || this.state.sources[source.name]) continue;
-      const target = await readlink(path.join(this.root, source.name)).catch(() => undefined);
-      const commit = target ? path.basename(target) : undefined;
-      if (commit && /^[0-9a-f]{40,64}$/.test(commit)) {
-        this.state.sources[source.name] = { commit, location: source.git, history: [commit] };
-      }
+      const commit = await this.linkedCommit(source.name);
+      if (commit) this.state.sources[source.name] = { commit, location: source.git, history: [commit] };
     }
   }
 
   private async doSync(): Promise<SyncReport> {
-    await this.load();
-    await mkdir(this.root, { recursive: true });
+    await this.load(true);
+    await mkdir(this.root, { recursive: true }).catch((err: unknown) => {
+      throw new Error(
+        `skills.cache_dir ${this.root} cannot be created (${errorMessage(err)}); point skills.cache_dir at a writable folder`,
+        { cause: err },
+      );
+    });
     const failed: string[] = [];
     for (const source of this.sources) {
       if (source.git === undefined) continue;
@@ -322,7 +402,50 @@ export class SkillsCache {
     return { sources: await this.list(), failed };
   }
 
+  /** Fetch, checkout and swap for one source, one process at a time (git refuses concurrent ref updates). */
   private async syncGit(source: SkillSourceConfig, url: string): Promise<void> {
+    const lock = path.join(this.root, '.repos', `${source.name}.lock`);
+    await mkdir(path.dirname(lock), { recursive: true });
+    await this.lockFile(lock);
+    try {
+      await this.syncGitLocked(source, url);
+    } finally {
+      await rm(lock, { force: true });
+    }
+  }
+
+  /** Creates `file` exclusively, waiting (up to the git timeout) while a live process holds it. */
+  private async lockFile(file: string): Promise<void> {
+    const waitMs = this.gitTimeoutMs * 2;
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      try {
+        await writeFile(file, `${this.pid} ${this.host}\n`, { flag: 'wx' });
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const [pid, host] = (await readFile(file, 'utf8').catch(() => '')).trim().split(' ');
+      const info = await stat(file).catch(() => undefined);
+      // Ours to check when written on this host; otherwise (or not yet written) it lapses with age.
+      const stale =
+        host === this.host && pid
+          ? !pidAlive(Number(pid))
+          : info !== undefined && Date.now() - info.mtimeMs > waitMs;
+      if (stale) {
+        await rm(file, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(
+          `skills cache lock ${file} is held by process ${pid ?? '?'} on ${host ?? '?'} for more than ${waitMs} ms; if no sync is running, delete the file`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  private async syncGitLocked(source: SkillSourceConfig, url: string): Promise<void> {
     const repo = path.join(this.root, '.repos', `${source.name}.git`);
     const opts = { timeoutMs: this.gitTimeoutMs };
     if (!(await isDir(repo))) {
@@ -330,7 +453,10 @@ export class SkillsCache {
       const tmp = `${repo}.tmp-${randomBytes(4).toString('hex')}`;
       try {
         await git(['clone', '--bare', '--quiet', '--', url, tmp], opts);
-        await rename(tmp, repo);
+        // Another process may have finished its clone first: theirs is complete, use it.
+        await rename(tmp, repo).catch(async (err: unknown) => {
+          if (!(await isDir(repo))) throw err;
+        });
       } finally {
         await rm(tmp, { recursive: true, force: true });
       }
@@ -398,7 +524,10 @@ export class SkillsCache {
       await mkdir(tmp);
       await git(['--git-dir', repo, 'read-tree', commit], opts);
       await git(['--git-dir', repo, '--work-tree', tmp, 'checkout-index', '--all', '--force'], opts);
-      await rename(tmp, dir);
+      // Another process may have checked the same commit out first: the content is the same.
+      await rename(tmp, dir).catch(async (err: unknown) => {
+        if (!(await isDir(dir))) throw err;
+      });
       await fsyncDir(parent);
     } finally {
       await rm(tmp, { recursive: true, force: true });
@@ -438,8 +567,11 @@ export class SkillsCache {
       const base = path.join(this.root, '.store', source.name);
       const entries = await readdir(base).catch(() => [] as string[]);
       const keep = new Set(this.state.sources[source.name]?.history.slice(0, KEEP_COMMITS) ?? []);
+      const linked = await this.linkedCommit(source.name);
+      if (linked) keep.add(linked);
       for (const entry of entries) {
         if (keep.has(entry) || (this.held.get(`${source.name}/${entry}`) ?? 0) > 0) continue;
+        if (COMMIT_RE.test(entry) && (await this.heldOnDisk(source.name, entry))) continue;
         // A temp checkout may belong to another process sharing the cache (`skills sync` next to the
         // daemon): only leftovers older than an hour are removed.
         if (entry.startsWith('.tmp-')) {
@@ -447,6 +579,9 @@ export class SkillsCache {
           if (!info || this.now().getTime() - info.mtimeMs < STALE_TMP_MS) continue;
         }
         await rm(path.join(base, entry), { recursive: true, force: true });
+        if (COMMIT_RE.test(entry)) {
+          await rm(path.join(this.root, HOLDS_DIR, source.name, entry), { recursive: true, force: true });
+        }
         removed.push(`${source.name}/${entry}`);
       }
     }
@@ -457,3 +592,21 @@ export class SkillsCache {
 
 const isDir = async (p: string): Promise<boolean> =>
   (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+
+/** Synchronous so that `release()` has taken effect when it returns (even right before exit). */
+function removeFile(file: string | undefined): void {
+  try {
+    if (file) rmSync(file, { force: true });
+  } catch {
+    // An unremovable hold only keeps a commit longer; it lapses when this process is gone.
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

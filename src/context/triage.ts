@@ -28,6 +28,8 @@ export interface TriageInput {
   /** Environment the PATH and HOME are taken from (default process.env). */
   env?: Record<string, string | undefined>;
   now?: () => number;
+  /** The full output's path as the agent sees it (AgentView), named in the prompt copy; default the host path. */
+  agentLogPath?: string;
 }
 
 export interface TriageOutcome {
@@ -104,7 +106,7 @@ async function reuseTriage(input: TriageInput, source: string): Promise<TriageOu
   } finally {
     await out.close();
   }
-  const captured = capture.finish(gapLine(logPath));
+  const captured = capture.finish(gapLine(input.agentLogPath ?? logPath));
   return {
     summary: { status: 'reused', bytes: captured.bytes, logPath, reason: `reused saved output ${source}` },
     text: captured.text,
@@ -176,7 +178,7 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   });
   await out.close();
   const durationMs = now() - started;
-  const captured = capture.finish(gapLine(logPath));
+  const captured = capture.finish(gapLine(input.agentLogPath ?? logPath));
   const base = {
     exitCode: result.exitCode,
     signal: result.signal,

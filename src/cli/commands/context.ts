@@ -5,8 +5,10 @@ import path from 'node:path';
 import { getAgent } from '../../agents/index.js';
 import { RunBundle } from '../../audit/bundle.js';
 import { AGENT_NAMES, type AgentName } from '../../config/schema.js';
+import { BootError } from '../../context/disclosure/index.js';
 import { prepareContext, type PreparedContext } from '../../context/prepare.js';
 import { SkillsCache } from '../../context/skills-cache.js';
+import type { SkillsSnapshot } from '../../context/types.js';
 import { runLayout } from '../../daemon/layout.js';
 import { readWorkspace } from '../../intake/read.js';
 import { createLogger } from '../../log/logger.js';
@@ -92,8 +94,9 @@ async function runContext(
   });
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'triage-runner-context-'));
   const cache = new SkillsCache({ config, log });
-  const skills = await cache.acquire();
+  let skills: SkillsSnapshot | undefined;
   try {
+    skills = await cache.acquire();
     const bundle = await RunBundle.create(tmp, PREVIEW_RUN_ID, new Redactor());
     const adapter = getAgent(agent);
     // The same layout a run gets: container paths for docker/kubernetes, host paths for process.
@@ -129,6 +132,9 @@ async function runContext(
           }
         : {}),
       ...(config.agent.model ? { model: config.agent.model } : {}),
+    }).catch((err: unknown) => {
+      if (err instanceof BootError) throw new CliExit(EXIT.usage, err.message);
+      throw err;
     });
     io.stdout(
       opts.json
@@ -137,7 +143,7 @@ async function runContext(
     );
     return EXIT.ok;
   } finally {
-    skills.release();
+    skills?.release();
     await cache.stop();
     await rm(tmp, { recursive: true, force: true });
   }

@@ -10,9 +10,10 @@ export function attr(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-// Tags the prompt's structure is made of (ours and the preloaded sections around them).
+// Tags the prompt's structure is made of (ours and the preloaded sections around them). Like the
+// section escaping, whitespace around the `/` (`</ brief>`, `< /incident>`) still reads as a tag.
 const STRUCTURAL_TAG =
-  /<(\/?)(brief|briefs|ref|refs|also|skill|skills|persona|workflows|incident|kubernetes_cluster_access_permissions|initial_triage_report)(?=[\s/>]|$)/gi;
+  /<(\s*\/?\s*)(brief|briefs|ref|refs|also|skill|skills|persona|workflows|incident|kubernetes_cluster_access_permissions|initial_triage_report)(?![A-Za-z0-9_-])/gi;
 
 /**
  * Neutralises structural tags inside injected file content so that a brief or SKILL.md cannot close

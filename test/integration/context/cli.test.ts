@@ -1,5 +1,6 @@
 import { execa } from 'execa';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/program.js';
@@ -57,6 +58,21 @@ describe('triage-runner context', () => {
       prompt: { system: string; user: string };
       context: Record<string, unknown>;
     };
+    expect(Object.keys(parsed)).toEqual(['prompt', 'context']);
+    expect(Object.keys(parsed.prompt)).toEqual(['system', 'user']);
+    expect(Object.keys(parsed.context).slice(0, 5)).toEqual([
+      'estimator',
+      'budget',
+      'totalTokens',
+      'sections',
+      'skills',
+    ]);
+    const sections = parsed.context.sections as Record<string, unknown>[];
+    for (const row of sections)
+      expect(Object.keys(row)).toEqual(['tag', 'tokens', 'originalTokens', 'truncated']);
+    expect(parsed.context.skills).toEqual([
+      { source: 'k8s4agents', commit: expect.stringMatching(/^local:/) },
+    ]);
     expect(parsed.prompt.user).toContain('<incident>\n{\n  "incidentId": "inc-42"');
     expect(parsed.context).toMatchObject({
       agent: 'gemini',
@@ -117,6 +133,36 @@ describe('triage-runner context', () => {
     };
     expect(context.triage.status).toBe('missing');
     expect(context.incompleteReasons[0]).toMatch(/^skills source k8s4agents unavailable: /);
+  });
+
+  it('exits 2 with the seed message when --subject names a subject boot.yml does not define', async () => {
+    const { ws, configFile, dir } = await setup();
+    const cli = fakeIO(dir);
+    const args = ['--config', configFile, 'context', ws, '--no-triage', '--subject', 'crashloop,nosuch'];
+    expect(await runCli(args, cli.io)).toBe(2);
+    expect(cli.stderr()).toMatch(/^subject not found: nosuch \(known: crashloop, oom, /);
+    expect(cli.stdout()).toBe('');
+  });
+
+  it('exits 1 naming skills.cache_dir when the cache cannot be created, and leaves no temp folder behind', async () => {
+    const { ws, dir } = await setup();
+    const blocker = path.join(dir, 'not-a-folder');
+    await writeFile(blocker, 'x');
+    const configFile = path.join(dir, 'bad-cache.yaml');
+    const yaml = (await readFile(path.join(dir, 'config.yaml'), 'utf8'))
+      .replace(/cache_dir: .*/, `cache_dir: ${path.join(blocker, 'cache')}`)
+      .replace(
+        /sources: .*/,
+        `sources: [{ name: k8s4agents, git: ${path.join(dir, 'no-repo')}, ref: main }]`,
+      );
+    await writeFile(configFile, yaml);
+    const previews = async () =>
+      (await readdir(os.tmpdir())).filter((n) => n.startsWith('triage-runner-context-'));
+    const before = new Set(await previews());
+    const cli = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', ws, '--no-triage'], cli.io)).toBe(1);
+    expect(cli.stderr()).toContain(`skills.cache_dir ${path.join(blocker, 'cache')} cannot be created`);
+    expect((await previews()).filter((n) => !before.has(n))).toEqual([]);
   });
 });
 

@@ -123,6 +123,22 @@ describe('prepareContext', () => {
     expect(out.context.safetyFactor).toBe(1);
   });
 
+  it('names the workspace, personas and briefs in the system prompt by the paths the agent sees', async () => {
+    const { input } = await setup();
+    const hostView: AgentView = {
+      workspaceDir: '/srv/incidents/inc-42',
+      runDir: '/srv/incidents/inc-42/.triage/runs/run-1',
+      reportPath: '/srv/incidents/inc-42/output/investigation.md',
+      skillsDir: '/var/lib/triage/home/.claude/skills',
+      personasDir: '/etc/triage/personas',
+      briefsDir: '/etc/triage/briefs',
+    };
+    const out = await prepareContext({ ...(await input()), view: hostView });
+    expect(out.prompt.system).toContain('- `/srv/incidents/inc-42/incident.json`: the incident');
+    expect(out.prompt.system).toContain('`/etc/triage/personas/`, briefs under `/etc/triage/briefs/`');
+    expect(out.prompt.system).not.toMatch(/\{\{|\/opt\/triage|`\/workspace\//);
+  });
+
   it('is deterministic: two runs with the same inputs give a byte-identical prompt', async () => {
     const { input } = await setup();
     const a = await prepareContext(await input('run-a'));
@@ -253,6 +269,22 @@ describe('prepareContext', () => {
     expect(out.prompt.system).toContain(
       '[triage-runner: the triage script failed (exit code 3); the output below may be partial. Full output: /workspace/.triage/runs/run-1/triage/output.log]',
     );
+  });
+
+  it('names the full output by the agent-visible path, never the host path, when the capture drops bytes', async () => {
+    const { input, dir } = await setup(
+      {
+        context: { triage_prompt_cap: 4096, budget: { warn: 90_000, truncate: 100_000 } },
+        skills: { triage: { script: 'flood.sh', args: ['2000'] } },
+      },
+      'flood.sh',
+    );
+    const out = await prepareContext(await input());
+    const both = `${out.prompt.system}${out.prompt.user}`;
+    expect(both).toMatch(
+      /\[triage-runner: \d+ bytes of triage output omitted here \(context.triage_prompt_cap\); full output: \/workspace\/\.triage\/runs\/run-1\/triage\/output\.log\]/,
+    );
+    expect(both).not.toContain(dir);
   });
 
   it('keeps known secret values and credential shapes out of the prompt, and prompt-sent.md still round-trips', async () => {

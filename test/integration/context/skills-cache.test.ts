@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { chmod, lstat, mkdir, readFile, readlink, rm, utimes, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SkillsCache } from '../../../src/context/skills-cache.js';
@@ -274,5 +274,102 @@ describe('skills cache with real git repositories', () => {
     await cache.sync();
     await expect(lstat(path.join(store, '.tmp-old'))).rejects.toMatchObject({ code: 'ENOENT' });
     expect((await lstat(path.join(store, '.tmp-fresh'))).isDirectory()).toBe(true);
+  });
+});
+
+describe('skills cache shared by several processes', () => {
+  /** Another process using the same cache folder: its own SkillsCache, its own in-memory state. */
+  const other = (config: ReturnType<typeof makeConfig>, over: { pid?: number; host?: string } = {}) =>
+    new SkillsCache({ config, log: captureLog().log, gitTimeoutMs: 30_000, ...over });
+
+  it('never collects a commit that a snapshot in another process holds, and collects it after release', async () => {
+    const { repo, cache: daemon, config } = await setup();
+    const v1 = await repo.commit('1');
+    await daemon.sync();
+    const held = await daemon.acquire();
+    const v1Dir = held.sources[0]?.dir ?? '';
+    expect(held.sources[0]?.commit).toBe(v1);
+
+    const cli = other(config);
+    for (const version of ['2', '3', '4']) {
+      await repo.commit(version);
+      await cli.sync();
+    }
+    expect(await readFile(path.join(v1Dir, 'skills/k8s-troubleshooter/SKILL.md'), 'utf8')).toContain(
+      'description: v1',
+    );
+    held.release();
+    expect((await other(config).gc()).map((r) => r.split('/')[1])).toContain(v1);
+    await expect(lstat(v1Dir)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('drops the holds of a process that died without releasing them', async () => {
+    const { repo, cache, config } = await setup();
+    const v1 = await repo.commit('1');
+    await cache.sync();
+    const child = execa('sh', ['-c', 'exit 0']);
+    const deadPid = child.pid;
+    await child;
+    expect(deadPid).toBeGreaterThan(0);
+    const crashed = other(config, { pid: deadPid });
+    const snapshot = await crashed.acquire();
+    expect(snapshot.sources[0]?.commit).toBe(v1);
+    for (const version of ['2', '3']) {
+      await repo.commit(version);
+      await cache.sync();
+    }
+    await expect(lstat(snapshot.sources[0]?.dir ?? '')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('honours a hold from another host until it is a day old', async () => {
+    const { repo, cache, config, cacheDir } = await setup();
+    const v1 = await repo.commit('1');
+    await cache.sync();
+    const remote = await other(config, { host: 'replica-b', pid: 1 }).acquire();
+    const v1Dir = remote.sources[0]?.dir ?? '';
+    for (const version of ['2', '3']) {
+      await repo.commit(version);
+      await cache.sync();
+    }
+    expect((await lstat(v1Dir)).isDirectory()).toBe(true);
+    const holds = path.join(cacheDir, '.holds', 'k8s4agents', v1);
+    const [hold] = await readdir(holds);
+    expect(hold).toMatch(/^1\.[0-9a-f]+\.replica-b$/);
+    const old = new Date(Date.now() - 25 * 3600_000);
+    await utimes(path.join(holds, hold ?? ''), old, old);
+    await cache.gc();
+    await expect(lstat(v1Dir)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('serves the commit another process swapped in, instead of its own older view', async () => {
+    const { repo, cache: daemon, config } = await setup();
+    await repo.commit('1');
+    await daemon.sync();
+    const v2 = await repo.commit('2');
+    await other(config).sync();
+    const snapshot = await daemon.acquire();
+    expect(snapshot.sources[0]?.commit).toBe(v2);
+    snapshot.release();
+  });
+
+  it('lets two processes sync the same cache at once without failures or a broken tree', async () => {
+    const { repo, cache, config, cacheDir } = await setup();
+    const second = other(config);
+    const v1 = await repo.commit('1');
+    const first = await Promise.all([cache.sync(), second.sync()]);
+    expect(first.map((r) => r.failed)).toEqual([[], []]);
+    const v2 = await repo.commit('2');
+    const again = await Promise.all([cache.sync(), second.sync()]);
+    expect(again.map((r) => r.failed)).toEqual([[], []]);
+    expect(again.map((r) => r.sources[0]?.commit)).toEqual([v2, v2]);
+    expect(await readlink(path.join(cacheDir, 'k8s4agents'))).toBe(path.join('.store', 'k8s4agents', v2));
+    for (const sha of [v1, v2]) {
+      const skill = path.join(cacheDir, '.store', 'k8s4agents', sha, 'skills/k8s-troubleshooter/SKILL.md');
+      expect(await readFile(skill, 'utf8')).toContain(`description: v${sha === v1 ? 1 : 2}`);
+    }
+    const state = JSON.parse(await readFile(path.join(cacheDir, '.state.json'), 'utf8')) as {
+      sources: Record<string, { commit: string }>;
+    };
+    expect(state.sources.k8s4agents?.commit).toBe(v2);
   });
 });

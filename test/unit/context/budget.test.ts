@@ -96,6 +96,21 @@ describe('fitToBudget', () => {
     expect(fit.triage.removedLines).toBe(50);
   });
 
+  it('drops the report marker too when only the marker would push a fitting prompt over the budget', () => {
+    const triageText = logLines(5);
+    const { input, total, assemble } = setup({ triageText });
+    const withoutReport = total(assemble(new Set(), ''));
+    const withMarker = total(
+      assemble(new Set(), marker({ removedLines: 5, removedTokens: 999, estimated: false })),
+    );
+    expect(withMarker).toBeGreaterThan(withoutReport + 2);
+    const fit = fitToBudget({ ...input, limit: withoutReport + 2 });
+    expect(fit.total).toBeLessThanOrEqual(withoutReport + 2);
+    expect(fit.overBudgetBy).toBe(0);
+    expect(fit.triageBody).toBe('');
+    expect(fit.triage).toMatchObject({ truncated: true, removedLines: 5 });
+  });
+
   it('never exceeds the budget with a safety factor and a large report (counted lazily from both ends)', () => {
     const triageText = logLines(20_000);
     const counter = tokenCounter('o200k', 1.3);

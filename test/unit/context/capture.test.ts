@@ -54,3 +54,18 @@ describe('HeadTailCapture', () => {
     expect(out.text.endsWith('line 100000\n')).toBe(true);
   });
 });
+
+describe('HeadTailCapture memory', () => {
+  it('keeps the tail bounded when a long stream arrives in many small chunks', () => {
+    // 64 small chunks are less than the tail's half of the cap, so they get merged over and over.
+    const c = new HeadTailCapture(16 * 1024);
+    const chunk = Buffer.from('x'.repeat(99) + '\n');
+    for (let i = 0; i < 50_000; i += 1) c.push(chunk);
+    // 5 MB went through; the tail keeps the cap's half plus at most 64 small chunks.
+    expect(c.retainedTailBytes).toBeLessThanOrEqual(8 * 1024 + 65 * chunk.length);
+    const out = c.finish((dropped) => `GAP ${dropped}`);
+    expect(out.bytes).toBe(50_000 * chunk.length);
+    expect(out.text.endsWith(`${'x'.repeat(99)}\n`)).toBe(true);
+    expect(Buffer.byteLength(out.text)).toBeLessThan(16 * 1024 + 100);
+  });
+});

@@ -1,4 +1,8 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
 import {
   assemblePrompt,
   parsePromptSent,
@@ -116,5 +120,19 @@ describe('parsePromptSent on a minimal file', () => {
     expect(
       parsePromptSent('## System prompt\n\n```text\nS\n```\n\n## User prompt\n\n```text\nU\n```\n'),
     ).toEqual({ system: 'S', user: 'U' });
+  });
+});
+
+describe('shipped prompt files', () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+  it('mandate exactly the report headings the collector checks (DEFAULT_REPORT_SECTIONS), in order', async () => {
+    const system = await readFile(path.join(root, 'configs/triage-system-prompt.md'), 'utf8');
+    const headings = [...system.matchAll(/^- `## ([^`]+)`/gm)].map((m) => m[1]);
+    expect(headings).toEqual([...DEFAULT_REPORT_SECTIONS]);
+    const user = await readFile(path.join(root, 'configs/user-prompt.md'), 'utf8');
+    expect(user).toContain(`\`## ${DEFAULT_REPORT_SECTIONS[0]}\``);
+    expect(user).toContain(`\`## ${DEFAULT_REPORT_SECTIONS.at(-1)}\``);
+    for (const text of [system, user]) expect(text).toContain('{{report_path}}');
   });
 });

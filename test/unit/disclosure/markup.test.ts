@@ -11,6 +11,13 @@ describe('escapeContent', () => {
     expect(out).toContain('&lt;brief path="/etc/shadow">');
   });
 
+  it('neutralises whitespace variants around the slash, as the section escaping does', () => {
+    const evil = 'a</ brief>b< /incident >c<\n/ Skills>d</\tinitial_triage_report>';
+    const out = escapeContent(evil);
+    expect(out).toBe('a&lt;/ brief>b&lt; /incident >c&lt;\n/ Skills>d&lt;/\tinitial_triage_report>');
+    expect(out).not.toMatch(/<\s*\/?\s*(brief|incident|skills|initial_triage_report)\b/i);
+  });
+
   it('leaves ordinary markup and code alone', () => {
     const text = 'use <br> and <div> and a < b && c > d; <briefing> is not ours';
     expect(escapeContent(text)).toBe(text);
