@@ -45,10 +45,12 @@ export function verdict(input: {
   engineError?: string;
 }): Verdict {
   const { outcome, report } = input;
+  // An engine problem seen while stopping (unreachable, no exit after SIGKILL) belongs in the reason.
+  const engine = input.engineError ? `; engine: ${input.engineError}` : '';
   if (input.interrupted)
-    return { status: 'interrupted', reason: 'the daemon stopped the agent while shutting down' };
+    return { status: 'interrupted', reason: `the daemon stopped the agent while shutting down${engine}` };
   if (input.timedOut)
-    return { status: 'timed_out', reason: 'the agent run exceeded agent.timeout and was stopped' };
+    return { status: 'timed_out', reason: `the agent run exceeded agent.timeout and was stopped${engine}` };
   if (outcome.status !== 'succeeded') {
     const why = outcome.error ?? `agent ${outcome.status} (exit code ${String(outcome.exitCode)})`;
     return { status: 'failed', reason: input.engineError ? `${why}; engine: ${input.engineError}` : why };

@@ -11,7 +11,7 @@ import { SkillsCache } from '../context/skills-cache.js';
 import type { SkillsSnapshot } from '../context/types.js';
 import { createEngine } from '../engines/index.js';
 import { RUN_LABELS } from '../engines/labels.js';
-import type { Engine, RunHandle } from '../engines/types.js';
+import type { Engine, RunHandle, RunInfo } from '../engines/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import { errorMessage, isTransient } from '../util/errors.js';
@@ -26,7 +26,14 @@ import {
 } from './launch.js';
 import { OUTPUT_DIR, prepareWritable, runLayout } from './layout.js';
 import { supervise, type Supervised } from './supervise.js';
-import type { PipelineMetrics, Readiness, RunExecutor, RunOutcome, RunRequest } from './types.js';
+import type {
+  PipelineMetrics,
+  Readiness,
+  RunExecutor,
+  RunOutcome,
+  RunRequest,
+  SweepResult,
+} from './types.js';
 
 // The run pipeline: prepare (skills, triage, context, prompt) → launch (adapter + engine) → supervise
 // (timeout, shutdown) → collect (exit, usage, report) → record (result.json, audit events).
@@ -59,6 +66,8 @@ const STDOUT_KEEP = 8 * 1024 * 1024;
 const STDERR_KEEP = 1024 * 1024;
 /** Waiting on a run found exited at adoption: its end is already known to the engine. */
 const EXITED_WAIT_MS = 30_000;
+/** The sweep spares runs younger than this: another daemon on the same engine may be starting them. */
+export const SWEEP_MIN_AGE_MS = 60_000;
 
 interface RunContext {
   request: Omit<RunRequest, 'attempt'>;
@@ -76,6 +85,19 @@ interface RunContext {
   /** Collected by a daemon other than the one that launched it. */
   adopted?: boolean;
   audit: (type: AuditEventType, fields?: Record<string, unknown>) => Promise<void>;
+}
+
+/**
+ * Why a run ended with SIGKILL that the daemon did not send. Podman does not report OOMKilled, so a
+ * memory-limit kill shows only as exit 137; say what it most likely was instead of a bare exit code.
+ */
+export function killedFromOutside(supervised: Supervised, engine: EngineName): string | undefined {
+  const { exit } = supervised;
+  if (supervised.stoppedWith || exit.oomKilled) return undefined;
+  if (exit.exitCode !== 137 && exit.signal !== 'SIGKILL') return undefined;
+  return engine === 'process'
+    ? 'the agent was killed with SIGKILL by something other than the daemon (often the kernel OOM killer): check the host memory and dmesg'
+    : 'the agent was killed with SIGKILL (exit 137) by something other than the daemon, most likely the memory limit (docker.memory): raise docker.memory or check the engine events';
 }
 
 /** A skills cache of our own (none injected): periodic refresh starts with the first run that needs it. */
@@ -102,6 +124,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   const skills: SkillsCacheLike = deps.skills ?? ownSkillsCache(config, deps.log);
   const engines = new Map<string, Engine>();
   if (deps.engine) engines.set(deps.engine.name, deps.engine);
+  /** Run ids that run() or adopt() is handling right now: the sweep never removes them. */
+  const inFlight = new Set<string>();
 
   const engineFor = (name: EngineName): Engine => {
     let engine = engines.get(name);
@@ -183,8 +207,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       config.agent.report_sections,
     );
     const engineError = exit.oomKilled
-      ? `killed for memory (docker.memory ${config.docker.memory} bytes)`
-      : exit.error;
+      ? `killed for memory (docker.memory ${config.docker.memory} bytes): raise docker.memory or lower what the agent loads`
+      : (exit.error ?? killedFromOutside(supervised, ctx.engine.name));
     const v = verdict({
       timedOut: supervised.timedOut,
       interrupted: supervised.interrupted,
@@ -274,6 +298,15 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   };
 
   const run = async (request: RunRequest): Promise<RunOutcome> => {
+    inFlight.add(request.runId);
+    try {
+      return await runPipeline(request);
+    } finally {
+      inFlight.delete(request.runId);
+    }
+  };
+
+  const runPipeline = async (request: RunRequest): Promise<RunOutcome> => {
     const startedAt = now();
     const overrides = request.overrides ?? {};
     const agent = overrides.agent ?? config.agent.name;
@@ -482,6 +515,15 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   };
 
   const adopt = async (request: Omit<RunRequest, 'attempt'>): Promise<RunOutcome | 'gone'> => {
+    inFlight.add(request.runId);
+    try {
+      return await adoptRun(request);
+    } finally {
+      inFlight.delete(request.runId);
+    }
+  };
+
+  const adoptRun = async (request: Omit<RunRequest, 'attempt'>): Promise<RunOutcome | 'gone'> => {
     const startedAt = now();
     const bundleDir = runDirOf(request.workspace.dir, request.runId);
     const record = await readFile(path.join(bundleDir, RUN_FILES.invocation), 'utf8').then(
@@ -595,5 +637,47 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     return { ok: checks.every((c) => c.ok), checks };
   };
 
-  return { run, adopt, readiness };
+  /**
+   * Removes what earlier runs left on the engine when their removal failed (engine down at the time):
+   * runs with our run label that are not running, not active and not in this executor's hands.
+   */
+  const sweep = async (activeRunIds: Iterable<string>): Promise<SweepResult> => {
+    const result: SweepResult = { removed: [], failed: [] };
+    const log = deps.log.child({ engine: config.engine });
+    if (config.docker.keep_containers) return result;
+    const active = new Set(activeRunIds);
+    let engine: Engine;
+    let found: RunInfo[];
+    try {
+      engine = engineFor(config.engine);
+      found = await engine.list({});
+    } catch (err) {
+      log.warn({ err: errorMessage(err) }, 'start-up sweep could not list the engine runs');
+      result.failed.push({ id: '', error: errorMessage(err) });
+      return result;
+    }
+    const youngest = now().getTime() - SWEEP_MIN_AGE_MS;
+    for (const info of found) {
+      const runId = info.labels[RUN_LABELS.run];
+      if (!runId || info.running || active.has(runId) || inFlight.has(runId)) continue;
+      if (info.createdAt && info.createdAt.getTime() > youngest) continue;
+      try {
+        await engine.remove(info.handle);
+        result.removed.push(info.handle.id);
+        log.info(
+          { id: info.handle.id, runId, incidentId: info.labels[RUN_LABELS.incident] },
+          'removed a finished agent run left on the engine',
+        );
+      } catch (err) {
+        result.failed.push({ id: info.handle.id, error: errorMessage(err) });
+        log.warn(
+          { err: errorMessage(err), id: info.handle.id, runId },
+          'could not remove a left-over agent run',
+        );
+      }
+    }
+    return result;
+  };
+
+  return { run, adopt, readiness, sweep };
 }

@@ -1,6 +1,7 @@
 import { isWaitTimeout } from '../engines/labels.js';
 import type { Engine, RunExit, RunHandle, StopSignal } from '../engines/types.js';
 import type { Logger } from '../log/logger.js';
+import { errorMessage, isTransient } from '../util/errors.js';
 
 // Supervision of one run: wait for it with a wall-clock deadline; past the deadline, or when the
 // daemon shuts down, stop it gracefully (SIGINT lets an agent end its turn), then SIGTERM, then SIGKILL.
@@ -8,6 +9,8 @@ import type { Logger } from '../log/logger.js';
 export const ESCALATION: StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGKILL'];
 /** How long to wait for the engine to report the end of a run after SIGKILL. */
 export const KILL_WAIT_MS = 15_000;
+/** Pause between attempts to reach an engine that stopped answering mid-run. */
+export const ENGINE_RETRY_MS = 2_000;
 
 export interface SuperviseInput {
   engine: Engine;
@@ -20,6 +23,10 @@ export interface SuperviseInput {
   shutdownGraceMs?: number;
   signal: AbortSignal;
   log: Logger;
+  /** Pause between attempts to reach an engine that stopped answering (default ENGINE_RETRY_MS). */
+  engineRetryMs?: number;
+  /** How long to wait after SIGKILL (default KILL_WAIT_MS). */
+  killWaitMs?: number;
 }
 
 export interface Supervised {
@@ -33,12 +40,70 @@ export interface Supervised {
 
 type Waited = { kind: 'exit'; exit: RunExit } | { kind: 'timeout' } | { kind: 'abort' };
 
+/**
+ * Supervises one run. An engine that stops answering mid-run (a transient error) does not end the
+ * supervision: the wait is retried until the deadline and the stop signals are still sent, so that the
+ * timeout holds once the engine is back and the run is never given up while its agent may still run.
+ */
 export async function supervise(input: SuperviseInput): Promise<Supervised> {
   const { engine, handle, log } = input;
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  let engineError: string | undefined;
+  const retryMs = input.engineRetryMs ?? ENGINE_RETRY_MS;
+  const killWaitMs = input.killWaitMs ?? KILL_WAIT_MS;
 
-  const waitFor = (ms: number, abortable: boolean): Promise<Waited> => {
+  const pause = (ms: number, abortable: boolean): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        input.signal.removeEventListener('abort', done);
+        resolve();
+      }
+      if (abortable) input.signal.addEventListener('abort', done, { once: true });
+    });
+
+  /** Waits up to `ms`, retrying while the engine cannot be reached. */
+  const waitFor = async (ms: number, abortable: boolean): Promise<Waited> => {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      try {
+        const left = Math.max(1, deadline - performance.now());
+        return await waitOnce(left, abortable);
+      } catch (err) {
+        if (!isTransient(err)) throw err;
+        engineError = errorMessage(err);
+        const left = deadline - performance.now();
+        log.warn(
+          {
+            runId: handle.runId,
+            id: handle.id,
+            err: engineError,
+            retryInMs: retryMs,
+            leftMs: Math.round(left),
+          },
+          'lost contact with the engine while waiting for the agent run; retrying',
+        );
+        if (left <= 0) return { kind: 'timeout' };
+        await pause(Math.min(retryMs, left), abortable);
+        if (abortable && input.signal.aborted) return { kind: 'abort' };
+      }
+    }
+  };
+
+  /** Sends a stop signal; an unreachable engine is logged and the escalation goes on. */
+  const send = async (sig: StopSignal): Promise<void> => {
+    try {
+      await engine.signal(handle, sig);
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      engineError = errorMessage(err);
+      log.warn({ runId: handle.runId, signal: sig, err: engineError }, 'could not signal the agent run');
+    }
+  };
+
+  const waitOnce = (ms: number, abortable: boolean): Promise<Waited> => {
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<Waited>((resolve) => {
       if (!abortable) return;
@@ -69,12 +134,12 @@ export async function supervise(input: SuperviseInput): Promise<Supervised> {
     timedOut ? 'agent run timed out; stopping it' : 'daemon shutting down; stopping the agent run',
   );
   for (const sig of ESCALATION) {
-    await engine.signal(handle, sig);
-    const r = await waitFor(sig === 'SIGKILL' ? KILL_WAIT_MS : grace, false);
+    await send(sig);
+    const r = await waitFor(sig === 'SIGKILL' ? killWaitMs : grace, false);
     if (r.kind === 'exit')
       return { exit: r.exit, timedOut, interrupted: !timedOut, stoppedWith: sig, durationMs: elapsed() };
     log.warn(
-      { runId: handle.runId, signal: sig, waitedMs: sig === 'SIGKILL' ? KILL_WAIT_MS : grace },
+      { runId: handle.runId, signal: sig, waitedMs: sig === 'SIGKILL' ? killWaitMs : grace },
       'agent still running after signal',
     );
   }
@@ -83,7 +148,9 @@ export async function supervise(input: SuperviseInput): Promise<Supervised> {
       exitCode: null,
       signal: 'SIGKILL',
       oomKilled: false,
-      error: `run ${handle.id} did not end within ${KILL_WAIT_MS} ms of SIGKILL`,
+      error:
+        `run ${handle.id} did not end within ${killWaitMs} ms of SIGKILL` +
+        (engineError ? `; the engine did not answer: ${engineError}` : ''),
     },
     timedOut,
     interrupted: !timedOut,

@@ -37,6 +37,19 @@ export interface RunExecutor {
   adopt(request: Omit<RunRequest, 'attempt'>): Promise<RunOutcome | 'gone'>;
   /** Engine reachable, skills ready: feeds /readyz. */
   readiness(): Promise<Readiness>;
+  /**
+   * Start-up clean-up: removes runs that carry our labels, are no longer running and whose run id is
+   * neither in `activeRunIds` nor handled by this executor (e.g. containers whose removal failed while
+   * the engine was down). Running runs are never touched. Never throws: problems are in the result.
+   */
+  sweep?(activeRunIds: Iterable<string>): Promise<SweepResult>;
+}
+
+export interface SweepResult {
+  /** Engine ids removed. */
+  removed: string[];
+  /** Runs that could not be removed, or the listing that failed (`id` empty). */
+  failed: { id: string; error: string }[];
 }
 
 /** Per-run choices that differ from the configuration (replay, compare, `context`). */

@@ -96,13 +96,52 @@ export function dockerClient(endpoint: string, env: Record<string, string | unde
 export function assertNonRootUser(user: string): string {
   const name = user.split(':')[0]?.trim() ?? '';
   if (name === '') throw new Error('docker.user is empty; set it to a non-root uid:gid such as 1000:1000');
-  if (name === '0' || name === 'root') {
+  // The engine reads "00" or "+0" as uid 0 too.
+  if (name === 'root' || (/^[+]?\d+$/.test(name) && Number(name) === 0)) {
     throw new Error(
       `docker.user is ${JSON.stringify(user)}, which is root; agent containers never run as root ` +
         '(Claude refuses unattended mode as root, and root widens what a compromised agent can do): set docker.user to a non-root uid:gid such as 1000:1000',
     );
   }
   return user;
+}
+
+/** Secret values shorter than this are not scrubbed from error text (they would mangle it). */
+const MIN_SCRUB_LENGTH = 4;
+
+/**
+ * `err` with every secret value replaced by `[REDACTED]`: an engine error may echo the create request,
+ * whose Env carries the API keys, and error text ends up in logs, result.json and state.json. The raw
+ * cause is replaced by a scrubbed copy; transient-ness, code and HTTP status are kept.
+ */
+export function scrubSecrets(err: Error, secretEnv: Record<string, string>): Error {
+  const values = Object.values(secretEnv)
+    .filter((v) => v.length >= MIN_SCRUB_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  if (values.length === 0) return err;
+  const scrub = (text: string) => values.reduce((t, v) => t.split(v).join('[REDACTED]'), text);
+  const cause = err.cause as (Error & { statusCode?: number; json?: unknown }) | undefined;
+  const texts = [err.message, err.stack ?? '', cause === undefined ? '' : errorMessage(cause)];
+  for (const e of [err as { json?: unknown }, cause]) {
+    if (e?.json !== undefined) texts.push(typeof e.json === 'string' ? e.json : JSON.stringify(e.json));
+  }
+  if (!texts.some((t) => values.some((v) => t.includes(v)))) return err;
+  const cleanCause =
+    cause === undefined
+      ? undefined
+      : Object.assign(new Error(scrub(errorMessage(cause))), {
+          ...(cause.statusCode !== undefined ? { statusCode: cause.statusCode } : {}),
+        });
+  const statusCode = (err as { statusCode?: number }).statusCode;
+  const clean =
+    err instanceof TransientError
+      ? new TransientError(scrub(err.message), {
+          ...(cleanCause ? { cause: cleanCause } : {}),
+          ...(err.code ? { code: err.code } : {}),
+        })
+      : new Error(scrub(err.message), cleanCause ? { cause: cleanCause } : undefined);
+  if (statusCode !== undefined) Object.assign(clean, { statusCode });
+  return clean;
 }
 
 /** HostConfig of an agent container: every hardening the brief asks for, on by default. */
@@ -120,11 +159,29 @@ export function tmpfsOptions(flavor: EngineFlavor, user: string, size: number): 
   return `${base},mode=${owner ? '0755' : '1777'}${owner}`;
 }
 
+/** Docker's own minimum memory limit; 0 would mean "no limit". */
+const MIN_MEMORY_BYTES = 6 * 1024 * 1024;
+
+/** Refuses limits the engine reads as "unlimited" (memory 0, tmpfs size 0): hardening is never silently off. */
+function assertLimits(docker: Config['docker']): void {
+  if (!(docker.memory >= MIN_MEMORY_BYTES)) {
+    throw new Error(
+      `docker.memory is ${docker.memory} bytes, which the engine reads as no limit or refuses; set it to at least ${MIN_MEMORY_BYTES} bytes (6m), e.g. 2g`,
+    );
+  }
+  if (!(docker.tmpfs_size > 0)) {
+    throw new Error(
+      `docker.tmpfs_size is ${docker.tmpfs_size} bytes, which the engine reads as an unbounded tmpfs; set a size such as 256m`,
+    );
+  }
+}
+
 export function hardenedHostConfig(
   config: Pick<Config, 'docker'>,
   spec: Pick<RunSpec, 'mounts' | 'tmpfs'>,
   flavor: EngineFlavor = 'docker',
 ): Docker.HostConfig {
+  assertLimits(config.docker);
   assertNoEngineSocket(spec.mounts);
   const binds = spec.mounts.map((m) => {
     for (const p of [m.source, m.target]) {
@@ -151,6 +208,9 @@ export function hardenedHostConfig(
     NanoCpus: Math.round(config.docker.cpus * 1e9),
     PidsLimit: config.docker.pids,
     NetworkMode: config.docker.network,
+    // The engine's init (docker-init / catatonit) is PID 1: it forwards SIGINT/SIGTERM to the agent
+    // CLI, which as PID 1 itself would ignore every signal it has no handler for, and reaps its children.
+    Init: true,
     AutoRemove: false,
   };
 }
@@ -190,6 +250,8 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
 
   /** Connection failures become TransientErrors naming the endpoint; everything else passes through. */
   const translate = (err: unknown, action: string): Error => {
+    // Already ours (an API call past its deadline): it names the call and the milliseconds.
+    if (err instanceof TransientError) return err;
     const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
     if (CONNECTION_CODES.has(code)) {
       return new TransientError(
@@ -252,6 +314,75 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     });
   };
 
+  /** Creates, attaches and starts the container; on any failure after create, removes it. */
+  const startRun = async (spec: RunSpec): Promise<RunHandle> => {
+    const user = assertNonRootUser(config.docker.user);
+    const hostConfig = hardenedHostConfig(config, spec, await engineFlavor());
+    const envList = Object.entries({ ...spec.env, ...spec.secretEnv }).map(([k, v]) => `${k}=${v}`);
+    let container: Docker.Container;
+    let creating: Promise<Docker.Container> | undefined;
+    try {
+      container = await timed(
+        `create the container for run ${spec.runId}`,
+        (creating = docker.createContainer({
+          name: `triage-runner-${spec.runId}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
+          Image: spec.image,
+          Entrypoint: [spec.command],
+          Cmd: spec.args,
+          WorkingDir: spec.workdir,
+          User: user,
+          Env: envList,
+          Labels: spec.labels,
+          Tty: false,
+          OpenStdin: true,
+          StdinOnce: true,
+          AttachStdin: true,
+          AttachStdout: true,
+          AttachStderr: true,
+          HostConfig: hostConfig,
+        })),
+      );
+    } catch (err) {
+      // A create answered after our deadline would leave a container nobody tracks: remove it once it exists.
+      void creating?.then((c) => c.remove({ force: true, v: true })).catch(() => undefined);
+      if (statusOf(err) === 404) {
+        throw new Error(
+          `agent image ${spec.image} not found on the container engine at ${endpoint}: build it with ` +
+            `\`docker build -t ${spec.image} runners/\` (or \`podman build -t ${spec.image} runners/\`), or set agent.image to an image the engine has`,
+          { cause: err },
+        );
+      }
+      throw translate(err, `create the container for run ${spec.runId}`);
+    }
+    const handle: RunHandle = { engine: 'docker', id: container.id, runId: spec.runId };
+    let stream: Duplex | undefined;
+    try {
+      stream = await timed(`attach to container ${container.id}`, attachHijacked(container.id));
+      const output = demux(stream, spec.onStdout, spec.onStderr);
+      tracked.set(container.id, { output });
+      await timed(`start container ${container.id}`, container.start());
+      stream.on('error', (err) =>
+        log.debug({ err: errorMessage(err), runId: spec.runId }, 'stdin write failed'),
+      );
+      // Written at once, then closed: Claude and Gemini only wait a moment for piped stdin.
+      stream.end(Buffer.from(spec.stdin, 'utf8'));
+    } catch (err) {
+      // Closing stdin unsent: should a start we gave up on happen after all, the agent gets no prompt.
+      stream?.destroy();
+      await engine
+        .remove(handle)
+        .catch((removeErr: unknown) =>
+          log.warn(
+            { err: errorMessage(removeErr), containerId: container.id, runId: spec.runId },
+            'could not remove the container of a failed start; the start-up sweep removes it once it has ended',
+          ),
+        );
+      throw translate(err, `start the container for run ${spec.runId}`);
+    }
+    log.debug({ runId: spec.runId, containerId: container.id, image: spec.image }, 'container started');
+    return handle;
+  };
+
   const engine: Engine = {
     name: 'docker',
 
@@ -278,58 +409,11 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     },
 
     async start(spec) {
-      const user = assertNonRootUser(config.docker.user);
-      const hostConfig = hardenedHostConfig(config, spec, await engineFlavor());
-      const envList = Object.entries({ ...spec.env, ...spec.secretEnv }).map(([k, v]) => `${k}=${v}`);
-      let container: Docker.Container;
       try {
-        container = await timed(
-          `create the container for run ${spec.runId}`,
-          docker.createContainer({
-            name: `triage-runner-${spec.runId}`.replace(/[^a-zA-Z0-9_.-]/g, '-'),
-            Image: spec.image,
-            Entrypoint: [spec.command],
-            Cmd: spec.args,
-            WorkingDir: spec.workdir,
-            User: user,
-            Env: envList,
-            Labels: spec.labels,
-            Tty: false,
-            OpenStdin: true,
-            StdinOnce: true,
-            AttachStdin: true,
-            AttachStdout: true,
-            AttachStderr: true,
-            HostConfig: hostConfig,
-          }),
-        );
+        return await startRun(spec);
       } catch (err) {
-        if (statusOf(err) === 404) {
-          throw new Error(
-            `agent image ${spec.image} not found on the container engine at ${endpoint}: build it with ` +
-              `\`docker build -t ${spec.image} runners/\` (or \`podman build -t ${spec.image} runners/\`), or set agent.image to an image the engine has`,
-            { cause: err },
-          );
-        }
-        throw translate(err, `create the container for run ${spec.runId}`);
+        throw scrubSecrets(err instanceof Error ? err : new Error(String(err)), spec.secretEnv);
       }
-      const handle: RunHandle = { engine: 'docker', id: container.id, runId: spec.runId };
-      try {
-        const stream = await timed(`attach to container ${container.id}`, attachHijacked(container.id));
-        const output = demux(stream, spec.onStdout, spec.onStderr);
-        tracked.set(container.id, { output });
-        await timed(`start container ${container.id}`, container.start());
-        stream.on('error', (err) =>
-          log.debug({ err: errorMessage(err), runId: spec.runId }, 'stdin write failed'),
-        );
-        // Written at once, then closed: Claude and Gemini only wait a moment for piped stdin.
-        stream.end(Buffer.from(spec.stdin, 'utf8'));
-      } catch (err) {
-        await engine.remove(handle).catch(() => undefined);
-        throw translate(err, `start the container for run ${spec.runId}`);
-      }
-      log.debug({ runId: spec.runId, containerId: container.id, image: spec.image }, 'container started');
-      return handle;
     },
 
     async wait(handle, timeoutMs) {
@@ -384,13 +468,13 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
         // 404: already removed; 409 (Docker) / 500 (Podman): not running. Either way nothing to signal.
         const code = statusOf(err);
         if (code === 404 || code === 409) return;
-        const running = await docker
-          .getContainer(handle.id)
-          .inspect()
-          .then(
-            (i) => i.State.Running,
-            () => false,
-          );
+        const running = await timed(
+          `inspect container ${handle.id}`,
+          docker.getContainer(handle.id).inspect(),
+        ).then(
+          (i) => i.State.Running,
+          () => false,
+        );
         if (!running) return;
         throw translate(err, `send ${signal} to container ${handle.id}`);
       }
@@ -431,6 +515,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
           handle: { engine: 'docker', id: c.Id, runId: c.Labels[RUN_LABELS.run] ?? '' },
           labels: c.Labels,
           running: c.State === 'running',
+          ...(Number.isFinite(c.Created) ? { createdAt: new Date(c.Created * 1000) } : {}),
         }));
     },
 

@@ -86,6 +86,12 @@ export function processEnv(
   return { ...env, ...spec.env, ...spec.secretEnv };
 }
 
+/** `{ createdAt }` from a pid file's start time, when it is a valid date. */
+function startedAt(record: PidFile): { createdAt?: Date } {
+  const at = new Date(record.startedAt);
+  return Number.isNaN(at.getTime()) ? {} : { createdAt: at };
+}
+
 async function replaceWithSymlink(target: string, source: string): Promise<void> {
   await mkdir(path.dirname(target), { recursive: true });
   const existing = await lstat(target).catch(() => undefined);
@@ -274,6 +280,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
           handle: { engine: 'process', id, runId: run.record.runId },
           labels: run.record.labels,
           running,
+          ...startedAt(run.record),
         });
       }
       for (const file of await scanPidFiles()) {
@@ -285,6 +292,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
           handle: { engine: 'process', id, runId: record.runId ?? record.labels[RUN_LABELS.run] ?? '' },
           labels: record.labels,
           running: isSameProcessAlive(record.pid, record.startTime),
+          ...startedAt(record),
         });
       }
       return [...found.values()];

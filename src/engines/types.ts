@@ -62,6 +62,8 @@ export interface RunInfo {
   handle: RunHandle;
   labels: Record<string, string>;
   running: boolean;
+  /** When the engine created the run, if it reports it (the start-up sweep spares very young runs). */
+  createdAt?: Date;
 }
 
 export interface Engine {

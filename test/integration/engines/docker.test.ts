@@ -223,6 +223,28 @@ describe.skipIf(!docker)('docker engine on the real container engine', () => {
     expect(r.exit.exitCode).toBe(130);
   });
 
+  it('stops a CLI without signal handlers at SIGINT: an init, not the CLI, is PID 1', async () => {
+    // As PID 1 a process ignores every signal it has no handler for; busybox sleep has none.
+    const h = await startTracked(spec({ command: '/bin/sleep', args: ['120'] }));
+    const controller = new AbortController();
+    const supervised = supervise({
+      engine,
+      handle: h,
+      timeoutMs: 60_000,
+      graceMs: 10_000,
+      signal: controller.signal,
+      log: silentLogger(),
+    });
+    const deadline = Date.now() + 15_000;
+    while (!(await engine.list({ [RUN_LABELS.run]: h.runId }))[0]?.running) {
+      if (Date.now() > deadline) throw new Error('sleep container not running within 15000 ms');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    controller.abort();
+    const r = await supervised;
+    expect(r).toMatchObject({ interrupted: true, stoppedWith: 'SIGINT', exit: { exitCode: 130 } });
+  });
+
   it('lists runs by label with their running state', async () => {
     const h = await startTracked(spec({ env: { HOME: '/home/agent', FAKE_AGENT_SLEEP: '120' } }));
     const found = await engine.list({ [RUN_LABELS.run]: h.runId });

@@ -8,7 +8,8 @@ import { runDirOf } from '../../../src/audit/bundle.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { createRunExecutor } from '../../../src/daemon/executor.js';
 import { createDockerEngine } from '../../../src/engines/docker.js';
-import { RUN_LABELS } from '../../../src/engines/labels.js';
+import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
+import type { Engine } from '../../../src/engines/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { TEST_IMAGE, dockerHost, requireEngine, requireTestImage } from '../../support/engine.js';
@@ -131,6 +132,50 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
     expect(result).toMatchObject({ status: 'timed_out', exitCode: 137, stoppedWith: 'SIGKILL' });
   });
 
+  it('names the memory limit in result.json when the agent is OOM-killed, and removes the container', async () => {
+    const workspace = await makeWorkspace(root.dir);
+    const runId = `oom-${process.pid}-${Date.now()}`;
+    const config = testConfig(root.dir, {
+      agent: { image: TEST_IMAGE },
+      docker: { host: dockerHost(), network: 'none', memory: 48 * 1024 * 1024 },
+    });
+    const engine = createDockerEngine(config, silentLogger());
+    const base = fakeAdapter('/bin/sh');
+    // A shell variable far above the limit: the kernel OOM killer ends the container's main process.
+    const hog = {
+      ...base,
+      buildInvocation: (i: Parameters<typeof base.buildInvocation>[0]) => ({
+        ...base.buildInvocation(i),
+        args: ['-c', 'a=$(head -c 400000000 /dev/zero | tr "\\0" x); echo survived'],
+      }),
+    };
+    const executor = createRunExecutor({
+      config,
+      log: silentLogger(),
+      redactor: new Redactor(),
+      secrets: {},
+      audit: new AuditLog(),
+      env: {},
+      engine,
+      skills: emptySkills(),
+      agents: () => hog,
+    });
+    const outcome = await executor.run({
+      workspace,
+      runId,
+      attempt: 1,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    expect(outcome).toMatchObject({ status: 'failed', exitCode: 137 });
+    expect(outcome.reason).toMatch(/memory/);
+    expect(await engine.list({ [RUN_LABELS.run]: runId })).toEqual([]);
+    const result = JSON.parse(
+      await readFile(path.join(runDirOf(workspace.dir, runId), 'result.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(result).toMatchObject({ status: 'failed', exitCode: 137, error: expect.stringMatching(/memory/) });
+  });
+
   it('adopts the container left by a SIGKILLed daemon: collects its result and removes it', async () => {
     const workspace = await makeWorkspace(root.dir);
     const runId = `orphan-${process.pid}-${Date.now()}`;
@@ -216,5 +261,65 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
     expect(
       await executor.adopt({ workspace, runId, signal: new AbortController().signal, log: silentLogger() }),
     ).toBe('gone');
+  });
+});
+
+describe.skipIf(!docker)('start-up sweep on the real engine', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  beforeAll(async () => {
+    await requireTestImage(docker!);
+    root = await tempDir('triage-sweep-');
+  });
+  afterAll(async () => root?.cleanup());
+
+  it('removes exited containers of inactive runs left by an earlier daemon, never running or active ones', async () => {
+    const config = testConfig(root.dir, { agent: { image: TEST_IMAGE }, docker: { host: dockerHost() } });
+    const real = createDockerEngine(config, silentLogger());
+    // Other tests share this engine: the sweep only sees the containers this test made.
+    const scope = { [`${LABEL_PREFIX}test`]: `sweep-${process.pid}-${Date.now()}` };
+    const engine: Engine = { ...real, list: (labels) => real.list({ ...labels, ...scope }) };
+    const start = (runId: string, sleep: string) =>
+      real.start({
+        runId,
+        incidentId: 'inc-sweep',
+        labels: { ...scope, [RUN_LABELS.run]: runId, [RUN_LABELS.daemon]: 'dead-daemon' },
+        image: TEST_IMAGE,
+        command: '/usr/local/bin/fake-agent',
+        args: [],
+        env: { HOME: '/home/agent', FAKE_AGENT_SLEEP: sleep },
+        secretEnv: {},
+        stdin: '',
+        workdir: '/home/agent',
+        mounts: [],
+        tmpfs: ['/home/agent', '/tmp'],
+        onStdout: () => undefined,
+        onStderr: () => undefined,
+      });
+    const leftover = await start(`sweep-left-${Date.now()}`, '0');
+    const active = await start(`sweep-active-${Date.now()}`, '0');
+    const live = await start(`sweep-live-${Date.now()}`, '120');
+    try {
+      await real.wait(leftover, 30_000);
+      await real.wait(active, 30_000);
+      const executor = createRunExecutor({
+        config,
+        log: silentLogger(),
+        redactor: new Redactor(),
+        secrets: {},
+        audit: new AuditLog(),
+        env: {},
+        engine,
+        skills: emptySkills(),
+        // Two minutes on: the containers are past the sweep's minimum age.
+        now: () => new Date(Date.now() + 120_000),
+      });
+      const swept = await executor.sweep!([active.runId]);
+      expect(swept).toEqual({ removed: [leftover.id], failed: [] });
+      expect(await real.list({ [RUN_LABELS.run]: leftover.runId })).toEqual([]);
+      expect(await real.list({ [RUN_LABELS.run]: active.runId })).toHaveLength(1);
+      expect((await real.list({ [RUN_LABELS.run]: live.runId }))[0]?.running).toBe(true);
+    } finally {
+      await Promise.all([leftover, active, live].map((h) => real.remove(h)));
+    }
   });
 });

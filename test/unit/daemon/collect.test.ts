@@ -42,6 +42,21 @@ describe('verdict', () => {
     );
   });
 
+  it('names an engine problem seen while stopping in the timeout and interruption reasons', () => {
+    const engineError =
+      'run c1 did not end within 15000 ms of SIGKILL; the engine did not answer: ECONNREFUSED';
+    const base = { outcome: ok, report, minBytes: 10, engineError };
+    expect(verdict({ ...base, timedOut: true, interrupted: false }).reason).toBe(
+      `the agent run exceeded agent.timeout and was stopped; engine: ${engineError}`,
+    );
+    expect(verdict({ ...base, timedOut: false, interrupted: true }).reason).toBe(
+      `the daemon stopped the agent while shutting down; engine: ${engineError}`,
+    );
+    expect(verdict({ timedOut: true, interrupted: false, outcome: ok, report, minBytes: 10 }).reason).toBe(
+      'the agent run exceeded agent.timeout and was stopped',
+    );
+  });
+
   it('fails on an adapter failure with its message, and on a too-small report with both sizes', () => {
     expect(
       verdict({

@@ -18,6 +18,14 @@ const SECRET = 'sk-ant-test-secret-value-0123456789';
 const CLAUDE_JSON =
   '{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.5,"usage":{"input_tokens":1000,"output_tokens":200}}\n';
 
+async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('run executor', () => {
   let root: { dir: string; cleanup: () => Promise<void> };
   beforeEach(async () => {
@@ -184,6 +192,52 @@ describe('run executor', () => {
     expect(result).toMatchObject({ status: 'failed', exitCode: 2 });
   });
 
+  it('says in result.json that the agent was killed for memory, from OOMKilled or a SIGKILL it did not send', async () => {
+    const resultOf = async (req: RunRequest) =>
+      JSON.parse(
+        await readFile(path.join(runDirOf(req.workspace.dir, req.runId), 'result.json'), 'utf8'),
+      ) as Record<string, unknown>;
+    // Docker reports OOMKilled.
+    const docker = new FakeEngine({ hang: true, report: GOOD_REPORT });
+    const a = setup(docker);
+    const reqA = await request();
+    const runA = a.executor.run(reqA);
+    await until(() => docker.specs.length > 0);
+    docker.finish(`fake-${reqA.runId}`, { exitCode: 137, signal: null, oomKilled: true });
+    expect(await runA).toMatchObject({ status: 'failed', exitCode: 137 });
+    expect(await resultOf(reqA)).toMatchObject({
+      exitCode: 137,
+      oomKilled: true,
+      error: expect.stringMatching(/killed for memory \(docker.memory \d+ bytes\)/),
+    });
+    // Podman does not: exit 137 with no stop signal from the daemon is named for what it most likely is.
+    const podman = new FakeEngine({ hang: true, report: GOOD_REPORT });
+    const b = setup(podman);
+    const reqB = await request();
+    const runB = b.executor.run(reqB);
+    await until(() => podman.specs.length > 0);
+    podman.finish(`fake-${reqB.runId}`, { exitCode: 137, signal: null, oomKilled: false });
+    expect(await runB).toMatchObject({ status: 'failed', exitCode: 137 });
+    expect((await resultOf(reqB)).error).toMatch(
+      /killed with SIGKILL \(exit 137\).*most likely the memory limit/,
+    );
+  });
+
+  it('removes the container when collecting the result throws', async () => {
+    const engine = new FakeEngine({ stdout: CLAUDE_JSON, report: GOOD_REPORT });
+    const broken = {
+      ...fakeAdapter('claude'),
+      parseOutput: () => {
+        throw new Error('parser exploded');
+      },
+    };
+    const { executor } = setup(engine, {}, { agents: () => broken });
+    const req = await request();
+    const outcome = await executor.run(req);
+    expect(outcome).toMatchObject({ status: 'failed', reason: expect.stringContaining('parser exploded') });
+    expect(engine.removed).toEqual([`fake-${req.runId}`]);
+  });
+
   it('fails a run whose report is missing, and lists missing sections of a short report', async () => {
     const none = setup(new FakeEngine({ stdout: CLAUDE_JSON }));
     const req = await request();
@@ -330,6 +384,59 @@ describe('run executor', () => {
       exitCode: 3,
     });
     expect(engine.removed).toEqual(['exited-1']);
+  });
+
+  it('sweeps finished runs left on the engine, sparing running, active, in-flight and very young ones', async () => {
+    const engine = new FakeEngine({ hang: true, honour: [] });
+    const now = new Date('2026-11-22T03:00:00Z');
+    const { executor } = setup(engine, {}, { now: () => now });
+    const old = new Date(now.getTime() - 10 * 60_000);
+    const left = (id: string, runId: string, running: boolean, createdAt?: Date) =>
+      engine.orphan({
+        handle: { engine: 'docker', id, runId },
+        labels: { [RUN_LABELS.run]: runId, [RUN_LABELS.daemon]: 'dead-daemon' },
+        running,
+        ...(createdAt ? { createdAt } : {}),
+      });
+    left('exited-old', 'run-old', false, old);
+    left('exited-no-date', 'run-no-date', false);
+    left('running-other-daemon', 'run-live', true, old);
+    left('exited-active', 'run-active', false, old);
+    left('exited-young', 'run-young', false, new Date(now.getTime() - 5_000));
+    engine.orphan({ handle: { engine: 'docker', id: 'not-ours', runId: '' }, labels: {}, running: false });
+    // A run this executor is handling (its container is not running yet) is never swept.
+    const req = await request();
+    const running = executor.run(req);
+    const deadline = Date.now() + 10_000;
+    while (engine.specs.length === 0) {
+      if (Date.now() > deadline) throw new Error('run did not start within 10000 ms');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    left('in-flight', req.runId, false, old);
+
+    const swept = await executor.sweep!(['run-active']);
+    expect(swept).toEqual({ removed: ['exited-old', 'exited-no-date'], failed: [] });
+    expect(engine.removed).toEqual(['exited-old', 'exited-no-date']);
+    engine.finish(`fake-${req.runId}`, { exitCode: 0, signal: null, oomKilled: false });
+    await running;
+  });
+
+  it('sweeps nothing with docker.keep_containers, and reports an unreachable engine without throwing', async () => {
+    const kept = new FakeEngine();
+    kept.orphan({
+      handle: { engine: 'docker', id: 'exited-1', runId: 'r1' },
+      labels: { [RUN_LABELS.run]: 'r1' },
+      running: false,
+    });
+    const keep = setup(kept, { docker: { keep_containers: true } });
+    expect(await keep.executor.sweep!([])).toEqual({ removed: [], failed: [] });
+    expect(kept.removed).toEqual([]);
+
+    const down = new FakeEngine();
+    down.list = () => Promise.reject(unreachable());
+    const r = await setup(down).executor.sweep!([]);
+    expect(r.removed).toEqual([]);
+    expect(r.failed).toEqual([{ id: '', error: expect.stringContaining('unreachable') }]);
   });
 
   it('is ready only when the engine answers and the skills are available', async () => {

@@ -198,6 +198,7 @@ describe('process engine', () => {
         handle: { engine: 'process', id: h.id, runId: 'run-restart' },
         labels: { [RUN_LABELS.run]: 'run-restart' },
         running: true,
+        createdAt: expect.any(Date),
       },
     ]);
     const err: Buffer[] = [];
