@@ -1,15 +1,35 @@
 // Audit-trail costs: redacting agent output (RedactingLog) and appending hash-chained audit events,
 // each against a baseline measured in the same run. Sizes: BENCH_REDACT_MIB (default 16),
-// BENCH_AUDIT_EVENTS (default 300). Run: npx tsx bench/audit.ts
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+// BENCH_AUDIT_EVENTS (default 300), BENCH_AUDIT_BIG (entries already in the log for the long-log row,
+// default 100000). Run: npx tsx bench/audit.ts
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { RedactingLog } from '../src/audit/bundle.js';
-import { AuditLog, verifyAuditLog } from '../src/audit/log.js';
+import { AUDIT_FILE, AuditLog, stableStringify, verifyAuditLog } from '../src/audit/log.js';
 import { Redactor } from '../src/log/redact.js';
 
 const MIB = Number(process.env.BENCH_REDACT_MIB ?? 16);
 const EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 300);
+const BIG = Number(process.env.BENCH_AUDIT_BIG ?? 100_000);
+
+/** A valid hash chain of `n` entries, written directly (no fsync per line) to seed a long log. */
+async function seedLog(triageDir: string, n: number): Promise<number> {
+  const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+  const lines: string[] = [];
+  let prev = '0'.repeat(64);
+  for (let seq = 0; seq < n; seq++) {
+    const base = { type: 'queued', incidentId: `inc-${seq % 97}`, seq, ts: new Date().toISOString(), prev };
+    const line = JSON.stringify({ ...base, hash: sha(stableStringify(base)) });
+    lines.push(line);
+    prev = sha(line);
+  }
+  await mkdir(triageDir, { recursive: true });
+  const text = `${lines.join('\n')}\n`;
+  await writeFile(path.join(triageDir, AUDIT_FILE), text);
+  return Buffer.byteLength(text);
+}
 
 /** Realistic agent output: kubectl-ish lines, JSON usage lines, an occasional secret. */
 function agentOutput(bytes: number): Buffer[] {
@@ -69,6 +89,14 @@ try {
   const chainedAppend = await time(async () => {
     for (let i = 0; i < EVENTS; i++) await audit.append(path.join(dir, 'triage'), { type: 'queued', i });
   });
+  const bigBytes = await seedLog(path.join(dir, 'big'), BIG);
+  const LONG_EVENTS = Math.min(EVENTS, 100);
+  const shortLog = await time(async () => {
+    for (let i = 0; i < LONG_EVENTS; i++) await audit.append(path.join(dir, 'short'), { type: 'queued', i });
+  });
+  const longLog = await time(async () => {
+    for (let i = 0; i < LONG_EVENTS; i++) await audit.append(path.join(dir, 'big'), { type: 'queued', i });
+  });
   const verify = await time(async () => {
     const result = await verifyAuditLog(path.join(dir, 'triage'));
     if (!result.ok) throw new Error(`bench log did not verify: ${JSON.stringify(result)}`);
@@ -86,6 +114,9 @@ try {
   );
   console.log(
     `| append ${EVENTS} events (ms/event): fsync'd appendFile vs AuditLog.append (lock, chain, head) | ${(baselineAppend / EVENTS).toFixed(2)} | ${(chainedAppend / EVENTS).toFixed(2)} | ${(chainedAppend / baselineAppend).toFixed(1)}× |`,
+  );
+  console.log(
+    `| AuditLog.append (ms/event) into an empty log vs a ${BIG}-entry (${(bigBytes / 1024 / 1024).toFixed(0)} MiB) log | ${(shortLog / LONG_EVENTS).toFixed(2)} | ${(longLog / LONG_EVENTS).toFixed(2)} | ${(longLog / shortLog).toFixed(1)}× |`,
   );
   console.log(
     `| read ${EVENTS}-entry log (ms): JSON.parse every line vs verifyAuditLog (re-hash chain) | ${parseOnly.toFixed(1)} | ${verify.toFixed(1)} | ${(verify / parseOnly).toFixed(1)}× |`,

@@ -116,11 +116,11 @@ export class RedactingLog {
       this.emit(this.pending.slice(0, cut + 1));
       this.pending = this.pending.slice(cut + 1);
     }
-    // A very long line without a newline is flushed anyway so memory stays bounded; it is cut at the last
-    // whitespace so that a token is not split in two halves that no longer match its shape.
+    // A very long line without a newline is flushed anyway so memory stays bounded; it is cut after the
+    // last whitespace or JSON/shell punctuation (minified JSON has no spaces), which no token or key
+    // contains, so that a secret is not split in two halves that no longer match.
     if (this.pending.length > LONG_LINE_CHARS) {
-      const space = Math.max(this.pending.lastIndexOf(' '), this.pending.lastIndexOf('\t'));
-      const at = space > 0 ? space + 1 : this.pending.length;
+      const at = safeCut(this.pending);
       this.emit(this.pending.slice(0, at));
       this.pending = this.pending.slice(at);
     }
@@ -155,6 +155,13 @@ export class RedactingLog {
     return this.closed;
   }
 }
+
+/** Index just after the last separator (whitespace, quote, comma, bracket…) of `text`, else its length. */
+function safeCut(text: string): number {
+  for (let i = text.length - 1; i > 0; i--) if (CUT_AFTER.has(text.charCodeAt(i))) return i + 1;
+  return text.length;
+}
+const CUT_AFTER = new Set([...' \t\r"\',;{}[]()<>|&'].map((c) => c.charCodeAt(0)));
 
 /**
  * Rewrites a file the agent produced (its report) through the redactor, atomically; resolves to true when

@@ -1,20 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  appendFile,
-  open,
-  readFile,
-  mkdir,
-  rename,
-  unlink,
-  stat,
-  truncate,
-  writeFile,
-} from 'node:fs/promises';
+import { appendFile, open, readFile, mkdir, rename, unlink, truncate, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { pidAlive } from '../util/process.js';
+import { isSameProcessAlive, processStartTime } from '../util/process.js';
 
 // `.triage/audit.jsonl`: an append-only event log where each line carries the hash of the line
 // before it, so that editing, deleting, inserting or reordering lines is detectable.
@@ -59,8 +49,10 @@ export const AUDIT_FILE = 'audit.jsonl';
 const HEAD_FILE = 'audit.head';
 const GENESIS = '0'.repeat(64);
 const LOCK_STALE_MS = 30_000;
-const LOCK_WAIT_MS = 10_000;
-const LOCK_TAKEOVER_SETTLE_MS = 25;
+// Longer than LOCK_STALE_MS, so that one append always outlasts a lock left by a crashed holder elsewhere.
+const LOCK_WAIT_MS = 40_000;
+// The last line is found by reading backwards from the end in blocks of this size.
+const TAIL_BLOCK_BYTES = 64 * 1024;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -152,89 +144,213 @@ function parseEntry(line: string, file: string): AuditEntry {
 }
 
 /**
- * The last complete line. A final line without its newline can only come from a write cut short by a
- * crash (appends are acknowledged after the newline is synced): when it does not parse, it is cut off and
- * the next entry records how many bytes were dropped; when it does parse, the missing newline is added.
+ * The last complete line, read backwards from the end of the file (an append costs the same for a log of
+ * ten entries or a hundred thousand). A final line without its newline can only come from a write cut
+ * short by a crash (appends are acknowledged after the newline is synced): when it does not parse, it is
+ * cut off and the next entry records how many bytes were dropped; when it does parse, the missing
+ * newline is added.
  */
 async function lastLineRepairingTornTail(file: string): Promise<{ last?: string; repaired?: string }> {
-  let text: string;
+  let handle;
   try {
-    text = await readFile(file, 'utf8');
+    handle = await open(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw err;
   }
-  if (text.length === 0) return {};
-  const cut = text.lastIndexOf('\n');
-  if (cut === text.length - 1) return { last: text.slice(text.lastIndexOf('\n', cut - 1) + 1, cut) };
-  const tail = text.slice(cut + 1);
+  let size: number;
+  let cut: number;
+  let tail: Buffer;
+  try {
+    size = (await handle.stat()).size;
+    if (size === 0) return {};
+    const lastByte = Buffer.alloc(1);
+    await handle.read(lastByte, 0, 1, size - 1);
+    if (lastByte[0] === 0x0a) {
+      const start = await lineStart(handle, size - 1);
+      return { last: (await readRange(handle, start, size - 1)).toString('utf8') };
+    }
+    // No final newline: [cut, size) is an unterminated line.
+    cut = await lineStart(handle, size);
+    tail = await readRange(handle, cut, size);
+  } finally {
+    await handle.close();
+  }
+  const tailText = tail.toString('utf8');
   let tailParses = true;
   try {
-    JSON.parse(tail);
+    JSON.parse(tailText);
   } catch {
     tailParses = false;
   }
   if (tailParses) {
     await appendFile(file, '\n');
-    return { last: tail };
+    return { last: tailText };
   }
-  await truncate(file, Buffer.byteLength(text.slice(0, cut + 1)));
-  const before = text.slice(0, cut + 1);
-  const prev = before.slice(before.lastIndexOf('\n', before.length - 2) + 1, -1);
-  return {
-    ...(prev ? { last: prev } : {}),
-    repaired: `dropped ${Buffer.byteLength(tail)} bytes of an incomplete last line (a write cut short)`,
-  };
+  await truncate(file, cut);
+  const repaired = `dropped ${tail.length} bytes of an incomplete last line (a write cut short)`;
+  if (cut === 0) return { repaired };
+  const prev = await lastLineRepairingTornTail(file);
+  return { ...(prev.last !== undefined ? { last: prev.last } : {}), repaired };
+}
+
+type ReadHandle = Awaited<ReturnType<typeof open>>;
+
+/** Offset just after the last newline before `end` (0 when there is none), reading backwards in blocks. */
+async function lineStart(handle: ReadHandle, end: number): Promise<number> {
+  let pos = end;
+  const block = Buffer.alloc(TAIL_BLOCK_BYTES);
+  while (pos > 0) {
+    const from = Math.max(0, pos - TAIL_BLOCK_BYTES);
+    const { bytesRead } = await handle.read(block, 0, pos - from, from);
+    const at = block.subarray(0, bytesRead).lastIndexOf(0x0a);
+    if (at >= 0) return from + at + 1;
+    pos = from;
+  }
+  return 0;
+}
+
+async function readRange(handle: ReadHandle, start: number, end: number): Promise<Buffer> {
+  const out = Buffer.alloc(end - start);
+  let done = 0;
+  while (done < out.length) {
+    const { bytesRead } = await handle.read(out, done, out.length - done, start + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return out.subarray(0, done);
+}
+
+interface LockSnapshot {
+  content: string;
+  ino: number;
+  mtimeMs: number;
+}
+
+/** Content and identity of a lock file read through one handle (so both describe the same file). */
+async function readLock(file: string): Promise<LockSnapshot | undefined> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const st = await handle.stat();
+    return { content: await handle.readFile('utf8'), ino: st.ino, mtimeMs: st.mtimeMs };
+  } finally {
+    await handle.close();
+  }
+}
+
+const sameLock = (a: LockSnapshot, b: LockSnapshot | undefined) =>
+  b !== undefined && a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.content === b.content;
+
+/** Creates `file` holding `content` only if it does not exist yet; false when it does. */
+async function createExclusive(file: string, content: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(file, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
+  return true;
 }
 
 /**
- * A lock file created exclusively and holding `host:pid:token`. It is taken over when its holder is a
- * dead process on this host (a daemon SIGKILLed mid-append) or when it is older than LOCK_STALE_MS
- * (a holder on another host). Takeover renames our own lock over it and re-reads after a pause, so
- * of two processes racing for the same stale lock only the last rename wins and the other backs off.
+ * A lock's holder is gone: a dead process on this host (its pid gone, or reused by a process started
+ * later — the token records the start time), or any holder that kept it longer than `staleMs`.
  */
-async function acquireFileLock(lockPath: string): Promise<() => Promise<void>> {
-  const token = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
+function isStale(lock: LockSnapshot, staleMs: number, now: number): boolean {
+  if (now - lock.mtimeMs > staleMs) return true;
+  const parts = lock.content.split(':');
+  const [host, pid] = parts;
+  if (host !== hostname() || !(Number(pid) > 0)) return false;
+  // `host:pid:start:token`; locks written before the start time was recorded have three parts.
+  const start = parts.length >= 4 && parts[2] ? parts[2] : null;
+  return !isSameProcessAlive(Number(pid), start);
+}
+
+export interface FileLockOptions {
+  /** How long to wait for a live holder before failing (ms). */
+  waitMs?: number;
+  /** Age after which a lock is taken over whoever holds it (ms). */
+  staleMs?: number;
+  /** Test seam: runs after a lock was judged stale and before this process tries to take it over. */
+  beforeTakeover?: () => Promise<void>;
+}
+
+/**
+ * A lock file created exclusively and holding `host:pid:start-time:token`; the returned function
+ * releases it. A stale lock (see isStale) is taken over by at most one process: takers first create
+ * `<lock>.takeover-<id>` exclusively, where id names the exact stale file (inode, mtime, content), then
+ * check that the stale file is still in place, and only then rename their own lock over it. A process
+ * that judged the lock stale earlier but comes late finds another file there and goes back to waiting.
+ */
+export async function acquireFileLock(
+  lockPath: string,
+  options: FileLockOptions = {},
+): Promise<() => Promise<void>> {
+  const waitMs = options.waitMs ?? LOCK_WAIT_MS;
+  const staleMs = options.staleMs ?? LOCK_STALE_MS;
+  const token = `${hostname()}:${process.pid}:${processStartTime(process.pid) ?? ''}:${randomBytes(6).toString('hex')}`;
   const release = async () => {
     const current = await readFile(lockPath, 'utf8').catch(() => undefined);
     if (current === token) await unlink(lockPath).catch(() => undefined);
   };
-  const deadline = Date.now() + LOCK_WAIT_MS;
+  const deadline = Date.now() + waitMs;
+  let holder = '';
   for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-    try {
-      const handle = await open(lockPath, 'wx');
-      try {
-        await handle.writeFile(token);
-      } finally {
-        await handle.close();
-      }
-      return release;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const [holder, age] = await Promise.all([
-      readFile(lockPath, 'utf8').catch(() => ''),
-      stat(lockPath).then(
-        (s) => Date.now() - s.mtimeMs,
-        () => 0,
-      ),
-    ]);
-    const [host, pid] = holder.split(':');
-    const holderDead = host === hostname() && Number(pid) > 0 && !pidAlive(Number(pid));
-    if (holderDead || age > LOCK_STALE_MS) {
-      const mine = `${lockPath}.${randomBytes(6).toString('hex')}`;
-      await writeFile(mine, token);
-      await rename(mine, lockPath);
-      await new Promise((r) => setTimeout(r, LOCK_TAKEOVER_SETTLE_MS));
-      if ((await readFile(lockPath, 'utf8').catch(() => '')) === token) return release;
-      continue;
+    if (await createExclusive(lockPath, token)) return release;
+    const lock = await readLock(lockPath);
+    if (lock === undefined) continue; // released between the two calls: try again at once
+    holder = lock.content;
+    if (isStale(lock, staleMs, Date.now())) {
+      await options.beforeTakeover?.();
+      if (await takeOver(lockPath, lock, token, staleMs)) return release;
     }
     if (Date.now() > deadline)
       throw new Error(
-        `audit log lock ${lockPath} held by ${holder || 'an unknown process'} for over ${LOCK_WAIT_MS} ms; remove it if no daemon is running`,
+        `audit log lock ${lockPath} held by ${holder || 'an unknown process'} for over ${waitMs} ms; remove it if no daemon is running`,
       );
     await new Promise((r) => setTimeout(r, delay));
   }
+}
+
+/** Replaces the stale lock `stale` with one holding `token`; false when another process got there first. */
+async function takeOver(
+  lockPath: string,
+  stale: LockSnapshot,
+  token: string,
+  staleMs: number,
+): Promise<boolean> {
+  const id = sha256(`${stale.ino}:${stale.mtimeMs}:${stale.content}`).slice(0, 16);
+  const marker = (level: number) => `${lockPath}.takeover-${id}.${level}`;
+  // A marker left by a taker that died mid-takeover is itself stale: the next level is tried.
+  for (let level = 0; level < 4; level++) {
+    if (!(await createExclusive(marker(level), token))) {
+      const other = await readLock(marker(level));
+      if (other === undefined || !isStale(other, staleMs, Date.now())) return false;
+      continue;
+    }
+    try {
+      if (!sameLock(stale, await readLock(lockPath))) return false;
+      const mine = `${lockPath}.${randomBytes(6).toString('hex')}`;
+      await writeFile(mine, token);
+      await rename(mine, lockPath);
+      return true;
+    } finally {
+      for (let l = 0; l <= level; l++) await unlink(marker(l)).catch(() => undefined);
+    }
+  }
+  return false;
 }
 
 export type VerifyResult =
@@ -256,7 +372,8 @@ export async function verifyAuditLog(triageDir: string): Promise<VerifyResult> {
     };
   }
   const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
+  const unterminated = lines.at(-1) !== '';
+  if (!unterminated) lines.pop();
   let prevLine: string | undefined;
   for (const [i, line] of lines.entries()) {
     const bad = (problem: string): VerifyResult => ({
@@ -269,7 +386,11 @@ export async function verifyAuditLog(triageDir: string): Promise<VerifyResult> {
     try {
       entry = JSON.parse(line) as AuditEntry;
     } catch {
-      return bad('not valid JSON');
+      return bad(
+        unterminated && i === lines.length - 1
+          ? 'not valid JSON, and the file does not end with a newline: the line was cut short (a crash mid-append, or the file was truncated); the next append drops it and records the repair'
+          : 'not valid JSON',
+      );
     }
     if (!entry || typeof entry !== 'object' || Array.isArray(entry))
       return bad('not an audit entry (a JSON object)');
@@ -298,8 +419,15 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
     headText = await readFile(headFile, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    // Logs written before the head file existed, or a log copied without it: nothing more to check.
-    return { ok: true, entries: lines.length };
+    // The head is written after every append: only a crash right after the very first one leaves a log
+    // without it. Otherwise it was deleted, and with it the proof that no lines were cut from the end.
+    if (lines.length <= 1) return { ok: true, entries: lines.length };
+    return {
+      ok: false,
+      entries: lines.length,
+      line: lines.length + 1,
+      problem: `${HEAD_FILE} is missing, so lines removed from the end cannot be ruled out (the log has ${lines.length} entries; ${HEAD_FILE} is written after every append)`,
+    };
   }
   const bad = (problem: string): VerifyResult => ({
     ok: false,
@@ -319,6 +447,14 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
     return head.seq === seq && line !== undefined && head.line === sha256(line);
   };
   if (matches(lastSeq) || (lastSeq >= 1 && matches(lastSeq - 1))) return { ok: true, entries: lines.length };
+  if (head.seq === lastSeq && lastSeq >= 0) {
+    return {
+      ok: false,
+      entries: lines.length,
+      line: lines.length,
+      problem: `the last line is not the entry ${HEAD_FILE} recorded as entry ${lastSeq} (its hash differs: the last line was replaced)`,
+    };
+  }
   return bad(
     `the log ends at entry ${lastSeq} but ${HEAD_FILE} records entry ${String(head.seq)} as the last ` +
       '(lines were removed from the end, or the last line was replaced)',

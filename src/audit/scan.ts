@@ -1,5 +1,6 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { base64Forms } from '../log/redact.js';
 
 // Looks for known secret values in every file under a folder: the check behind "secrets never land in
 // an audit file" (tests, and `replay`/`compare` output checks). Findings name the secret, never its value.
@@ -66,11 +67,8 @@ function secretForms(
     out.push({ name, form: 'raw', bytes: Buffer.from(value) });
     const escaped = JSON.stringify(value).slice(1, -1);
     if (escaped !== value) out.push({ name, form: 'json', bytes: Buffer.from(escaped) });
-    out.push({
-      name,
-      form: 'base64',
-      bytes: Buffer.from(Buffer.from(value).toString('base64').replace(/=+$/, '')),
-    });
+    // At each of the three byte alignments, so that a value inside a larger base64 blob is found too.
+    for (const form of base64Forms(value)) out.push({ name, form: 'base64', bytes: Buffer.from(form) });
   }
   return out;
 }

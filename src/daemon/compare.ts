@@ -192,7 +192,20 @@ async function runCell(
       error: `the run wrote no ${RUN_FILES.result}`,
     };
   }
-  const result = JSON.parse(text) as ResultFile;
+  let result: ResultFile;
+  try {
+    result = JSON.parse(text) as ResultFile;
+  } catch (err) {
+    // One unreadable cell must not lose the rest of the matrix.
+    return {
+      ...base,
+      runId,
+      status: 'error',
+      sectionsPresent: 0,
+      missingSections: [],
+      error: `${path.join(runDir, RUN_FILES.result)} is not valid JSON (${(err as Error).message})`,
+    };
+  }
   let missing = result.report?.missingSections;
   if (!missing) {
     const check = await checkReport(

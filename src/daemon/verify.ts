@@ -21,15 +21,20 @@ export async function verifyWorkspaceAudit(workspaceDir: string): Promise<Worksp
   const lines = (await readFile(path.join(triageDir, AUDIT_FILE), 'utf8'))
     .split('\n')
     .filter((l) => l !== '');
+  const entries = lines.map((line) => JSON.parse(line) as AuditEntry);
+  // The last `finished` event of each run is the one its result.json describes.
+  const lastFinished = new Map<string, number>();
+  for (const [i, entry] of entries.entries()) {
+    if (entry.type === 'finished' && typeof entry.runId === 'string') lastFinished.set(entry.runId, i);
+  }
   const bundles = new Set<string>();
-  for (const [i, line] of lines.entries()) {
-    const entry = JSON.parse(line) as AuditEntry;
+  for (const [i, entry] of entries.entries()) {
     if (typeof entry.runId !== 'string') continue;
     const problem =
       entry.type === 'context_built'
         ? await checkPrompt(workspaceDir, entry)
-        : entry.type === 'finished'
-          ? await checkResult(workspaceDir, entry, lines.slice(i + 1))
+        : entry.type === 'finished' && lastFinished.get(entry.runId) === i
+          ? await checkResult(workspaceDir, entry)
           : undefined;
     if (entry.type === 'context_built') bundles.add(entry.runId);
     if (problem) return { ok: false, entries: lines.length, line: i + 1, problem };
@@ -57,18 +62,10 @@ async function checkPrompt(workspaceDir: string, entry: AuditEntry): Promise<str
   return `run ${String(entry.runId)}: ${file} was changed after the run (its prompt hashes to ${actual}; this line recorded ${recorded})`;
 }
 
-/** The last `finished` event of a run is the one result.json describes. */
-async function checkResult(
-  workspaceDir: string,
-  entry: AuditEntry,
-  later: string[],
-): Promise<string | undefined> {
+/** Compares a run's result.json with the status its last `finished` event recorded. */
+async function checkResult(workspaceDir: string, entry: AuditEntry): Promise<string | undefined> {
   const runId = String(entry.runId);
-  const superseded = later.some((l) => {
-    const e = JSON.parse(l) as AuditEntry;
-    return e.type === 'finished' && e.runId === runId;
-  });
-  if (superseded || typeof entry.status !== 'string') return undefined;
+  if (typeof entry.status !== 'string') return undefined;
   const file = path.join(runDirOf(workspaceDir, runId), RUN_FILES.result);
   const text = await readFile(file, 'utf8').catch(() => undefined);
   // A dry run, or a run that failed before its bundle existed, has no result.json.

@@ -223,6 +223,8 @@ export function buildJob(config: Config, spec: RunSpec, parts: JobParts): V1Job 
             runAsUser: k.run_as_user,
             runAsGroup: k.run_as_user,
             fsGroup: k.fs_group,
+            // Without it the kubelet re-chowns the whole workspaces claim (every incident) on each Job start.
+            fsGroupChangePolicy: 'OnRootMismatch',
             supplementalGroups: [k.fs_group],
             seccompProfile: { type: 'RuntimeDefault' },
           },
@@ -327,6 +329,7 @@ function newestPod(pods: V1Pod[]): V1Pod | undefined {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 // ---------------------------------------------------------------------------------------------
 // The engine
@@ -359,6 +362,9 @@ export function createKubernetesEngine(
   const maxWatchFailures = options.maxWatchFailures ?? 5;
   const graceSeconds = Math.max(1, Math.ceil(config.agent.stop_grace / 1000));
   const runs = new Map<string, RunState>();
+  // Pending wait() calls: close() ends them so that their watch connections and timers do not keep
+  // the process alive after shutdown.
+  const waiting = new Set<(err: Error) => void>();
   let closed = false;
 
   const stateOf = (id: string): RunState => {
@@ -440,14 +446,19 @@ export function createKubernetesEngine(
       const finish = (fn: () => void) => {
         if (settled) return;
         settled = true;
+        waiting.delete(onClose);
         clearTimeout(timer);
         clearInterval(fatalTimer);
         controller?.abort();
         fn();
       };
+      const onClose = (err: Error) => finish(() => reject(err));
+      waiting.add(onClose);
+      // setTimeout fires at once for delays above 2^31-1 ms (~24.8 days): a `timeout: 30d` would
+      // otherwise end every wait immediately.
       const timer = setTimeout(
         () => finish(() => reject(new WaitTimeoutError(jobName, timeoutMs))),
-        timeoutMs,
+        Math.min(timeoutMs, MAX_TIMER_MS),
       );
       const end = (job: V1Job | undefined, deleted: boolean) => {
         if (ending || settled) return;
@@ -611,8 +622,12 @@ export function createKubernetesEngine(
       const state = runs.get(handle.id);
       state?.pump?.stop();
       runs.delete(handle.id);
-      await deleteJob(handle.id, graceSeconds, 'Background');
-      await rm(stdinFile(handle.id), { force: true });
+      try {
+        await deleteJob(handle.id, graceSeconds, 'Background');
+      } finally {
+        // The prompt must not outlive the run on the shared volume, even when the API server is down.
+        await rm(stdinFile(handle.id), { force: true });
+      }
     },
 
     async list(labels) {
@@ -652,6 +667,9 @@ export function createKubernetesEngine(
       closed = true;
       for (const state of runs.values()) state.pump?.stop();
       runs.clear();
+      for (const end of [...waiting]) {
+        end(new Error('the kubernetes engine was closed while waiting for a Job; the Job keeps running'));
+      }
     },
   };
 }

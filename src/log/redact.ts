@@ -3,8 +3,6 @@
 
 // Shapes start at a word boundary so that names such as `my-task-runner-…` or `disk-pressure-…` survive.
 const TOKEN_SHAPES: RegExp[] = [
-  /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{10,}/g, // Anthropic
-  /(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}/g, // OpenAI
   /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g, // Google API key
   /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}/g, // GitHub tokens
   /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}/g,
@@ -13,22 +11,90 @@ const TOKEN_SHAPES: RegExp[] = [
   /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, // JWT (service-account tokens)
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
 ];
-const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi;
+/**
+ * Anthropic (`sk-ant-…`) and OpenAI-style (`sk-…`, `sk-proj-…`) keys. `sk-` also starts ordinary
+ * Kubernetes names (`sk-payments-api-7c9d8f6b5d-x2k9q`), so a match only counts when it is key-like
+ * (see keyLike).
+ */
+const SK_KEY = /(?<![A-Za-z0-9_-])sk-(?:ant-)?[A-Za-z0-9_-]{10,}/g;
+/**
+ * `Authorization: Bearer …` (any case): whatever follows the scheme is a credential, including what is
+ * left around a configured value already replaced (a Basic header's base64 of `user:<secret>`).
+ */
+const AUTH_HEADER =
+  /\b(authorization["']?[ \t]*[:=][ \t]*["']?)(Bearer|Basic|Token)([ \t]+)((?:[A-Za-z0-9._~+/=-]|\[REDACTED[^\]\s]*\])+)/gi;
+/** `Bearer …`/`Basic …` elsewhere; after `basic` the word must look random (prose says "basic authentication"). */
+const BEARER = /\b(Bearer|Basic)([ \t]+)([A-Za-z0-9._~+/=-]{12,})/gi;
+// The separator stays on one line: a YAML key ending a line (`secret:` above `secretName: x`) is not a pair.
 const KEY_VALUE =
-  /\b([A-Za-z0-9_]*(?:API_KEY|APIKEY|SECRET|TOKEN|PASSWORD|PASSWD)[A-Za-z0-9_]*)(["']?\s*[=:]\s*["']?)([^\s"',;{}[\]]{6,})/gi;
+  /\b([A-Za-z0-9_]*(?:API_KEY|APIKEY|SECRET|TOKEN|PASSWORD|PASSWD)[A-Za-z0-9_]*)(["']?[ \t]*[=:][ \t]*["']?)([^\s"',;{}[\]]{6,})/gi;
 /** Keys that name, count or point at a secret rather than hold one (`secretName`, `input_tokens`, `tokenFile`). */
 const NOT_A_SECRET_KEY =
   /(?:tokens|name|names|ref|refs|kind|count|type|file|path|dir|env|url|id|ttl|limit|budget)$/i;
 /** Values that are plainly not credentials: numbers, booleans, `$VAR`/`${VAR}` references, already redacted. */
 const NOT_A_SECRET_VALUE = /^(?:\d+(?:\.\d+)?|true|false|null|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\[REDACTED.*)$/;
 
+/**
+ * A lower-case word or Kubernetes-style name (`unexpected`, `payments-db-credentials`): after `token:` or
+ * `secret:` in prose and events it is a word or the name of a Secret, not a credential (passwords excepted).
+ */
+const WORD_OR_NAME = /^[a-z]+(?:[-.][a-z0-9]+)*$/;
+const PASSWORD_KEY = /PASSWORD|PASSWD/i;
+
 const MIN_SECRET_LENGTH = 6;
+
+/**
+ * A generated key has a digit and is mixed-case, has an underscore, or has a long unbroken run of
+ * letters and digits; a Kubernetes name is lower-case words and short hashes joined by hyphens.
+ */
+function keyLike(body: string): boolean {
+  if (body.length < 20 || !/[0-9]/.test(body)) return false;
+  return /[A-Z]/.test(body) || body.includes('_') || /[a-z0-9]{16,}/.test(body);
+}
+
+/** Random-looking (a digit, or upper case after the first letter): not an English word. */
+const randomLooking = (text: string) => /[0-9]/.test(text) || /[A-Z]/.test(text.slice(1));
+
+/** Replaces token shapes (not configured values) with [REDACTED]. */
+function redactShapes(text: string): string {
+  let out = text;
+  for (const re of TOKEN_SHAPES) out = out.replace(re, '[REDACTED]');
+  out = out.replace(SK_KEY, (match) => (keyLike(match.replace(/^sk-(?:ant-)?/, '')) ? '[REDACTED]' : match));
+  out = out.replace(AUTH_HEADER, (match, head: string, scheme: string, gap: string, token: string) =>
+    token.length < 8 ? match : `${head}${scheme}${gap}[REDACTED]`,
+  );
+  out = out.replace(BEARER, (match, scheme: string, gap: string, token: string) =>
+    token.startsWith('[REDACTED') ||
+    (scheme.toLowerCase() === 'basic' && !randomLooking(token) && !/[+/=]/.test(token))
+      ? match
+      : `${scheme}${gap}[REDACTED]`,
+  );
+  return out;
+}
 
 /** True when a value has the shape of a credential. */
 export function looksSecret(value: string): boolean {
-  return (
-    TOKEN_SHAPES.some((re) => new RegExp(re.source).test(value)) || new RegExp(BEARER.source, 'i').test(value)
-  );
+  return redactShapes(value) !== value;
+}
+
+/**
+ * The base64 spellings of `value` as it appears inside any base64 text (a Kubernetes Secret's data, a
+ * Basic auth header, a docker config): one for each of the three byte alignments, keeping only the
+ * characters that depend on the value alone.
+ */
+export function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value);
+  const out: string[] = [];
+  for (const shift of [0, 1, 2]) {
+    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString('base64');
+    const total = shift + bytes.length;
+    const rest = total % 3;
+    const end = Math.floor(total / 3) * 4 + (rest === 0 ? 0 : rest);
+    const begin = shift === 0 ? 0 : shift === 1 ? 2 : 3;
+    const form = encoded.slice(begin, end);
+    if (form.length >= 8) out.push(form);
+  }
+  return out;
 }
 
 export class Redactor {
@@ -40,8 +106,8 @@ export class Redactor {
   }
 
   /**
-   * Registers a secret value (and its JSON-escaped form, as it appears inside JSON output); shorter
-   * values are ignored because they would mangle ordinary text.
+   * Registers a secret value (and its JSON-escaped and base64 forms, as they appear inside JSON output
+   * or a Kubernetes Secret); shorter values are ignored because they would mangle ordinary text.
    */
   add(name: string, value: string): void {
     const trimmed = value.trim();
@@ -50,6 +116,7 @@ export class Redactor {
     if (!this.values.has(trimmed)) this.values.set(trimmed, name);
     const escaped = JSON.stringify(trimmed).slice(1, -1);
     if (escaped !== trimmed && !this.values.has(escaped)) this.values.set(escaped, name);
+    for (const form of base64Forms(trimmed)) if (!this.values.has(form)) this.values.set(form, name);
     this.sorted = undefined;
   }
 
@@ -64,10 +131,13 @@ export class Redactor {
     for (const [value, name] of this.sorted) {
       if (out.includes(value)) out = out.split(value).join(`[REDACTED:${name}]`);
     }
-    for (const re of TOKEN_SHAPES) out = out.replace(re, '[REDACTED]');
-    out = out.replace(BEARER, (_m, scheme: string) => `${scheme} [REDACTED]`);
+    out = redactShapes(out);
     out = out.replace(KEY_VALUE, (match, key: string, sep: string, value: string) =>
-      NOT_A_SECRET_KEY.test(key) || NOT_A_SECRET_VALUE.test(value) ? match : `${key}${sep}[REDACTED]`,
+      NOT_A_SECRET_KEY.test(key) ||
+      NOT_A_SECRET_VALUE.test(value) ||
+      (!PASSWORD_KEY.test(key) && WORD_OR_NAME.test(value) && !/[a-z0-9]{16,}/.test(value))
+        ? match
+        : `${key}${sep}[REDACTED]`,
     );
     return out;
   }

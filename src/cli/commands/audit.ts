@@ -9,7 +9,13 @@ import { CliExit, EXIT, type CliIO } from '../io.js';
 // `triage-runner audit verify <workspace>`: checks the workspace's hash-chained audit log.
 
 export function register(program: Command, io: CliIO, done: (code: number) => void): void {
-  const audit = program.command('audit').description("inspect a workspace's audit trail");
+  const audit = program
+    .command('audit')
+    .description("inspect a workspace's audit trail")
+    // Without a subcommand commander would print help and exit 0; this is a usage error (exit 2).
+    .action(() => {
+      throw new CliExit(EXIT.usage, 'audit: give a subcommand: triage-runner audit verify <workspace>');
+    });
   audit
     .command('verify')
     .description(

@@ -54,7 +54,39 @@ describe('triage-runner audit verify', () => {
     expect(err.join('')).toContain('is not a folder');
   });
 
-  it('exits 2 when the workspace argument is missing', async () => {
+  it('exits 2 when the workspace argument is missing, and for `audit` without a subcommand', async () => {
     expect(await runCli(['audit', 'verify'], io())).toBe(2);
+    expect(await runCli(['audit'], io())).toBe(2);
+    expect(err.join('')).toContain('audit verify <workspace>');
+    expect(await runCli(['audit', 'frob', 'x'], io())).toBe(2);
+  });
+
+  it.each([
+    [
+      'an edited line',
+      (l: string[]) => void (l[2] = (l[2] as string).replace('"i":2', '"i":9')),
+      3,
+      /edited/,
+    ],
+    ['a deleted first line', (l: string[]) => void l.splice(0, 1), 1, /sequence number is 1, expected 0/],
+    ['a deleted last line', (l: string[]) => void l.pop(), 5, /lines were removed from the end/],
+    ['an inserted line', (l: string[]) => void l.splice(3, 0, l[1] as string), 4, /expected 3/],
+    [
+      'two reordered lines',
+      (l: string[]) => void ([l[1], l[2]] = [l[2] as string, l[1] as string]),
+      2,
+      /moved/,
+    ],
+    ['a truncated (emptied) log', (l: string[]) => void l.splice(0), 1, /records entry 4 as the last/],
+  ])('exits 1 naming the first bad line for %s', async (_kind, tamper, line, problem) => {
+    const ws = await workspaceWithLog(5);
+    const file = path.join(ws, '.triage', 'audit.jsonl');
+    const lines = (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '');
+    tamper(lines);
+    await writeFile(file, lines.map((l) => `${l}\n`).join(''));
+    expect(await runCli(['audit', 'verify', ws], io())).toBe(1);
+    const message = err.join('');
+    expect(message).toMatch(new RegExp(`audit\\.jsonl:${line}: `));
+    expect(message).toMatch(problem);
   });
 });

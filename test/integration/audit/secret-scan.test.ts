@@ -89,6 +89,8 @@ describe('secret scrubbing through the daemon and the real run pipeline', () => 
     const stdout = await readFile(path.join(runDir, 'agent-stdout.log'), 'utf8');
     expect(stdout).toContain('env key [REDACTED:ANTHROPIC_API_KEY]');
     expect(stdout).toContain('incident token [REDACTED]');
+    // The base64 lines were printed (so the base64 forms the scans look for had a chance to leak).
+    expect(stdout).toContain('data: ANTHROPIC_API_KEY: [REDACTED:ANTHROPIC_API_KEY]');
     expect(await readFile(path.join(runDir, 'agent-stderr.log'), 'utf8')).toContain(
       '[REDACTED:ANTHROPIC_API_KEY]',
     );

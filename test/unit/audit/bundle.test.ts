@@ -49,6 +49,17 @@ describe('RedactingLog', () => {
     expect(text).toContain('[REDACTED]');
   });
 
+  it('redacts a secret split across two chunks of a long minified-JSON line with no whitespace', async () => {
+    const log = new RedactingLog(path.join(dir, 'out.log'), redactor(), 1 << 22);
+    log.write(`{"text":"${'x'.repeat(70_000)}","key":"${SECRET.slice(0, 9)}`);
+    log.write(`${SECRET.slice(9)}","more":"${'y'.repeat(70_000)}"}\n`);
+    await log.close();
+    const text = await readFile(path.join(dir, 'out.log'), 'utf8');
+    expect(text).not.toContain(SECRET.slice(0, 9));
+    expect(text).toContain('"key":"[REDACTED:ANTHROPIC_API_KEY]"');
+    expect(text).toHaveLength(Buffer.byteLength(text));
+  });
+
   it('stops writing at the cap and says so, while counting every byte received', async () => {
     const log = new RedactingLog(path.join(dir, 'out.log'), redactor(), 100);
     for (let i = 0; i < 10; i++) log.write(`${'a'.repeat(49)}\n`);
@@ -102,6 +113,18 @@ describe('scanForSecrets', () => {
       { file: 'b64.txt', secret: 'ANTHROPIC_API_KEY', line: 1, form: 'base64' },
     ]);
     expect((await listFiles(dir)).map((f) => path.basename(f))).not.toContain('link');
+  });
+
+  it('finds a secret base64-encoded inside a larger blob, at any byte alignment', async () => {
+    for (const prefix of ['', 'a', 'ab']) {
+      const sub = path.join(dir, `align-${prefix.length}`);
+      await mkdir(sub);
+      const blob = Buffer.from(`{"auths":{"r":{"auth":"${prefix}${SECRET}"}}}`).toString('base64');
+      await writeFile(path.join(sub, 'dockerconfig.json'), `{"data":"${blob}"}\n`);
+      expect(await scanForSecrets(sub, { ANTHROPIC_API_KEY: SECRET })).toEqual([
+        { file: 'dockerconfig.json', secret: 'ANTHROPIC_API_KEY', line: 1, form: 'base64' },
+      ]);
+    }
   });
 
   it('finds nothing in a folder that does not exist', async () => {

@@ -138,6 +138,27 @@ describe('compare', () => {
     expect(await readFile(path.join(root, 'cmp', 'compare.md'), 'utf8')).toContain('Some cells did not run');
   });
 
+  it('records a cell whose result.json is not JSON as an error and still writes the other cells', async () => {
+    const input = await example();
+    const inner = resultExecutor([]);
+    const executor: RunExecutor = {
+      ...inner,
+      async run(request) {
+        const outcome = await inner.run(request);
+        if (request.overrides?.agent === 'codex' && request.overrides.triage?.mode === 'skip') {
+          const runDir = path.join(request.workspace.dir, '.triage', 'runs', request.runId);
+          await writeFile(path.join(runDir, 'result.json'), '{"status":"succ');
+        }
+        return outcome;
+      },
+    };
+    const report = await compare(base(input), { executor, log: silentLogger() });
+    expect(report.cells.map((c) => c.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'error']);
+    expect(report.cells[3]?.error).toMatch(/result\.json is not valid JSON/);
+    expect(report.complete).toBe(false);
+    expect(await readFile(path.join(root, 'cmp', 'compare.md'), 'utf8')).toContain('| codex | preload |');
+  });
+
   it('refuses an output folder inside the saved incident and leaves it untouched', async () => {
     const input = await example();
     const before = await treeHash(input);

@@ -1,13 +1,31 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import {
+  appendFile,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AUDIT_FILE, AuditLog, verifyAuditLog } from '../../../src/audit/log.js';
+import {
+  acquireFileLock,
+  AUDIT_FILE,
+  AuditLog,
+  stableStringify,
+  verifyAuditLog,
+} from '../../../src/audit/log.js';
 import { Redactor } from '../../../src/log/redact.js';
 
 const run = promisify(execFile);
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 let dir: string;
 const logFile = () => path.join(dir, AUDIT_FILE);
 const readLines = async () => (await readFile(logFile(), 'utf8')).split('\n').filter((l) => l !== '');
@@ -103,7 +121,26 @@ describe('verifyAuditLog', () => {
     await writeEvents(3);
     const text = await readFile(logFile(), 'utf8');
     await writeFile(logFile(), text.slice(0, text.length - 20));
-    expect(await verifyAuditLog(dir)).toEqual({ ok: false, entries: 3, line: 3, problem: 'not valid JSON' });
+    expect(await verifyAuditLog(dir)).toEqual({
+      ok: false,
+      entries: 3,
+      line: 3,
+      problem: expect.stringMatching(/^not valid JSON, and the file does not end with a newline/),
+    });
+  });
+
+  it('detects a replaced last line whose hash and chain link were recomputed, naming that line', async () => {
+    const lines = await writeEvents(4);
+    const original = JSON.parse(lines[3] as string) as Record<string, unknown>;
+    const { hash: _h, ...rest }: Record<string, unknown> = { ...original, incidentId: 'forged' };
+    const forged = { ...rest, hash: sha256(stableStringify(rest)) };
+    lines[3] = JSON.stringify(forged);
+    await writeLines(lines);
+    expect(await verifyAuditLog(dir)).toMatchObject({
+      ok: false,
+      line: 4,
+      problem: expect.stringContaining('the last line was replaced'),
+    });
   });
 
   it('detects an inserted line', async () => {
@@ -139,6 +176,12 @@ describe('verifyAuditLog', () => {
   it('detects an audit.head that does not match the last line', async () => {
     const lines = await writeEvents(3);
     await writeFile(path.join(dir, 'audit.head'), JSON.stringify({ seq: 2, line: '0'.repeat(64) }));
+    expect(await verifyAuditLog(dir)).toMatchObject({
+      ok: false,
+      line: 3,
+      problem: expect.stringContaining('replaced'),
+    });
+    await writeFile(path.join(dir, 'audit.head'), JSON.stringify({ seq: 7, line: '0'.repeat(64) }));
     expect(await verifyAuditLog(dir)).toMatchObject({ ok: false, line: 4 });
     await writeFile(path.join(dir, 'audit.head'), '{oops');
     expect(await verifyAuditLog(dir)).toMatchObject({
@@ -146,6 +189,20 @@ describe('verifyAuditLog', () => {
       problem: expect.stringContaining('not valid JSON'),
     });
     expect(lines).toHaveLength(3);
+  });
+
+  it('detects a deleted audit.head (which would hide lines cut from the end), after the first entry', async () => {
+    await writeEvents(1);
+    await rm(path.join(dir, 'audit.head'));
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 1 });
+    await writeEvents(3);
+    await rm(path.join(dir, 'audit.head'));
+    await writeLines((await readLines()).slice(0, 3));
+    expect(await verifyAuditLog(dir)).toMatchObject({
+      ok: false,
+      line: 4,
+      problem: expect.stringContaining('audit.head is missing'),
+    });
   });
 
   it('accepts a head one entry behind the log (a crash between the append and the head update)', async () => {
@@ -204,6 +261,44 @@ describe('AuditLog.append', () => {
     expect(last.repaired).toContain('dropped 13 bytes');
   });
 
+  it('appends after a 600 MB log by reading only its end (memory stays bounded)', async () => {
+    // A sparse file: 600 MB of zero bytes (no disk used), then two real entries. Reading it whole into a
+    // string would throw (V8's string limit is ~512 MB); the append must only look at the last line.
+    const first = await mkdtemp(path.join(tmpdir(), 'audit-src-'));
+    try {
+      const log = new AuditLog();
+      await log.append(first, { type: 'detected' });
+      await truncate(logFile(), 0).catch(() => undefined);
+      await writeFile(logFile(), '');
+      await truncate(logFile(), 600 * 1024 * 1024 - 1);
+      await appendFile(logFile(), `\n${(await readFile(path.join(first, AUDIT_FILE), 'utf8')).trim()}\n`);
+      const entry = await log.append(dir, { type: 'validated' });
+      expect(entry.seq).toBe(1);
+      const handle = await open(logFile(), 'r');
+      const tailBytes = Buffer.alloc(64 * 1024);
+      const { bytesRead } = await handle.read(tailBytes, 0, tailBytes.length, 600 * 1024 * 1024);
+      await handle.close();
+      const tail = tailBytes.subarray(0, bytesRead).toString('utf8');
+      const [prev, next] = tail.split('\n');
+      expect(JSON.parse(next as string)).toMatchObject({
+        type: 'validated',
+        seq: 1,
+        prev: sha256(prev as string),
+      });
+    } finally {
+      await rm(first, { recursive: true, force: true });
+    }
+  });
+
+  it('repairs a torn last line that is longer than one read block', async () => {
+    await writeEvents(2);
+    const torn = `{"type":"finished","note":"${'x'.repeat(200_000)}`;
+    await appendFile(logFile(), torn);
+    const entry = await new AuditLog().append(dir, { type: 'finished' });
+    expect(entry.repaired).toContain(`dropped ${torn.length} bytes`);
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 3 });
+  });
+
   it('refuses to chain after a last line that is not JSON, naming the file', async () => {
     await writeEvents(2);
     await writeFile(logFile(), `${await readFile(logFile(), 'utf8')}garbage\n`);
@@ -233,6 +328,62 @@ describe('audit log lock', () => {
     await new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' });
     expect(await verifyAuditLog(dir)).toMatchObject({ ok: true, entries: 1 });
     await expect(readFile(lockFile(), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await readdir(dir)).filter((f) => f.startsWith('audit.lock'))).toEqual([]);
+  });
+
+  it('takes over a lock whose pid now belongs to another process (pid reused after a restart)', async () => {
+    // Same host and a live pid (ours), but a start time that is not this process's: a previous
+    // incarnation that died (a container restarted with the same hostname and pid).
+    await writeFile(lockFile(), `${hostname()}:${process.pid}:1:previous-incarnation`);
+    const started = Date.now();
+    await new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await verifyAuditLog(dir)).toMatchObject({ ok: true, entries: 1 });
+  });
+
+  it('lets only one of two processes that judged the same dead lock stale take it over', async () => {
+    const dead = await run(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+    await writeFile(lockFile(), `${hostname()}:${dead.stdout}:left-behind`);
+    const events: string[] = [];
+    // B sees the dead holder first, then stalls (a loaded machine) before acting on it...
+    let resumeB!: () => void;
+    let bStalled!: () => void;
+    const stalled = new Promise<void>((r) => (bStalled = r));
+    const b = acquireFileLock(lockFile(), {
+      beforeTakeover: async () => {
+        bStalled();
+        await new Promise<void>((r) => (resumeB = r));
+      },
+    }).then((release) => {
+      events.push('B acquired');
+      return release;
+    });
+    await stalled;
+    // ...meanwhile A takes the dead lock over and holds it.
+    const releaseA = await acquireFileLock(lockFile());
+    events.push('A acquired');
+    resumeB();
+    // Give B every chance to (wrongly) replace A's lock before A lets go.
+    const early = await Promise.race([
+      b.then(() => 'B acquired early'),
+      new Promise((r) => setTimeout(r, 200)),
+    ]);
+    expect(early).toBeUndefined();
+    events.push('A released');
+    await releaseA();
+    await (
+      await b
+    )();
+    expect(events).toEqual(['A acquired', 'A released', 'B acquired']);
+    expect((await readdir(dir)).filter((f) => f.startsWith('audit.lock'))).toEqual([]);
+  });
+
+  it('fails after its wait limit with the holder and the milliseconds in the message', async () => {
+    await writeFile(lockFile(), `${hostname()}:${process.pid}:someone-else`);
+    await expect(acquireFileLock(lockFile(), { waitMs: 150 })).rejects.toThrow(
+      new RegExp(`held by ${hostname()}:${process.pid}:someone-else for over 150 ms`),
+    );
+    expect((await stat(lockFile())).isFile()).toBe(true);
   });
 
   it('waits for a lock held by a live process and appends once it is released', async () => {

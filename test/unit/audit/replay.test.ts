@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -238,6 +238,40 @@ describe('replay', () => {
       ),
     ).rejects.toThrow(/inside the workspaces root/);
     expect(await treeHash(ws)).toBe(before);
+  });
+
+  it('refuses an --out that reaches into the original through a symlink or a .. path', async () => {
+    const ws = await makeWorkspace('inc-42');
+    await mkdir(path.join(ws, 'empty-inside'));
+    await symlink(ws, path.join(root, 'link-to-original'));
+    await symlink(path.join(ws, 'empty-inside'), path.join(root, 'empty-link'));
+    const deps = { executor: promptExecutor([]), log: silentLogger(), now };
+    const before = await treeHash(ws);
+    for (const out of [
+      path.join(root, 'link-to-original', 'replay'),
+      'empty-link',
+      path.join('elsewhere', '..', 'inc-42', 'replay'),
+    ]) {
+      await expect(replay(options(ws, { out }), deps), out).rejects.toThrow(/overlaps the original/);
+    }
+    expect(await treeHash(ws)).toBe(before);
+  });
+
+  it('copies symlinked inputs as plain files, so nothing written to the replay reaches the original', async () => {
+    const ws = await makeWorkspace('inc-42');
+    const shared = path.join(root, 'shared-incident.json');
+    await writeFile(shared, INCIDENT);
+    await rm(path.join(ws, 'incident.json'));
+    await symlink(shared, path.join(ws, 'incident.json'));
+    const result = await replay(options(ws, { out: 'r1' }), {
+      executor: promptExecutor([]),
+      log: silentLogger(),
+      now,
+    });
+    const copy = path.join(result.outDir, 'incident.json');
+    expect((await lstat(copy)).isFile()).toBe(true);
+    await writeFile(copy, '{"changed":true}\n');
+    expect(await readFile(shared, 'utf8')).toBe(INCIDENT);
   });
 
   it('rejects an input that is not a workspace, bundle or example', async () => {

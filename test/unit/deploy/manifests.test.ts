@@ -215,6 +215,26 @@ describe('deploy/kubernetes manifests', () => {
     ]);
   });
 
+  it('grants no wildcard, no Secrets and no escalation verb in any Role or ClusterRole, base or overlay', () => {
+    const all = [...base, ...renderKustomization(path.join(BASE, 'overlays/kind'))];
+    const roles = all.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
+    expect(roles.length).toBeGreaterThanOrEqual(2);
+    for (const role of roles) {
+      for (const rule of (role as unknown as { rules: Record<string, string[] | undefined>[] }).rules) {
+        const words = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...(rule.verbs ?? [])];
+        expect(words, role.metadata.name).not.toContain('*');
+        expect(rule.resources, role.metadata.name).not.toContain('secrets');
+        for (const verb of ['bind', 'escalate', 'impersonate', 'update', 'patch', 'deletecollection'])
+          expect(rule.verbs, `${role.metadata.name} ${verb}`).not.toContain(verb);
+        expect(rule.nonResourceURLs, role.metadata.name).toBeUndefined();
+      }
+    }
+    // ConfigMaps are the one configuration resource the view reads, documented as a deliberate choice.
+    expect(readFileSync(path.join(ROOT, 'deploy/kubernetes/rbac.yaml'), 'utf8')).toMatch(
+      /ConfigMaps are readable on purpose/,
+    );
+  });
+
   it('lets traffic reach the daemon only on its HTTP port, and the agents not at all', () => {
     const daemonPolicy = find('NetworkPolicy', 'triage-runner-daemon');
     expect(daemonPolicy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);

@@ -128,6 +128,9 @@ describe('kubernetes engine: the Job it creates', () => {
       runAsNonRoot: true,
       runAsUser: 1000,
       seccompProfile: { type: 'RuntimeDefault' },
+      fsGroup: 10001,
+      // A Job start must not re-chown every file on the shared claim.
+      fsGroupChangePolicy: 'OnRootMismatch',
     });
     expect(agentContainer(job).securityContext).toEqual({
       runAsNonRoot: true,
@@ -199,6 +202,9 @@ describe('kubernetes engine: the Job it creates', () => {
     expect(stdinMount.readOnly).toBe(true);
     expect(await readFile(path.join(root, stdinMount.subPath!), 'utf8')).toBe(PROMPT);
     expect(stdinMount.subPath).toContain(handle.id);
+    // Readable by the daemon's group (the agent's fsGroup), never by other users on the volume.
+    expect((await stat(path.join(root, stdinMount.subPath!))).mode & 0o077).toBe(0o040);
+    expect((await stat(path.join(root, '.triage-runner', 'stdin'))).mode & 0o007).toBe(0);
     expect(container.env).toContainEqual({
       name: 'ANTHROPIC_API_KEY',
       valueFrom: {
@@ -259,6 +265,14 @@ describe('kubernetes engine: supervising a run', () => {
     await until('a Job watch', () => api.openWatches > 0);
     api.finishJob(handle.id, 137, { reason: 'OOMKilled' });
     await expect(exit).resolves.toMatchObject({ exitCode: 137, oomKilled: true });
+  });
+
+  it('wait with a timeout beyond 24.8 days (a 30d agent.timeout) waits for the Job instead of timing out at once', async () => {
+    const handle = await engine.start(spec());
+    const exit = engine.wait(handle, 30 * 24 * 3600 * 1000);
+    await until('a Job watch', () => api.openWatches > 0);
+    api.finishJob(handle.id, 3);
+    await expect(exit).resolves.toMatchObject({ exitCode: 3 });
   });
 
   it('wait resolves at once for a Job that had already finished, without watching', async () => {
@@ -392,6 +406,26 @@ describe('kubernetes engine: stopping and cleaning up', () => {
     await engine.remove(handle);
     expect(api.jobs.has(handle.id)).toBe(false);
     await expect(stat(stdinFile)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('remove deletes the stdin file (the prompt) even when the API server fails the Job delete', async () => {
+    const handle = await engine.start(spec());
+    const stdinFile = path.join(root, '.triage-runner', 'stdin', handle.id);
+    api.failNext(`/jobs/${handle.id}`, 503, 1, 'DELETE');
+    await expect(engine.remove(handle)).rejects.toBeInstanceOf(TransientError);
+    await expect(stat(stdinFile)).rejects.toThrow(/ENOENT/);
+    await engine.remove(handle);
+    expect(api.jobs.has(handle.id)).toBe(false);
+  });
+
+  it('close ends a pending wait and its watch, so nothing keeps the process alive after shutdown', async () => {
+    const handle = await engine.start(spec());
+    const exit = engine.wait(handle, 600_000).catch((e: unknown) => e);
+    await until('a Job watch', () => api.openWatches > 0);
+    await engine.close();
+    expect(await exit).toMatchObject({ message: expect.stringContaining('engine was closed') });
+    await until('the watch to close', () => api.openWatches === 0);
+    expect(api.jobs.has(handle.id)).toBe(true);
   });
 
   it('list finds runs by label — running and finished — with their original label values', async () => {
