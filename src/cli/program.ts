@@ -33,9 +33,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return err.code;
     }
     if (err instanceof CommanderError) {
-      return ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code)
-        ? EXIT.ok
-        : EXIT.usage;
+      // --help and --version end well; help shown because a subcommand is missing is a usage error.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+      return err.code === 'commander.help' && err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     io.stderr(`triage-runner: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return EXIT.failed;

@@ -4,6 +4,10 @@ import { parseBytes, parseDuration } from './duration.js';
 // The single source of every configuration key: its type, default, range and description.
 // YAML keys are snake_case; environment names are derived mechanically from the key path.
 
+/** Timers longer than 2^31-1 ms fire at once in Node.js, so no duration may exceed 24 days. */
+const MAX_DURATION_MS = 24 * 86_400_000;
+const MAX_DURATION_TEXT = '24d';
+
 /** A duration (`30s`, `15m`, `1h` or milliseconds), parsed to milliseconds. */
 const duration = (fallback: string, description: string) =>
   z
@@ -12,6 +16,13 @@ const duration = (fallback: string, description: string) =>
       const ms = parseDuration(value);
       if (ms === undefined) {
         ctx.addIssue({ code: 'custom', message: 'expected a duration such as 30s, 15m, 1h or milliseconds' });
+        return z.NEVER;
+      }
+      if (ms > MAX_DURATION_MS) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected at most ${MAX_DURATION_TEXT} (the longest timer Node.js can set)`,
+        });
         return z.NEVER;
       }
       return ms;

@@ -65,3 +65,12 @@ describe('command line', () => {
     expect(t.err()).toContain('engine: expected one of "docker", "process", "kubernetes"');
   });
 });
+
+describe('command groups', () => {
+  it('exits 2 when a command that needs a subcommand gets none', async () => {
+    for (const group of ['skills', 'audit']) {
+      const t = io();
+      expect(await runCli([group], t.cli), group).toBe(2);
+    }
+  });
+});

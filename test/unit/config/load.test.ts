@@ -157,6 +157,12 @@ describe('configuration validation', () => {
     expect(problems[0]?.message).toContain('warn must not exceed truncate');
   });
 
+  it('refuses a duration longer than a Node.js timer can hold (24 days)', () => {
+    const problems = problemsOf(() => loadConfig({ env: {}, flags: { agent: { timeout: '30d' } } }));
+    expect(problems).toEqual([expect.objectContaining({ path: 'agent.timeout' })]);
+    expect(problems[0]?.message).toContain('at most 24d');
+  });
+
   it('accepts durations as text or milliseconds', () => {
     const { config } = loadConfig({
       env: {},

@@ -294,3 +294,11 @@ describe('the daemon image (Dockerfile)', () => {
       expect(ignored).toContain(entry);
   });
 });
+
+describe('deploy/kubernetes/config', () => {
+  it('ships the same system prompt as configs/ (kustomize cannot read outside its folder, so it is a copy)', () => {
+    const shipped = readFileSync(path.join(ROOT, 'configs/triage-system-prompt.md'), 'utf8');
+    const copy = readFileSync(path.join(ROOT, 'deploy/kubernetes/config/triage-system-prompt.md'), 'utf8');
+    expect(copy).toBe(shipped);
+  });
+});
