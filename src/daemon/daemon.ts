@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { AuditEvent, AuditLog } from '../audit/log.js';
@@ -63,6 +63,10 @@ type Cause = 'startup' | 'rescan' | 'add' | 'change' | 'addDir' | 'settle' | 're
 
 /** While incident.json is incomplete and still changing, it is re-read this often (ms). */
 const INCOMPLETE_RECHECK_MS = 25;
+const folderId = (info: { ino: number; birthtimeMs: number }): string => `${info.ino}:${info.birthtimeMs}`;
+
+/** How often the workspaces root is checked for being removed, replaced or back (ms). */
+const ROOT_CHECK_MS = 1000;
 
 const RUNNABLE: ReadonlySet<IncidentState> = new Set(['queued', 'deferred', 'interrupted']);
 const IN_ENGINE: ReadonlySet<IncidentState> = new Set(['preparing', 'running']);
@@ -96,6 +100,11 @@ export class Daemon {
   private watcher: IncidentWatcher | undefined;
   private http: HttpServer | undefined;
   private rescanTimer: NodeJS.Timeout | undefined;
+  /** While the workspaces root is unavailable: why, and the timer that checks for it. */
+  private rootDown: string | undefined;
+  private rootTimer: NodeJS.Timeout | undefined;
+  /** The root folder's identity (inode, birth time) while watched: another one means it was re-created. */
+  private rootId: string | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private rescanning: Promise<void> | undefined;
   private ready = false;
@@ -103,8 +112,11 @@ export class Daemon {
   private scanned = false;
   /** Queue slots promised to intakes that are still writing their `queued` state. */
   private reserved = 0;
+  /** Set when an incident was deferred for a full queue: the queue draining triggers a rescan. */
+  private haveDeferred = false;
   private stopping = false;
   private stopped: Promise<void> | undefined;
+  private starting: Promise<void> | undefined;
   private markStopped: () => void = () => undefined;
   private readonly stoppedSignal = new Promise<void>((resolve) => {
     this.markStopped = resolve;
@@ -147,14 +159,45 @@ export class Daemon {
   }
 
   /** Reconciles what is on disk, starts watching and serving; resolves when the daemon is ready. */
-  async start(): Promise<void> {
-    await mkdir(this.root, { recursive: true });
+  start(): Promise<void> {
+    this.starting ??= this.startup();
+    return this.starting;
+  }
+
+  /** A stop() during start-up waits for it, and every step checks `stopping` so nothing is left open. */
+  private async startup(): Promise<void> {
+    try {
+      await mkdir(this.root, { recursive: true });
+      const info = await stat(this.root);
+      if (!info.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+      this.rootId = folderId(info);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
+      throw new Error(
+        `workspaces root ${this.root} cannot be created or used as a folder (${code}): create it as a directory the daemon may write, or point workspaces_root / --workspaces-root elsewhere`,
+        { cause: err },
+      );
+    }
+    if (this.stopping) return;
+    // Cheap and independent of the watcher, which may miss its root going away.
+    this.rootTimer = setInterval(
+      () => void this.checkRoot(),
+      Math.min(ROOT_CHECK_MS, this.config.scheduling.rescan_interval),
+    );
+    this.rootTimer.unref();
     if (this.serveHttp && this.config.http.port !== 0) {
+      const { port, host } = this.config.http;
       this.http = await startHttpServer({
-        port: this.config.http.port,
-        host: this.config.http.host,
+        port,
+        host,
         readiness: () => this.readiness(),
         metrics: this.metrics,
+      }).catch((err: unknown) => {
+        const code = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
+        throw new Error(
+          `cannot serve /healthz, /readyz and /metrics on ${host}:${port} (${code}): free the port or set http.port / --http-port (0 turns HTTP off)`,
+          { cause: err },
+        );
       });
       this.log.info({ port: this.http.port }, 'http server listening');
     }
@@ -163,16 +206,18 @@ export class Daemon {
     const t0 = this.now();
     await this.scan('startup');
     this.scanned = true;
+    // Runs a dead daemon left on the engine (or whose removal failed) that no live run owns: not awaited,
+    // since listing can take as long as the engine's API limit; the sweep logs and never throws.
+    void this.executor.sweep?.([...this.active.values()].map((r) => r.runId));
     const scanMs = this.now() - t0;
-    this.watcher = watchIncidents({
-      root: this.root,
-      onFolder: (dir, cause) => this.consider(dir, cause),
-      onError: (err) => this.log.error({ err: errorMessage(err) }, 'watcher error'),
-      skipFolder: (dir) => this.finals.get(dir)?.startsWith('dir:') ?? false,
-    });
-    await this.watcher.ready;
-    await this.scan('rescan', true);
+    if (this.stopping) return;
+    // With the root unavailable, the watcher starts once a rescan finds the root again.
+    if (!this.rootDown) {
+      await this.startWatcher();
+      await this.scan('rescan', true);
+    }
     const watchMs = this.now() - t0;
+    if (this.stopping) return;
     this.rescanTimer = setInterval(() => void this.rescan(), this.config.scheduling.rescan_interval);
     this.rescanTimer.unref();
     this.ready = true;
@@ -183,12 +228,77 @@ export class Daemon {
     this.pump();
   }
 
+  private async startWatcher(): Promise<void> {
+    // A shutdown has closed (or will close) `this.watcher`; never open one after it began.
+    if (this.stopping) return;
+    const watcher = watchIncidents({
+      root: this.root,
+      onFolder: (dir, cause) => this.consider(dir, cause),
+      onError: (err) => this.log.error({ err: errorMessage(err) }, 'watcher error'),
+      onRootGone: () => this.rootUnavailable('the folder was removed'),
+      skipFolder: (dir) => this.finals.get(dir)?.startsWith('dir:') ?? false,
+    });
+    this.watcher = watcher;
+    await watcher.ready;
+  }
+
+  /** Every second: is the root still there, and still the folder we watch? Rescans while it is down. */
+  private async checkRoot(): Promise<void> {
+    if (this.stopping || !this.scanned) return;
+    if (this.rootDown) return this.rescan();
+    const info = await stat(this.root).catch((err: unknown) => err as NodeJS.ErrnoException);
+    if (info instanceof Error) return this.rootUnavailable(`cannot stat it: ${info.code ?? info.message}`);
+    if (!info.isDirectory()) return this.rootUnavailable('it is not a directory');
+    if (this.rootId !== undefined && folderId(info) !== this.rootId)
+      this.rootUnavailable('it was removed and re-created');
+  }
+
+  /**
+   * The workspaces root was removed or cannot be listed: say so once and drop the (now blind)
+   * watcher; the root check rescans every second until the root is back.
+   */
+  private rootUnavailable(why: string): void {
+    if (this.rootDown || this.stopping) return;
+    this.rootDown = why;
+    const everyMs = Math.min(ROOT_CHECK_MS, this.config.scheduling.rescan_interval);
+    this.log.error(
+      { root: this.root, reason: why, everyMs },
+      `workspaces root ${this.root} is unavailable (${why}): no incident is detected until it is back; create it or fix its permissions (checking every ${everyMs} ms)`,
+    );
+    const watcher = this.watcher;
+    this.watcher = undefined;
+    void watcher?.close();
+  }
+
+  /** A scan listed the root again: watch it afresh and catch up with what arrived meanwhile. */
+  private rootRecovered(): void {
+    if (!this.rootDown) return;
+    this.rootDown = undefined;
+    this.log.info({ root: this.root }, 'workspaces root is available again; watching it');
+    if (!this.scanned || this.stopping) return;
+    void stat(this.root)
+      .then((info) => {
+        this.rootId = folderId(info);
+        return this.startWatcher();
+      })
+      .then(() => this.rescan())
+      .catch((err: unknown) =>
+        this.log.error({ root: this.root, err: errorMessage(err) }, 'restarting the watcher failed'),
+      );
+  }
+
   /** Engine reachable, skills ready (the executor), and intake started. */
   async readiness(): Promise<Readiness> {
     const intake = {
       name: 'intake',
-      ok: this.ready && !this.stopping,
-      detail: this.stopping ? 'shutting down' : this.ready ? undefined : 'starting',
+      ok: this.ready && !this.stopping && !this.rootDown,
+      detail: this.stopping
+        ? 'shutting down'
+        : !this.ready
+          ? 'starting'
+          : this.rootDown
+            ? `workspaces root ${this.root} is unavailable (${this.rootDown})`
+            : undefined,
     };
     const executor = await this.executor.readiness().catch((err: unknown): Readiness => ({
       ok: false,
@@ -228,7 +338,10 @@ export class Daemon {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.ready = false;
+    // Whatever start-up has opened by the time it notices `stopping` is closed below.
+    await this.starting?.catch(() => undefined);
     if (this.rescanTimer) clearInterval(this.rescanTimer);
+    if (this.rootTimer) clearInterval(this.rootTimer);
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     for (const timer of this.settleTimers.values()) clearTimeout(timer);
     this.settleTimers.clear();
@@ -304,9 +417,10 @@ export class Daemon {
     try {
       entries = await readdir(this.root, { withFileTypes: true });
     } catch (err) {
-      this.log.error({ root: this.root, err: errorMessage(err) }, 'cannot list the workspaces root');
+      this.rootUnavailable(`cannot list it: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`);
       return;
     }
+    this.rootRecovered();
     const work: Promise<void>[] = [];
     for (const entry of entries) {
       if (entry.name.startsWith('.') || !(entry.isDirectory() || entry.isSymbolicLink())) continue;
@@ -574,6 +688,7 @@ export class Daemon {
         return;
       }
       if (this.scheduler.depth + this.reserved >= this.config.scheduling.queue_limit) {
+        this.haveDeferred = true;
         if (state?.state !== 'deferred') {
           const reason = `queue full (scheduling.queue_limit ${this.config.scheduling.queue_limit}); picked up by the next rescan`;
           await writeState(dir, state, { ...base, state: 'deferred', reason });
@@ -610,7 +725,9 @@ export class Daemon {
 
   private enqueue(payload: Queued, notBefore: number): void {
     const { workspace } = payload;
-    this.scheduler.enqueue({
+    // Full (a retry coming back to a queue that filled meanwhile): it stays `queued` on disk and the
+    // rescan that the queue draining triggers brings it back.
+    const result = this.scheduler.enqueue({
       key: workspace.dir,
       cluster: workspace.incident.cluster,
       severity: workspace.incident.severity,
@@ -618,6 +735,7 @@ export class Daemon {
       arrivedAt: payload.arrivedAt,
       payload,
     });
+    if (result === 'full') this.haveDeferred = true;
     this.metrics.queueDepth(this.scheduler.depth);
   }
 
@@ -627,6 +745,14 @@ export class Daemon {
     for (let entry = this.scheduler.next(); entry; entry = this.scheduler.next()) this.startRun(entry);
     this.metrics.queueDepth(this.scheduler.depth);
     this.metrics.inFlight(this.scheduler.inFlight);
+    // Deferred incidents come back once the queue has drained to half, not only at the next rescan.
+    if (
+      this.haveDeferred &&
+      this.scheduler.depth + this.reserved <= Math.floor(this.config.scheduling.queue_limit / 2)
+    ) {
+      this.haveDeferred = false;
+      void this.rescan();
+    }
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     const wakeAt = this.scheduler.nextWakeAt();
     if (wakeAt !== undefined) {
@@ -664,38 +790,47 @@ export class Daemon {
     if (!got.acquired) return undefined;
     const lease = got.lease;
     run.lease = lease;
-    let state = await readState(dir);
-    if (!state || !RUNNABLE.has(state.state) || state.incidentSha256 !== queued.sha256) {
-      await lease.release();
-      if (state?.incidentSha256 !== queued.sha256 && !this.stopping) this.consider(dir, 'requeue');
-      return undefined;
+    let state: StateFile | undefined;
+    let runId: string;
+    let attempt: number;
+    let log: Logger;
+    // Until `record` takes over (it releases the lease itself), any failure frees the lease here.
+    try {
+      state = await readState(dir);
+      if (!state || !RUNNABLE.has(state.state) || state.incidentSha256 !== queued.sha256) {
+        await lease.release();
+        if (state?.incidentSha256 !== queued.sha256 && !this.stopping) this.consider(dir, 'requeue');
+        return undefined;
+      }
+      runId = newRunId(this.now());
+      run.runId = runId;
+      attempt = state.attempts + 1;
+      log = this.log.child({ incidentId: workspace.incident.incidentId, workspace: workspace.name, runId });
+      // Another replica may have recorded it deferred or interrupted since we queued it: back to queued first.
+      if (state.state !== 'queued')
+        state = await writeState(dir, state, { ...state, state: 'queued', updatedAt: this.iso() });
+      // Awaited: the trail records the claim before the agent starts (and no append is in flight at launch).
+      await this.appendAudit(dir, {
+        type: 'claimed',
+        incidentId: workspace.incident.incidentId,
+        runId,
+        holder: lease.info.holder,
+        attempt,
+      });
+      state = await writeState(dir, state, {
+        ...state,
+        state: 'preparing',
+        attempts: attempt,
+        reason: undefined,
+        retryAt: undefined,
+        updatedAt: this.iso(),
+        runs: [...state.runs, { id: runId, status: 'running' }],
+      });
+      state = await writeState(dir, state, { ...state, state: 'running', updatedAt: this.iso() });
+    } catch (err) {
+      await lease.release().catch(() => undefined);
+      throw err;
     }
-    const runId = newRunId(this.now());
-    run.runId = runId;
-    const attempt = state.attempts + 1;
-    const log = this.log.child({
-      incidentId: workspace.incident.incidentId,
-      workspace: workspace.name,
-      runId,
-    });
-    // Awaited: the trail records the claim before the agent starts (and no append is in flight at launch).
-    await this.appendAudit(dir, {
-      type: 'claimed',
-      incidentId: workspace.incident.incidentId,
-      runId,
-      holder: lease.info.holder,
-      attempt,
-    });
-    state = await writeState(dir, state, {
-      ...state,
-      state: 'preparing',
-      attempts: attempt,
-      reason: undefined,
-      retryAt: undefined,
-      updatedAt: this.iso(),
-      runs: [...state.runs, { id: runId, status: 'running' }],
-    });
-    state = await writeState(dir, state, { ...state, state: 'running', updatedAt: this.iso() });
     log.info({ attempt }, 'run started');
     const started = this.now();
     const outcome = await this.supervise(lease, run, log, () =>

@@ -5,8 +5,9 @@ import { TRIAGE_DIR } from './state.js';
 import { pidAlive } from '../util/process.js';
 
 // `.triage/lease`: the claim on an incident. Created with O_EXCL; renewed (mtime) while the holder
-// works; taken over only when stale, by renaming it away first so that of two replicas racing for
-// the same stale lease exactly one wins (the rename of a given file succeeds once).
+// works; taken over only when stale: the taker first creates `lease.takeover` with O_EXCL, checks the
+// lease is still the very file it judged stale (inode + mtime), then moves it away and creates its
+// own, so of several replicas racing for one stale lease exactly one ends up holding it.
 
 export const LEASE_FILE = 'lease';
 
@@ -109,29 +110,65 @@ export async function acquireLease(
     ageMs > options.ttlMs || holderDead || leftoverOfOurs || (current === undefined && ageMs > 1000);
   if (!stale) return { acquired: false, holder: current, ageMs };
 
-  // Rename-based takeover: only one replica's rename of this exact file succeeds.
-  const aside = `${file}.stale.${info.holder.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  // Takeover is serialised by a second exclusive file: of the replicas that judged this lease stale,
+  // only the one that creates `lease.takeover` may move it away, and only if it is still the very
+  // file (inode + mtime) judged stale. Without that, a racer could move the lease another racer had
+  // just created, and both would believe they hold it.
+  const token = `${file}.takeover`;
+  if (!(await takeToken(token, info, now(), Math.max(options.ttlMs, 5000))))
+    return { acquired: false, holder: current, ageMs };
   try {
-    await rename(file, aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-      return { acquired: false, holder: await readLease(file) };
-    throw err;
-  }
-  const moved = await stat(aside).catch(() => undefined);
-  if (moved && moved.mtimeMs !== seen.mtimeMs && !holderDead) {
-    // Renewed between our look and the rename: it is alive after all; put it back if nobody else took the slot.
-    await link(aside, file).catch(() => undefined);
+    const again = await stat(file).catch(() => undefined);
+    if (!again || again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs)
+      return { acquired: false, holder: await readLease(file), ageMs };
+    const aside = `${file}.stale.${info.holder.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+    try {
+      await rename(file, aside);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        return { acquired: false, holder: await readLease(file) };
+      throw err;
+    }
+    const moved = await stat(aside).catch(() => undefined);
+    if (!moved || moved.ino !== seen.ino || moved.mtimeMs !== seen.mtimeMs) {
+      // Released and re-created, or renewed, between our look and the rename: put it back.
+      await link(aside, file).catch(() => undefined);
+      await unlink(aside).catch(() => undefined);
+      return { acquired: false, holder: current, ageMs: moved ? now() - moved.mtimeMs : undefined };
+    }
     await unlink(aside).catch(() => undefined);
-    return { acquired: false, holder: current, ageMs: now() - moved.mtimeMs };
+    if (!(await createExclusive(file, info))) return { acquired: false, holder: await readLease(file) };
+    return {
+      acquired: true,
+      lease: new Lease(file, info, now),
+      tookOver: current ? { ...current, ageMs } : undefined,
+    };
+  } finally {
+    await unlink(token).catch(() => undefined);
   }
-  await unlink(aside).catch(() => undefined);
-  if (!(await createExclusive(file, info))) return { acquired: false, holder: await readLease(file) };
-  return {
-    acquired: true,
-    lease: new Lease(file, info, now),
-    tookOver: current ? { ...current, ageMs } : undefined,
-  };
+}
+
+/**
+ * Creates the takeover token exclusively. A token older than `staleMs` (its taker died mid-takeover)
+ * is moved away instead, and this attempt gives up; the next attempt competes for a fresh token.
+ */
+async function takeToken(token: string, info: LeaseInfo, nowMs: number, staleMs: number): Promise<boolean> {
+  if (await createExclusive(token, info)) return true;
+  const seen = await stat(token).catch(() => undefined);
+  if (!seen || nowMs - seen.mtimeMs <= staleMs) return false;
+  const aside = `${token}.stale.${info.holder.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  if (
+    await rename(token, aside).then(
+      () => true,
+      () => false,
+    )
+  ) {
+    const moved = await stat(aside).catch(() => undefined);
+    // Moved a fresh token created since our look: put it back.
+    if (moved && moved.ino !== seen.ino) await link(aside, token).catch(() => undefined);
+    await unlink(aside).catch(() => undefined);
+  }
+  return false;
 }
 
 /** What holds the lease now, and whether it counts as stale, without touching it. */
@@ -158,17 +195,26 @@ export async function inspectLease(
   };
 }
 
-async function createExclusive(file: string, info: LeaseInfo): Promise<boolean> {
+/** Creates `file` with O_EXCL; makes `.triage/` when missing but never re-creates a removed workspace folder. */
+async function createExclusive(file: string, info: LeaseInfo, madeDir = false): Promise<boolean> {
   let handle;
   try {
     handle = await open(file, 'wx', 0o644);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
-    if (code === 'ENOENT') {
-      await mkdir(path.dirname(file), { recursive: true });
-      return createExclusive(file, info);
+    if (code === 'ENOENT' && !madeDir) {
+      try {
+        await mkdir(path.dirname(file));
+      } catch (mkdirErr) {
+        const mkdirCode = (mkdirErr as NodeJS.ErrnoException).code;
+        // The workspace folder itself is gone (the producer removed it): nothing to claim.
+        if (mkdirCode === 'ENOENT') return false;
+        if (mkdirCode !== 'EEXIST') throw mkdirErr;
+      }
+      return createExclusive(file, info, true);
     }
+    if (code === 'ENOENT') return false;
     throw err;
   }
   try {

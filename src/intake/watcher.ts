@@ -30,6 +30,8 @@ export interface WatchOptions {
   /** A folder whose incident.json was added or changed, or that appeared. */
   onFolder: (dir: string, cause: 'add' | 'change' | 'addDir') => void;
   onError: (err: unknown) => void;
+  /** The root itself was removed: this watcher sees nothing more, even if the root is re-created. */
+  onRootGone?: () => void;
   /** Folders not to watch at all (finished incidents): keeps start-up cheap with many of them. */
   skipFolder?: (dir: string) => boolean;
 }
@@ -53,6 +55,9 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
   watcher.on('change', onFile('change'));
   watcher.on('addDir', (dir: string) => {
     if (path.dirname(dir) === root) options.onFolder(dir, 'addDir');
+  });
+  watcher.on('unlinkDir', (dir: string) => {
+    if (dir === root) options.onRootGone?.();
   });
   watcher.on('error', options.onError);
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));

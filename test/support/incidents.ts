@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readState } from '../../src/intake/state.js';
@@ -108,6 +108,15 @@ export function waitForState(
       const s = await readState(dir);
       return s && states.includes(s.state) ? s : undefined;
     },
+    timeoutMs,
+  );
+}
+
+/** Waits until the daemon has let go of the workspace (its lease file is gone): safe to delete it then. */
+export function waitForReleased(dir: string, timeoutMs = 10_000): Promise<true> {
+  return waitFor(
+    `${path.basename(dir)} lease to be released`,
+    async () => ((await stat(path.join(dir, '.triage', 'lease')).catch(() => undefined)) ? undefined : true),
     timeoutMs,
   );
 }

@@ -6,7 +6,7 @@ import { AuditLog } from '../../../src/audit/log.js';
 import { configSchema, type ConfigInput } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../../src/daemon/types.js';
-import { readState } from '../../../src/intake/state.js';
+import { readState, writeState } from '../../../src/intake/state.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { TransientError } from '../../../src/util/errors.js';
 import {
@@ -20,6 +20,7 @@ import {
   incidentJson,
   tempRoot,
   waitFor,
+  waitForReleased,
   waitForState,
 } from '../../support/incidents.js';
 
@@ -133,6 +134,7 @@ describe('Daemon intake', () => {
     const first = makeDaemon(executor);
     await first.start();
     await waitForState(dir, ['succeeded']);
+    await waitForReleased(dir);
     await rm(dir, { recursive: true });
     await dropByRename(root, 'reused', incidentJson({ incidentId: 'new' }));
     await waitFor('the new incident to run', () =>
@@ -171,8 +173,8 @@ describe('Daemon intake', () => {
     expect(executor.calls.map((c) => c.incidentId)).toEqual(['fixed']);
   });
 
-  it('rejects a directory or a symlink in place of incident.json without following it', async () => {
-    const daemon = makeDaemon(createMemoryExecutor());
+  it('rejects a directory or a symlink in place of incident.json without following it, and re-queues each once replaced', async () => {
+    const daemon = makeDaemon(createMemoryExecutor({ durationMs: 5 }));
     const isDir = path.join(root, 'isdir');
     await mkdir(path.join(isDir, 'incident.json'), { recursive: true });
     const link = path.join(root, 'link');
@@ -181,8 +183,19 @@ describe('Daemon intake', () => {
     await writeFile(target, JSON.stringify(incidentJson()));
     await symlink(target, path.join(link, 'incident.json'));
     await daemon.start();
-    expect((await waitForState(isDir, ['rejected'])).reason).toMatch(/is a directory/);
-    expect((await waitForState(link, ['rejected'])).reason).toMatch(/symbolic link/);
+    expect((await waitForState(isDir, ['rejected'])).reason).toMatch(
+      /incident\.json in .*isdir is a directory: replace it with a regular file to retry/,
+    );
+    expect((await waitForState(link, ['rejected'])).reason).toMatch(
+      /incident\.json in .*link is a symbolic link, which is never followed: replace it with a regular file to retry/,
+    );
+    // Doing what the reason says re-queues both.
+    await rm(path.join(isDir, 'incident.json'), { recursive: true });
+    await rm(path.join(link, 'incident.json'));
+    await dropByRename(root, 'isdir', incidentJson({ incidentId: 'was-dir' }));
+    await dropByRename(root, 'link', incidentJson({ incidentId: 'was-link' }));
+    await waitForState(isDir, ['succeeded']);
+    await waitForState(link, ['succeeded']);
   });
 
   it('records a folder escaping the root under the root, never inside the target', async () => {
@@ -200,7 +213,9 @@ describe('Daemon intake', () => {
       );
       expect(state).toMatchObject({
         state: 'rejected',
-        reason: expect.stringMatching(/outside the workspaces root/),
+        reason: expect.stringMatching(
+          /resolves to .*, outside the workspaces root .*: move the incident into a real folder under the root to retry/,
+        ),
       });
       expect(await readState(outside.root)).toBeUndefined();
       expect(executor.calls).toHaveLength(0);
@@ -234,6 +249,20 @@ describe('Daemon intake', () => {
     expect(states.filter((s) => s?.state === 'deferred').length).toBeGreaterThan(0);
     for (const dir of dirs) await waitForState(dir, ['succeeded'], 15_000);
     expect(executor.calls.map((c) => c.incidentId).sort()).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5']);
+  });
+
+  it('picks deferred incidents up as soon as the queue drains, without waiting for the rescan interval', async () => {
+    const executor = createMemoryExecutor({ durationMs: 20 });
+    const daemon = makeDaemon(executor, { max_concurrent: 1, queue_limit: 2, rescan_interval: '10m' });
+    const dirs: string[] = [];
+    for (let i = 0; i < 6; i++)
+      dirs.push(await dropByRename(root, `d${i}`, incidentJson({ incidentId: `d${i}` })));
+    await daemon.start();
+    expect(
+      (await Promise.all(dirs.map((d) => readState(d)))).filter((s) => s?.state === 'deferred').length,
+    ).toBeGreaterThan(0);
+    for (const dir of dirs) await waitForState(dir, ['succeeded'], 5000);
+    expect(executor.calls.map((c) => c.incidentId).sort()).toEqual(['d0', 'd1', 'd2', 'd3', 'd4', 'd5']);
   });
 
   it('keeps max_concurrent and max_per_cluster', async () => {
@@ -313,6 +342,42 @@ describe('Daemon intake', () => {
     expect(state.reason).toMatch(/gave up after 2 attempts.*engine unreachable/);
   });
 
+  it.each(['deferred', 'interrupted'] as const)(
+    'runs a queued incident whose state another replica changed to %s meanwhile, and frees its lease',
+    async (changedTo) => {
+      let openGate: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (openGate = resolve));
+      const executor = createMemoryExecutor({
+        durationMs: 5,
+        outcome: async (req) => {
+          if (req.workspace.incident.incidentId === 'blocker') await gate;
+          return { status: 'succeeded' };
+        },
+      });
+      // No rescan in time to paper over a stuck incident.
+      const daemon = makeDaemon(executor, { max_concurrent: 1, rescan_interval: '10m' });
+      try {
+        await daemon.start();
+        const blocker = await dropByRename(root, 'blocker', incidentJson({ incidentId: 'blocker' }));
+        await waitForState(blocker, ['running']);
+        const next = await dropByRename(root, 'next', incidentJson({ incidentId: 'next' }));
+        const queued = await waitForState(next, ['queued']);
+        await waitFor('the incident to be queued in memory', () =>
+          daemon.stats().queued === 1 ? true : undefined,
+        );
+        // What another replica writes: deferred (its queue was full) or interrupted (it ran and was stopped).
+        await writeState(next, queued, { ...queued, state: changedTo, updatedAt: new Date().toISOString() });
+        openGate();
+        const done = await waitForState(next, ['succeeded']);
+        expect(done.attempts).toBe(1);
+        expect(executor.calls.map((c) => c.incidentId)).toEqual(['blocker', 'next']);
+        await waitForReleased(next);
+      } finally {
+        openGate(); // a failed wait must not leave the blocker hanging the daemon's shutdown
+      }
+    },
+  );
+
   it('interrupts runs still in flight at shutdown_timeout and re-queues them at the next start', async () => {
     const slow = createMemoryExecutor({ durationMs: 60_000 });
     const daemon = makeDaemon(slow, { shutdown_timeout: 200 });
@@ -352,6 +417,85 @@ describe('Daemon intake', () => {
     await waitForState(dir, ['running']);
     await daemon.stop();
     expect((await readState(dir))?.state).toBe('succeeded');
+  });
+
+  it('stopped during start-up, leaves no watcher, timer or HTTP server behind and never turns ready', async () => {
+    const fsWatchers = () => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap').length;
+    const before = fsWatchers();
+    const port = await freePort();
+    const executor = createMemoryExecutor({ durationMs: 5 });
+    const daemon = makeDaemon(executor, {}, { http: { port, host: '127.0.0.1' } });
+    await dropByRename(root, 'early', incidentJson());
+    const starting = daemon.start();
+    await daemon.stop();
+    await starting;
+    expect(daemon.stats()).toMatchObject({ ready: false, stopping: true });
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    expect(fsWatchers()).toBe(before);
+    expect(executor.calls).toHaveLength(0);
+  });
+
+  it('survives its workspaces root being removed: reports it not ready, then watches the re-created root', async () => {
+    const executor = createMemoryExecutor({ durationMs: 5 });
+    // A long rescan interval: only the watcher (or the root check) can find the second incident in time.
+    const daemon = makeDaemon(executor, { rescan_interval: '10m' });
+    await daemon.start();
+    const first = await dropByRename(root, 'before', incidentJson({ incidentId: 'before' }));
+    await waitForState(first, ['succeeded']);
+    await waitForReleased(first);
+    await rm(root, { recursive: true, force: true });
+    const down = await waitFor('readiness to report the missing root', async () => {
+      const r = await daemon.readiness();
+      return r.ok ? undefined : r;
+    });
+    expect(down.checks[0]).toMatchObject({
+      name: 'intake',
+      ok: false,
+      detail: expect.stringMatching(/unavailable/),
+    });
+    await mkdir(root);
+    await waitFor('readiness to recover', async () => ((await daemon.readiness()).ok ? true : undefined));
+    const second = await dropByRename(root, 'after', incidentJson({ incidentId: 'after' }));
+    await waitForState(second, ['succeeded']);
+    await waitForReleased(second);
+    // Removed and re-created at once (no moment without a root to notice): still found again.
+    await rm(root, { recursive: true, force: true });
+    await mkdir(root);
+    const third = await dropByRename(root, 'replaced', incidentJson({ incidentId: 'replaced' }));
+    await waitForState(third, ['succeeded']);
+    expect(executor.calls.map((c) => c.incidentId)).toEqual(['before', 'after', 'replaced']);
+  });
+
+  it('refuses to start with a message naming the root and the fix when workspaces_root is a file', async () => {
+    const file = path.join(root, 'not-a-folder');
+    await writeFile(file, '');
+    const config = configSchema.parse({ workspaces_root: file, engine: 'process', http: { port: 0 } });
+    const daemon = new Daemon({
+      config,
+      log: silentLogger(),
+      executor: createMemoryExecutor(),
+      audit: new AuditLog(),
+    });
+    daemons.push(daemon);
+    await expect(daemon.start()).rejects.toThrow(
+      /workspaces root .*not-a-folder cannot be created or used as a folder \((EEXIST|ENOTDIR)\): create it as a directory .* or point workspaces_root/,
+    );
+  });
+
+  it('refuses to start with a message naming the address and the fix when the HTTP port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const daemon = makeDaemon(createMemoryExecutor(), {}, { http: { port, host: '127.0.0.1' } });
+      await expect(daemon.start()).rejects.toThrow(
+        new RegExp(
+          `cannot serve /healthz, /readyz and /metrics on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): free the port or set http\\.port`,
+        ),
+      );
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('serves /healthz, /readyz and /metrics with incident outcomes and queue depth', async () => {
@@ -417,3 +561,19 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+describe('Daemon start-up sweep', () => {
+  it('asks the executor to sweep leftover runs once the start-up scan is done, sparing the runs it adopted', async () => {
+    const swept: string[][] = [];
+    const executor: RunExecutor = {
+      ...createMemoryExecutor({ durationMs: 10 }),
+      sweep: async (ids) => {
+        swept.push([...ids]);
+        return { removed: [], failed: [] };
+      },
+    };
+    const daemon = makeDaemon(executor);
+    await daemon.start();
+    expect(swept).toEqual([[]]);
+  });
+});

@@ -1,4 +1,5 @@
-import { readFile, utimes } from 'node:fs/promises';
+import { renameSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLease, leasePath, type LeaseInfo } from '../../../src/intake/lease.js';
@@ -6,7 +7,10 @@ import { tempRoot } from '../../support/incidents.js';
 
 let root: string;
 let cleanup: () => Promise<void>;
-beforeEach(async () => ({ root, cleanup } = await tempRoot()));
+beforeEach(async () => {
+  ({ root, cleanup } = await tempRoot());
+  await mkdir(path.join(root, 'ws'));
+});
 afterEach(async () => cleanup());
 
 const alive = () => true;
@@ -62,6 +66,52 @@ describe('lease', () => {
     );
     const results = await Promise.all(racers);
     expect(results.filter((r) => r.acquired)).toHaveLength(1);
+  });
+
+  it('does not take a lease another replica took over from a dead holder between its look and its move', async () => {
+    const dir = path.join(root, 'ws');
+    await acquireLease(dir, { daemonId: 'dead', pid: 9, host: 'h1' }, ttl);
+    const file = leasePath(dir);
+    const fresh = { holder: 'daemon-a:101', daemonId: 'daemon-a', pid: 101, host: 'h1', acquiredAt: 'now' };
+    // B has looked at the dead holder's lease; before B moves it, replica A takes it over (synchronously here).
+    const second = await acquireLease(dir, b, {
+      ttlMs: 30_000,
+      isPidAlive: (pid) => {
+        if (pid === 9) {
+          renameSync(file, `${file}.gone`);
+          writeFileSync(file, JSON.stringify(fresh), { flag: 'wx' });
+        }
+        return pid !== 9;
+      },
+    });
+    expect(second.acquired).toBe(false);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual(fresh);
+    expect((await readdir(path.dirname(file))).sort()).toEqual(['lease', 'lease.gone']);
+  });
+
+  it('lets exactly one of many racing claimants take a lease whose holder died', async () => {
+    for (let round = 0; round < 20; round++) {
+      const dir = path.join(root, `ws${round}`);
+      await mkdir(dir);
+      await acquireLease(dir, { daemonId: 'dead', pid: 9, host: 'h1' }, ttl);
+      const racers = Array.from({ length: 8 }, (_, i) =>
+        acquireLease(
+          dir,
+          { daemonId: `r${i}`, pid: 1000 + i, host: 'h1' },
+          { ttlMs: 30_000, isPidAlive: (pid) => pid !== 9 },
+        ),
+      );
+      expect(
+        (await Promise.all(racers)).filter((r) => r.acquired),
+        `round ${round}`,
+      ).toHaveLength(1);
+    }
+  });
+
+  it('never re-creates a workspace folder that was removed: nothing to claim there', async () => {
+    const gone = path.join(root, 'removed-by-producer');
+    expect(await acquireLease(gone, a, ttl)).toMatchObject({ acquired: false });
+    await expect(readdir(gone)).rejects.toThrow(/ENOENT/);
   });
 
   it('renew keeps a lease fresh and release removes only our own', async () => {
