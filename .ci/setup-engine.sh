@@ -125,7 +125,8 @@ __triage_setup_engine() (
     start_service() {
       rm -f "$sock"
       say "starting Podman API service (log: $log)"
-      setsid nohup podman system service --time=0 "unix://$sock" >>"$log" 2>&1 </dev/null &
+      # From /: conmon drops files (e.g. "oom" after an OOM kill) into its working directory.
+      (cd / && exec setsid nohup podman system service --time=0 "unix://$sock" >>"$log" 2>&1 </dev/null) &
       pid=$!
       started=1
       echo "$pid" >"$pidfile"
