@@ -2,7 +2,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { SkillsSourceSnapshot } from '../types.js';
 import { oneLine, parseFrontmatter } from './frontmatter.js';
-import type { IndexSkillsOptions, SkillEntry, SkillProblem } from './skills-index.js';
+import type { IndexSkillsOptions, SkillEntry, SkillProblem } from './skill-types.js';
 
 // Reading and validating one SKILL.md (Agent Skills format: name 1–64 lowercase letters, digits and
 // hyphens equal to the folder name; description 1–1,024 characters).

@@ -1,63 +1,25 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../../log/logger.js';
-import type { SkillsSnapshot, SkillsSourceSnapshot } from '../types.js';
+import type { SkillsSourceSnapshot } from '../types.js';
+import type {
+  IndexSkillsOptions,
+  SkillConflict,
+  SkillEntry,
+  SkillProblem,
+  SkillsIndex,
+} from './skill-types.js';
 import { compare } from './markup.js';
 import { inside, readSkill, SKILL_FILE } from './skill-file.js';
 
 export { SKILL_FILE } from './skill-file.js';
 
-/** One skill the agent can read on demand (Agent Skills format, agentskills.io). */
-export interface SkillEntry {
-  /** Frontmatter `name` (the folder name when absent). */
-  name: string;
-  /** Frontmatter `description`, on one line. */
-  description: string;
-  source: string;
-  scope: 'user' | 'project';
-  /** Skill folder relative to the source root, `/`-separated ('' when the root itself is the skill). */
-  relDir: string;
-  /** `<source>/<relDir>`: what boot.yml `skills` globs match. */
-  bootPath: string;
-  /** Host path of SKILL.md. */
-  file: string;
-  /** Where the agent reads it: `<AgentView.skillsDir>/<source>/<relDir>/SKILL.md`. */
-  path: string;
-}
-
-/** Something wrong with one skill or source; `kept` problems are warnings, `skipped` ones dropped the skill. */
-export interface SkillProblem {
-  source: string;
-  file: string;
-  line?: number;
-  action: 'kept' | 'skipped';
-  message: string;
-}
-
-/** Two skills with one name: the winner is in the index, the loser is not. */
-export interface SkillConflict {
-  name: string;
-  winner: string;
-  loser: string;
-}
-
-export interface SkillsIndex {
-  /** Sorted by name. */
-  skills: SkillEntry[];
-  problems: SkillProblem[];
-  conflicts: SkillConflict[];
-}
-
-export interface IndexSkillsOptions {
-  snapshot: Pick<SkillsSnapshot, 'sources'>;
-  /** `skills.max_skill_file_bytes`: a larger SKILL.md is skipped. */
-  maxSkillFileBytes: number;
-  /** `AgentView.skillsDir`. */
-  skillsDir: string;
-  log: Logger;
-  /** Deepest skill folder below a source root (default 4, e.g. `skills/k8s-troubleshooter` is 2). */
-  maxDepth?: number;
-}
+export type {
+  IndexSkillsOptions,
+  SkillConflict,
+  SkillEntry,
+  SkillProblem,
+  SkillsIndex,
+} from './skill-types.js';
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
 const READ_CONCURRENCY = 32;
