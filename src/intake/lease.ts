@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { link, mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { TRIAGE_DIR } from './state.js';
-import { pidAlive } from '../util/process.js';
+import { isSameProcessAlive, pidAlive, processStartTime } from '../util/process.js';
 
 // `.triage/lease`: the claim on an incident. Created with O_EXCL; renewed (mtime) while the holder
 // works; taken over only when stale: the taker first creates `lease.takeover` with O_EXCL, checks the
@@ -17,6 +17,8 @@ export interface LeaseInfo {
   pid: number;
   host: string;
   acquiredAt: string;
+  /** Kernel start time of the holder's pid, so a restarted container reusing the pid is not taken for it. */
+  startTime?: string | null;
 }
 
 export interface LeaseIdentity {
@@ -28,8 +30,8 @@ export interface LeaseIdentity {
 export interface LeaseOptions {
   ttlMs: number;
   now?: () => number;
-  /** Whether a pid on this host is alive; injected for tests. */
-  isPidAlive?: (pid: number) => boolean;
+  /** Whether a pid on this host is alive (and started at `startTime`, when known); injected for tests. */
+  isPidAlive?: (pid: number, startTime?: string | null) => boolean;
 }
 
 export type AcquireResult =
@@ -39,6 +41,9 @@ export type AcquireResult =
 export const leasePath = (workspaceDir: string): string => path.join(workspaceDir, TRIAGE_DIR, LEASE_FILE);
 
 export { pidAlive };
+
+const holderAlive = (pid: number, startTime?: string | null): boolean =>
+  isSameProcessAlive(pid, startTime ?? null);
 
 export const holderId = (id: LeaseIdentity): string => `${id.daemonId}:${id.pid ?? process.pid}`;
 
@@ -84,14 +89,16 @@ export async function acquireLease(
 ): Promise<AcquireResult> {
   const file = leasePath(workspaceDir);
   const now = options.now ?? Date.now;
-  const alive = options.isPidAlive ?? pidAlive;
+  const alive = options.isPidAlive ?? holderAlive;
   const host = identity.host ?? hostname();
+  const pid = identity.pid ?? process.pid;
   const info: LeaseInfo = {
     holder: holderId(identity),
     daemonId: identity.daemonId,
-    pid: identity.pid ?? process.pid,
+    pid,
     host,
     acquiredAt: new Date(now()).toISOString(),
+    startTime: processStartTime(pid),
   };
   if (await createExclusive(file, info)) return { acquired: true, lease: new Lease(file, info, now) };
 
@@ -105,7 +112,11 @@ export async function acquireLease(
   const current = await readLease(file);
   const ageMs = now() - seen.mtimeMs;
   const leftoverOfOurs = current?.holder === info.holder;
-  const holderDead = current !== undefined && current.host === host && !leftoverOfOurs && !alive(current.pid);
+  const holderDead =
+    current !== undefined &&
+    current.host === host &&
+    !leftoverOfOurs &&
+    !alive(current.pid, current.startTime);
   const stale =
     ageMs > options.ttlMs || holderDead || leftoverOfOurs || (current === undefined && ageMs > 1000);
   if (!stale) return { acquired: false, holder: current, ageMs };
@@ -182,13 +193,13 @@ export async function inspectLease(
   if (!seen) return undefined;
   const current = await readLease(file);
   const now = options.now ?? Date.now;
-  const alive = options.isPidAlive ?? pidAlive;
+  const alive = options.isPidAlive ?? holderAlive;
   const host = identity.host ?? hostname();
   const holderDead =
     current !== undefined &&
     current.host === host &&
     current.holder !== holderId(identity) &&
-    !alive(current.pid);
+    !alive(current.pid, current.startTime);
   return {
     holder: current,
     stale: now() - seen.mtimeMs > options.ttlMs || holderDead || current?.holder === holderId(identity),

@@ -1,5 +1,6 @@
 import { renameSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, utimes } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLease, leasePath, type LeaseInfo } from '../../../src/intake/lease.js';
@@ -121,5 +122,35 @@ describe('lease', () => {
     expect(await first.lease.renew()).toBe(true);
     await first.lease.release();
     expect((await acquireLease(dir, b, ttl)).acquired).toBe(true);
+  });
+});
+
+describe('lease holder identity', () => {
+  it('takes over at once from a holder whose pid now belongs to another process (a restarted container)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'lease-restart-'));
+    await mkdir(path.join(dir, '.triage'), { recursive: true });
+    // Our own pid, but recorded with a start time that is not ours: the pid was reused.
+    await writeFile(
+      path.join(dir, '.triage', 'lease'),
+      JSON.stringify({
+        holder: 'old-daemon:' + process.pid,
+        daemonId: 'old-daemon',
+        pid: process.pid,
+        host: hostname(),
+        acquiredAt: new Date().toISOString(),
+        startTime: '1',
+      }),
+    );
+    const got = await acquireLease(dir, { daemonId: 'new-daemon' }, { ttlMs: 60_000 });
+    expect(got.acquired).toBe(true);
+    expect(got.acquired && got.tookOver?.daemonId).toBe('old-daemon');
+  });
+
+  it('does not take over from a live holder whose start time matches', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'lease-live-'));
+    const first = await acquireLease(dir, { daemonId: 'holder', pid: process.pid }, { ttlMs: 60_000 });
+    expect(first.acquired).toBe(true);
+    const second = await acquireLease(dir, { daemonId: 'other', pid: process.pid + 1 }, { ttlMs: 60_000 });
+    expect(second.acquired).toBe(false);
   });
 });
