@@ -59,10 +59,15 @@ interface ActiveRun {
   reconsider?: boolean;
 }
 
-type Cause = 'startup' | 'rescan' | 'add' | 'change' | 'addDir' | 'settle' | 'requeue';
+type Cause = 'startup' | 'rescan' | 'add' | 'change' | 'addDir' | 'newdir' | 'settle' | 'requeue';
 
 /** While incident.json is incomplete and still changing, it is re-read this often (ms). */
 const INCOMPLETE_RECHECK_MS = 25;
+/**
+ * A new folder is looked at again after these delays while it has no incident.json: a file renamed
+ * into it before chokidar's watch on the folder is in place produces no event (seen under load).
+ */
+const NEW_FOLDER_RECHECKS_MS = [250, 1000, 3000];
 const folderId = (info: { ino: number; birthtimeMs: number }): string => `${info.ino}:${info.birthtimeMs}`;
 
 /** How often the workspaces root is checked for being removed, replaced or back (ms). */
@@ -89,6 +94,7 @@ export class Daemon {
   private readonly inspections = new Limiter(16);
   private readonly considering = new Map<string, { again: Cause | undefined; done: Promise<void> }>();
   private readonly settleTimers = new Map<string, NodeJS.Timeout>();
+  private readonly newFolderChecks = new Map<string, { attempt: number; timer?: NodeJS.Timeout }>();
   private readonly active = new Map<string, ActiveRun>();
   private readonly pendingAudits = new Set<Promise<void>>();
   /**
@@ -344,6 +350,7 @@ export class Daemon {
     if (this.rootTimer) clearInterval(this.rootTimer);
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     for (const timer of this.settleTimers.values()) clearTimeout(timer);
+    for (const check of this.newFolderChecks.values()) clearTimeout(check.timer);
     this.settleTimers.clear();
     await this.watcher?.close();
     const timeoutMs = this.config.scheduling.shutdown_timeout;
@@ -505,7 +512,11 @@ export class Daemon {
     }
     const result = await readWorkspace(dir, { maxBytes: this.config.intake.max_incident_bytes });
     this.log.trace({ workspace: name, cause, kind: result.kind, state: state?.state }, 'workspace inspected');
-    if (result.kind === 'missing') return;
+    if (result.kind === 'missing') {
+      if (cause === 'addDir' || cause === 'newdir') this.recheckNewFolder(dir);
+      return;
+    }
+    this.newFolderChecks.delete(dir);
     if (
       state?.state === 'rejected' &&
       result.kind !== 'ok' &&
@@ -540,6 +551,20 @@ export class Daemon {
     }
     if (result.kind === 'ok') return this.intake(dir, result);
     if (result.kind === 'incomplete' || result.kind === 'invalid') return this.reject(dir, result);
+  }
+
+  private recheckNewFolder(dir: string): void {
+    const check = this.newFolderChecks.get(dir) ?? { attempt: 0 };
+    const delayMs = NEW_FOLDER_RECHECKS_MS[check.attempt];
+    if (delayMs === undefined) {
+      this.newFolderChecks.delete(dir);
+      return;
+    }
+    clearTimeout(check.timer);
+    check.attempt += 1;
+    check.timer = setTimeout(() => this.consider(dir, 'newdir'), delayMs);
+    check.timer.unref();
+    this.newFolderChecks.set(dir, check);
   }
 
   private scheduleSettle(dir: string, delayMs: number): void {
