@@ -34,8 +34,8 @@ describe('command line', () => {
     expect(await runCli(['validate-config', '--nope'], io().cli)).toBe(2);
   });
 
-  it('validate-config exits 0 for the shipped example config', async () => {
-    const t = io();
+  it('validate-config exits 0 for the shipped example config, run from the project root', async () => {
+    const t = io({}, PACKAGE_ROOT);
     const code = await runCli(
       ['validate-config', path.join(PACKAGE_ROOT, 'configs/config.example.yaml')],
       t.cli,
@@ -72,5 +72,32 @@ describe('command groups', () => {
       const t = io();
       expect(await runCli([group], t.cli), group).toBe(2);
     }
+  });
+});
+
+describe('validate-config and the files a configuration names', () => {
+  it('exits 2 naming boot_file, persona and system_prompt_file when they are broken or missing', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-files-'));
+    writeFileSync(
+      path.join(dir, 'boot.yml'),
+      'briefs:\n  say: ["*.md"]\nalways:\n  briefs:\n    say: ["*.md"]\n',
+    );
+    const file = path.join(dir, 'c.yaml');
+    writeFileSync(
+      file,
+      [
+        `boot_file: ${path.join(dir, 'boot.yml')}`,
+        `personas_dir: ${PACKAGE_ROOT}/configs/personas`,
+        'persona: no-such-persona',
+        `system_prompt_file: ${path.join(dir, 'missing.md')}`,
+        '',
+      ].join('\n'),
+    );
+    const t = io({}, dir);
+    expect(await runCli(['validate-config', file], t.cli)).toBe(2);
+    expect(t.err()).toContain('3 problems');
+    expect(t.err()).toMatch(/boot_file: .*mixed mode not allowed/);
+    expect(t.err()).toMatch(/persona: .*kubernetes-sre/);
+    expect(t.err()).toMatch(/system_prompt_file: .*missing\.md cannot be read/);
   });
 });
