@@ -76,6 +76,9 @@ const ROOT_CHECK_MS = 1000;
 const RUNNABLE: ReadonlySet<IncidentState> = new Set(['queued', 'deferred', 'interrupted']);
 const IN_ENGINE: ReadonlySet<IncidentState> = new Set(['preparing', 'running']);
 
+/** An incident recorded interrupted because its run did not stop at shutdown: the run may still be alive. */
+const mayStillRun = (state: StateFile): boolean => state.state === 'interrupted' && state.unstopped === true;
+
 /** Owns the service lifecycle: detection, validation, claiming, scheduling, supervision, shutdown. */
 export class Daemon {
   readonly daemonId: string;
@@ -399,7 +402,14 @@ export class Daemon {
     if (!state || !IN_ENGINE.has(state.state)) return;
     const reason = 'the run did not stop after daemon shutdown interrupted it';
     const runs = state.runs.map((r) => (r.id === run.runId ? { ...r, status: 'interrupted' as const } : r));
-    await writeState(dir, state, { ...state, state: 'interrupted', reason, updatedAt: this.iso(), runs });
+    await writeState(dir, state, {
+      ...state,
+      state: 'interrupted',
+      reason,
+      updatedAt: this.iso(),
+      runs,
+      unstopped: true,
+    });
     await this.appendAudit(dir, {
       type: 'interrupted',
       incidentId: state.incidentId,
@@ -502,7 +512,7 @@ export class Daemon {
     const escape = await folderEscapes(this.root, name);
     if (escape) return this.rejectEscaped(dir, escape);
     const state = await readState(dir);
-    if (state && IN_ENGINE.has(state.state)) {
+    if (state && (IN_ENGINE.has(state.state) || mayStillRun(state))) {
       if (cause === 'startup' || cause === 'rescan') await this.adoptOrphan(dir, state);
       return;
     }
@@ -928,6 +938,7 @@ export class Daemon {
       if (outcome !== 'gone') this.metrics.runDuration((this.now() - started) / 1000, outcome.status);
       await writeState(dir, state, {
         ...state,
+        unstopped: undefined,
         state: decision.state,
         reason: decision.reason,
         retryAt: notBefore === undefined ? undefined : new Date(notBefore).toISOString(),
@@ -968,11 +979,19 @@ export class Daemon {
     if (leaseState && !leaseState.stale) return;
     const got = await acquireLease(dir, this.identity, this.leaseOptions());
     if (!got.acquired) return;
-    const state = await readState(dir);
-    if (!state || !IN_ENGINE.has(state.state)) {
+    const found = await readState(dir);
+    if (!found || !(IN_ENGINE.has(found.state) || mayStillRun(found))) {
       await got.lease.release();
-      if (state?.state !== seen.state) this.consider(dir, 'requeue');
+      if (found?.state !== seen.state) this.consider(dir, 'requeue');
       return;
+    }
+    let state = found;
+    if (mayStillRun(found)) {
+      // Its run ignored the stop at the last shutdown: it may still be on the engine. Adopt it rather
+      // than start a second agent beside it; the engine answers 'gone' when it has ended.
+      const { unstopped: _unstopped, ...rest } = found;
+      state = { ...rest, state: 'running', updatedAt: this.iso() };
+      await writeState(dir, found, state);
     }
     const result = await readWorkspace(dir, { maxBytes: this.config.intake.max_incident_bytes });
     const runId =

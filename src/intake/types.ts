@@ -30,4 +30,6 @@ export interface StateFile {
   incidentSha256?: string;
   /** When a transient failure is retried, not before this time (ISO-8601). */
   retryAt?: string;
+  /** Interrupted because its run did not stop at shutdown: the next start adopts it before any re-run. */
+  unstopped?: true;
 }

@@ -409,6 +409,34 @@ describe('Daemon intake', () => {
     await expect(readFile(path.join(dir, '.triage', 'lease'))).rejects.toThrow(/ENOENT/);
   });
 
+  it.each([
+    ['still on the engine: adopts it and never starts a second agent', { status: 'succeeded' } as const, 0],
+    ['gone from the engine: re-queues it and runs it once', 'gone' as const, 1],
+  ])('at the next start, a run that did not stop at shutdown is %s', async (_name, adopted, expectedRuns) => {
+    const stuck: RunExecutor = { ...createMemoryExecutor(), run: () => new Promise(() => undefined) };
+    const first = makeDaemon(stuck, { shutdown_timeout: 100 }, { agent: { stop_grace: '100ms' } });
+    await first.start();
+    const dir = await dropByRename(root, 'unstopped', incidentJson());
+    await waitForState(dir, ['running']);
+    await first.stop();
+    expect(await readState(dir)).toMatchObject({ state: 'interrupted', unstopped: true });
+
+    const adoptions: string[] = [];
+    const fresh = createMemoryExecutor({ durationMs: 5 });
+    const next = makeDaemon({
+      ...fresh,
+      adopt: async (req) => {
+        adoptions.push(req.runId);
+        return adopted;
+      },
+    });
+    await next.start();
+    const done = await waitForState(dir, ['succeeded']);
+    expect(adoptions).toHaveLength(1);
+    expect(fresh.calls).toHaveLength(expectedRuns);
+    expect(done.unstopped).toBeUndefined();
+  });
+
   it('lets in-flight runs finish within shutdown_timeout', async () => {
     const executor = createMemoryExecutor({ durationMs: 300 });
     const daemon = makeDaemon(executor, { shutdown_timeout: 5000 });
