@@ -24,7 +24,7 @@ import {
   writeInvocationFiles,
   type LaunchSpec,
 } from './launch.js';
-import { OUTPUT_DIR, prepareWritable, runLayout } from './layout.js';
+import { CONTAINER_WORKSPACE, OUTPUT_DIR, REPORT_FILE, prepareWritable, runLayout } from './layout.js';
 import { supervise, type Supervised } from './supervise.js';
 import type {
   PipelineMetrics,
@@ -584,7 +584,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       } finally {
         await output.close();
       }
-      const layoutReport = path.join(request.workspace.dir, OUTPUT_DIR, 'investigation.md');
+      const layoutReport = path.join(request.workspace.dir, OUTPUT_DIR, REPORT_FILE);
       const ctx: RunContext = {
         request,
         log,
@@ -595,7 +595,10 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         ...(model ? { model } : {}),
         startedAt: launchedAt,
         reportHostPath: layoutReport,
-        reportAgentPath: engine.name === 'process' ? layoutReport : '/workspace/output/investigation.md',
+        reportAgentPath:
+          engine.name === 'process'
+            ? layoutReport
+            : path.posix.join(CONTAINER_WORKSPACE, OUTPUT_DIR, REPORT_FILE),
         adopted: true,
         audit,
       };

@@ -3,9 +3,9 @@
 // Pattern: `const docker = await requireEngine();` at the top of a test file, then
 // `describe.skipIf(!docker)(...)`. Outside CI a missing engine skips those tests; with CI set it is an
 // error, so CI never silently skips engine tests.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import Docker from 'dockerode';
+import { existsSync } from 'node:fs';
+import type Docker from 'dockerode';
+import { dockerClient as buildClient } from '../../src/engines/docker.js';
 
 /** Built by `bash .ci/build-test-image.sh` from test/images/agent-test/. */
 export const TEST_IMAGE = 'triage-runner-test-agent:latest';
@@ -25,31 +25,9 @@ export function dockerHost(env: NodeJS.ProcessEnv = process.env): string {
   return `unix://${DOCKER_SOCKET}`;
 }
 
-/** A dockerode client for a DOCKER_HOST-style address (unix://, tcp:// with DOCKER_TLS_VERIFY, ssh://). */
+/** A dockerode client for the test engine, built by the engine module itself (one place knows the address forms). */
 export function dockerClient(env: NodeJS.ProcessEnv = process.env): Docker {
-  const host = dockerHost(env);
-  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
-  const url = new URL(host);
-  if (url.protocol === 'ssh:') {
-    return new Docker({ protocol: 'ssh', host: url.hostname, port: url.port || 22, username: url.username });
-  }
-  if (url.protocol === 'tcp:' || url.protocol === 'http:' || url.protocol === 'https:') {
-    const tls = url.protocol === 'https:' || (!!env.DOCKER_TLS_VERIFY && env.DOCKER_TLS_VERIFY !== '0');
-    const certDir = env.DOCKER_CERT_PATH;
-    return new Docker({
-      protocol: tls ? 'https' : 'http',
-      host: url.hostname,
-      port: url.port || (tls ? 2376 : 2375),
-      ...(tls && certDir
-        ? {
-            ca: readFileSync(join(certDir, 'ca.pem')),
-            cert: readFileSync(join(certDir, 'cert.pem')),
-            key: readFileSync(join(certDir, 'key.pem')),
-          }
-        : {}),
-    });
-  }
-  throw new Error(`unsupported DOCKER_HOST ${host} (expected unix://, tcp:// or ssh://)`);
+  return buildClient(dockerHost(env), env);
 }
 
 function isCi(env: NodeJS.ProcessEnv): boolean {
