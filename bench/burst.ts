@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AuditLog } from '../src/audit/log.js';
 import { configSchema } from '../src/config/schema.js';
 import { Daemon } from '../src/daemon/daemon.js';
-import { readState } from '../src/intake/state.js';
+import { readState } from '../src/incident/store.js';
 import { silentLogger } from '../src/log/logger.js';
 import { createProcessFakeExecutor } from '../test/support/fake-executor.js';
 import type { Workspace } from '../src/intake/types.js';

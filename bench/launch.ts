@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AuditLog } from '../src/audit/log.js';
 import { loadConfig } from '../src/config/index.js';
-import { createRunExecutor } from '../src/daemon/executor.js';
+import { createRunExecutor } from '../src/daemon/run/pipeline.js';
 import { createDockerEngine } from '../src/engines/docker.js';
 import type { Engine, RunSpec } from '../src/engines/types.js';
 import { readWorkspace } from '../src/intake/read.js';
@@ -191,6 +191,7 @@ async function main(): Promise<void> {
         workdir: '/home/agent',
         mounts: [],
         tmpfs: ['/home/agent', '/tmp'],
+        stateDir: work,
         onStdout: () => undefined,
         onStderr: () => undefined,
       });

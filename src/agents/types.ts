@@ -74,6 +74,8 @@ export interface AgentOutcome {
   costUsd?: number;
   /** One line a user can act on, when status is not succeeded. */
   error?: string;
+  /** The agent's final message (the user prompt asks for hypothesis, confidence and first action). */
+  finalMessage?: string;
 }
 
 export interface AgentAdapter {

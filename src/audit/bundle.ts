@@ -1,14 +1,15 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { constants, createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
+import { TRIAGE_DIR } from '../incident/types.js';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
+import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile } from '../util/safe-path.js';
 
 // One audit bundle per run: `<workspace>/.triage/runs/<run-id>/`. Everything written here passes
-// through the redactor first.
+// through the redactor first, and never through a symbolic link below the workspace.
 
-export const TRIAGE_DIR = '.triage';
+export { TRIAGE_DIR };
 
 const LONG_LINE_CHARS = 64 * 1024;
 
@@ -17,6 +18,10 @@ export const RUN_FILES = {
   promptSent: 'prompt-sent.md',
   context: 'context.json',
   result: 'result.json',
+  /** What was launched, for a daemon that adopts the run (src/audit/run-record.ts). */
+  manifest: 'manifest.json',
+  /** The two prompt parts exactly as sent, as JSON (prompt-sent.md renders them for people). */
+  promptParts: 'prompt.json',
   triageLog: 'triage/output.log',
   triageDir: 'triage',
   agentStdout: 'agent-stdout.log',
@@ -26,38 +31,35 @@ export const RUN_FILES = {
   agentFiles: 'agent-files',
 } as const;
 
-/** `result.json`, fixed by the brief (extensions after `report`). */
-export interface RunResult {
-  status: 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
-  exitCode: number | null;
-  agent: string;
-  engine: string;
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-  tokens: { input: number; output: number };
-  costUsd?: number;
-  report: { path: string; bytes: number; missingSections: string[] };
-  [extension: string]: unknown;
-}
+export type { RunResult } from './run-record.js';
 
 export const runDirOf = (workspaceDir: string, runId: string): string =>
   path.join(workspaceDir, TRIAGE_DIR, 'runs', runId);
 
 export class RunBundle {
+  /** The workspace the bundle belongs to (`<workspace>/.triage/runs/<run-id>`). */
+  readonly workspaceDir: string;
+
   constructor(
     readonly dir: string,
     private readonly redactor: Redactor,
-  ) {}
+  ) {
+    this.workspaceDir = path.dirname(path.dirname(path.dirname(dir)));
+  }
 
   static async create(workspaceDir: string, runId: string, redactor: Redactor): Promise<RunBundle> {
     const dir = runDirOf(workspaceDir, runId);
-    await mkdir(path.join(dir, RUN_FILES.triageDir), { recursive: true });
+    await ensureOwnDir(path.join(dir, RUN_FILES.triageDir), workspaceDir);
     return new RunBundle(dir, redactor);
   }
 
   path(name: string): string {
     return path.join(this.dir, name);
+  }
+
+  /** Throws UnsafePathError when a folder between the workspace and `name` is a symlink. */
+  private async guard(name: string): Promise<void> {
+    await assertNoSymlinkBelow(this.workspaceDir, path.dirname(this.path(name)));
   }
 
   /** The run's redaction (configured secret values + token shapes), for text that leaves the daemon, e.g. the prompt. */
@@ -66,16 +68,25 @@ export class RunBundle {
   }
 
   async writeText(name: string, text: string): Promise<void> {
+    await this.guard(name);
     await writeFileAtomic(this.path(name), this.redactor.redact(text));
   }
 
   async writeJson(name: string, value: unknown): Promise<void> {
+    await this.guard(name);
     await writeFileAtomic(this.path(name), `${JSON.stringify(this.redactor.redactValue(value), null, 2)}\n`);
   }
 
   /** A stream for a log the run produces (agent stdout/stderr, triage output), redacted line by line and capped. */
   openLog(name: string, capBytes = 64 * 1024 * 1024): RedactingLog {
     return new RedactingLog(this.path(name), this.redactor, capBytes);
+  }
+
+  /** Makes a sub-folder of the bundle (never through a symlink). */
+  async makeDir(name: string): Promise<string> {
+    const dir = this.path(name);
+    await ensureOwnDir(dir, this.workspaceDir);
+    return dir;
   }
 }
 
@@ -84,7 +95,7 @@ export class RunBundle {
  * across two chunks is still caught; output past `capBytes` is counted but not written.
  */
 export class RedactingLog {
-  private readonly stream: WriteStream;
+  private readonly stream: WriteStream | undefined;
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
   private written = 0;
@@ -100,10 +111,20 @@ export class RedactingLog {
     private readonly redactor: Redactor,
     private readonly capBytes: number,
   ) {
-    this.stream = createWriteStream(file, { flags: 'a', mode: 0o644 });
-    this.stream.on('error', (err) => {
-      this.error ??= err;
-    });
+    // O_NOFOLLOW: a link planted in the bundle (the agent may write there) is not followed.
+    try {
+      const fd = openSync(
+        file,
+        constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+        0o644,
+      );
+      this.stream = createWriteStream('', { fd });
+      this.stream.on('error', (err) => {
+        this.error ??= err;
+      });
+    } catch (err) {
+      this.error = err as Error;
+    }
   }
 
   write(chunk: string | Buffer): void {
@@ -127,7 +148,7 @@ export class RedactingLog {
   }
 
   private emit(text: string): void {
-    if (this.truncated || this.error || this.closed) return;
+    if (this.truncated || this.error || this.closed || !this.stream) return;
     const clean = this.redactor.redact(text);
     const room = this.capBytes - this.written;
     if (Buffer.byteLength(clean) > room) {
@@ -147,10 +168,11 @@ export class RedactingLog {
     const rest = this.pending + this.decoder.end();
     this.pending = '';
     if (rest) this.emit(rest);
+    const stream = this.stream;
     this.closed = new Promise<void>((resolve) => {
-      if (this.stream.destroyed) return resolve();
-      this.stream.once('close', () => resolve());
-      this.stream.end();
+      if (!stream || stream.destroyed) return resolve();
+      stream.once('close', () => resolve());
+      stream.end();
     });
     return this.closed;
   }
@@ -167,16 +189,15 @@ const CUT_AFTER = new Set([...' \t\r"\',;{}[]()<>|&'].map((c) => c.charCodeAt(0)
  * Rewrites a file the agent produced (its report) through the redactor, atomically; resolves to true when
  * something was scrubbed, false when the file was clean or absent.
  */
-export async function scrubFile(file: string, redactor: Redactor): Promise<boolean> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-  const clean = redactor.redact(text);
-  if (clean === text) return false;
+export async function scrubFile(
+  file: string,
+  redactor: Redactor,
+  maxBytes = 16 * 1024 * 1024,
+): Promise<boolean> {
+  const read = await readOwnFile(file, maxBytes);
+  if (read.kind !== 'ok') return false;
+  const clean = redactor.redact(read.text);
+  if (clean === read.text) return false;
   await writeFileAtomic(file, clean);
   return true;
 }

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { appendFile, open, readFile, mkdir, rename, unlink, truncate, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
+import { waitLock } from '../util/file-lock.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { isSameProcessAlive, processStartTime } from '../util/process.js';
+import { ensureOwnDir } from '../util/safe-path.js';
 
 // `.triage/audit.jsonl`: an append-only event log where each line carries the hash of the line
 // before it, so that editing, deleting, inserting or reordering lines is detectable.
@@ -29,7 +30,14 @@ export type AuditEventType =
   | 'adopted'
   | 'requeued'
   | 'released'
-  | 'replayed';
+  | 'replayed'
+  | 'reattached'
+  | 'outcome'
+  | 'waiting'
+  | 'retry_requested'
+  | 'incident_changed'
+  | 'resolved'
+  | 'unsafe';
 
 export interface AuditEvent {
   type: AuditEventType;
@@ -42,6 +50,8 @@ export interface AuditEntry extends AuditEvent {
   seq: number;
   ts: string;
   prev: string;
+  /** HMAC-SHA256 of `hash` with the audit key, when the log is keyed (audit.hmac_secret). */
+  mac?: string;
   hash: string;
 }
 
@@ -53,6 +63,22 @@ const LOCK_STALE_MS = 30_000;
 const LOCK_WAIT_MS = 40_000;
 // The last line is found by reading backwards from the end in blocks of this size.
 const TAIL_BLOCK_BYTES = 64 * 1024;
+
+/** The log is opened without following a symlink at its place (a planted link is never written through). */
+const APPEND_NOFOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+async function withHandle(
+  file: string,
+  flags: number,
+  fn: (h: FileHandle) => Promise<unknown>,
+): Promise<void> {
+  const handle = await open(file, flags);
+  try {
+    await fn(handle);
+  } finally {
+    await handle.close();
+  }
+}
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -76,7 +102,12 @@ export function stableStringify(value: unknown): string {
 export interface AuditLogOptions {
   redactor?: Redactor;
   now?: () => Date;
+  /** Keys the chain: each entry carries an HMAC of its hash, which only a holder of the key can forge. */
+  key?: string;
 }
+
+export const entryMac = (key: string, hash: string): string =>
+  createHmac('sha256', key).update(hash).digest('hex');
 
 /** Appends hash-chained events to `<dir>/audit.jsonl`, serialised within and across processes. */
 export class AuditLog {
@@ -97,8 +128,13 @@ export class AuditLog {
   }
 
   private async appendLocked(triageDir: string, event: AuditEvent): Promise<AuditEntry> {
-    await mkdir(triageDir, { recursive: true });
-    const release = await acquireFileLock(path.join(triageDir, 'audit.lock'));
+    // Never through a symlink, and never re-creating a removed workspace (or root) above it.
+    await ensureOwnDir(triageDir, path.dirname(path.dirname(triageDir)));
+    const lock = await waitLock(path.join(triageDir, 'audit.lock'), {
+      staleMs: LOCK_STALE_MS,
+      waitMs: LOCK_WAIT_MS,
+      what: 'audit log',
+    });
     try {
       const file = path.join(triageDir, AUDIT_FILE);
       const { last, repaired } = await lastLineRepairingTornTail(file);
@@ -113,9 +149,11 @@ export class AuditLog {
         ts: (this.options.now?.() ?? new Date()).toISOString(),
         prev: last ? sha256(last) : GENESIS,
       };
-      const entry: AuditEntry = { ...base, hash: entryHash(base) };
+      const hash = entryHash(base);
+      const key = this.options.key;
+      const entry: AuditEntry = { ...base, hash, ...(key ? { mac: entryMac(key, hash) } : {}) };
       const line = JSON.stringify(entry);
-      const handle = await open(file, 'a', 0o644);
+      const handle = await open(file, APPEND_NOFOLLOW, 0o644);
       try {
         await handle.write(`${line}\n`);
         await handle.sync();
@@ -128,7 +166,7 @@ export class AuditLog {
       );
       return entry;
     } finally {
-      await release();
+      await lock.release();
     }
   }
 }
@@ -153,7 +191,7 @@ function parseEntry(line: string, file: string): AuditEntry {
 async function lastLineRepairingTornTail(file: string): Promise<{ last?: string; repaired?: string }> {
   let handle;
   try {
-    handle = await open(file, 'r');
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw err;
@@ -184,10 +222,10 @@ async function lastLineRepairingTornTail(file: string): Promise<{ last?: string;
     tailParses = false;
   }
   if (tailParses) {
-    await appendFile(file, '\n');
+    await withHandle(file, APPEND_NOFOLLOW, (h) => h.write('\n'));
     return { last: tailText };
   }
-  await truncate(file, cut);
+  await withHandle(file, constants.O_WRONLY | constants.O_NOFOLLOW, (h) => h.truncate(cut));
   const repaired = `dropped ${tail.length} bytes of an incomplete last line (a write cut short)`;
   if (cut === 0) return { repaired };
   const prev = await lastLineRepairingTornTail(file);
@@ -221,143 +259,16 @@ async function readRange(handle: ReadHandle, start: number, end: number): Promis
   return out.subarray(0, done);
 }
 
-interface LockSnapshot {
-  content: string;
-  ino: number;
-  mtimeMs: number;
-}
-
-/** Content and identity of a lock file read through one handle (so both describe the same file). */
-async function readLock(file: string): Promise<LockSnapshot | undefined> {
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const st = await handle.stat();
-    return { content: await handle.readFile('utf8'), ino: st.ino, mtimeMs: st.mtimeMs };
-  } finally {
-    await handle.close();
-  }
-}
-
-const sameLock = (a: LockSnapshot, b: LockSnapshot | undefined) =>
-  b !== undefined && a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.content === b.content;
-
-/** Creates `file` holding `content` only if it does not exist yet; false when it does. */
-async function createExclusive(file: string, content: string): Promise<boolean> {
-  let handle;
-  try {
-    handle = await open(file, 'wx');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  }
-  try {
-    await handle.writeFile(content);
-  } finally {
-    await handle.close();
-  }
-  return true;
-}
-
-/**
- * A lock's holder is gone: a dead process on this host (its pid gone, or reused by a process started
- * later — the token records the start time), or any holder that kept it longer than `staleMs`.
- */
-function isStale(lock: LockSnapshot, staleMs: number, now: number): boolean {
-  if (now - lock.mtimeMs > staleMs) return true;
-  const parts = lock.content.split(':');
-  const [host, pid] = parts;
-  if (host !== hostname() || !(Number(pid) > 0)) return false;
-  // `host:pid:start:token`; locks written before the start time was recorded have three parts.
-  const start = parts.length >= 4 && parts[2] ? parts[2] : null;
-  return !isSameProcessAlive(Number(pid), start);
-}
-
-export interface FileLockOptions {
-  /** How long to wait for a live holder before failing (ms). */
-  waitMs?: number;
-  /** Age after which a lock is taken over whoever holds it (ms). */
-  staleMs?: number;
-  /** Test seam: runs after a lock was judged stale and before this process tries to take it over. */
-  beforeTakeover?: () => Promise<void>;
-}
-
-/**
- * A lock file created exclusively and holding `host:pid:start-time:token`; the returned function
- * releases it. A stale lock (see isStale) is taken over by at most one process: takers first create
- * `<lock>.takeover-<id>` exclusively, where id names the exact stale file (inode, mtime, content), then
- * check that the stale file is still in place, and only then rename their own lock over it. A process
- * that judged the lock stale earlier but comes late finds another file there and goes back to waiting.
- */
-export async function acquireFileLock(
-  lockPath: string,
-  options: FileLockOptions = {},
-): Promise<() => Promise<void>> {
-  const waitMs = options.waitMs ?? LOCK_WAIT_MS;
-  const staleMs = options.staleMs ?? LOCK_STALE_MS;
-  const token = `${hostname()}:${process.pid}:${processStartTime(process.pid) ?? ''}:${randomBytes(6).toString('hex')}`;
-  const release = async () => {
-    const current = await readFile(lockPath, 'utf8').catch(() => undefined);
-    if (current === token) await unlink(lockPath).catch(() => undefined);
-  };
-  const deadline = Date.now() + waitMs;
-  let holder = '';
-  for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-    if (await createExclusive(lockPath, token)) return release;
-    const lock = await readLock(lockPath);
-    if (lock === undefined) continue; // released between the two calls: try again at once
-    holder = lock.content;
-    if (isStale(lock, staleMs, Date.now())) {
-      await options.beforeTakeover?.();
-      if (await takeOver(lockPath, lock, token, staleMs)) return release;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `audit log lock ${lockPath} held by ${holder || 'an unknown process'} for over ${waitMs} ms; remove it if no daemon is running`,
-      );
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
-
-/** Replaces the stale lock `stale` with one holding `token`; false when another process got there first. */
-async function takeOver(
-  lockPath: string,
-  stale: LockSnapshot,
-  token: string,
-  staleMs: number,
-): Promise<boolean> {
-  const id = sha256(`${stale.ino}:${stale.mtimeMs}:${stale.content}`).slice(0, 16);
-  const marker = (level: number) => `${lockPath}.takeover-${id}.${level}`;
-  // A marker left by a taker that died mid-takeover is itself stale: the next level is tried.
-  for (let level = 0; level < 4; level++) {
-    if (!(await createExclusive(marker(level), token))) {
-      const other = await readLock(marker(level));
-      if (other === undefined || !isStale(other, staleMs, Date.now())) return false;
-      continue;
-    }
-    try {
-      if (!sameLock(stale, await readLock(lockPath))) return false;
-      const mine = `${lockPath}.${randomBytes(6).toString('hex')}`;
-      await writeFile(mine, token);
-      await rename(mine, lockPath);
-      return true;
-    } finally {
-      for (let l = 0; l <= level; l++) await unlink(marker(l)).catch(() => undefined);
-    }
-  }
-  return false;
-}
-
 export type VerifyResult =
   { ok: true; entries: number } | { ok: false; entries: number; line: number; problem: string };
 
 /** Checks the chain: line numbers in the result are 1-based, as an editor shows them. */
-export async function verifyAuditLog(triageDir: string): Promise<VerifyResult> {
+export interface VerifyOptions {
+  /** The audit key: every entry must carry a matching HMAC (a forged line with recomputed hashes fails). */
+  key?: string;
+}
+
+export async function verifyAuditLog(triageDir: string, options: VerifyOptions = {}): Promise<VerifyResult> {
   const file = path.join(triageDir, AUDIT_FILE);
   let text: string;
   try {
@@ -401,8 +312,18 @@ export async function verifyAuditLog(triageDir: string): Promise<VerifyResult> {
       );
     if (entry.prev !== expectedPrev)
       return bad('does not chain to the line before it (a line was deleted, inserted or moved)');
-    const { hash, ...rest } = entry;
+    const { hash, mac, ...rest } = entry;
     if (entryHash(rest) !== hash) return bad('content does not match its hash (the line was edited)');
+    if (options.key !== undefined) {
+      if (typeof mac !== 'string')
+        return bad('carries no HMAC though the log is keyed (a line written without the key)');
+      const want = Buffer.from(entryMac(options.key, hash), 'hex');
+      const got = Buffer.from(mac, 'hex');
+      if (want.length !== got.length || !timingSafeEqual(want, got))
+        return bad(
+          'HMAC does not match (the line was forged or the key is not the one the log was written with)',
+        );
+    }
     prevLine = line;
   }
   return checkHead(triageDir, lines);

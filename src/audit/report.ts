@@ -1,35 +1,57 @@
-import { readFile } from 'node:fs/promises';
+import { readOwnFile } from '../util/safe-path.js';
 
 // Checks the agent's report (`output/investigation.md`) against the skill's mandated sections, for
 // `result.json.report`. A heading matches a section when, after dropping numbering, emoji and
 // punctuation and ignoring case, it starts with the section's name (with or without a parenthetical).
 
+/** A report larger than this is not read (it is refused with the reason). */
+export const MAX_REPORT_BYTES = 16 * 1024 * 1024;
+
 export interface ReportCheck {
+  /** The path as the agent saw it (recorded in result.json). */
   path: string;
   bytes: number;
   exists: boolean;
   /** The report exists but is smaller than the configured minimum (`agent.min_report_bytes`). */
   tooSmall: boolean;
+  /** Exists and is not too small. */
+  present: boolean;
+  /** Why the file was not read (a symlink, not a regular file, too large). */
+  refused?: string;
   /** Mandated sections with no matching heading, in the configured order (all of them when the file is absent). */
   missingSections: string[];
 }
 
-/** Reads the report and lists which of `sections` have no heading; never throws for a missing file. */
-export async function checkReport(file: string, sections: string[], minBytes: number): Promise<ReportCheck> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'EISDIR') throw err;
-    return { path: file, bytes: 0, exists: false, tooSmall: minBytes > 0, missingSections: [...sections] };
+/**
+ * Reads the report and lists which of `sections` have no heading; never throws for a missing file.
+ * `shownAs` is the path the agent was told (the report's path in its sandbox).
+ */
+export async function checkReport(
+  file: string,
+  sections: string[],
+  minBytes: number,
+  shownAs: string = file,
+): Promise<ReportCheck> {
+  const read = await readOwnFile(file, MAX_REPORT_BYTES);
+  if (read.kind !== 'ok') {
+    return {
+      path: shownAs,
+      bytes: 0,
+      exists: false,
+      tooSmall: minBytes > 0,
+      present: false,
+      missingSections: [...sections],
+      ...(read.kind === 'refused' ? { refused: read.reason } : {}),
+    };
   }
+  const { text } = read;
   const bytes = Buffer.byteLength(text);
   return {
-    path: file,
+    path: shownAs,
     bytes,
     exists: true,
     tooSmall: bytes < minBytes,
+    present: bytes >= minBytes,
     missingSections: missingSections(text, sections),
   };
 }

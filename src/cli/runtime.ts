@@ -1,11 +1,11 @@
 import { AuditLog } from '../audit/log.js';
 import type { Config } from '../config/schema.js';
-import { resolveSecrets } from '../config/secrets.js';
-import { createRunExecutor } from '../daemon/executor.js';
+import { auditKey, resolveSecrets } from '../config/secrets.js';
+import { createRunExecutor } from '../daemon/run/pipeline.js';
 import type { PipelineMetrics, RunExecutor } from '../daemon/types.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
-import type { CliIO } from './io.js';
+import { CliExit, EXIT, type CliIO } from './io.js';
 
 /** What every command that runs the pipeline needs: secrets read once, a redacting logger, the executor. */
 export interface Runtime {
@@ -26,7 +26,13 @@ export function buildRuntime(
   const log = createLogger({ level: config.log.level, redactor });
   for (const problem of secrets.problems)
     log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
-  const audit = new AuditLog({ redactor });
+  let key: string | undefined;
+  try {
+    key = auditKey(config, secrets.values);
+  } catch (err) {
+    throw new CliExit(EXIT.usage, (err as Error).message);
+  }
+  const audit = new AuditLog({ redactor, ...(key ? { key } : {}) });
   const executor = createRunExecutor({
     config,
     log,

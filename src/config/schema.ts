@@ -190,7 +190,10 @@ export const configSchema = z.strictObject({
       pids: int(16, 65536).default(512).describe('process limit per agent container'),
       user: z.string().default('1000:1000').describe('uid:gid the agent runs as (never root)'),
       tmpfs_size: bytes('256m', 'size of each writable tmpfs (home, /tmp)'),
-      keep_containers: z.boolean().default(false).describe('keep finished containers for debugging'),
+      keep_containers: z
+        .boolean()
+        .default(false)
+        .describe('old name of keep_runs (still honoured): keep finished containers for debugging'),
     })
     .prefault({})
     .describe('docker engine (Docker Engine or Podman Docker API)'),
@@ -260,6 +263,10 @@ export const configSchema = z.strictObject({
         '300ms',
         'an in-place write is taken once the file stops changing for this long',
       ),
+      incomplete_grace: duration(
+        '5s',
+        'an empty or cut-off incident.json is rejected only once unchanged this long (a slow writer may be at it)',
+      ),
     })
     .prefault({})
     .describe('incident detection and validation'),
@@ -318,6 +325,24 @@ export const configSchema = z.strictObject({
     })
     .prefault({})
     .describe('skills cache and triage script'),
+  audit: z
+    .strictObject({
+      hmac_secret: z
+        .string()
+        .regex(/^[A-Z_][A-Z0-9_]*$/, 'the name of an entry under secrets:')
+        .optional()
+        .describe(
+          'keys the audit chain: each entry carries an HMAC with this secret, so a forged line with recomputed hashes is detected by audit verify',
+        ),
+    })
+    .prefault({})
+    .describe('the audit trail'),
+  keep_runs: z
+    .boolean()
+    .default(false)
+    .describe(
+      'keep finished agent runs on the engine (containers, Jobs) for debugging; docker.keep_containers is an alias',
+    ),
   kubeconfig: z
     .string()
     .optional()
@@ -364,4 +389,8 @@ export const configSchema = z.strictObject({
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** Whether finished runs stay on the engine: `keep_runs`, or its old name `docker.keep_containers`. */
+export const keepRuns = (config: Pick<Config, 'keep_runs' | 'docker'>): boolean =>
+  config.keep_runs || config.docker.keep_containers;
 export type ConfigInput = z.input<typeof configSchema>;

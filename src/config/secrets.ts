@@ -38,3 +38,18 @@ export function resolveSecrets(config: Config, env: Env = process.env): Resolved
   }
   return { values, problems };
 }
+
+/**
+ * The audit key named by `audit.hmac_secret`, or undefined when the chain is not keyed. A key that is
+ * named but cannot be read is an error: a keyed log must never silently continue unkeyed.
+ */
+export function auditKey(config: Pick<Config, 'audit'>, values: Record<string, string>): string | undefined {
+  const name = config.audit.hmac_secret;
+  if (name === undefined) return undefined;
+  const value = values[name];
+  if (!value)
+    throw new Error(
+      `audit.hmac_secret names the secret ${name}, which is not set: declare it under secrets: and set its variable or file (the audit chain is keyed with it)`,
+    );
+  return value;
+}

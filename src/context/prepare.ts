@@ -272,7 +272,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     context,
   );
   await bundle.writeText(RUN_FILES.promptSent, promptSent);
-  await bundle.writeJson(RUN_FILES.context, context);
+  await bundle.writeJson(RUN_FILES.context, { ...context, promptSha256 });
   input.metrics?.stage('context', (performance.now() - started) / 1000);
   return { prompt, context, promptSent, promptSha256 };
 }

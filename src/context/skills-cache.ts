@@ -18,7 +18,9 @@ import path from 'node:path';
 import type { Config, SkillSourceConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
+import { waitLock } from '../util/file-lock.js';
 import { fsyncDir, writeFileAtomic } from '../util/fs.js';
+import { isSameProcessAlive } from '../util/process.js';
 import { git } from './git.js';
 import type { SkillsSnapshot, SkillsSourceSnapshot } from './types.js';
 
@@ -263,7 +265,7 @@ export class SkillsCache {
       if (!info) continue;
       // Any hold lapses with age (a restarted container's pid 1 is alive again); ours also with its process.
       const fresh = this.now().getTime() - info.mtimeMs < HOLD_MAX_AGE_MS;
-      const alive = m && m[2] === this.host ? pidAlive(Number(m[1])) : true;
+      const alive = m && m[2] === this.host ? isSameProcessAlive(Number(m[1])) : true;
       if (fresh && alive) live = true;
       else await rm(full, { force: true });
     }
@@ -406,42 +408,16 @@ export class SkillsCache {
   private async syncGit(source: SkillSourceConfig, url: string): Promise<void> {
     const lock = path.join(this.root, '.repos', `${source.name}.lock`);
     await mkdir(path.dirname(lock), { recursive: true });
-    await this.lockFile(lock);
+    const held = await waitLock(lock, {
+      staleMs: this.gitTimeoutMs * 2,
+      waitMs: this.gitTimeoutMs * 2,
+      what: `skills source ${source.name}`,
+      identity: { pid: this.pid },
+    });
     try {
       await this.syncGitLocked(source, url);
     } finally {
-      await rm(lock, { force: true });
-    }
-  }
-
-  /** Creates `file` exclusively, waiting (up to the git timeout) while a live process holds it. */
-  private async lockFile(file: string): Promise<void> {
-    const waitMs = this.gitTimeoutMs * 2;
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      try {
-        await writeFile(file, `${this.pid} ${this.host}\n`, { flag: 'wx' });
-        return;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      const [pid, host] = (await readFile(file, 'utf8').catch(() => '')).trim().split(' ');
-      const info = await stat(file).catch(() => undefined);
-      // Ours to check when written on this host; otherwise (or not yet written) it lapses with age.
-      const stale =
-        host === this.host && pid
-          ? !pidAlive(Number(pid))
-          : info !== undefined && Date.now() - info.mtimeMs > waitMs;
-      if (stale) {
-        await rm(file, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(
-          `skills cache lock ${file} is held by process ${pid ?? '?'} on ${host ?? '?'} for more than ${waitMs} ms; if no sync is running, delete the file`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await held.release();
     }
   }
 
@@ -599,14 +575,5 @@ function removeFile(file: string | undefined): void {
     if (file) rmSync(file, { force: true });
   } catch {
     // An unremovable hold only keeps a commit longer; it lapses when this process is gone.
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -62,6 +62,8 @@ export interface ContextReport {
     /** Said briefs degraded to references to fit the budget, lowest priority first. */
     degraded: string[];
   };
+  /** sha256 of the prompt sent (both parts; see promptDigest), as written to context.json. */
+  promptSha256?: string;
 }
 
 /** Where the agent sees things (container paths for docker/kubernetes, host paths for process). */

@@ -1,7 +1,6 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES } from '../audit/bundle.js';
-import { checkReport } from '../audit/report.js';
+import { readRunResult, type RunResult } from '../audit/run-record.js';
 import type { AgentName, EngineName } from '../config/schema.js';
 import { writeFileAtomic } from '../util/fs.js';
 import {
@@ -54,6 +53,8 @@ export interface CompareCell {
   missingSections: string[];
   /** Why the cell did not produce a result. */
   error?: string;
+  /** Why the run did not succeed (its result.json `error`), when it did not. */
+  reason?: string;
 }
 
 export interface CompareReport {
@@ -67,18 +68,6 @@ export interface CompareReport {
   cells: CompareCell[];
   /** True when every cell produced a result.json (whatever the agent's own status). */
   complete: boolean;
-}
-
-interface ResultFile {
-  status?: string;
-  exitCode?: number | null;
-  startedAt?: string;
-  durationMs?: number;
-  firstOutputAt?: string;
-  firstOutputMs?: number;
-  tokens?: { input: number; output: number };
-  costUsd?: number;
-  report?: { path?: string; missingSections?: string[] };
 }
 
 const stamp = (ms: number) =>
@@ -181,57 +170,32 @@ async function runCell(
       error: (err as Error).message,
     };
   }
-  const text = await readFile(path.join(runDir, RUN_FILES.result), 'utf8').catch(() => undefined);
-  if (text === undefined) {
-    return {
-      ...base,
-      runId,
-      status: 'error',
-      sectionsPresent: 0,
-      missingSections: [],
-      error: `the run wrote no ${RUN_FILES.result}`,
-    };
-  }
-  let result: ResultFile;
-  try {
-    result = JSON.parse(text) as ResultFile;
-  } catch (err) {
+  const read = await readRunResult(runDir);
+  if (!read.ok) {
     // One unreadable cell must not lose the rest of the matrix.
-    return {
-      ...base,
-      runId,
-      status: 'error',
-      sectionsPresent: 0,
-      missingSections: [],
-      error: `${path.join(runDir, RUN_FILES.result)} is not valid JSON (${(err as Error).message})`,
-    };
+    return { ...base, runId, status: 'error', sectionsPresent: 0, missingSections: [], error: read.problem };
   }
-  let missing = result.report?.missingSections;
-  if (!missing) {
-    const check = await checkReport(
-      path.join(workspace, 'output', 'investigation.md'),
-      options.reportSections,
-      options.minReportBytes,
-    );
-    missing = check.missingSections;
-  }
+  const result = read.value;
+  const missing = result.report.missingSections;
   const cell: CompareCell = {
     ...base,
     runId,
-    status: result.status ?? 'unknown',
+    status: result.status,
     sectionsPresent: total - missing.filter((m) => options.reportSections.includes(m)).length,
     missingSections: missing,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    tokens: result.tokens,
+    // Why a cell did not succeed, from the run's own record.
+    ...(result.status !== 'succeeded' && result.error ? { reason: result.error } : {}),
   };
-  if (result.exitCode !== undefined) cell.exitCode = result.exitCode;
-  if (result.durationMs !== undefined) cell.durationMs = result.durationMs;
   const firstOutput = timeToFirstOutput(result);
   if (firstOutput !== undefined) cell.timeToFirstOutputMs = firstOutput;
-  if (result.tokens) cell.tokens = result.tokens;
   if (result.costUsd !== undefined) cell.costUsd = result.costUsd;
   return cell;
 }
 
-function timeToFirstOutput(result: ResultFile): number | undefined {
+function timeToFirstOutput(result: RunResult): number | undefined {
   if (typeof result.firstOutputMs === 'number') return result.firstOutputMs;
   if (!result.firstOutputAt || !result.startedAt) return undefined;
   const ms = Date.parse(result.firstOutputAt) - Date.parse(result.startedAt);
@@ -247,7 +211,7 @@ export function renderCompareMarkdown(report: CompareReport): string {
     [
       c.agent,
       c.variant,
-      c.error ? `error: ${cellText(c.error)}` : c.status,
+      c.error ? `error: ${cellText(c.error)}` : c.reason ? `${c.status}: ${cellText(c.reason)}` : c.status,
       seconds(c.durationMs),
       seconds(c.timeToFirstOutputMs),
       c.tokens ? String(c.tokens.input) : '—',

@@ -3,9 +3,9 @@ import { copyFile, mkdir, readFile, readdir, realpath, stat } from 'node:fs/prom
 import path from 'node:path';
 import { RUN_FILES, TRIAGE_DIR, runDirOf } from '../audit/bundle.js';
 import type { AuditLog } from '../audit/log.js';
-import { AGENT_NAMES, type AgentName, type EngineName } from '../config/schema.js';
+import { readRunManifest } from '../audit/run-record.js';
+import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../config/schema.js';
 import { promptDigest } from '../context/prepare.js';
-import { parsePromptSent } from '../context/prompt.js';
 import type { PromptParts } from '../context/types.js';
 import { INCIDENT_FILE, PERMISSIONS_FILE, readWorkspace } from '../intake/read.js';
 import type { Workspace } from '../intake/types.js';
@@ -35,8 +35,10 @@ export interface ReplaySource {
   savedTriageLog?: string;
   /** The original run's prompt-sent.md. */
   originalPromptFile?: string;
-  /** The agent of the original run (from its context.json), used when no agent is chosen. */
+  /** The agent of the original run, used when no agent is chosen. */
   originalAgent?: AgentName;
+  /** The engine of the original run, used when no engine is chosen (the prompt's paths depend on it). */
+  originalEngine?: EngineName;
 }
 
 /** Usage problems (bad input or output folder): the CLI maps them to exit 2. */
@@ -162,24 +164,29 @@ async function bundleFacts(bundleDir: string): Promise<Partial<ReplaySource>> {
     )
   )
     out.savedTriageLog = triage;
-  const prompt = path.join(bundleDir, RUN_FILES.promptSent);
+  const prompt = path.join(bundleDir, RUN_FILES.promptParts);
   if (await isFile(prompt)) out.originalPromptFile = prompt;
+  // What the original ran with: the manifest (written at launch), else the context (a dry run).
+  const manifest = await readRunManifest(bundleDir);
   const context = await readFile(path.join(bundleDir, RUN_FILES.context), 'utf8').then(
     (t) => JSON.parse(t) as { agent?: unknown },
     () => undefined,
   );
-  if (typeof context?.agent === 'string' && (AGENT_NAMES as readonly string[]).includes(context.agent)) {
-    out.originalAgent = context.agent as AgentName;
-  }
+  const agent = manifest.ok ? manifest.value.agent : context?.agent;
+  if (typeof agent === 'string' && (AGENT_NAMES as readonly string[]).includes(agent))
+    out.originalAgent = agent as AgentName;
+  const engine = manifest.ok ? manifest.value.engine : undefined;
+  if (typeof engine === 'string' && (ENGINE_NAMES as readonly string[]).includes(engine))
+    out.originalEngine = engine as EngineName;
   return out;
 }
 
-/** The newest run bundle with a prompt-sent.md (run ids sort by time). */
+/** The newest run bundle with a prompt (run ids sort by time). */
 async function latestBundle(workspaceDir: string): Promise<string | undefined> {
   const runs = path.join(workspaceDir, TRIAGE_DIR, 'runs');
   const ids = await readdir(runs).catch(() => [] as string[]);
   for (const id of ids.sort().reverse()) {
-    if (await isFile(path.join(runs, id, RUN_FILES.promptSent))) return path.join(runs, id);
+    if (await isFile(path.join(runs, id, RUN_FILES.promptParts))) return path.join(runs, id);
   }
   return undefined;
 }
@@ -278,13 +285,19 @@ function triageOverride(
 }
 
 /**
- * Reads a prompt-sent.md: its recorded `prompt sha256` (taken before the file was redacted, so it is the
- * hash of what the agent really received) or, when absent, the digest of the parts as written.
+ * A run's prompt as sent (prompt.json) and its sha256 as recorded in context.json (taken before any
+ * redaction, so it is the hash of what the agent really received), else the digest of the parts.
  */
-export async function hashPromptFile(file: string): Promise<PromptHash & { parts: PromptParts }> {
-  const text = await readFile(file, 'utf8');
-  const parts = parsePromptSent(text);
-  const recorded = /^\| prompt sha256 \| ([0-9a-f]{64}) \|$/m.exec(text)?.[1];
+export async function readSentPrompt(bundleDir: string): Promise<PromptHash & { parts: PromptParts }> {
+  const file = path.join(bundleDir, RUN_FILES.promptParts);
+  const parts = JSON.parse(await readFile(file, 'utf8')) as PromptParts;
+  if (typeof parts?.system !== 'string' || typeof parts.user !== 'string')
+    throw new Error(`${file} does not hold {system, user} strings`);
+  const context = await readFile(path.join(bundleDir, RUN_FILES.context), 'utf8').then(
+    (t) => JSON.parse(t) as { promptSha256?: unknown },
+    () => undefined,
+  );
+  const recorded = typeof context?.promptSha256 === 'string' ? context.promptSha256 : undefined;
   return { sha256: recorded ?? promptSha256(parts), file, parts };
 }
 
@@ -334,7 +347,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   const agent = options.agent ?? source.originalAgent;
   const overrides: RunOverrides = {
     ...(agent ? { agent } : {}),
-    ...(options.engine ? { engine: options.engine } : {}),
+    ...((options.engine ?? source.originalEngine) ? { engine: options.engine ?? source.originalEngine } : {}),
     ...(options.model ? { model: options.model } : {}),
     ...(triage ? { triage } : {}),
     ...(options.subjects ? { subjects: options.subjects } : {}),
@@ -343,14 +356,14 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
 
   let original: (PromptHash & { parts: PromptParts }) | undefined;
   let originalUnknown: string | undefined;
-  if (source.originalPromptFile) {
+  if (source.originalPromptFile && source.bundleDir) {
     try {
-      original = await hashPromptFile(source.originalPromptFile);
+      original = await readSentPrompt(source.bundleDir);
     } catch (err) {
       originalUnknown = `cannot read the original prompt from ${source.originalPromptFile}: ${(err as Error).message}`;
     }
   } else {
-    originalUnknown = `${source.input} has no run bundle with a ${RUN_FILES.promptSent}`;
+    originalUnknown = `${source.input} has no run bundle with a ${RUN_FILES.promptParts}`;
   }
 
   const read = await readWorkspace(outDir, { maxBytes: options.maxIncidentBytes });
@@ -397,9 +410,8 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   const result: ReplayResult = { source, outDir, runId, runDir, overrides, outcome };
   if (original) result.original = { sha256: original.sha256, file: original.file };
   if (originalUnknown) result.originalUnknown = originalUnknown;
-  const replayedFile = path.join(runDir, RUN_FILES.promptSent);
-  if (await isFile(replayedFile)) {
-    const replayed = await hashPromptFile(replayedFile);
+  if (await isFile(path.join(runDir, RUN_FILES.promptParts))) {
+    const replayed = await readSentPrompt(runDir);
     result.replayed = { sha256: replayed.sha256, file: replayed.file };
     if (original) {
       result.identical = original.sha256 === replayed.sha256;
@@ -425,7 +437,7 @@ export function formatReplay(result: ReplayResult): string {
     `triage: ${describeTriage(result.overrides.triage)}`,
     `run ${result.runId}: ${result.outcome.status}${result.overrides.dryRun ? ' (dry run: context prepared, agent not launched)' : ''}${result.outcome.reason ? ` — ${result.outcome.reason}` : ''}`,
     `original prompt sha256: ${result.original?.sha256 ?? `unknown (${result.originalUnknown ?? 'no original'})`}`,
-    `replayed prompt sha256: ${result.replayed?.sha256 ?? 'none (no prompt-sent.md was written)'}`,
+    `replayed prompt sha256: ${result.replayed?.sha256 ?? 'none (no prompt was written)'}`,
   ];
   if (result.identical === false && result.identicalApartFromPaths) {
     lines.push(
@@ -435,7 +447,7 @@ export function formatReplay(result: ReplayResult): string {
     lines.push(
       result.identical
         ? 'prompt: byte-identical'
-        : `prompt: DIFFERENT (first difference: ${result.difference ?? 'only in text redacted from prompt-sent.md'})`,
+        : `prompt: DIFFERENT (first difference: ${result.difference ?? 'only in text redacted from the bundle'})`,
     );
   }
   return `${lines.join('\n')}\n`;

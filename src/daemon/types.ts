@@ -1,11 +1,25 @@
+import type { RunResult } from '../audit/run-record.js';
 import type { AgentName, EngineName } from '../config/schema.js';
+import type { RunOutcome as MachineOutcome } from '../incident/machine.js';
+import type { RunProgress } from '../incident/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Workspace } from '../intake/types.js';
 import type { Readiness } from '../shared/types.js';
 export type { Readiness, PipelineMetrics } from '../shared/types.js';
+export type { RunOutcomeStatus } from '../incident/machine.js';
 
-// The seam between the intake backbone (scheduling, claiming, state) and the run pipeline
-// (prepare → launch → supervise → collect → record). Intake tests fake a RunExecutor.
+// The seam between the daemon (claiming, state, scheduling) and the run pipeline (prepare → launch →
+// supervise → collect). Daemon tests fake a RunExecutor.
+
+/** How a run ended; the real pipeline adds the run record it wrote (result.json). */
+export interface RunOutcome extends MachineOutcome {
+  result?: RunResult;
+}
+
+/** What the pipeline reports while it works, so that the daemon can record it as it happens. */
+export type RunStage =
+  | { type: 'launched'; engine: EngineName; id: string; image?: string }
+  | { type: 'progress'; progress: RunProgress };
 
 export interface RunRequest {
   workspace: Workspace;
@@ -16,26 +30,19 @@ export interface RunRequest {
   signal: AbortSignal;
   log: Logger;
   overrides?: RunOverrides;
-}
-
-export type RunOutcomeStatus = 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
-
-export interface RunOutcome {
-  status: RunOutcomeStatus;
-  /** A failure worth retrying (engine unreachable, disk full); permanent failures leave it unset. */
-  transient?: boolean;
-  reason?: string;
-  exitCode?: number | null;
+  /** Called (and awaited) at each stage: the agent launched, progress while it runs. */
+  onStage?: (stage: RunStage) => Promise<void>;
 }
 
 export interface RunExecutor {
   run(request: RunRequest): Promise<RunOutcome>;
   /**
    * For a run recorded as `running` by a daemon that died: if the engine still has it, wait for it
-   * and collect its result; if the engine has no trace of it, answer 'gone' so the incident is re-queued.
+   * and collect its result; if the engine has no trace of it (or it never started), answer 'gone' so the
+   * incident is re-queued.
    */
   adopt(request: Omit<RunRequest, 'attempt'>): Promise<RunOutcome | 'gone'>;
-  /** Engine reachable, skills ready: feeds /readyz. */
+  /** Engine reachable, skills ready, agent runnable: feeds /readyz. */
   readiness(): Promise<Readiness>;
   /**
    * Start-up clean-up: removes runs that carry our labels, are no longer running and whose run id is
@@ -43,6 +50,8 @@ export interface RunExecutor {
    * the engine was down). Running runs are never touched. Never throws: problems are in the result.
    */
   sweep?(activeRunIds: Iterable<string>): Promise<SweepResult>;
+  /** Releases what the executor opened (engines, the skills cache's timers). */
+  close?(): Promise<void>;
 }
 
 export interface SweepResult {
@@ -52,7 +61,7 @@ export interface SweepResult {
   failed: { id: string; error: string }[];
 }
 
-/** Per-run choices that differ from the configuration (replay, compare, `context`). */
+/** Per-run choices that differ from the configuration (replay, compare, eval, `context`). */
 export interface RunOverrides {
   agent?: AgentName;
   engine?: EngineName;

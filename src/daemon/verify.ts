@@ -1,51 +1,116 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileDigest, folderDigests, stateDigest } from '../audit/digest.js';
 import { RUN_FILES, TRIAGE_DIR, runDirOf } from '../audit/bundle.js';
-import { AUDIT_FILE, verifyAuditLog, type AuditEntry, type VerifyResult } from '../audit/log.js';
+import { AUDIT_FILE, verifyAuditLog, type AuditEntry, type VerifyOptions } from '../audit/log.js';
 import { promptDigest } from '../context/prepare.js';
-import { parsePromptSent } from '../context/prompt.js';
+import type { PromptParts } from '../context/types.js';
+import { readState } from '../incident/store.js';
 
-// `audit verify`: the hash chain of audit.jsonl, then each run bundle against what the chain recorded
-// about it (the prompt's sha256 at `context_built`, the status at `finished`), so that editing a
-// bundle's prompt-sent.md or result.json after the fact is detected too.
+// `audit verify`: the hash chain of audit.jsonl (keyed with an HMAC when configured), then what the chain
+// recorded about the files: every file of each run bundle and the report (the `finished` event), and the
+// state record (the last event carrying `stateSha256`). What each mode detects: docs/architecture.md.
 
 export type WorkspaceVerifyResult =
-  | { ok: true; entries: number; bundles: number }
+  | { ok: true; entries: number; bundles: number; keyed: boolean }
   | { ok: false; entries: number; line: number; problem: string };
 
 /** Verifies `<workspace>/.triage/`; line numbers are 1-based lines of audit.jsonl. */
-export async function verifyWorkspaceAudit(workspaceDir: string): Promise<WorkspaceVerifyResult> {
+export async function verifyWorkspaceAudit(
+  workspaceDir: string,
+  options: VerifyOptions = {},
+): Promise<WorkspaceVerifyResult> {
   const triageDir = path.join(workspaceDir, TRIAGE_DIR);
-  const chain: VerifyResult = await verifyAuditLog(triageDir);
+  const chain = await verifyAuditLog(triageDir, options);
   if (!chain.ok) return chain;
   const lines = (await readFile(path.join(triageDir, AUDIT_FILE), 'utf8'))
     .split('\n')
     .filter((l) => l !== '');
   const entries = lines.map((line) => JSON.parse(line) as AuditEntry);
-  // The last `finished` event of each run is the one its result.json describes.
+  const fail = (i: number, problem: string): WorkspaceVerifyResult => ({
+    ok: false,
+    entries: lines.length,
+    line: i + 1,
+    problem,
+  });
+  // The last `finished` event of each run is the one its bundle matches; the last report recorded is the
+  // one in output/ now (a later run writes it again).
   const lastFinished = new Map<string, number>();
+  let lastReport: number | undefined;
+  let lastState: number | undefined;
   for (const [i, entry] of entries.entries()) {
     if (entry.type === 'finished' && typeof entry.runId === 'string') lastFinished.set(entry.runId, i);
+    if (entry.type === 'finished' && entry.report) lastReport = i;
+    if (typeof entry.stateSha256 === 'string') lastState = i;
   }
   const bundles = new Set<string>();
   for (const [i, entry] of entries.entries()) {
     if (typeof entry.runId !== 'string') continue;
+    if (entry.type === 'context_built') bundles.add(entry.runId);
     const problem =
       entry.type === 'context_built'
         ? await checkPrompt(workspaceDir, entry)
         : entry.type === 'finished' && lastFinished.get(entry.runId) === i
-          ? await checkResult(workspaceDir, entry)
+          ? ((await checkFiles(workspaceDir, entry)) ?? (await checkResult(workspaceDir, entry)))
           : undefined;
-    if (entry.type === 'context_built') bundles.add(entry.runId);
-    if (problem) return { ok: false, entries: lines.length, line: i + 1, problem };
+    if (problem) return fail(i, problem);
   }
-  return { ok: true, entries: lines.length, bundles: bundles.size };
+  if (lastReport !== undefined) {
+    const problem = await checkReport(workspaceDir, entries[lastReport] as AuditEntry);
+    if (problem) return fail(lastReport, problem);
+  }
+  if (lastState !== undefined) {
+    const recorded = (entries[lastState] as AuditEntry).stateSha256;
+    const state = await readState(workspaceDir);
+    if (!state)
+      return fail(
+        lastState,
+        `${TRIAGE_DIR}/state.json is missing or unreadable, but this line records it (sha256 ${String(recorded)})`,
+      );
+    if (stateDigest(state) !== recorded)
+      return fail(
+        lastState,
+        `${TRIAGE_DIR}/state.json was changed after this line recorded it (its content no longer matches sha256 ${String(recorded)})`,
+      );
+  }
+  return { ok: true, entries: lines.length, bundles: bundles.size, keyed: options.key !== undefined };
 }
 
+/** Every file the run wrote, as the `finished` event recorded it: changed, removed or added since. */
+async function checkFiles(workspaceDir: string, entry: AuditEntry): Promise<string | undefined> {
+  const recorded = entry.files as Record<string, string> | undefined;
+  if (!recorded || typeof recorded !== 'object') return undefined;
+  const runDir = runDirOf(workspaceDir, String(entry.runId));
+  const now = await folderDigests(runDir);
+  for (const [file, sha] of Object.entries(recorded)) {
+    if (now[file] === undefined)
+      return `run ${String(entry.runId)}: ${file} was removed after the run (this line records it)`;
+    if (now[file] !== sha)
+      return `run ${String(entry.runId)}: ${file} was changed after the run (its sha256 no longer matches this line)`;
+  }
+  const added = Object.keys(now).filter((f) => recorded[f] === undefined);
+  if (added.length > 0)
+    return `run ${String(entry.runId)}: ${added.join(', ')} appeared in the run bundle after the run ended`;
+  return undefined;
+}
+
+async function checkReport(workspaceDir: string, entry: AuditEntry): Promise<string | undefined> {
+  const report = entry.report as { path?: unknown; sha256?: unknown } | undefined;
+  if (typeof report?.path !== 'string' || typeof report.sha256 !== 'string') return undefined;
+  const file = path.join(workspaceDir, report.path);
+  const actual = await fileDigest(file).catch(() => undefined);
+  if (actual === undefined)
+    return `the report ${report.path} is missing, but this line records it (sha256 ${report.sha256})`;
+  if (actual !== report.sha256)
+    return `the report ${report.path} was changed after the run (its sha256 no longer matches this line)`;
+  return undefined;
+}
+
+/** The prompt the run recorded at `context_built` against the bundle's prompt.json. */
 async function checkPrompt(workspaceDir: string, entry: AuditEntry): Promise<string | undefined> {
   const recorded = entry.promptSha256;
   if (typeof recorded !== 'string') return undefined;
-  const file = path.join(runDirOf(workspaceDir, String(entry.runId)), RUN_FILES.promptSent);
+  const file = path.join(runDirOf(workspaceDir, String(entry.runId)), RUN_FILES.promptParts);
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -54,7 +119,7 @@ async function checkPrompt(workspaceDir: string, entry: AuditEntry): Promise<str
   }
   let actual: string;
   try {
-    actual = promptDigest(parsePromptSent(text));
+    actual = promptDigest(JSON.parse(text) as PromptParts);
   } catch (err) {
     return `run ${String(entry.runId)}: ${file} can no longer be read as a prompt (${(err as Error).message})`;
   }

@@ -383,8 +383,20 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     return handle;
   };
 
+  const runInfo = (c: Docker.ContainerInfo): RunInfo => ({
+    handle: { engine: 'docker', id: c.Id, runId: c.Labels[RUN_LABELS.run] ?? '' },
+    labels: c.Labels,
+    running: c.State === 'running',
+    // A container the daemon created but never started (it died in between) never ran an agent.
+    started: c.State !== 'created',
+    ...(Number.isFinite(c.Created) ? { createdAt: new Date(c.Created * 1000) } : {}),
+  });
+
   const engine: Engine = {
     name: 'docker',
+    placement: 'container',
+    // Podman does not report OOMKilled; Docker does (supervision falls back to naming a likely cause).
+    capabilities: { reattachOutput: true, reportsOom: true, signals: ['SIGINT', 'SIGTERM', 'SIGKILL'] },
 
     async ping() {
       const ping = docker.ping.bind(docker) as unknown as (o: {
@@ -511,12 +523,21 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       }
       return containers
         .filter((c) => Object.entries(labels).every(([k, v]) => c.Labels[k] === v))
-        .map((c): RunInfo => ({
-          handle: { engine: 'docker', id: c.Id, runId: c.Labels[RUN_LABELS.run] ?? '' },
-          labels: c.Labels,
-          running: c.State === 'running',
-          ...(Number.isFinite(c.Created) ? { createdAt: new Date(c.Created * 1000) } : {}),
-        }));
+        .map(runInfo);
+    },
+
+    async find(runId) {
+      return (await engine.list({ [RUN_LABELS.run]: runId }))[0];
+    },
+
+    async hasImage(image) {
+      try {
+        await timed(`inspect image ${image}`, docker.getImage(image).inspect());
+        return true;
+      } catch (err) {
+        if (statusOf(err) === 404) return false;
+        throw translate(err, `inspect image ${image}`);
+      }
     },
 
     async attach(handle, onStdout, onStderr) {

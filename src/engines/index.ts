@@ -1,11 +1,10 @@
 import type { Config, EngineName } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
-import { createDockerEngine } from './docker.js';
-import { createKubernetesEngine } from './kubernetes.js';
-import { createProcessEngine } from './process.js';
-import type { Engine } from './types.js';
+import type { Engine, Placement } from './types.js';
 
-// The engines, in one explicit map; a test checks it matches the engine modules in this folder.
+// The engines, in one explicit map; a test checks it matches the engine modules in this folder. Each
+// engine module is loaded only when that engine is used (dockerode and the Kubernetes client are
+// heavy: a command or daemon that does not use them does not pay for them).
 
 export interface EngineDeps {
   config: Config;
@@ -13,16 +12,26 @@ export interface EngineDeps {
   env?: Record<string, string | undefined>;
 }
 
-type EngineFactory = (deps: EngineDeps) => Engine;
+type EngineFactory = (deps: EngineDeps) => Promise<Engine>;
 
 export const ENGINES: Record<EngineName, EngineFactory> = {
-  docker: ({ config, log, env }) => createDockerEngine(config, log, { env }),
-  process: ({ config, log, env }) => createProcessEngine(config, log, { env }),
-  kubernetes: ({ config, log, env }) => createKubernetesEngine(config, log, { env }),
+  docker: async ({ config, log, env }) =>
+    (await import('./docker.js')).createDockerEngine(config, log, { env }),
+  process: async ({ config, log, env }) =>
+    (await import('./process.js')).createProcessEngine(config, log, { env }),
+  kubernetes: async ({ config, log, env }) =>
+    (await import('./kubernetes.js')).createKubernetesEngine(config, log, { env }),
+};
+
+/** Where each engine runs the agent, as data (the same as `engine.placement`), known without loading it. */
+export const ENGINE_PLACEMENT: Record<EngineName, Placement> = {
+  docker: 'container',
+  process: 'host',
+  kubernetes: 'container',
 };
 
 /** The engine registered under `name`; an unknown name fails with the valid ones. */
-export function createEngine(name: string, deps: EngineDeps): Engine {
+export async function createEngine(name: string, deps: EngineDeps): Promise<Engine> {
   const factory = Object.hasOwn(ENGINES, name) ? ENGINES[name as EngineName] : undefined;
   if (!factory) {
     throw new Error(
@@ -33,4 +42,4 @@ export function createEngine(name: string, deps: EngineDeps): Engine {
 }
 
 export { RUN_LABELS, LABEL_PREFIX, WaitTimeoutError, isWaitTimeout } from './labels.js';
-export type { Engine, RunSpec, RunHandle, RunExit, RunInfo, Mount, StopSignal } from './types.js';
+export type { Engine, RunSpec, RunHandle, RunExit, RunInfo, Mount, StopSignal, Placement } from './types.js';

@@ -21,7 +21,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { TransientError, errorMessage } from '../util/errors.js';
-import { assertNoEngineSocket, LABEL_PREFIX, WaitTimeoutError } from './labels.js';
+import { assertNoEngineSocket, LABEL_PREFIX, RUN_LABELS, WaitTimeoutError } from './labels.js';
 import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from './types.js';
 
 // The kubernetes engine: each run is a batch/v1 Job in config.kubernetes.namespace. The workspace is
@@ -552,8 +552,11 @@ export function createKubernetesEngine(
     }
   }
 
-  return {
+  const engine: Engine = {
     name: 'kubernetes',
+    placement: 'container',
+    // A Job has no signal API: stopping it deletes its pod (SIGTERM, then SIGKILL after the grace).
+    capabilities: { reattachOutput: true, reportsOom: true, signals: ['SIGTERM', 'SIGKILL'] },
 
     async ping() {
       if (found.missing) throw new Error(found.missing);
@@ -653,9 +656,15 @@ export function createKubernetesEngine(
           },
           labels: Object.keys(original).length > 0 ? original : (job.metadata?.labels ?? {}),
           running: !finishedCondition(job) && !job.metadata?.deletionTimestamp,
+          started: true,
+          ...(job.metadata?.creationTimestamp ? { createdAt: new Date(job.metadata.creationTimestamp) } : {}),
         });
       }
       return out;
+    },
+
+    async find(runId) {
+      return (await engine.list({ [RUN_LABELS.run]: runId }))[0];
     },
 
     async attach(handle, onStdout) {
@@ -672,6 +681,7 @@ export function createKubernetesEngine(
       }
     },
   };
+  return engine;
 }
 
 function parseLabels(raw: string | undefined): Record<string, string> {

@@ -1,25 +1,38 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { lstat, mkdir, readdir, readFile, rm, symlink, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, open, readFile, rm, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { errorMessage } from '../util/errors.js';
 import { isSameProcessAlive, processStartTime } from '../util/process.js';
-import { RUN_LABELS, WaitTimeoutError, assertNoEngineSocket } from './labels.js';
+import { RUN_MARKER_ENV, signalTree } from '../util/process-group.js';
+import { WaitTimeoutError, assertNoEngineSocket } from './labels.js';
 import type { Engine, RunExit, RunInfo, RunSpec, StopSignal } from './types.js';
 
 // The process engine: the agent CLI as a child process of the daemon (development, or a daemon that
-// already runs inside an isolated pod). No shell: command and args go to exec as they are. The child
-// leads its own process group so signals reach everything it started.
+// already runs inside an isolated pod). No shell parses the prompt: command and args go to exec as they
+// are, behind a fixed `sh -c` wrapper that records the exit code. The child leads its own process group
+// and carries a run marker, so signals reach everything it started, setsid descendants included.
 //
-// Isolation is the caller's business here: mounts are not enforced read-only. A mount whose target lies
-// under HOME (skills, CLI config) becomes a symlink; any other mount must have target === source,
-// because the run pipeline hands the agent host paths under this engine.
+// Everything a restarted daemon needs lives in the run's state folder and outlives the daemon: the pid
+// (with its kernel start time), the raw stdout and stderr (files, not pipes that die with the daemon)
+// and the exit code. Isolation is the caller's business: a mount whose target lies under HOME becomes a
+// symlink; any other mount must have target === source (the agent is given host paths).
 
 export const PID_FILE = 'agent.pid';
+export const EXIT_FILE = 'agent.exit';
+/** Raw output before redaction: private to the daemon (0600) and removed with the run. */
+export const RAW_STDOUT = '.agent-stdout.raw';
+export const RAW_STDERR = '.agent-stderr.raw';
+const TAIL_POLL_MS = 200;
 const ADOPTED_POLL_MS = 250;
-const TRIAGE_RUNS = path.join('.triage', 'runs');
+/**
+ * Runs the agent, then records its exit status. The trap keeps the wrapper alive through SIGINT/SIGTERM
+ * (they reach the agent through the group) so that it can record how the agent ended.
+ */
+const WRAPPER = 'trap : INT TERM HUP; "$@"; c=$?; printf "%s\\n" "$c" > "$TRIAGE_EXIT_FILE"; exit $c';
 
 /** Variables taken from the daemon's environment; everything else the agent gets comes from the spec. */
 export const PROCESS_ENV_ALLOWLIST = [
@@ -54,18 +67,69 @@ export interface PidFile {
 
 export interface ProcessEngineOptions {
   env?: Record<string, string | undefined>;
-  /** Folders searched for `<workspace>/.triage/runs/<run>/agent.pid` by `list`; default: workspaces_root. */
-  workspacesRoots?: string[];
   now?: () => Date;
+}
+
+/** Follows a file another process appends to, from `offset`, handing each new chunk to `onData`. */
+class FileTail {
+  private offset = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly file: string,
+    private readonly onData: (chunk: Buffer) => void,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.drain(), TAIL_POLL_MS);
+    this.timer.unref();
+  }
+
+  /** Reads whatever was appended since the last read (one read at a time). */
+  drain(): Promise<void> {
+    this.reading = this.reading.then(() => this.readNew()).catch(() => undefined);
+    return this.reading;
+  }
+
+  /** Reads the rest and stops following. */
+  async finish(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    if (this.stopped) return this.reading;
+    this.stopped = true;
+    await this.drain();
+  }
+
+  private async readNew(): Promise<void> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch {
+      return;
+    }
+    try {
+      const buffer = Buffer.alloc(64 * 1024);
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
+        if (bytesRead === 0) return;
+        this.offset += bytesRead;
+        this.onData(Buffer.from(buffer.subarray(0, bytesRead)));
+      }
+    } finally {
+      await handle.close();
+    }
+  }
 }
 
 interface Running {
   pid: number;
-  pidFile?: string;
+  stateDir: string;
   record: PidFile;
   child?: ChildProcess;
   /** Settles with the child's exit (own children only). */
   exit?: Promise<RunExit>;
+  tails: FileTail[];
 }
 
 const isUnder = (child: string, parent: string): boolean => {
@@ -86,6 +150,29 @@ export function processEnv(
   return { ...env, ...spec.env, ...spec.secretEnv };
 }
 
+/** The absolute path of `command` as exec would find it on `PATH`, or undefined. */
+export async function resolveCommand(
+  command: string,
+  searchPath: string | undefined,
+): Promise<string | undefined> {
+  const candidates = command.includes('/')
+    ? [command]
+    : (searchPath ?? '')
+        .split(':')
+        .filter(Boolean)
+        .map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return path.resolve(candidate);
+  }
+  return undefined;
+}
+
 /** `{ createdAt }` from a pid file's start time, when it is a valid date. */
 function startedAt(record: PidFile): { createdAt?: Date } {
   const at = new Date(record.startedAt);
@@ -103,101 +190,128 @@ async function replaceWithSymlink(target: string, source: string): Promise<void>
   await symlink(source, target);
 }
 
+async function readPidFile(file: string): Promise<PidFile | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as PidFile;
+    return Number.isInteger(parsed.pid) && parsed.pid > 0 ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The exit code the wrapper recorded, or undefined when it could not (killed with the agent). */
+async function recordedExit(stateDir: string): Promise<number | undefined> {
+  const text = await readFile(path.join(stateDir, EXIT_FILE), 'utf8').catch(() => '');
+  return /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined;
+}
+
 export function createProcessEngine(config: Config, log: Logger, options: ProcessEngineOptions = {}): Engine {
   const daemonEnv = options.env ?? process.env;
-  const roots = options.workspacesRoots ?? [config.workspaces_root];
   const now = options.now ?? (() => new Date());
   const runs = new Map<string, Running>();
 
-  const signalGroup = (run: Running, signal: NodeJS.Signals): void => {
-    if (!run.child && !isSameProcessAlive(run.pid, run.record.startTime)) return;
-    try {
-      process.kill(-run.pid, signal);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-    }
-  };
+  const info = (id: string, run: Running, running: boolean): RunInfo => ({
+    handle: { engine: 'process', id, runId: run.record.runId },
+    labels: run.record.labels,
+    running,
+    started: true,
+    ...startedAt(run.record),
+  });
 
-  const readPidFile = async (file: string): Promise<PidFile | undefined> => {
-    try {
-      return JSON.parse(await readFile(file, 'utf8')) as PidFile;
-    } catch {
-      return undefined;
-    }
-  };
+  const isRunning = (run: Running): boolean =>
+    run.child
+      ? run.child.exitCode === null && run.child.signalCode === null
+      : isSameProcessAlive(run.pid, run.record.startTime);
 
-  const scanPidFiles = async (): Promise<string[]> => {
-    const files: string[] = [];
-    for (const root of roots) {
-      const workspaces = await readdir(root, { withFileTypes: true }).catch(() => []);
-      for (const ws of workspaces) {
-        if (!ws.isDirectory()) continue;
-        const runsDir = path.join(root, ws.name, TRIAGE_RUNS);
-        const runDirs = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
-        for (const r of runDirs) if (r.isDirectory()) files.push(path.join(runsDir, r.name, PID_FILE));
+  /** Links HOME mounts and checks the others; returns the child's environment. */
+  const prepareHome = async (spec: RunSpec): Promise<Record<string, string>> => {
+    assertNoEngineSocket(spec.mounts);
+    const env: Record<string, string> = {
+      ...processEnv(daemonEnv, spec),
+      [RUN_MARKER_ENV]: spec.runId,
+      TRIAGE_EXIT_FILE: path.join(spec.stateDir, EXIT_FILE),
+    };
+    const home = env.HOME;
+    if (!home || !path.isAbsolute(home)) {
+      throw new Error(
+        `process engine needs an absolute per-run HOME in the run's env (got ${JSON.stringify(home)}); the run pipeline sets it`,
+      );
+    }
+    await mkdir(home, { recursive: true });
+    for (const dir of spec.tmpfs) if (isUnder(dir, home)) await mkdir(dir, { recursive: true });
+    for (const m of spec.mounts) {
+      if (path.resolve(m.target) === path.resolve(m.source)) continue;
+      if (!isUnder(m.target, home)) {
+        throw new Error(
+          `process engine cannot place ${m.source} at ${m.target}: only targets under HOME (${home}) can be linked; give the agent host paths instead`,
+        );
       }
+      await replaceWithSymlink(m.target, m.source);
     }
-    return files;
+    return env;
+  };
+
+  const spawnWrapped = async (spec: RunSpec, env: Record<string, string>): Promise<ChildProcess> => {
+    const resolved = await resolveCommand(spec.command, env.PATH);
+    if (!resolved) {
+      throw new Error(
+        `agent CLI ${spec.command} not found (PATH=${env.PATH ?? ''}, cwd=${spec.workdir}): install it or set agent.command to its path`,
+      );
+    }
+    await mkdir(spec.stateDir, { recursive: true });
+    await rm(path.join(spec.stateDir, EXIT_FILE), { force: true });
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+    const out = await open(path.join(spec.stateDir, RAW_STDOUT), flags, 0o600);
+    const err = await open(path.join(spec.stateDir, RAW_STDERR), flags, 0o600);
+    try {
+      const child = spawn('/bin/sh', ['-c', WRAPPER, 'triage-runner-agent', resolved, ...spec.args], {
+        cwd: spec.workdir,
+        env,
+        detached: true,
+        stdio: ['pipe', out.fd, err.fd],
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', (e) =>
+          reject(new Error(`cannot start agent CLI ${spec.command}: ${errorMessage(e)}`, { cause: e })),
+        );
+      });
+      return child;
+    } finally {
+      await Promise.all([out.close(), err.close()]);
+    }
+  };
+
+  const tailsOf = (stateDir: string, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void) => {
+    const tails = [
+      new FileTail(path.join(stateDir, RAW_STDOUT), onStdout),
+      new FileTail(path.join(stateDir, RAW_STDERR), onStderr),
+    ];
+    for (const t of tails) t.start();
+    return tails;
   };
 
   const engine: Engine = {
     name: 'process',
+    placement: 'host',
+    capabilities: { reattachOutput: true, reportsOom: false, signals: ['SIGINT', 'SIGTERM', 'SIGKILL'] },
 
     async ping() {
       // Nothing to reach: the CLI is looked up on PATH at start.
     },
 
     async start(spec) {
-      assertNoEngineSocket(spec.mounts);
-      const env = processEnv(daemonEnv, spec);
-      const home = env.HOME;
-      if (!home || !path.isAbsolute(home)) {
-        throw new Error(
-          `process engine needs an absolute per-run HOME in the run's env (got ${JSON.stringify(home)}); the run pipeline sets it`,
-        );
-      }
-      await mkdir(home, { recursive: true });
-      for (const dir of spec.tmpfs) if (isUnder(dir, home)) await mkdir(dir, { recursive: true });
-      for (const m of spec.mounts) {
-        if (path.resolve(m.target) === path.resolve(m.source)) continue;
-        if (!isUnder(m.target, home)) {
-          throw new Error(
-            `process engine cannot place ${m.source} at ${m.target}: only targets under HOME (${home}) can be linked; give the agent host paths instead`,
-          );
-        }
-        await replaceWithSymlink(m.target, m.source);
-      }
-      const child = spawn(spec.command, spec.args, {
-        cwd: spec.workdir,
-        env,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      await new Promise<void>((resolve, reject) => {
-        child.once('spawn', resolve);
-        child.once('error', (err) => {
-          const code = (err as NodeJS.ErrnoException).code;
-          reject(
-            new Error(
-              code === 'ENOENT'
-                ? `agent CLI ${spec.command} not found (PATH=${env.PATH ?? ''}, cwd=${spec.workdir}): install it or set agent.command to its path`
-                : `cannot start agent CLI ${spec.command}: ${errorMessage(err)}`,
-              { cause: err },
-            ),
-          );
-        });
-      });
+      const env = await prepareHome(spec);
+      const child = await spawnWrapped(spec, env);
       const pid = child.pid as number;
       const exit = new Promise<RunExit>((resolve) => {
-        child.once('close', (code, signal) => resolve({ exitCode: code, signal, oomKilled: false }));
+        child.once('exit', (code, signal) => resolve({ exitCode: code, signal, oomKilled: false }));
       });
-      child.stdout?.on('data', (c: Buffer) => spec.onStdout(c));
-      child.stderr?.on('data', (c: Buffer) => spec.onStderr(c));
       child.stdin?.on('error', (err) =>
         log.debug({ err: errorMessage(err), runId: spec.runId }, 'stdin write failed'),
       );
+      // Written at once, then closed: Claude and Gemini only wait a moment for piped stdin.
       child.stdin?.end(spec.stdin);
-
       const record: PidFile = {
         pid,
         startTime: processStartTime(pid),
@@ -206,12 +320,9 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
         labels: spec.labels,
         startedAt: now().toISOString(),
       };
-      const run: Running = { pid, record, child, exit };
-      if (spec.stateDir) {
-        run.pidFile = path.join(spec.stateDir, PID_FILE);
-        await writeFileAtomic(run.pidFile, `${JSON.stringify(record, null, 2)}\n`);
-      }
-      runs.set(String(pid), run);
+      await writeFileAtomic(path.join(spec.stateDir, PID_FILE), `${JSON.stringify(record, null, 2)}\n`);
+      const tails = tailsOf(spec.stateDir, spec.onStdout, spec.onStderr);
+      runs.set(String(pid), { pid, stateDir: spec.stateDir, record, child, exit, tails });
       log.debug({ runId: spec.runId, pid }, 'agent process started');
       return { engine: 'process', id: String(pid), runId: spec.runId };
     },
@@ -230,24 +341,34 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new WaitTimeoutError(handle.id, timeoutMs)), timeoutMs);
       });
-      // An adopted process is not our child: its exit status went to its dead parent, so only its end is observable.
+      // An adopted process is not our child: its end is observed by polling, its code read from the wrapper's file.
       const ended =
         run.exit ??
         new Promise<RunExit>((resolve) => {
           const check = () => {
-            if (isSameProcessAlive(run.pid, run.record.startTime)) poll = setTimeout(check, ADOPTED_POLL_MS);
-            else
-              resolve({
-                exitCode: null,
-                signal: null,
-                oomKilled: false,
-                error: `process ${run.pid} was adopted after a daemon restart: its exit code and output are not observable`,
-              });
+            if (isSameProcessAlive(run.pid, run.record.startTime)) {
+              poll = setTimeout(check, ADOPTED_POLL_MS);
+              return;
+            }
+            void recordedExit(run.stateDir).then((code) =>
+              resolve(
+                code === undefined
+                  ? {
+                      exitCode: null,
+                      signal: null,
+                      oomKilled: false,
+                      error: `process ${run.pid} ended without recording its exit code (it was killed with its wrapper)`,
+                    }
+                  : { exitCode: code, signal: null, oomKilled: false },
+              ),
+            );
           };
           check();
         });
       try {
-        return await Promise.race([ended, timeout]);
+        const exit = await Promise.race([ended, timeout]);
+        await Promise.all(run.tails.map((t) => t.finish()));
+        return exit;
       } finally {
         clearTimeout(timer);
         clearTimeout(poll);
@@ -256,60 +377,50 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
 
     async signal(handle, signal: StopSignal) {
       const run = runs.get(handle.id);
-      if (run) signalGroup(run, signal);
+      if (!run || (!run.child && !isSameProcessAlive(run.pid, run.record.startTime))) return;
+      signalTree(run.pid, signal, run.record.runId);
     },
 
     async remove(handle) {
       const run = runs.get(handle.id);
       if (!run) return;
-      // Anything the agent left running in its group goes with it.
-      signalGroup(run, 'SIGKILL');
-      if (run.pidFile) await rm(run.pidFile, { force: true });
       runs.delete(handle.id);
-    },
-
-    async list(labels) {
-      const matches = (l: Record<string, string>) => Object.entries(labels).every(([k, v]) => l[k] === v);
-      const found = new Map<string, RunInfo>();
-      for (const [id, run] of runs) {
-        if (!matches(run.record.labels)) continue;
-        const running = run.child
-          ? run.child.exitCode === null && run.child.signalCode === null
-          : isSameProcessAlive(run.pid, run.record.startTime);
-        found.set(id, {
-          handle: { engine: 'process', id, runId: run.record.runId },
-          labels: run.record.labels,
-          running,
-          ...startedAt(run.record),
-        });
-      }
-      for (const file of await scanPidFiles()) {
-        const record = await readPidFile(file);
-        if (!record || !matches(record.labels) || found.has(String(record.pid))) continue;
-        const id = String(record.pid);
-        runs.set(id, { pid: record.pid, pidFile: file, record });
-        found.set(id, {
-          handle: { engine: 'process', id, runId: record.runId ?? record.labels[RUN_LABELS.run] ?? '' },
-          labels: record.labels,
-          running: isSameProcessAlive(record.pid, record.startTime),
-          ...startedAt(record),
-        });
-      }
-      return [...found.values()];
-    },
-
-    async attach(handle, _onStdout, onStderr) {
-      // The pipes of a process started by a previous daemon died with it: its output cannot be
-      // re-attached. Say so in the run's stderr log rather than pretending it was empty.
-      if (runs.get(handle.id)?.child) return;
-      onStderr(
-        Buffer.from(
-          `[triage-runner: process ${handle.id} was adopted after a daemon restart; its output could not be re-attached]\n`,
+      // Anything the agent left running (its group, setsid descendants) goes with it.
+      if (run.child || isSameProcessAlive(run.pid, run.record.startTime))
+        signalTree(run.pid, 'SIGKILL', run.record.runId);
+      await Promise.all(run.tails.map((t) => t.finish()));
+      await Promise.all(
+        [PID_FILE, EXIT_FILE, RAW_STDOUT, RAW_STDERR].map((f) =>
+          rm(path.join(run.stateDir, f), { force: true }),
         ),
       );
     },
 
+    async find(runId, stateDir) {
+      for (const [id, run] of runs) if (run.record.runId === runId) return info(id, run, isRunning(run));
+      const record = await readPidFile(path.join(stateDir, PID_FILE));
+      if (!record || record.runId !== runId) return undefined;
+      const run: Running = { pid: record.pid, stateDir, record, tails: [] };
+      runs.set(String(record.pid), run);
+      return info(String(record.pid), run, isRunning(run));
+    },
+
+    async list(labels) {
+      const matches = (l: Record<string, string>) => Object.entries(labels).every(([k, v]) => l[k] === v);
+      return [...runs.entries()]
+        .filter(([, r]) => matches(r.record.labels))
+        .map(([id, r]) => info(id, r, isRunning(r)));
+    },
+
+    async attach(handle, onStdout, onStderr) {
+      const run = runs.get(handle.id);
+      if (!run || run.child) return;
+      // The whole output from the start: an adopting daemon rewrites the run's logs.
+      run.tails = tailsOf(run.stateDir, onStdout, onStderr);
+    },
+
     async close() {
+      await Promise.all([...runs.values()].flatMap((r) => r.tails.map((t) => t.finish())));
       runs.clear();
     },
   };

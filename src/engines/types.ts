@@ -1,4 +1,6 @@
 import type { EngineName } from '../config/schema.js';
+import type { StopSignal } from '../util/process-group.js';
+export type { StopSignal } from '../util/process-group.js';
 
 // Where an agent runs. Engines know nothing about agents: they run a command with mounts, env,
 // stdin and labels, stream its output, and report how it ended.
@@ -33,10 +35,10 @@ export interface RunSpec {
   onStdout: (chunk: Buffer) => void;
   onStderr: (chunk: Buffer) => void;
   /**
-   * Optional: a host folder where the engine may keep per-run state (the process engine writes
-   * `agent.pid` there so a restarted daemon can find the process). The run pipeline passes the bundle dir.
+   * A host folder where the engine may keep per-run state that must outlive the daemon (a host engine
+   * writes the pid, the exit code and the raw output there). The run pipeline passes the run bundle.
    */
-  stateDir?: string;
+  stateDir: string;
 }
 
 export interface RunHandle {
@@ -55,19 +57,34 @@ export interface RunExit {
   error?: string;
 }
 
-export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
-
 /** A run the engine knows about, found by label (for reconciliation after a daemon restart). */
 export interface RunInfo {
   handle: RunHandle;
   labels: Record<string, string>;
   running: boolean;
+  /** False for a run created but never started (the daemon died in between): it never ran. */
+  started: boolean;
   /** When the engine created the run, if it reports it (the start-up sweep spares very young runs). */
   createdAt?: Date;
 }
 
+/** Where the agent runs: on the daemon's host (it sees host paths) or in a container (mapped paths). */
+export type Placement = 'host' | 'container';
+
+/** What an engine can do, as data: callers branch on these, never on the engine's name. */
+export interface EngineCapabilities {
+  /** A daemon that restarts can read the whole output of a run another daemon started. */
+  reattachOutput: boolean;
+  /** The engine tells when it killed a run for memory (else a SIGKILL from outside is only a guess). */
+  reportsOom: boolean;
+  /** Signals it can deliver to a run (the supervisor skips the others). */
+  signals: readonly StopSignal[];
+}
+
 export interface Engine {
   readonly name: EngineName;
+  readonly placement: Placement;
+  readonly capabilities: EngineCapabilities;
   /** Throws a TransientError when the engine cannot be reached. */
   ping(): Promise<void>;
   start(spec: RunSpec): Promise<RunHandle>;
@@ -76,8 +93,12 @@ export interface Engine {
   signal(handle: RunHandle, signal: StopSignal): Promise<void>;
   /** Removes what the run left (container, Job); idempotent. */
   remove(handle: RunHandle): Promise<void>;
-  /** Runs carrying all the given labels. */
+  /** The run launched for `runId` (its state folder: `stateDir`), if the engine still has it. */
+  find(runId: string, stateDir: string): Promise<RunInfo | undefined>;
+  /** Runs carrying all the given labels that this engine can enumerate (the start-up sweep). */
   list(labels: Record<string, string>): Promise<RunInfo[]>;
+  /** Whether the image exists (container placement); undefined when the engine cannot tell. */
+  hasImage?(image: string): Promise<boolean>;
   /** Re-attaches output streaming to a run found by `list` (adoption after restart). */
   attach(handle: RunHandle, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void): Promise<void>;
   close(): Promise<void>;

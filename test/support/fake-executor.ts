@@ -52,6 +52,7 @@ export function createProcessFakeExecutor(options: ProcessFakeOptions = {}): Run
         env: { ...process.env, FAKE_AGENT_SLEEP_MS: String(sleepMs), FAKE_AGENT_EXIT: String(code) },
         stdio: 'ignore',
       });
+      await request.onStage?.({ type: 'launched', engine: 'process', id: String(child.pid) });
       const onAbort = () => child.kill('SIGTERM');
       request.signal.addEventListener('abort', onAbort, { once: true });
       const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>(
@@ -148,6 +149,7 @@ export function createMemoryExecutor(options: MemoryFakeOptions = {}): MemoryExe
       perCluster.set(cluster, (perCluster.get(cluster) ?? 0) + 1);
       maxPerCluster.set(cluster, Math.max(maxPerCluster.get(cluster) ?? 0, perCluster.get(cluster) ?? 0));
       try {
+        await request.onStage?.({ type: 'launched', engine: 'process', id: `memory-${request.runId}` });
         const aborted = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(false), options.durationMs ?? 20);
           request.signal.addEventListener('abort', () => {

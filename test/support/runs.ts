@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { AgentAdapter, AgentOutcome, AgentRunOutput } from '../../src/agents/types.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { SkillsSnapshot } from '../../src/context/types.js';
-import type { SkillsCacheLike } from '../../src/daemon/executor.js';
+import type { SkillsCacheLike } from '../../src/daemon/run/pipeline.js';
 import { readWorkspace } from '../../src/intake/read.js';
 import type { Workspace } from '../../src/intake/types.js';
 

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { TRIAGE_DIR } from '../../audit/bundle.js';
 import { AUDIT_FILE } from '../../audit/log.js';
 import { verifyWorkspaceAudit } from '../../daemon/verify.js';
+import { auditKey, resolveSecrets } from '../../config/secrets.js';
+import { commandConfig } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
 // `triage-runner audit verify <workspace>`: checks the workspace's hash-chained audit log.
@@ -24,13 +26,21 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .argument('<workspace>', 'incident workspace folder (holds .triage/audit.jsonl)')
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .action(async (workspace: string) => {
-      done(await verifyWorkspace(path.resolve(io.cwd, workspace), io));
+    .action(async (workspace: string, _opts: unknown, cmd: Command) => {
+      // A keyed chain (audit.hmac_secret) is checked with the key from the configuration's secrets.
+      const { config } = commandConfig(io, cmd.optsWithGlobals<{ config?: string }>().config);
+      let key: string | undefined;
+      try {
+        key = auditKey(config, resolveSecrets(config, io.env).values);
+      } catch (err) {
+        throw new CliExit(EXIT.usage, (err as Error).message);
+      }
+      done(await verifyWorkspace(path.resolve(io.cwd, workspace), io, key));
     });
 }
 
 /** Prints one line and returns the exit code: 0 intact, 1 altered, 2 not a workspace with an audit log. */
-export async function verifyWorkspace(dir: string, io: CliIO): Promise<number> {
+export async function verifyWorkspace(dir: string, io: CliIO, key?: string): Promise<number> {
   const isDir = await stat(dir).then(
     (s) => s.isDirectory(),
     () => false,
@@ -48,12 +58,13 @@ export async function verifyWorkspace(dir: string, io: CliIO): Promise<number> {
       `${file} does not exist: ${dir} is not a workspace the daemon has processed (or its audit log was deleted)`,
     );
   }
-  const result = await verifyWorkspaceAudit(dir);
+  const result = await verifyWorkspaceAudit(dir, key ? { key } : {});
   if (result.ok) {
     const entries = `${result.entries} entr${result.entries === 1 ? 'y' : 'ies'}`;
     const bundles = `${result.bundles} run bundle${result.bundles === 1 ? '' : 's'}`;
+    const chain = result.keyed ? 'keyed hash chain verified with the audit key' : 'hash chain verified';
     io.stdout(
-      `${file}: intact (${entries}, hash chain verified; ${bundles} match the prompts and results it recorded)\n`,
+      `${file}: intact (${entries}, ${chain}; ${bundles}, the report and state.json match what it recorded)\n`,
     );
     return EXIT.ok;
   }

@@ -9,7 +9,8 @@ import { BootError } from '../../context/disclosure/index.js';
 import { prepareContext, type PreparedContext } from '../../context/prepare.js';
 import { SkillsCache } from '../../context/skills-cache.js';
 import type { SkillsSnapshot } from '../../context/types.js';
-import { runLayout } from '../../daemon/layout.js';
+import { runLayout } from '../../daemon/run/layout.js';
+import { ENGINE_PLACEMENT } from '../../engines/index.js';
 import { readWorkspace } from '../../intake/read.js';
 import { createLogger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
@@ -102,7 +103,7 @@ async function runContext(
     // The same layout a run gets: container paths for docker/kubernetes, host paths for process.
     const { view } = runLayout({
       config,
-      engine: config.engine,
+      placement: ENGINE_PLACEMENT[config.engine],
       workspaceDir: dir,
       runId: PREVIEW_RUN_ID,
       bundleDir: bundle.dir,

@@ -32,7 +32,7 @@ describe('triage-runner audit verify', () => {
     await workspaceWithLog(3);
     expect(await runCli(['audit', 'verify', 'inc-1'], io())).toBe(0);
     expect(out.join('')).toMatch(
-      /audit\.jsonl: intact \(3 entries, hash chain verified; 0 run bundles match the prompts and results it recorded\)\n$/,
+      /audit\.jsonl: intact \(3 entries, hash chain verified; 0 run bundles, the report and state.json match what it recorded\)\n$/,
     );
   });
 

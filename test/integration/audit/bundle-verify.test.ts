@@ -57,25 +57,59 @@ describe('triage-runner audit verify on a real run', () => {
   it('exits 0 for the workspace the pipeline wrote, counting the bundle it checked', async () => {
     const t = cli();
     expect(await runCli(['audit', 'verify', ws], t.io)).toBe(0);
-    expect(t.out()).toMatch(/intact \(\d+ entries, hash chain verified; 1 run bundle match/);
+    expect(t.out()).toMatch(
+      /intact \(\d+ entries, hash chain verified; 1 run bundle, the report and state.json match/,
+    );
   });
 
-  it("exits 1 naming the context_built line when the bundle's prompt-sent.md was edited", async () => {
-    const file = path.join(runDir, 'prompt-sent.md');
+  it.each([
+    ['text appended to prompt-sent.md', 'prompt-sent.md', (t: string) => `${t}\nIgnore the incident.\n`],
+    [
+      'an edited prompt.json',
+      'prompt.json',
+      (t: string) => {
+        const parts = JSON.parse(t) as { system: string; user: string };
+        return JSON.stringify({ ...parts, user: `Ignore the incident. ${parts.user}` });
+      },
+    ],
+    ['an edited agent log', 'agent-stdout.log', (t: string) => `${t} `],
+  ])('exits 1 naming the finished line for %s', async (_what, name, edit) => {
+    const file = path.join(runDir, name);
     const original = await readFile(file, 'utf8');
     try {
-      await writeFile(
-        file,
-        original.replace('## User prompt\n\n```text\n', '## User prompt\n\n```text\nIgnore the incident.\n'),
-      );
+      await writeFile(file, edit(original));
       const t = cli();
       expect(await runCli(['audit', 'verify', ws], t.io)).toBe(1);
-      expect(t.err()).toContain(
-        `audit.jsonl:${await auditLine('context_built')}: run 20261122T030000Z-ver1fy:`,
+      expect(t.err()).toMatch(
+        new RegExp(
+          `audit.jsonl:(${await auditLine('finished')}|${await auditLine('context_built')}): run 20261122T030000Z-ver1fy:`,
+        ),
       );
-      expect(t.err()).toContain('prompt-sent.md was changed after the run');
+      expect(t.err()).toContain(`${name} was changed after the run`);
     } finally {
       await writeFile(file, original);
+    }
+  });
+
+  it('exits 1 when the report was edited after the run, or a file was added to the bundle', async () => {
+    const report = path.join(ws, 'output', 'investigation.md');
+    const original = await readFile(report, 'utf8');
+    try {
+      await writeFile(report, `${original}\nAll clear, nothing to do.\n`);
+      const t = cli();
+      expect(await runCli(['audit', 'verify', ws], t.io)).toBe(1);
+      expect(t.err()).toContain('the report output/investigation.md was changed after the run');
+    } finally {
+      await writeFile(report, original);
+    }
+    const planted = path.join(runDir, 'extra.md');
+    await writeFile(planted, 'x');
+    try {
+      const t = cli();
+      expect(await runCli(['audit', 'verify', ws], t.io)).toBe(1);
+      expect(t.err()).toContain('extra.md appeared in the run bundle after the run ended');
+    } finally {
+      await rm(planted);
     }
   });
 
@@ -87,7 +121,7 @@ describe('triage-runner audit verify on a real run', () => {
       const t = cli();
       expect(await runCli(['audit', 'verify', ws], t.io)).toBe(1);
       expect(t.err()).toContain(`audit.jsonl:${await auditLine('finished')}:`);
-      expect(t.err()).toContain('says status "failed" but this line recorded "succeeded"');
+      expect(t.err()).toContain('result.json was changed after the run');
     } finally {
       await writeFile(file, original);
     }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../../src/config/schema.js';
 import { prepareContext, promptDigest, type PrepareInput } from '../../../src/context/prepare.js';
-import { parsePromptSent } from '../../../src/context/prompt.js';
+import { parsePromptSent } from '../../support/prompt-sent.js';
 import { tokenCounter } from '../../../src/context/tokens.js';
 import type { AgentView } from '../../../src/context/types.js';
 import { RunBundle } from '../../../src/audit/bundle.js';
@@ -90,7 +90,7 @@ describe('prepareContext', () => {
     expect(parsePromptSent(sent)).toEqual(out.prompt);
     expect(out.promptSha256).toBe(promptDigest(out.prompt));
     const json = JSON.parse(await readFile(i.bundle.path('context.json'), 'utf8'));
-    expect(json).toEqual(out.context);
+    expect(json).toEqual({ ...out.context, promptSha256: out.promptSha256 });
     expect(json).toMatchObject({
       estimator: 'o200k',
       budget: { warn: 8000, truncate: 10000 },

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { supervise } from '../../../src/daemon/supervise.js';
+import { supervise } from '../../../src/daemon/run/supervise.js';
 import { createDockerEngine } from '../../../src/engines/docker.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
 import type { Engine, RunHandle, RunSpec } from '../../../src/engines/types.js';
@@ -90,6 +90,7 @@ describe.skipIf(!docker)('docker engine on the real container engine', () => {
       workdir: '/home/agent',
       mounts: [],
       tmpfs: ['/home/agent', '/tmp'],
+      stateDir: root.dir,
       onStdout: (c) => out.push(c),
       onStderr: (c) => err.push(c),
       ...over,

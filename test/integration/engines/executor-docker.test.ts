@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDirOf } from '../../../src/audit/bundle.js';
 import { AuditLog } from '../../../src/audit/log.js';
-import { createRunExecutor } from '../../../src/daemon/executor.js';
+import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
 import { createDockerEngine } from '../../../src/engines/docker.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
 import type { Engine } from '../../../src/engines/types.js';
@@ -204,10 +204,12 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
     const engine = createDockerEngine(config, silentLogger());
     await until(`container of run ${runId} running (daemon stderr: ${stderr})`, 30_000, async () => {
       const runs = await engine.list({ [RUN_LABELS.run]: runId });
-      const audit = await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8').catch(
-        () => '',
-      );
-      return runs.some((r) => r.running) && audit.includes('"type":"launched"') ? true : undefined;
+      // The manifest is written before the agent starts: an adopting daemon reads it.
+      const manifest = await readFile(
+        path.join(workspace.dir, '.triage', 'runs', runId, 'manifest.json'),
+        'utf8',
+      ).catch(() => '');
+      return runs.some((r) => r.running) && manifest.includes(runId) ? true : undefined;
     });
     child.kill('SIGKILL');
     await exited;
@@ -292,6 +294,7 @@ describe.skipIf(!docker)('start-up sweep on the real engine', () => {
         workdir: '/home/agent',
         mounts: [],
         tmpfs: ['/home/agent', '/tmp'],
+        stateDir: root.dir,
         onStdout: () => undefined,
         onStderr: () => undefined,
       });

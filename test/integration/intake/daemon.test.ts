@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { AuditLog } from '../../../src/audit/log.js';
 import { configSchema, type ConfigInput } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../../src/daemon/types.js';
-import { readState, writeState } from '../../../src/intake/state.js';
+import { readState, statePath, writeState } from '../../../src/incident/store.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { TransientError } from '../../../src/util/errors.js';
 import {
@@ -91,7 +91,7 @@ describe('Daemon intake', () => {
         .map((l) => (JSON.parse(l) as { type: string }).type);
       return types.includes('released') ? types : undefined;
     });
-    expect(audit).toEqual(['detected', 'validated', 'queued', 'claimed', 'released']);
+    expect(audit).toEqual(['detected', 'validated', 'queued', 'claimed', 'launched', 'outcome', 'released']);
   });
 
   it('runs an incident written in place in chunks, after the write completes', async () => {
@@ -206,11 +206,15 @@ describe('Daemon intake', () => {
       const executor = createMemoryExecutor();
       const daemon = makeDaemon(executor);
       await daemon.start();
-      const file = path.join(root, '.triage', 'escaped', 'escape.state.json');
-      const state = await waitFor(
-        'escaped state',
-        async () => JSON.parse(await readFile(file, 'utf8')) as { state: string; reason: string },
-      );
+      const unsafe = path.join(root, '.triage', 'unsafe');
+      const state = await waitFor('escaped state', async () => {
+        const name = (await readdir(unsafe)).find(
+          (f) => f.startsWith('escape-') && f.endsWith('.state.json'),
+        );
+        return name
+          ? (JSON.parse(await readFile(path.join(unsafe, name), 'utf8')) as { state: string; reason: string })
+          : undefined;
+      });
       expect(state).toMatchObject({
         state: 'rejected',
         reason: expect.stringMatching(
@@ -366,7 +370,11 @@ describe('Daemon intake', () => {
           daemon.stats().queued === 1 ? true : undefined,
         );
         // What another replica writes: deferred (its queue was full) or interrupted (it ran and was stopped).
-        await writeState(next, queued, { ...queued, state: changedTo, updatedAt: new Date().toISOString() });
+        await writeState(statePath(next), {
+          ...queued,
+          state: changedTo,
+          updatedAt: new Date().toISOString(),
+        });
         openGate();
         const done = await waitForState(next, ['succeeded']);
         expect(done.attempts).toBe(1);
@@ -396,7 +404,14 @@ describe('Daemon intake', () => {
   });
 
   it('records a run that ignores its abort as interrupted once the stop grace is over', async () => {
-    const stuck: RunExecutor = { ...createMemoryExecutor(), run: () => new Promise(() => undefined) };
+    const stuck: RunExecutor = {
+      ...createMemoryExecutor(),
+      // An agent that launches and then never ends, whatever it is told.
+      run: async (req) => {
+        await req.onStage?.({ type: 'launched', engine: 'process', id: 'stuck' });
+        return new Promise(() => undefined);
+      },
+    };
     const daemon = makeDaemon(stuck, { shutdown_timeout: 100 }, { agent: { stop_grace: '100ms' } });
     await daemon.start();
     const dir = await dropByRename(root, 'stuck', incidentJson());
@@ -413,7 +428,14 @@ describe('Daemon intake', () => {
     ['still on the engine: adopts it and never starts a second agent', { status: 'succeeded' } as const, 0],
     ['gone from the engine: re-queues it and runs it once', 'gone' as const, 1],
   ])('at the next start, a run that did not stop at shutdown is %s', async (_name, adopted, expectedRuns) => {
-    const stuck: RunExecutor = { ...createMemoryExecutor(), run: () => new Promise(() => undefined) };
+    const stuck: RunExecutor = {
+      ...createMemoryExecutor(),
+      // An agent that launches and then never ends, whatever it is told.
+      run: async (req) => {
+        await req.onStage?.({ type: 'launched', engine: 'process', id: 'stuck' });
+        return new Promise(() => undefined);
+      },
+    };
     const first = makeDaemon(stuck, { shutdown_timeout: 100 }, { agent: { stop_grace: '100ms' } });
     await first.start();
     const dir = await dropByRename(root, 'unstopped', incidentJson());
@@ -506,7 +528,7 @@ describe('Daemon intake', () => {
     });
     daemons.push(daemon);
     await expect(daemon.start()).rejects.toThrow(
-      /workspaces root .*not-a-folder cannot be created or used as a folder \((EEXIST|ENOTDIR)\): create it as a directory .* or point workspaces_root/,
+      /workspaces root .*not-a-folder is not a folder: point workspaces_root \/ --workspaces-root at a folder/,
     );
   });
 
@@ -545,6 +567,7 @@ describe('Daemon intake', () => {
       ok: true,
       checks: [
         { name: 'intake', ok: true },
+        { name: 'disk', ok: true },
         { name: 'memory-executor', ok: true },
       ],
     });
@@ -573,6 +596,7 @@ describe('Daemon intake', () => {
       ok: false,
       checks: [
         { name: 'intake', ok: true },
+        { name: 'disk', ok: true },
         { name: 'engine', ok: false, detail: 'docker socket refused' },
       ],
     });

@@ -43,7 +43,8 @@ function resultExecutor(calls: RunRequest[], failAgent?: string): RunExecutor {
         durationMs: 10_000,
         tokens: { input: preload ? 900 : 300, output: 120 },
         ...(agent === 'claude' ? { costUsd: 0.0123 } : {}),
-        ...(preload ? { report: { path: 'x', bytes: 40, missingSections: [] } } : {}),
+        report: { path: 'x', bytes: 40, missingSections: preload ? [] : ['Root Cause', 'Remediation'] },
+        ...(agent === 'codex' && !preload ? { error: 'codex exited with code 1: rate limited' } : {}),
       };
       await writeFile(path.join(runDir, 'result.json'), JSON.stringify(result));
       return { status: 'succeeded', exitCode: 0 };
@@ -109,11 +110,12 @@ describe('compare', () => {
       sectionsPresent: 3,
       sectionsTotal: 3,
     });
-    // No report check in result.json: the report is checked directly.
+    // A failed cell says why, from the run's own result.json.
     expect(report.cells[3]).toMatchObject({
       agent: 'codex',
       variant: 'no-preload',
       status: 'failed',
+      reason: 'codex exited with code 1: rate limited',
       sectionsPresent: 1,
       missingSections: ['Root Cause', 'Remediation'],
     });
@@ -125,7 +127,7 @@ describe('compare', () => {
       '| claude | preload | succeeded | 10.0 s | 1.5 s | 900 | 120 | $0.0123 | 3/3 | claude-preload |',
     );
     expect(md).toContain(
-      '| codex | no-preload | failed | 10.0 s | — | 300 | 120 | — | 1/3 | codex-no-preload |',
+      '| codex | no-preload | failed: codex exited with code 1: rate limited | 10.0 s | — | 300 | 120 | — | 1/3 | codex-no-preload |',
     );
   });
 

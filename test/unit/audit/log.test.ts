@@ -15,14 +15,10 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  acquireFileLock,
-  AUDIT_FILE,
-  AuditLog,
-  stableStringify,
-  verifyAuditLog,
-} from '../../../src/audit/log.js';
+import { AUDIT_FILE, AuditLog, stableStringify, verifyAuditLog } from '../../../src/audit/log.js';
 import { Redactor } from '../../../src/log/redact.js';
+import { waitLock, type WaitLockOptions } from '../../../src/util/file-lock.js';
+import { processStartTime } from '../../../src/util/process.js';
 
 const run = promisify(execFile);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -319,12 +315,22 @@ describe('AuditLog.append', () => {
   });
 });
 
-describe('audit log lock', () => {
+describe('audit log lock (the shared exclusive-file lock)', () => {
   const lockFile = () => path.join(dir, 'audit.lock');
+  const holder = (pid: number | string, startTime: string | null = null) =>
+    JSON.stringify({
+      holder: `${hostname()}:${pid}:x`,
+      pid: Number(pid),
+      host: hostname(),
+      startTime,
+      acquiredAt: new Date().toISOString(),
+    });
+  const waitAudit = (options: Partial<WaitLockOptions> = {}) =>
+    waitLock(lockFile(), { staleMs: 30_000, waitMs: 40_000, what: 'audit log', ...options });
 
   it('takes over a lock left by a dead process on this host (a daemon SIGKILLed mid-append)', async () => {
     const dead = await run(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-    await writeFile(lockFile(), `${hostname()}:${dead.stdout}:left-behind`);
+    await writeFile(lockFile(), holder(dead.stdout));
     await new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' });
     expect(await verifyAuditLog(dir)).toMatchObject({ ok: true, entries: 1 });
     await expect(readFile(lockFile(), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
@@ -334,7 +340,7 @@ describe('audit log lock', () => {
   it('takes over a lock whose pid now belongs to another process (pid reused after a restart)', async () => {
     // Same host and a live pid (ours), but a start time that is not this process's: a previous
     // incarnation that died (a container restarted with the same hostname and pid).
-    await writeFile(lockFile(), `${hostname()}:${process.pid}:1:previous-incarnation`);
+    await writeFile(lockFile(), holder(process.pid, '1'));
     const started = Date.now();
     await new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' });
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -343,24 +349,24 @@ describe('audit log lock', () => {
 
   it('lets only one of two processes that judged the same dead lock stale take it over', async () => {
     const dead = await run(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-    await writeFile(lockFile(), `${hostname()}:${dead.stdout}:left-behind`);
+    await writeFile(lockFile(), holder(dead.stdout));
     const events: string[] = [];
     // B sees the dead holder first, then stalls (a loaded machine) before acting on it...
     let resumeB!: () => void;
     let bStalled!: () => void;
     const stalled = new Promise<void>((r) => (bStalled = r));
-    const b = acquireFileLock(lockFile(), {
+    const b = waitAudit({
       beforeTakeover: async () => {
         bStalled();
         await new Promise<void>((r) => (resumeB = r));
       },
-    }).then((release) => {
+    }).then((lock) => {
       events.push('B acquired');
-      return release;
+      return lock;
     });
     await stalled;
     // ...meanwhile A takes the dead lock over and holds it.
-    const releaseA = await acquireFileLock(lockFile());
+    const lockA = await waitAudit();
     events.push('A acquired');
     resumeB();
     // Give B every chance to (wrongly) replace A's lock before A lets go.
@@ -370,24 +376,22 @@ describe('audit log lock', () => {
     ]);
     expect(early).toBeUndefined();
     events.push('A released');
-    await releaseA();
-    await (
-      await b
-    )();
+    await lockA.release();
+    await (await b).release();
     expect(events).toEqual(['A acquired', 'A released', 'B acquired']);
     expect((await readdir(dir)).filter((f) => f.startsWith('audit.lock'))).toEqual([]);
   });
 
   it('fails after its wait limit with the holder and the milliseconds in the message', async () => {
-    await writeFile(lockFile(), `${hostname()}:${process.pid}:someone-else`);
-    await expect(acquireFileLock(lockFile(), { waitMs: 150 })).rejects.toThrow(
-      new RegExp(`held by ${hostname()}:${process.pid}:someone-else for over 150 ms`),
+    await writeFile(lockFile(), holder(process.pid, processStartTime(process.pid)));
+    await expect(waitAudit({ waitMs: 150 })).rejects.toThrow(
+      new RegExp(`audit log lock .* is held by process ${process.pid} on ${hostname()} for over 150 ms`),
     );
     expect((await stat(lockFile())).isFile()).toBe(true);
   });
 
   it('waits for a lock held by a live process and appends once it is released', async () => {
-    await writeFile(lockFile(), `${hostname()}:${process.pid}:someone-else`);
+    await writeFile(lockFile(), holder(process.pid, processStartTime(process.pid)));
     let done = false;
     const pending = new AuditLog()
       .append(dir, { type: 'detected', incidentId: 'i-1' })

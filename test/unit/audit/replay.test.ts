@@ -76,6 +76,12 @@ function promptExecutor(calls: RunRequest[]): RunExecutor {
         path.join(runDir, 'prompt-sent.md'),
         renderPromptSent(prompt, header, context(header.agent)),
       );
+      // What the pipeline writes for machines: the parts as JSON, and their hash in context.json.
+      await writeFile(path.join(runDir, 'prompt.json'), JSON.stringify(prompt));
+      await writeFile(
+        path.join(runDir, 'context.json'),
+        JSON.stringify({ ...context(header.agent), promptSha256: promptSha256(prompt) }),
+      );
       return { status: 'succeeded', exitCode: 0 };
     },
     adopt: () => Promise.resolve('gone' as const),
@@ -135,7 +141,6 @@ describe('replay', () => {
     });
     // Treat the first replay's workspace as the original: replay its run bundle.
     const bundle = first.runDir;
-    await writeFile(path.join(bundle, 'context.json'), JSON.stringify(context('codex')));
     await mkdir(path.join(bundle, 'triage'), { recursive: true });
     const before = await treeHash(first.outDir);
     const calls: RunRequest[] = [];
@@ -177,7 +182,7 @@ describe('replay', () => {
     const ws = await makeWorkspace('inc-42', {
       '.triage/runs/20261122T000000Z-aaaaaa/triage/output.log': 'saved\n',
     });
-    await writeFile(path.join(ws, '.triage/runs/20261122T000000Z-aaaaaa/prompt-sent.md'), 'not a prompt');
+    await writeFile(path.join(ws, '.triage/runs/20261122T000000Z-aaaaaa/prompt.json'), 'not a prompt');
     const source = await resolveReplaySource(ws);
     expect(source).toMatchObject({
       kind: 'workspace',

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -40,6 +40,7 @@ describe('checkReport', () => {
       bytes: Buffer.byteLength(fullReport),
       exists: true,
       tooSmall: false,
+      present: true,
       missingSections: [],
     });
   });
@@ -65,8 +66,18 @@ describe('checkReport', () => {
       bytes: 0,
       exists: false,
       tooSmall: true,
+      present: false,
       missingSections: ['A', 'B'],
     });
+  });
+
+  it('never reads a report the agent replaced with a symlink (to a host file) or a FIFO', async () => {
+    await mkdir(path.join(dir, 'output'), { recursive: true });
+    const file = path.join(dir, 'output', 'investigation.md');
+    await symlink('/etc/hostname', file);
+    const result = await checkReport(file, ['A'], 10);
+    expect(result).toMatchObject({ exists: false, present: false, bytes: 0 });
+    expect(result.refused).toMatch(/symbolic link, which is never followed/);
   });
 
   it('flags a report smaller than the minimum size', async () => {

@@ -3,13 +3,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
-import {
-  assemblePrompt,
-  parsePromptSent,
-  renderPromptSent,
-  substituteReportPath,
-} from '../../../src/context/prompt.js';
+import { assemblePrompt, renderPromptSent, substituteReportPath } from '../../../src/context/prompt.js';
 import type { ContextReport } from '../../../src/context/types.js';
+import { parsePromptSent } from '../../support/prompt-sent.js';
 
 const context: ContextReport = {
   estimator: 'o200k',

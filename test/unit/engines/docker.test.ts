@@ -170,6 +170,7 @@ function runSpec(secret: string): RunSpec {
     workdir: '/home/agent',
     mounts: [],
     tmpfs: [],
+    stateDir: '/state',
     onStdout: () => undefined,
     onStderr: () => undefined,
   };

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ENGINES, createEngine } from '../../../src/engines/index.js';
+import { ENGINES, ENGINE_PLACEMENT, createEngine } from '../../../src/engines/index.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { REPO_ROOT, testConfig } from '../../support/runs.js';
 
@@ -16,18 +16,18 @@ describe('engine registry', () => {
     expect(Object.keys(ENGINES).sort()).toEqual(files.map((f) => f.replace(/\.ts$/, '')).sort());
   });
 
-  it('fails on an unknown engine with the list of valid ones', () => {
-    expect(() => createEngine('lxc', { config: testConfig('/tmp/x'), log: silentLogger() })).toThrow(
+  it('fails on an unknown engine with the list of valid ones', async () => {
+    await expect(createEngine('lxc', { config: testConfig('/tmp/x'), log: silentLogger() })).rejects.toThrow(
       `unknown engine "lxc": valid engines are ${Object.keys(ENGINES).join(', ')}`,
     );
   });
 
-  it('creates the docker and process engines under their own names', () => {
+  it('creates the docker and process engines under their own names, with the placement the map declares', async () => {
     // kubernetes needs a kubeconfig at creation; its own tests cover it.
-    for (const name of ['docker', 'process']) {
-      expect(createEngine(name, { config: testConfig('/tmp/x'), log: silentLogger(), env: {} }).name).toBe(
-        name,
-      );
+    for (const name of ['docker', 'process'] as const) {
+      const engine = await createEngine(name, { config: testConfig('/tmp/x'), log: silentLogger(), env: {} });
+      expect(engine.name).toBe(name);
+      expect(engine.placement).toBe(ENGINE_PLACEMENT[name]);
     }
   });
 });

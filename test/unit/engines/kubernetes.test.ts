@@ -51,6 +51,7 @@ function spec(overrides: Partial<RunSpec> = {}): RunSpec {
       { source: path.join(incident, 'incident.json'), target: '/workspace/incident.json', readOnly: true },
     ],
     tmpfs: ['/home/agent', '/tmp'],
+    stateDir: path.join(incident, '.triage', 'runs', '20261122T023000Z-abc123'),
     timeoutMs: 900_000,
     onStdout: () => {},
     onStderr: () => {},

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { supervise } from '../../../src/daemon/supervise.js';
+import { supervise } from '../../../src/daemon/run/supervise.js';
 import { isWaitTimeout, RUN_LABELS } from '../../../src/engines/labels.js';
 import { PID_FILE, createProcessEngine } from '../../../src/engines/process.js';
 import { processStartTime } from '../../../src/util/process.js';
@@ -64,6 +64,7 @@ describe('process engine', () => {
       workdir: root.dir,
       mounts: [],
       tmpfs: [],
+      stateDir: path.join(root.dir, `state-${n}`),
       onStdout: (c) => out.push(c),
       onStderr: (c) => err.push(c),
       ...over,
@@ -160,6 +161,8 @@ describe('process engine', () => {
     });
     expect(r.timedOut).toBe(true);
     expect(['SIGINT', 'SIGTERM']).toContain(r.stoppedWith);
+    // What the agent left running in its group goes when the run is removed.
+    await engine.remove(h);
     await until(`grandchild ${grandchild} gone`, 10_000, () => !alive(grandchild));
   });
 
@@ -170,15 +173,19 @@ describe('process engine', () => {
     expect(String(err)).toContain('50 ms');
   });
 
-  it('finds a still-running process from its pid file after a restart, and notices when it ends', async () => {
+  it('after a restart finds the process from its pid file, re-reads its whole output and its exit code', async () => {
     const stateDir = path.join(root.dir, 'incidents', 'ws-1', '.triage', 'runs', 'run-restart');
     await mkdir(stateDir, { recursive: true });
+    const go = path.join(root.dir, 'go');
     const h = await start(
       spec({
         runId: 'run-restart',
         labels: { [RUN_LABELS.run]: 'run-restart' },
-        command: 'sleep',
-        args: ['30'],
+        command: 'sh',
+        args: [
+          '-c',
+          `echo before; while [ ! -e ${go} ]; do sleep 0.05; done; echo after; echo oops >&2; exit 7`,
+        ],
         stateDir,
       }),
     );
@@ -189,32 +196,30 @@ describe('process engine', () => {
     expect(record.pid).toBe(Number(h.id));
     expect(record.startTime).toBe(processStartTime(record.pid));
 
+    // A second daemon (the first died) knows nothing but the run's folder.
     const restarted = createProcessEngine(testConfig(root.dir), silentLogger(), {
       env: { PATH: process.env.PATH },
     });
-    const found = await restarted.list({ [RUN_LABELS.run]: 'run-restart' });
-    expect(found).toEqual([
-      {
-        handle: { engine: 'process', id: h.id, runId: 'run-restart' },
-        labels: { [RUN_LABELS.run]: 'run-restart' },
-        running: true,
-        createdAt: expect.any(Date),
-      },
-    ]);
+    const found = await restarted.find('run-restart', stateDir);
+    expect(found).toMatchObject({
+      handle: { engine: 'process', id: h.id, runId: 'run-restart' },
+      running: true,
+      started: true,
+    });
+    const out: Buffer[] = [];
     const err: Buffer[] = [];
     await restarted.attach(
-      found[0]!.handle,
-      () => undefined,
+      found!.handle,
+      (c) => out.push(c),
       (c) => err.push(c),
     );
-    expect(Buffer.concat(err).toString()).toContain('could not be re-attached');
-
-    const waited = restarted.wait(found[0]!.handle, 10_000);
-    process.kill(record.pid, 'SIGTERM');
+    const waited = restarted.wait(found!.handle, 10_000);
+    await writeFile(go, '');
     const exit = await waited;
-    expect(exit.exitCode).toBeNull();
-    expect(exit.error).toMatch(/adopted after a daemon restart/);
-    await restarted.remove(found[0]!.handle);
+    expect(exit).toMatchObject({ exitCode: 7, signal: null });
+    expect(Buffer.concat(out).toString()).toBe('before\nafter\n');
+    expect(Buffer.concat(err).toString()).toBe('oops\n');
+    await restarted.remove(found!.handle);
     await expect(stat(path.join(stateDir, PID_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
@@ -232,8 +237,24 @@ describe('process engine', () => {
         startedAt: '',
       }),
     );
-    const found = await engine.list({ [RUN_LABELS.run]: 'run-recycled' });
-    expect(found).toHaveLength(1);
-    expect(found[0]?.running).toBe(false);
+    const found = await engine.find('run-recycled', stateDir);
+    expect(found?.running).toBe(false);
+  });
+
+  it('kills a setsid descendant that left the process group when the run is removed', async () => {
+    const pidFile = path.join(root.dir, 'escaped.pid');
+    const h = await start(
+      spec({ command: 'sh', args: ['-c', `setsid sleep 300 & echo $! > ${pidFile}; sleep 0.2`] }),
+    );
+    await engine.wait(h, 10_000);
+    await until(
+      'escaped pid written',
+      10_000,
+      async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '',
+    );
+    const escaped = Number((await readFile(pidFile, 'utf8')).trim());
+    expect(alive(escaped)).toBe(true);
+    await engine.remove(h);
+    await until(`setsid descendant ${escaped} gone`, 10_000, () => !alive(escaped));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DedupWindow, Scheduler, retryDelay, severityRank } from '../../../src/intake/scheduler.js';
+import { Scheduler, severityRank } from '../../../src/intake/scheduler.js';
 
 const entry = (key: string, severity = 'low', cluster = 'c1', notBefore = 0) => ({
   key,
@@ -62,35 +62,5 @@ describe('Scheduler', () => {
   it('ranks unknown severities with the rest', () => {
     expect(severityRank('critical')).toBeLessThan(severityRank('high'));
     expect(severityRank('medium')).toBe(severityRank('info'));
-  });
-});
-
-describe('DedupWindow', () => {
-  const incident = (name: string, faultType = 'CrashLoop') => ({
-    cluster: 'c1',
-    faultType,
-    resource: { kind: 'Pod', name },
-  });
-
-  it('names the first incident for the same cluster + resource + faultType inside the window', () => {
-    let now = 0;
-    const d = new DedupWindow(600_000, () => now);
-    const key = DedupWindow.keyOf(incident('web'), 'ns');
-    expect(d.check(key, 'first')).toBeUndefined();
-    now = 60_000;
-    expect(d.check(key, 'second')).toEqual({ incidentId: 'first', ageMs: 60_000 });
-    expect(d.check(key, 'first')).toBeUndefined();
-    expect(d.check(DedupWindow.keyOf(incident('web', 'OOMKilled'), 'ns'), 'third')).toBeUndefined();
-    now = 700_000;
-    expect(d.check(key, 'fourth')).toBeUndefined();
-  });
-});
-
-describe('retryDelay', () => {
-  it('doubles per attempt with jitter between half and the full delay, capped', () => {
-    expect(retryDelay(1, 1000, 60_000, () => 0)).toBe(500);
-    expect(retryDelay(1, 1000, 60_000, () => 1)).toBe(1000);
-    expect(retryDelay(3, 1000, 60_000, () => 1)).toBe(4000);
-    expect(retryDelay(20, 1000, 60_000, () => 1)).toBe(60_000);
   });
 });

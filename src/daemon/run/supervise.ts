@@ -1,12 +1,12 @@
-import { isWaitTimeout } from '../engines/labels.js';
-import type { Engine, RunExit, RunHandle, StopSignal } from '../engines/types.js';
-import type { Logger } from '../log/logger.js';
-import { errorMessage, isTransient } from '../util/errors.js';
+import { isWaitTimeout } from '../../engines/labels.js';
+import type { Engine, RunExit, RunHandle, StopSignal } from '../../engines/types.js';
+import type { Logger } from '../../log/logger.js';
+import { errorMessage, isTransient } from '../../util/errors.js';
+import { escalate, gracefulSteps } from '../../util/process-group.js';
 
 // Supervision of one run: wait for it with a wall-clock deadline; past the deadline, or when the
 // daemon shuts down, stop it gracefully (SIGINT lets an agent end its turn), then SIGTERM, then SIGKILL.
 
-export const ESCALATION: StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGKILL'];
 /** How long to wait for the engine to report the end of a run after SIGKILL. */
 export const KILL_WAIT_MS = 15_000;
 /** Pause between attempts to reach an engine that stopped answering mid-run. */
@@ -133,16 +133,27 @@ export async function supervise(input: SuperviseInput): Promise<Supervised> {
     { runId: handle.runId, id: handle.id, timeoutMs: input.timeoutMs, graceMs: grace },
     timedOut ? 'agent run timed out; stopping it' : 'daemon shutting down; stopping the agent run',
   );
-  for (const sig of ESCALATION) {
-    await send(sig);
-    const r = await waitFor(sig === 'SIGKILL' ? killWaitMs : grace, false);
-    if (r.kind === 'exit')
-      return { exit: r.exit, timedOut, interrupted: !timedOut, stoppedWith: sig, durationMs: elapsed() };
-    log.warn(
-      { runId: handle.runId, signal: sig, waitedMs: sig === 'SIGKILL' ? killWaitMs : grace },
-      'agent still running after signal',
-    );
-  }
+  let ended: RunExit | undefined;
+  // Only the signals the engine can deliver (a Kubernetes Job has no SIGINT).
+  const steps = gracefulSteps(grace, killWaitMs).filter((s) =>
+    engine.capabilities.signals.includes(s.signal),
+  );
+  const stoppedWith = await escalate(
+    steps,
+    send,
+    async (ms) => {
+      const r = await waitFor(ms, false);
+      if (r.kind === 'exit') ended = r.exit;
+      return r.kind === 'exit';
+    },
+    (step) =>
+      log.warn(
+        { runId: handle.runId, signal: step.signal, waitedMs: step.waitMs },
+        'agent still running after signal',
+      ),
+  );
+  if (ended && stoppedWith)
+    return { exit: ended, timedOut, interrupted: !timedOut, stoppedWith, durationMs: elapsed() };
   return {
     exit: {
       exitCode: null,

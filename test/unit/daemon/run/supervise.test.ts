@@ -1,9 +1,9 @@
 // Supervision against a scripted engine: an engine that stops answering mid-run does not end it.
 import { describe, expect, it } from 'vitest';
-import { supervise } from '../../../src/daemon/supervise.js';
-import type { RunExit, RunHandle } from '../../../src/engines/types.js';
-import { silentLogger } from '../../../src/log/logger.js';
-import { isTransient } from '../../../src/util/errors.js';
+import { supervise } from '../../../../src/daemon/run/supervise.js';
+import type { RunExit, RunHandle } from '../../../../src/engines/types.js';
+import { silentLogger } from '../../../../src/log/logger.js';
+import { isTransient } from '../../../../src/util/errors.js';
 import { FakeEngine, unreachable } from './fake-engine.js';
 
 const started = async (engine: FakeEngine): Promise<RunHandle> =>
@@ -20,6 +20,7 @@ const started = async (engine: FakeEngine): Promise<RunHandle> =>
     workdir: '/',
     mounts: [],
     tmpfs: [],
+    stateDir: '/state',
     onStdout: () => undefined,
     onStderr: () => undefined,
   });

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { AgentAdapter, AgentPaths } from '../agents/types.js';
-import { RUN_FILES, TRIAGE_DIR } from '../audit/bundle.js';
-import type { Config, EngineName } from '../config/schema.js';
-import type { AgentView, SkillsSnapshot } from '../context/types.js';
-import type { Mount } from '../engines/types.js';
+import type { AgentAdapter, AgentPaths } from '../../agents/types.js';
+import { RUN_FILES } from '../../audit/bundle.js';
+import type { Config } from '../../config/schema.js';
+import type { AgentView, SkillsSnapshot } from '../../context/types.js';
+import type { Mount, Placement } from '../../engines/types.js';
+import { TRIAGE_DIR } from '../../incident/types.js';
+import { ensureOwnDir, openDirNoFollow } from '../../util/safe-path.js';
 
 // Where a run's agent sees things, per engine: container paths plus the mounts that put the host
 // folders there (docker, kubernetes), or the host paths themselves (process).
@@ -41,7 +42,8 @@ export interface RunLayout {
 
 export interface LayoutInput {
   config: Config;
-  engine: EngineName;
+  /** Where the engine runs the agent: host paths, or container paths and mounts. */
+  placement: Placement;
   workspaceDir: string;
   runId: string;
   bundleDir: string;
@@ -52,7 +54,7 @@ export interface LayoutInput {
 }
 
 export function runLayout(input: LayoutInput): RunLayout {
-  return input.engine === 'process' ? processLayout(input) : containerLayout(input);
+  return input.placement === 'host' ? hostLayout(input) : containerLayout(input);
 }
 
 /** Container paths: the workspace read-only, only output/ and the run's bundle writable. */
@@ -113,7 +115,7 @@ export function containerLayout(input: LayoutInput): RunLayout {
 }
 
 /** Host paths: the agent runs on the host, with a per-run HOME where the skills are linked in. */
-export function processLayout(input: LayoutInput): RunLayout {
+export function hostLayout(input: LayoutInput): RunLayout {
   const { config, workspaceDir, runId, bundleDir, adapter, skills } = input;
   const home = path.join(input.tmpDir ?? os.tmpdir(), `triage-runner-home-${runId}`);
   const hostOutput = path.join(workspaceDir, OUTPUT_DIR);
@@ -154,20 +156,32 @@ export function processLayout(input: LayoutInput): RunLayout {
  * Makes the folders the agent writes writable by the container user, whose uid differs from the
  * daemon's. output/ is handed to docker.user's uid:gid by a root daemon, else opened to all (0777). The
  * run's bundle stays the daemon's, sticky and world-writable (1777): the agent can add its own files
- * there but cannot replace or delete what the daemon wrote (prompt-sent.md, invocation.json, …).
- * The process engine runs as the daemon's user: nothing to change.
+ * there but cannot replace or delete what the daemon wrote (prompt-sent.md, manifest.json, …).
+ * Never follows a symlink: each folder is created or opened with O_NOFOLLOW and changed through its
+ * handle, so a link planted in the workspace cannot hand another folder to the agent. A host-placed
+ * agent runs as the daemon's user: nothing to change.
  */
 export async function prepareWritable(
   dirs: { output: string; bundle: string },
-  engine: EngineName,
+  placement: Placement,
   user: string,
   getuid = process.getuid,
 ): Promise<void> {
-  await mkdir(dirs.output, { recursive: true });
-  await mkdir(dirs.bundle, { recursive: true });
-  if (engine === 'process') return;
+  await ensureOwnDir(dirs.output);
+  await ensureOwnDir(dirs.bundle);
+  if (placement === 'host') return;
   const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
-  if (getuid?.() === 0 && uid !== undefined) await chown(dirs.output, uid, gid ?? uid);
-  else await chmod(dirs.output, 0o777);
-  await chmod(dirs.bundle, 0o1777);
+  const output = await openDirNoFollow(dirs.output);
+  try {
+    if (getuid?.() === 0 && uid !== undefined) await output.chown(uid, gid ?? uid);
+    else await output.chmod(0o777);
+  } finally {
+    await output.close();
+  }
+  const bundle = await openDirNoFollow(dirs.bundle);
+  try {
+    await bundle.chmod(0o1777);
+  } finally {
+    await bundle.close();
+  }
 }

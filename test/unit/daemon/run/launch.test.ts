@@ -2,14 +2,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  TailBuffer,
   invocationRecord,
   providerSettings,
   writeInvocationFiles,
-} from '../../../src/daemon/launch.js';
-import { containerLayout, processLayout } from '../../../src/daemon/layout.js';
-import type { AgentInvocation } from '../../../src/agents/types.js';
-import { tempDir, testConfig } from '../../support/runs.js';
+} from '../../../../src/daemon/run/launch.js';
+import { containerLayout, hostLayout } from '../../../../src/daemon/run/layout.js';
+import { TailBuffer } from '../../../../src/daemon/run/output.js';
+import type { AgentInvocation } from '../../../../src/agents/types.js';
+import { tempDir, testConfig } from '../../../support/runs.js';
 
 const adapter = { skillsDirs: ['.gemini/skills', '.agents/skills'], writableHomeDirs: ['.gemini'] };
 const skills = {
@@ -39,7 +39,7 @@ describe('launch helpers', () => {
     const bundleDir = path.join(root.dir, 'ws', '.triage', 'runs', 'r1');
     const layout = containerLayout({
       config,
-      engine: 'docker',
+      placement: 'container',
       workspaceDir: path.join(root.dir, 'ws'),
       runId: 'r1',
       bundleDir,
@@ -59,7 +59,7 @@ describe('launch helpers', () => {
         { path: '.gemini/settings.json', content: '{"a":1}', inHome: true },
       ]),
       layout,
-      'docker',
+      'container',
     );
     expect(await readFile(path.join(bundleDir, 'agent-files', 'GEMINI.md'), 'utf8')).toBe('system part');
     expect(mounts).toEqual([
@@ -73,9 +73,9 @@ describe('launch helpers', () => {
 
   it('writes HOME files straight into the per-run HOME under the process engine', async () => {
     const config = testConfig(root.dir);
-    const layout = processLayout({
+    const layout = hostLayout({
       config,
-      engine: 'process',
+      placement: 'host',
       workspaceDir: path.join(root.dir, 'ws'),
       runId: 'r2',
       bundleDir: path.join(root.dir, 'b'),
@@ -88,16 +88,16 @@ describe('launch helpers', () => {
       await writeInvocationFiles(
         invocation([{ path: '.gemini/settings.json', content: '{}', inHome: true }]),
         layout,
-        'process',
+        'host',
       ),
     ).toEqual([]);
     expect(await readFile(path.join(layout.paths.home, '.gemini/settings.json'), 'utf8')).toBe('{}');
   });
 
   it('refuses adapter file paths that leave their folder', async () => {
-    const layout = processLayout({
+    const layout = hostLayout({
       config: testConfig(root.dir),
-      engine: 'process',
+      placement: 'host',
       workspaceDir: root.dir,
       runId: 'r3',
       bundleDir: root.dir,
@@ -106,7 +106,7 @@ describe('launch helpers', () => {
       tmpDir: root.dir,
     });
     await expect(
-      writeInvocationFiles(invocation([{ path: '../escape.md', content: 'x' }]), layout, 'process'),
+      writeInvocationFiles(invocation([{ path: '../escape.md', content: 'x' }]), layout, 'host'),
     ).rejects.toThrow(/must be relative and stay inside/);
   });
 
@@ -125,8 +125,10 @@ describe('launch helpers', () => {
         workdir: '/workspace',
         mounts: [],
         tmpfs: [],
+        stateDir: '/state',
       },
       engine: 'docker',
+      placement: 'container',
       agent: 'gemini',
       attempt: 1,
       launchedAt: new Date('2026-11-22T00:00:00Z'),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { missingSections } from '../../../src/audit/report.js';
-import { verdict } from '../../../src/daemon/collect.js';
-import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
+import { missingSections } from '../../../../src/audit/report.js';
+import { verdict } from '../../../../src/daemon/run/collect.js';
+import { DEFAULT_REPORT_SECTIONS } from '../../../../src/config/schema.js';
 
 describe('report check', () => {
   it('matches headings of any level case-insensitively, tolerating emoji, bold and trailing text', () => {
@@ -28,6 +28,8 @@ describe('verdict', () => {
   const report = {
     path: '/workspace/output/investigation.md',
     bytes: 500,
+    exists: true,
+    tooSmall: false,
     present: true,
     missingSections: [],
   };
@@ -75,11 +77,29 @@ describe('verdict', () => {
         timedOut: false,
         interrupted: false,
         outcome: ok,
-        report: { ...report, bytes: 5, present: false },
+        report: { ...report, bytes: 5, present: false, tooSmall: true },
         minBytes: 10,
       }).reason,
     ).toBe(
       'the report at /workspace/output/investigation.md has 5 bytes, fewer than agent.min_report_bytes (10)',
     );
+  });
+
+  it('names why a report was refused (a symlink the agent planted is never read)', () => {
+    expect(
+      verdict({
+        timedOut: false,
+        interrupted: false,
+        outcome: ok,
+        report: {
+          ...report,
+          bytes: 0,
+          exists: false,
+          present: false,
+          refused: 'x is a symbolic link, which is never followed',
+        },
+        minBytes: 10,
+      }).reason,
+    ).toBe('the report was not read: x is a symbolic link, which is never followed');
   });
 });

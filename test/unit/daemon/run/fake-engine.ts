@@ -2,9 +2,16 @@
 // mounted at /workspace/output, prints output) and records what the pipeline asked of it.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { WaitTimeoutError } from '../../../src/engines/labels.js';
-import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from '../../../src/engines/types.js';
-import { TransientError } from '../../../src/util/errors.js';
+import { WaitTimeoutError } from '../../../../src/engines/labels.js';
+import type {
+  Engine,
+  RunExit,
+  RunHandle,
+  RunInfo,
+  RunSpec,
+  StopSignal,
+} from '../../../../src/engines/types.js';
+import { TransientError } from '../../../../src/util/errors.js';
 
 export interface FakeBehaviour {
   exitCode?: number;
@@ -25,6 +32,12 @@ export const GOOD_REPORT = `# Investigation Report\n\n## 🔎 Summary\nThe pod c
 
 export class FakeEngine implements Engine {
   readonly name = 'docker' as const;
+  readonly placement = 'container' as const;
+  readonly capabilities = {
+    reattachOutput: true,
+    reportsOom: true,
+    signals: ['SIGINT', 'SIGTERM', 'SIGKILL'] as StopSignal[],
+  };
   specs: RunSpec[] = [];
   signals: StopSignal[] = [];
   removed: string[] = [];
@@ -93,6 +106,10 @@ export class FakeEngine implements Engine {
 
   async list(labels: Record<string, string>): Promise<RunInfo[]> {
     return this.listed.filter((r) => Object.entries(labels).every(([k, v]) => r.labels[k] === v));
+  }
+
+  async find(runId: string): Promise<RunInfo | undefined> {
+    return (await this.list({ 'io.triage-runner/run': runId }))[0];
   }
 
   /** Makes a run "left by a previous daemon" visible to list/wait. */

@@ -3,15 +3,15 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentName } from '../../../src/config/schema.js';
-import { runDirOf } from '../../../src/audit/bundle.js';
-import { AuditLog } from '../../../src/audit/log.js';
-import { createRunExecutor, type ExecutorDeps } from '../../../src/daemon/executor.js';
-import type { RunRequest } from '../../../src/daemon/types.js';
-import { RUN_LABELS } from '../../../src/engines/labels.js';
-import { silentLogger } from '../../../src/log/logger.js';
-import { Redactor } from '../../../src/log/redact.js';
-import { emptySkills, fakeAdapter, makeWorkspace, tempDir, testConfig } from '../../support/runs.js';
+import type { AgentName } from '../../../../src/config/schema.js';
+import { runDirOf } from '../../../../src/audit/bundle.js';
+import { AuditLog } from '../../../../src/audit/log.js';
+import { createRunExecutor, type ExecutorDeps } from '../../../../src/daemon/run/pipeline.js';
+import type { RunRequest, RunStage } from '../../../../src/daemon/types.js';
+import { RUN_LABELS } from '../../../../src/engines/labels.js';
+import { silentLogger } from '../../../../src/log/logger.js';
+import { Redactor } from '../../../../src/log/redact.js';
+import { emptySkills, fakeAdapter, makeWorkspace, tempDir, testConfig } from '../../../support/runs.js';
 import { FakeEngine, GOOD_REPORT, unreachable } from './fake-engine.js';
 
 const SECRET = 'sk-ant-test-secret-value-0123456789';
@@ -78,9 +78,14 @@ describe('run executor', () => {
       report: GOOD_REPORT,
     });
     const { executor, skills } = setup(engine);
-    const req = await request();
+    const stages: RunStage[] = [];
+    const req = await request({ onStage: async (stage) => void stages.push(stage) });
     const outcome = await executor.run(req);
-    expect(outcome).toEqual({ status: 'succeeded', exitCode: 0 });
+    expect(outcome).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    // The daemon records `launched` (state running) when the pipeline reports it.
+    expect(stages).toEqual([
+      { type: 'launched', engine: 'docker', id: `fake-${req.runId}`, image: 'triage-agent:latest' },
+    ]);
 
     const spec = engine.specs[0]!;
     expect(spec.labels).toEqual({
@@ -172,7 +177,6 @@ describe('run executor', () => {
       'triage_started',
       'triage_finished',
       'context_built',
-      'launched',
       'finished',
     ]);
     expect(engine.removed).toEqual([`fake-${req.runId}`]);
@@ -333,7 +337,12 @@ describe('run executor', () => {
     const { executor } = setup(engine);
     const req = await request();
     const labels = { [RUN_LABELS.run]: req.runId, [RUN_LABELS.agent]: 'claude' };
-    engine.orphan({ handle: { engine: 'docker', id: 'orphan-1', runId: req.runId }, labels, running: true });
+    engine.orphan({
+      handle: { engine: 'docker', id: 'orphan-1', runId: req.runId },
+      labels,
+      running: true,
+      started: true,
+    });
     await (
       await import('node:fs/promises')
     ).mkdir(path.join(req.workspace.dir, 'output'), { recursive: true });
@@ -352,9 +361,9 @@ describe('run executor', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     engine.finish('orphan-1', { exitCode: 0, signal: null, oomKilled: false });
-    expect(await adopting).toEqual({ status: 'succeeded', exitCode: 0 });
+    expect(await adopting).toMatchObject({ status: 'succeeded', exitCode: 0 });
     expect(engine.removed).toEqual(['orphan-1']);
-    expect(await auditTypes(req.workspace.dir)).toEqual(['adopted', 'finished']);
+    expect(await auditTypes(req.workspace.dir)).toEqual(['reattached', 'finished']);
     expect(
       await executor.adopt({
         workspace: req.workspace,
@@ -374,6 +383,7 @@ describe('run executor', () => {
         handle: { engine: 'docker', id: 'exited-1', runId: req.runId },
         labels: { [RUN_LABELS.run]: req.runId },
         running: false,
+        started: true,
       },
       { exitCode: 3, signal: null, oomKilled: false },
     );
@@ -396,6 +406,7 @@ describe('run executor', () => {
         handle: { engine: 'docker', id, runId },
         labels: { [RUN_LABELS.run]: runId, [RUN_LABELS.daemon]: 'dead-daemon' },
         running,
+        started: true,
         ...(createdAt ? { createdAt } : {}),
       });
     left('exited-old', 'run-old', false, old);
@@ -403,7 +414,12 @@ describe('run executor', () => {
     left('running-other-daemon', 'run-live', true, old);
     left('exited-active', 'run-active', false, old);
     left('exited-young', 'run-young', false, new Date(now.getTime() - 5_000));
-    engine.orphan({ handle: { engine: 'docker', id: 'not-ours', runId: '' }, labels: {}, running: false });
+    engine.orphan({
+      handle: { engine: 'docker', id: 'not-ours', runId: '' },
+      labels: {},
+      running: false,
+      started: true,
+    });
     // A run this executor is handling (its container is not running yet) is never swept.
     const req = await request();
     const running = executor.run(req);
@@ -427,6 +443,7 @@ describe('run executor', () => {
       handle: { engine: 'docker', id: 'exited-1', runId: 'r1' },
       labels: { [RUN_LABELS.run]: 'r1' },
       running: false,
+      started: true,
     });
     const keep = setup(kept, { docker: { keep_containers: true } });
     expect(await keep.executor.sweep!([])).toEqual({ removed: [], failed: [] });

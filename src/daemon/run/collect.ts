@@ -1,34 +1,11 @@
-import type { AgentOutcome } from '../agents/types.js';
-import type { RunResult } from '../audit/bundle.js';
-import { checkReport as inspectReport } from '../audit/report.js';
-import type { RunOutcomeStatus } from './types.js';
+import type { AgentOutcome } from '../../agents/types.js';
+import type { ReportCheck } from '../../audit/report.js';
+import type { RunResult } from '../../audit/run-record.js';
+import type { EngineCapabilities, Placement } from '../../engines/types.js';
+import type { RunOutcomeStatus } from '../types.js';
+import type { Supervised } from './supervise.js';
 
-// Collect: what the run left (report, exit, adapter outcome) turned into result.json and an outcome.
-
-export interface ReportCheck {
-  /** Path as the agent saw it (recorded in result.json). */
-  path: string;
-  bytes: number;
-  /** False when absent or smaller than agent.min_report_bytes. */
-  present: boolean;
-  missingSections: string[];
-}
-
-/** Reads the report on the host and checks size and headings (one check, shared with compare). */
-export async function checkReport(
-  hostPath: string,
-  agentPath: string,
-  minBytes: number,
-  sections: string[],
-): Promise<ReportCheck> {
-  const check = await inspectReport(hostPath, sections, minBytes);
-  return {
-    path: agentPath,
-    bytes: check.bytes,
-    present: check.exists && !check.tooSmall,
-    missingSections: check.missingSections,
-  };
-}
+// Collect: what the run left (report, exit, adapter outcome) turned into a verdict and result.json.
 
 export interface Verdict {
   status: RunOutcomeStatus;
@@ -56,6 +33,7 @@ export function verdict(input: {
     return { status: 'failed', reason: input.engineError ? `${why}; engine: ${input.engineError}` : why };
   }
   if (!report.present) {
+    if (report.refused) return { status: 'failed', reason: `the report was not read: ${report.refused}` };
     return {
       status: 'failed',
       reason:
@@ -65,6 +43,22 @@ export function verdict(input: {
     };
   }
   return { status: 'succeeded' };
+}
+
+/**
+ * Why a run ended with a SIGKILL the daemon did not send. An engine that does not report memory kills
+ * (Podman, a host process) shows one only as exit 137: say what it most likely was.
+ */
+export function killedFromOutside(
+  supervised: Supervised,
+  engine: { placement: Placement; capabilities: EngineCapabilities },
+): string | undefined {
+  const { exit } = supervised;
+  if (supervised.stoppedWith || exit.oomKilled) return undefined;
+  if (exit.exitCode !== 137 && exit.signal !== 'SIGKILL') return undefined;
+  return engine.placement === 'host'
+    ? 'the agent was killed with SIGKILL by something other than the daemon (often the kernel OOM killer): check the host memory and dmesg'
+    : 'the agent was killed with SIGKILL (exit 137) by something other than the daemon, most likely the memory limit (docker.memory): raise docker.memory or check the engine events';
 }
 
 export interface ResultInput {
@@ -80,10 +74,11 @@ export interface ResultInput {
   model?: string;
   promptSha256?: string;
   triageStatus?: string;
+  answer?: string;
   extra?: Record<string, unknown>;
 }
 
-/** result.json: the brief's fields, then our extensions. */
+/** result.json: the fixed fields, then our extensions. */
 export function buildResult(r: ResultInput): RunResult {
   return {
     status: r.verdict.status,
@@ -102,6 +97,7 @@ export function buildResult(r: ResultInput): RunResult {
     agentStatus: r.outcome.status,
     ...(r.outcome.turns !== undefined ? { turns: r.outcome.turns } : {}),
     ...(r.verdict.reason !== undefined ? { error: r.verdict.reason } : {}),
+    ...(r.answer ? { answer: r.answer } : {}),
     ...(r.triageStatus !== undefined ? { triage: { status: r.triageStatus } } : {}),
     ...(r.promptSha256 !== undefined ? { promptSha256: r.promptSha256 } : {}),
     ...r.extra,

@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { constants, createReadStream } from 'node:fs';
+import { lstat, open, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { stableStringify } from './log.js';
+
+// Digests of what a run wrote, recorded in the hash chain (the `finished` event) so that `audit verify`
+// notices a file edited afterwards, and a digest of each state record (on the last audit event of each
+// transition) for state.json.
+
+/** Files a run leaves only while it is in flight (the engine's pid and exit files, raw output). */
+const TRANSIENT = /^(agent\.pid|agent\.exit|\..*\.raw|\..*\.tmp)$/;
+
+/** sha256 of a file read without following a symlink at its place ('symlink' for a link, never followed). */
+export async function fileDigest(file: string): Promise<string> {
+  const info = await lstat(file);
+  if (info.isSymbolicLink()) return 'symlink';
+  if (!info.isFile()) return 'not-a-file';
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const hash = createHash('sha256');
+  try {
+    for await (const chunk of createReadStream('', { fd: handle.fd, autoClose: false }))
+      hash.update(chunk as Buffer);
+  } finally {
+    await handle.close();
+  }
+  return hash.digest('hex');
+}
+
+/** `{relative path: sha256}` of every file under `dir` (sorted; transient engine files left out). */
+export async function folderDigests(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (sub: string): Promise<void> => {
+    const entries = await readdir(path.join(dir, sub), { withFileTypes: true }).catch(() => []);
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const rel = sub ? path.posix.join(sub, entry.name) : entry.name;
+      if (entry.isDirectory()) await walk(rel);
+      else if (!TRANSIENT.test(entry.name))
+        out[rel] = await fileDigest(path.join(dir, rel)).catch(() => 'unreadable');
+    }
+  };
+  await walk('');
+  return out;
+}
+
+/** The digest of a state record, without the fields that change with no audit event (progress, updatedAt). */
+export function stateDigest(record: object): string {
+  const { progress: _p, updatedAt: _u, ...rest } = record as Record<string, unknown>;
+  return createHash('sha256').update(stableStringify(rest)).digest('hex');
+}

@@ -1,0 +1,138 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { RunBundle } from './bundle.js';
+
+// The run's facts on disk, written and read back through one module: `result.json` (how the run
+// ended) and `manifest.json` (what was launched, for a daemon that adopts the run after a restart).
+// Markdown files in the bundle are for people; nothing parses them back.
+
+export const RESULT_FILE = 'result.json';
+export const MANIFEST_FILE = 'manifest.json';
+
+const tokens = z.object({ input: z.number(), output: z.number() });
+
+/** `result.json`: the fixed fields first, then extensions (unknown fields are kept when read). */
+export const runResultSchema = z.looseObject({
+  status: z.enum(['succeeded', 'failed', 'timed_out', 'interrupted']),
+  exitCode: z.number().nullable(),
+  agent: z.string(),
+  engine: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  durationMs: z.number(),
+  tokens,
+  costUsd: z.number().optional(),
+  report: z.object({ path: z.string(), bytes: z.number(), missingSections: z.array(z.string()) }),
+  runId: z.string().optional(),
+  incidentId: z.string().optional(),
+  model: z.string().optional(),
+  agentStatus: z.string().optional(),
+  turns: z.number().optional(),
+  /** Why the run did not succeed, in words a user can act on. */
+  error: z.string().optional(),
+  /** The agent's one-line answer (hypothesis, confidence, first action), when it gave one. */
+  answer: z.string().optional(),
+  triage: z.object({ status: z.string() }).optional(),
+  promptSha256: z.string().optional(),
+  transient: z.boolean().optional(),
+  waitFor: z.string().optional(),
+  dryRun: z.boolean().optional(),
+  adopted: z.boolean().optional(),
+  firstOutputAt: z.string().optional(),
+  firstOutputMs: z.number().optional(),
+});
+export type RunResult = z.infer<typeof runResultSchema>;
+
+/** `manifest.json`: written just before the agent is launched. */
+export const runManifestSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  incidentId: z.string(),
+  attempt: z.number(),
+  engine: z.string(),
+  agent: z.string(),
+  model: z.string().optional(),
+  image: z.string().optional(),
+  launchedAt: z.string(),
+  /** The report as the daemon reads it and as the agent was told. */
+  report: z.object({ hostPath: z.string(), agentPath: z.string() }),
+  /** A per-run HOME on the host to remove after the run (host placement). */
+  hostHome: z.string().optional(),
+});
+export type RunManifest = z.infer<typeof runManifestSchema>;
+
+export type RecordRead<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+async function readRecord<T>(file: string, schema: z.ZodType<T>): Promise<RecordRead<T>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    return {
+      ok: false,
+      problem: code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be read (${code})`,
+    };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problem: `${file} is not valid JSON (${(err as Error).message})` };
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      problem: `${file} does not have the expected shape (${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'})`,
+    };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+export const readRunResult = (runDir: string): Promise<RecordRead<RunResult>> =>
+  readRecord(path.join(runDir, RESULT_FILE), runResultSchema);
+
+export const readRunManifest = (runDir: string): Promise<RecordRead<RunManifest>> =>
+  readRecord(path.join(runDir, MANIFEST_FILE), runManifestSchema);
+
+export const writeRunResult = (bundle: RunBundle, result: RunResult): Promise<void> =>
+  bundle.writeJson(RESULT_FILE, result);
+
+export const writeRunManifest = (bundle: RunBundle, manifest: RunManifest): Promise<void> =>
+  bundle.writeJson(MANIFEST_FILE, manifest);
+
+/** result.json of a run that ended before the agent produced anything (failed to prepare or launch). */
+export function earlyResult(input: {
+  status: RunResult['status'];
+  agent: string;
+  engine: string;
+  startedAt: Date;
+  finishedAt: Date;
+  runId: string;
+  incidentId: string;
+  error: string;
+  transient?: boolean;
+  waitFor?: string;
+  dryRun?: boolean;
+}): RunResult {
+  return {
+    status: input.status,
+    exitCode: null,
+    agent: input.agent,
+    engine: input.engine,
+    startedAt: input.startedAt.toISOString(),
+    finishedAt: input.finishedAt.toISOString(),
+    durationMs: input.finishedAt.getTime() - input.startedAt.getTime(),
+    tokens: { input: 0, output: 0 },
+    report: { path: '', bytes: 0, missingSections: [] },
+    runId: input.runId,
+    incidentId: input.incidentId,
+    error: input.error,
+    ...(input.transient ? { transient: true } : {}),
+    ...(input.waitFor ? { waitFor: input.waitFor } : {}),
+    ...(input.dryRun ? { dryRun: true } : {}),
+  };
+}

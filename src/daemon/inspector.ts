@@ -1,0 +1,349 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { IncidentEvent } from '../incident/machine.js';
+import type { IncidentStore } from '../incident/store.js';
+import { FINAL_STATES, TRIAGE_DIR, type StateFile } from '../incident/types.js';
+import type { DedupStore } from '../intake/dedup.js';
+import { dedupKey } from '../intake/dedup.js';
+import { admit, judge, type Cause } from '../intake/judge.js';
+import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
+import { folderEscapes, INCIDENT_FILE, readWorkspace, type ReadResult } from '../intake/read.js';
+import type { Logger } from '../log/logger.js';
+import { errorMessage } from '../util/errors.js';
+import { unsafeWorkspace } from '../util/safe-path.js';
+import { fileMark, formatMs } from './lifecycle.js';
+import { Limiter } from './limiter.js';
+import type { QueuedIncident } from './run-slot.js';
+
+// Intake as the daemon runs it: looks at a workspace folder (never two inspections of one folder at
+// once), asks the judge what to do, and applies the answer as an incident event under a brief lease.
+
+/** A new folder is looked at again after these delays while it has no incident.json (a file renamed in
+ * before the watcher watches the folder raises no event). */
+const NEW_FOLDER_RECHECKS_MS = [250, 1000, 3000];
+
+export interface InspectorDeps {
+  root: string;
+  store: IncidentStore;
+  dedup: DedupStore;
+  log: Logger;
+  identity: LeaseIdentity;
+  lease: LeaseOptions;
+  now: () => number;
+  intake: { maxBytes: number; writeSettleMs: number; incompleteGraceMs: number; dedupWindowMs: number };
+  /** In the queue or running here. */
+  isBusy: (dir: string) => boolean;
+  /** A run of this folder is in progress here: it must be looked at again when it ends. */
+  markChanged: (dir: string) => boolean;
+  adopt: (dir: string, cluster: string) => void;
+  /** A slot in the queue, held while the `queued` state is written; false when the queue is full. */
+  reserve: () => (() => void) | undefined;
+  enqueue: (queued: QueuedIncident, notBefore: number) => void;
+  queueLimit: number;
+}
+
+export class Inspector {
+  private readonly limiter = new Limiter(16);
+  private readonly inspecting = new Map<string, { again: Cause | undefined; done: Promise<void> }>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly newFolders = new Map<string, number>();
+  /** Final folders and the mark of their incident.json: a rescan looks again only when it changed. */
+  readonly finals = new Map<string, string>();
+  private stopped = false;
+
+  constructor(private readonly deps: InspectorDeps) {}
+
+  /** Looks at a folder now (or once more after the inspection in progress). */
+  consider(dir: string, cause: Cause): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const pending = this.inspecting.get(dir);
+    if (pending) {
+      pending.again = cause;
+      return pending.done;
+    }
+    const entry: { again: Cause | undefined; done: Promise<void> } = {
+      again: undefined,
+      done: Promise.resolve(),
+    };
+    entry.done = (async () => {
+      for (let next: Cause | undefined = cause; next !== undefined && !this.stopped; next = entry.again) {
+        entry.again = undefined;
+        const current: Cause = next;
+        try {
+          await this.limiter.run(() => this.inspect(dir, current));
+        } catch (err) {
+          this.deps.log.error(
+            { workspace: path.basename(dir), cause: current, err: errorMessage(err) },
+            'inspecting workspace failed',
+          );
+        }
+      }
+      this.inspecting.delete(dir);
+    })();
+    this.inspecting.set(dir, entry);
+    return entry.done;
+  }
+
+  /** Lists the root and considers every folder not known to be unchanged; false when the root cannot be listed. */
+  async scan(cause: 'startup' | 'rescan'): Promise<{ ok: true } | { ok: false; why: string }> {
+    let entries;
+    try {
+      entries = await readdir(this.deps.root, { withFileTypes: true });
+    } catch (err) {
+      return {
+        ok: false,
+        why: `cannot list it: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`,
+      };
+    }
+    const work: Promise<void>[] = [];
+    for (const entry of entries) {
+      if (entry.name.startsWith('.') || !(entry.isDirectory() || entry.isSymbolicLink())) continue;
+      const dir = path.join(this.deps.root, entry.name);
+      const pending = this.inspecting.get(dir);
+      if (pending) {
+        work.push(pending.done);
+        continue;
+      }
+      if (this.deps.isBusy(dir)) continue;
+      const mark = this.finals.get(dir);
+      if (mark !== undefined && mark === (await fileMark(path.join(dir, INCIDENT_FILE)))) continue;
+      this.finals.delete(dir);
+      work.push(this.consider(dir, cause));
+    }
+    await Promise.all(work);
+    return { ok: true };
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.allSettled([...this.inspecting.values()].map((c) => c.done));
+  }
+
+  private later(dir: string, delayMs: number, cause: Cause): void {
+    clearTimeout(this.timers.get(dir));
+    const timer = setTimeout(() => {
+      this.timers.delete(dir);
+      void this.consider(dir, cause);
+    }, delayMs);
+    timer.unref();
+    this.timers.set(dir, timer);
+  }
+
+  private async inspect(dir: string, cause: Cause): Promise<void> {
+    const name = path.basename(dir);
+    if (this.deps.isBusy(dir)) {
+      if ((cause === 'add' || cause === 'change') && this.deps.markChanged(dir))
+        this.deps.log.info(
+          { workspace: name },
+          'incident.json changed during its run; it is looked at again when the run ends',
+        );
+      return;
+    }
+    const unsafe = (await folderEscapes(this.deps.root, name)) ?? (await unsafeWorkspace(dir));
+    if (unsafe) return this.rejectUnsafe(dir, unsafe);
+    const state = await this.deps.store.read(dir);
+    const read = await readWorkspace(dir, { maxBytes: this.deps.intake.maxBytes });
+    const j = judge({
+      cause,
+      state,
+      read,
+      now: this.deps.now(),
+      writeSettleMs: this.deps.intake.writeSettleMs,
+      incompleteGraceMs: this.deps.intake.incompleteGraceMs,
+    });
+    this.deps.log.trace(
+      { workspace: name, cause, judgement: j.kind, state: state?.state },
+      'workspace inspected',
+    );
+    if (j.kind !== 'missing') this.newFolders.delete(dir);
+    switch (j.kind) {
+      case 'adopt':
+        return this.deps.adopt(dir, read.kind === 'ok' ? read.workspace.incident.cluster : '');
+      case 'busy':
+        return;
+      case 'missing':
+        if (j.recheck) this.recheckNewFolder(dir);
+        return;
+      case 'wait':
+        return this.later(dir, j.delayMs, 'settle');
+      case 'final':
+        if (state && FINAL_STATES.has(state.state))
+          this.finals.set(dir, await fileMark(path.join(dir, INCIDENT_FILE)));
+        return;
+      case 'reject':
+        await this.detected(dir, state, cause, undefined);
+        return this.underLease(dir, (current) =>
+          this.applyIf(dir, current, {
+            type: 'Invalid',
+            incidentId: current?.incidentId ?? name,
+            reason: j.reason,
+            ...(j.sha256 ? { sha256: j.sha256 } : {}),
+          }),
+        );
+      case 'changed':
+        return this.admitUnderLease(dir, read as Extract<ReadResult, { kind: 'ok' }>, async (current) => {
+          if (current && FINAL_STATES.has(current.state) && current.state !== 'rejected')
+            await this.deps.store.apply(
+              dir,
+              { type: 'IncidentChanged', incidentId: j.incidentId, sha256: j.sha256 },
+              { current },
+            );
+        });
+      case 'accept':
+        await this.detected(dir, state, cause, j.incidentId);
+        return this.admitUnderLease(dir, read as Extract<ReadResult, { kind: 'ok' }>);
+    }
+  }
+
+  /** `detected` is recorded once per incident, when its file is first judged (not for each chunk). */
+  private async detected(
+    dir: string,
+    state: StateFile | undefined,
+    cause: Cause,
+    incidentId: string | undefined,
+  ): Promise<void> {
+    if (state || cause === 'startup' || cause === 'rescan') return;
+    await this.deps.store.note(dir, { type: 'detected', cause, ...(incidentId ? { incidentId } : {}) });
+  }
+
+  /** Applies `event` unless the transition would change nothing or is not allowed from the current state. */
+  private async applyIf(dir: string, current: StateFile | undefined, event: IncidentEvent): Promise<void> {
+    try {
+      await this.deps.store.apply(dir, event, current ? { current } : {});
+    } catch (err) {
+      if ((err as Error).name !== 'IllegalTransitionError') throw err;
+      this.deps.log.debug(
+        { workspace: path.basename(dir), err: errorMessage(err) },
+        'state moved on meanwhile',
+      );
+    }
+    if (event.type === 'Invalid') this.finals.set(dir, await fileMark(path.join(dir, INCIDENT_FILE)));
+  }
+
+  /** Admits a valid incident under a brief lease, then (lease released) hands it to the scheduler. */
+  private async admitUnderLease(
+    dir: string,
+    read: Extract<ReadResult, { kind: 'ok' }>,
+    before?: (current: StateFile | undefined) => Promise<void>,
+  ): Promise<void> {
+    let queued: { notBefore: number } | undefined;
+    await this.underLease(dir, async (current) => {
+      await before?.(current);
+      queued = await this.admitted(dir, read);
+    });
+    if (queued)
+      this.deps.enqueue(
+        { workspace: read.workspace, sha256: read.sha256, arrivedAt: read.mtimeMs },
+        queued.notBefore,
+      );
+  }
+
+  /** A valid incident: duplicate → rejected, no room → deferred, else `queued` (returned: for the scheduler). */
+  private async admitted(
+    dir: string,
+    read: Extract<ReadResult, { kind: 'ok' }>,
+  ): Promise<{ notBefore: number } | undefined> {
+    const current = await this.deps.store.read(dir);
+    const { sha256 } = read;
+    const { incident } = read.workspace;
+    const firstJudgement = !current || current.state === 'rejected';
+    const duplicate = firstJudgement
+      ? await this.deps.dedup.claim(dedupKey(incident), incident.incidentId)
+      : undefined;
+    const release = this.deps.reserve();
+    const a = admit({ state: current, duplicate, queueFull: !release });
+    try {
+      if (a.kind === 'duplicate') {
+        const reason =
+          `duplicate of ${a.duplicateOf} (same cluster, resource and faultType ${Math.round(a.ageMs / 1000)} s earlier) ` +
+          `inside the ${formatMs(this.deps.intake.dedupWindowMs)} dedup window: not run; re-save incident.json after the window to run it`;
+        await this.applyIf(dir, current, {
+          type: 'Duplicate',
+          incidentId: incident.incidentId,
+          sha256,
+          duplicateOf: a.duplicateOf,
+          reason,
+        });
+        this.finals.set(dir, await fileMark(path.join(dir, INCIDENT_FILE)));
+        return undefined;
+      }
+      if (a.kind === 'defer') {
+        const reason = `queue full (scheduling.queue_limit ${this.deps.queueLimit}); picked up when the queue drains`;
+        await this.applyIf(dir, current, {
+          type: 'QueueFull',
+          incidentId: incident.incidentId,
+          sha256,
+          reason,
+        });
+        return undefined;
+      }
+      const applied = await this.deps.store.apply(
+        dir,
+        { type: 'Validated', incidentId: incident.incidentId, sha256 },
+        current ? { current } : {},
+      );
+      if (applied.record.state !== 'queued') return undefined;
+      const retryAt = applied.record.retryAt ? Date.parse(applied.record.retryAt) : 0;
+      return { notBefore: Number.isFinite(retryAt) ? retryAt : 0 };
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Runs `fn` holding the workspace lease briefly; nothing when another holder has it. */
+  private async underLease(
+    dir: string,
+    fn: (current: StateFile | undefined) => Promise<void>,
+  ): Promise<void> {
+    const got = await acquireLease(dir, this.deps.identity, this.deps.lease);
+    if (!got.acquired) {
+      this.deps.log.debug(
+        { workspace: path.basename(dir), holder: got.holder?.holder },
+        'workspace lease held elsewhere',
+      );
+      return;
+    }
+    try {
+      await fn(await this.deps.store.read(dir));
+    } finally {
+      await got.lease.release();
+    }
+  }
+
+  private recheckNewFolder(dir: string): void {
+    const attempt = this.newFolders.get(dir) ?? 0;
+    const delayMs = NEW_FOLDER_RECHECKS_MS[attempt];
+    if (delayMs === undefined) {
+      this.newFolders.delete(dir);
+      return;
+    }
+    this.newFolders.set(dir, attempt + 1);
+    this.later(dir, delayMs, 'newdir');
+  }
+
+  /**
+   * A folder that cannot be written into safely (it escapes the root, or a daemon-owned path in it is a
+   * symlink) is never written into: its state goes under `<root>/.triage/unsafe/`.
+   */
+  private async rejectUnsafe(dir: string, reason: string): Promise<void> {
+    const name = path.basename(dir);
+    const unsafeDir = path.join(this.deps.root, TRIAGE_DIR, 'unsafe');
+    // Long or odd names still map to one short, safe file name.
+    const file = path.join(unsafeDir, `${encodeURIComponent(name).slice(0, 100)}-${hash(name)}.state.json`);
+    const existing = await readFile(file, 'utf8').then(
+      (t) => JSON.parse(t) as StateFile,
+      () => undefined,
+    );
+    if (existing?.reason === reason) return;
+    await this.deps.store.apply(
+      dir,
+      { type: 'Invalid', incidentId: name, reason },
+      { file, auditDir: unsafeDir, ...(existing ? { current: existing } : {}) },
+    );
+  }
+}
+
+const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);

@@ -1,0 +1,92 @@
+import path from 'node:path';
+import { RUN_FILES, RunBundle } from '../../audit/bundle.js';
+import { prepareContext, type PreparedContext } from '../../context/prepare.js';
+import { ensureOwnDir } from '../../util/safe-path.js';
+import type { PipelineEnv, RunContext } from './context.js';
+import { OUTPUT_DIR, prepareWritable, runLayout, type RunLayout } from './layout.js';
+
+// Prepare: the run bundle, the skills snapshot, where the agent sees things, the triage script and
+// the token-budgeted prompt. The incident is in `preparing` meanwhile; nothing is launched yet.
+
+export interface PreparedRun {
+  layout: RunLayout;
+  context: PreparedContext;
+}
+
+export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<PreparedRun> {
+  const { config } = env;
+  const { request, log, audit } = ctx;
+  const overrides = request.overrides ?? {};
+  const bundle = await RunBundle.create(request.workspace.dir, request.runId, env.redactor);
+  ctx.bundle = bundle;
+  await audit('preparing', {
+    attempt: request.attempt,
+    agent: ctx.agent,
+    engine: ctx.engineName,
+    ...(ctx.model ? { model: ctx.model } : {}),
+    ...(overrides.dryRun ? { dryRun: true } : {}),
+  });
+  const adapter = env.agents(ctx.agent);
+  ctx.adapter = adapter;
+  const engine = await env.engineFor(ctx.engineName);
+  ctx.engine = engine;
+
+  const skillsStarted = performance.now();
+  const snapshot = await env.skills.acquire();
+  ctx.snapshot = snapshot;
+  env.metrics?.stage('skills', (performance.now() - skillsStarted) / 1000);
+  await audit('skills_resolved', {
+    sources: snapshot.sources.map((s) => ({ source: s.name, commit: s.commit })),
+    unavailable: snapshot.unavailable,
+  });
+
+  const layout = runLayout({
+    config,
+    placement: engine.placement,
+    workspaceDir: request.workspace.dir,
+    runId: request.runId,
+    bundleDir: bundle.dir,
+    adapter,
+    skills: snapshot,
+  });
+  ctx.hostHome = layout.hostHome;
+  await prepareWritable(
+    { output: path.join(request.workspace.dir, OUTPUT_DIR), bundle: bundle.dir },
+    engine.placement,
+    config.docker.user,
+  );
+  await ensureOwnDir(layout.hostFilesDir, request.workspace.dir);
+
+  // With skills.disable_triage_preload, prepare reports the triage as disabled.
+  const triage = overrides.triage ?? { mode: 'run' as const };
+  await audit('triage_started', { mode: triage.mode });
+  const context = await prepareContext({
+    config,
+    workspace: request.workspace,
+    agent: ctx.agent,
+    placement: adapter.placement,
+    view: layout.view,
+    bundle,
+    skills: snapshot,
+    log,
+    triage,
+    ...(overrides.subjects ? { subjects: overrides.subjects } : {}),
+    ...(ctx.model ? { model: ctx.model } : {}),
+    ...(env.metrics ? { metrics: env.metrics } : {}),
+    signal: request.signal,
+  });
+  await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
+  const t = context.context.triage;
+  await audit('triage_finished', {
+    status: t.status,
+    ...(t.exitCode !== undefined ? { exitCode: t.exitCode } : {}),
+    ...(t.durationMs !== undefined ? { durationMs: t.durationMs } : {}),
+  });
+  await audit('context_built', {
+    totalTokens: context.context.totalTokens,
+    promptSha256: context.promptSha256,
+    incomplete: context.context.incomplete,
+    overBudgetBy: context.context.overBudgetBy,
+  });
+  return { layout, context };
+}

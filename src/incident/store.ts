@@ -1,0 +1,182 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stateDigest } from '../audit/digest.js';
+import type { AuditEvent, AuditLog } from '../audit/log.js';
+import type { Logger } from '../log/logger.js';
+import { errorMessage } from '../util/errors.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { ensureOwnDir } from '../util/safe-path.js';
+import {
+  transition,
+  type IncidentEvent,
+  type IncidentMetric,
+  type MachineContext,
+  type Transition,
+} from './machine.js';
+import { INCIDENT_STATES, STATE_FILE, TRIAGE_DIR, type StateFile } from './types.js';
+
+// Applies transitions: the state file first (atomically), then the audit events, the metric and the
+// log line. The only writer of state.json. Callers hold the workspace lease while they apply.
+
+export const triageDir = (workspaceDir: string): string => path.join(workspaceDir, TRIAGE_DIR);
+export const statePath = (workspaceDir: string): string => path.join(workspaceDir, TRIAGE_DIR, STATE_FILE);
+
+/** Reads a state file; undefined when absent, not JSON, or not a known state. */
+export async function readStateFile(file: string): Promise<StateFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return undefined;
+    throw err;
+  }
+  try {
+    const parsed = JSON.parse(text) as StateFile;
+    if (typeof parsed !== 'object' || parsed === null || !INCIDENT_STATES.includes(parsed.state))
+      return undefined;
+    return parsed;
+  } catch {
+    return undefined;
+  }
+}
+
+export const readState = (workspaceDir: string): Promise<StateFile | undefined> =>
+  readStateFile(statePath(workspaceDir));
+
+/** Writes a state file: the fixed fields first, in order, then extensions; undefined fields dropped. */
+export async function writeState(file: string, record: StateFile): Promise<void> {
+  const { incidentId, state, attempts, reason, updatedAt, runs, ...extra } = record;
+  const ordered = { incidentId, state, attempts, reason, updatedAt, runs, ...extra };
+  const clean = Object.fromEntries(Object.entries(ordered).filter(([, v]) => v !== undefined));
+  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`);
+}
+
+export interface StateChange {
+  dir: string;
+  record: StateFile;
+  previous: StateFile | undefined;
+  event: IncidentEvent;
+}
+
+export interface StoreDeps {
+  audit: AuditLog;
+  log: Logger;
+  metrics?: { incident(outcome: IncidentMetric): void };
+  now?: () => number;
+  policy: MachineContext['policy'];
+  random?: () => number;
+  /** Called after every applied change (the daemon's index, notifications). */
+  onChange?: (change: StateChange) => void;
+  /** Called when a write failed for lack of space, and again (with false) once writes succeed. */
+  onDiskFull?: (full: boolean, err?: unknown) => void;
+}
+
+export interface ApplyOptions {
+  /** The record as the caller last read it (saves a read). */
+  current?: StateFile;
+  /** A logger carrying the incident's and run's ids. */
+  log?: Logger;
+  /** State file elsewhere than `<dir>/.triage/state.json` (folders that cannot be written into). */
+  file?: string;
+  /** Audit folder elsewhere than `<dir>/.triage`. */
+  auditDir?: string;
+}
+
+export interface Applied extends Transition {
+  previous: StateFile | undefined;
+}
+
+/** Retries after ENOSPC start here and double up to this (ms). */
+const DISK_FULL_RETRY_MS = [100, 10_000] as const;
+
+export class IncidentStore {
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private closing = false;
+
+  constructor(private readonly deps: StoreDeps) {
+    this.now = deps.now ?? Date.now;
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** After close, a write that hits a full disk fails instead of waiting for space (shutdown). */
+  close(): void {
+    this.closing = true;
+  }
+
+  read(dir: string): Promise<StateFile | undefined> {
+    return readState(dir);
+  }
+
+  /** The transition `event` would make from the current record, without writing it. */
+  preview(current: StateFile | undefined, event: IncidentEvent): Transition {
+    return transition(current, event, { now: this.now(), policy: this.deps.policy, random: this.random });
+  }
+
+  /**
+   * Applies `event`: computes the transition (throws IllegalTransitionError), writes the state file, then
+   * appends the audit events. A full disk does not lose the change: the write is retried until it fits
+   * (the caller keeps its lease meanwhile), so an incident is never run twice for want of space.
+   */
+  async apply(dir: string, event: IncidentEvent, options: ApplyOptions = {}): Promise<Applied> {
+    const file = options.file ?? statePath(dir);
+    const previous = options.current ?? (await readStateFile(file));
+    const t = this.preview(previous, event);
+    if (t.unchanged) return { ...t, previous };
+    // Written into an existing workspace (never re-created), or under the root for an unsafe folder.
+    await this.writeSurvivingFullDisk(
+      file,
+      t.record,
+      options.file ? path.dirname(path.dirname(path.dirname(file))) : dir,
+    );
+    const log =
+      options.log ?? this.deps.log.child({ incidentId: t.record.incidentId, workspace: path.basename(dir) });
+    // The chain records what state.json now holds, so that an edit to it afterwards is detected.
+    const audit = t.audit.map((e, i) =>
+      i === t.audit.length - 1 ? { ...e, stateSha256: stateDigest(t.record) } : e,
+    );
+    await this.appendAll(options.auditDir ?? triageDir(dir), audit, log);
+    if (t.metric) this.deps.metrics?.incident(t.metric);
+    if (t.log) log[t.log.level]({ state: t.record.state, ...t.log.fields }, t.log.msg);
+    this.deps.onChange?.({ dir, record: t.record, previous, event });
+    return { ...t, previous };
+  }
+
+  /** An audit event that is not a state change (detected, released, run stages). Never throws. */
+  async note(dir: string, event: AuditEvent, log: Logger = this.deps.log): Promise<void> {
+    await this.appendAll(triageDir(dir), [event], log);
+  }
+
+  private async appendAll(auditDir: string, events: AuditEvent[], log: Logger): Promise<void> {
+    for (const event of events) {
+      try {
+        await this.deps.audit.append(auditDir, event);
+      } catch (err) {
+        log.error({ type: event.type, err: errorMessage(err) }, 'audit append failed');
+      }
+    }
+  }
+
+  private async writeSurvivingFullDisk(file: string, record: StateFile, base: string): Promise<void> {
+    // The folder is made without following a symlink and without re-creating a removed workspace or root.
+    const dir = path.dirname(file);
+    for (let delay: number = DISK_FULL_RETRY_MS[0]; ; delay = Math.min(delay * 2, DISK_FULL_RETRY_MS[1])) {
+      try {
+        await ensureOwnDir(dir, base);
+        await writeState(file, record);
+        this.deps.onDiskFull?.(false);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+        this.deps.onDiskFull?.(true, err);
+        if (this.closing) throw err;
+        this.deps.log.error(
+          { file, retryInMs: delay },
+          `no space left to write ${file}; retrying in ${delay} ms (free disk space on the workspaces volume)`,
+        );
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+}

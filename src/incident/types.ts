@@ -1,0 +1,72 @@
+// The incident record (`.triage/state.json`) and its states. See docs/architecture.md for the lifecycle.
+
+export const TRIAGE_DIR = '.triage';
+export const STATE_FILE = 'state.json';
+
+/**
+ * The states of `.triage/state.json`. `resolved` (the alert behind the incident resolved before its run
+ * started) extends the fixed list; it is final like succeeded and failed.
+ */
+export const INCIDENT_STATES = [
+  'queued',
+  'preparing',
+  'running',
+  'succeeded',
+  'failed',
+  'rejected',
+  'deferred',
+  'interrupted',
+  'resolved',
+] as const;
+export type IncidentState = (typeof INCIDENT_STATES)[number];
+
+/** States nothing more happens in unless incident.json changes or someone asks for a retry. */
+export const FINAL_STATES: ReadonlySet<IncidentState> = new Set([
+  'succeeded',
+  'failed',
+  'rejected',
+  'resolved',
+]);
+/** States in which an agent run may exist on an engine. */
+export const IN_ENGINE_STATES: ReadonlySet<IncidentState> = new Set(['preparing', 'running']);
+/** States a queued run may start from. */
+export const RUNNABLE_STATES: ReadonlySet<IncidentState> = new Set(['queued', 'deferred', 'interrupted']);
+/** States `retry` re-queues. */
+export const RETRYABLE_STATES: ReadonlySet<IncidentState> = new Set(['failed', 'interrupted', 'rejected']);
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
+
+/** What a running agent has done so far (from its streamed events), for status and the API. */
+export interface RunProgress {
+  turns: number;
+  tokens: { input: number; output: number };
+  lastTool?: string;
+  elapsedMs: number;
+  updatedAt: string;
+}
+
+/** `.triage/state.json`: `{incidentId, state, attempts, reason?, updatedAt, runs:[{id, status}]}` (+ extensions). */
+export interface StateFile {
+  incidentId: string;
+  state: IncidentState;
+  attempts: number;
+  reason?: string;
+  updatedAt: string;
+  runs: { id: string; status: RunStatus }[];
+  /** Set when the incident was recorded as a duplicate of an earlier one inside the dedup window. */
+  duplicateOf?: string;
+  /** sha256 of the incident.json bytes that this state describes; a changed file re-queues. */
+  incidentSha256?: string;
+  /** When a transient failure is retried, not before this time (ISO-8601). */
+  retryAt?: string;
+  /** Interrupted because its run did not stop at shutdown: the next start adopts it before any re-run. */
+  unstopped?: true;
+  /** `attempts` when the current series began (a retry or a changed incident starts a new series). */
+  attemptBase?: number;
+  /** What the daemon waits for before the next attempt (an engine that does not answer). */
+  waitingFor?: string;
+  /** Live progress of the current run (running only). */
+  progress?: RunProgress;
+  /** When the alert behind the incident resolved (ISO-8601). */
+  resolvedAt?: string;
+}

@@ -1,0 +1,210 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { errorMessage } from './errors.js';
+
+// The one way the daemon runs and stops a child process tree: the child leads its own process group,
+// carries a marker variable in its environment, and is stopped by an escalation of signals to the group
+// and to every process still carrying the marker (a `setsid` grandchild leaves the group, not the marker).
+
+export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL';
+
+/** Environment variable naming the run a process belongs to (inherited by everything it starts). */
+export const RUN_MARKER_ENV = 'TRIAGE_RUNNER_RUN';
+
+/** Sends `signal` to the process group led by `pid`; false when the group is gone. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+/**
+ * Pids of processes (this user's, readable in /proc) whose environment carries `marker` as the value of
+ * RUN_MARKER_ENV: the processes of one run, including those that left its process group with setsid.
+ * Linux only; elsewhere (no /proc) the list is empty and the group signal is all there is.
+ */
+export function markedPids(marker: string): number[] {
+  const needle = Buffer.from(`\0${RUN_MARKER_ENV}=${marker}\0`);
+  const first = Buffer.from(`${RUN_MARKER_ENV}=${marker}\0`);
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`);
+    } catch {
+      continue;
+    }
+    if (environ.includes(needle) || environ.subarray(0, first.length).equals(first)) pids.push(pid);
+  }
+  return pids;
+}
+
+/** Signals the group led by `pid` and, with a marker, every marked process outside it. */
+export function signalTree(pid: number | undefined, signal: NodeJS.Signals, marker?: string): void {
+  if (pid !== undefined) signalGroup(pid, signal);
+  if (!marker) return;
+  for (const other of markedPids(marker)) {
+    try {
+      process.kill(other, signal);
+    } catch {
+      // Gone already, or not ours to signal.
+    }
+  }
+}
+
+export interface EscalationStep {
+  signal: StopSignal;
+  /** How long to wait for the end after sending it. */
+  waitMs: number;
+}
+
+/**
+ * Sends each signal in turn and waits for the end; resolves with the signal that ended the run, or
+ * undefined when it outlived the whole escalation. `waitEnd(ms)` resolves true once the run has ended.
+ */
+export async function escalate(
+  steps: readonly EscalationStep[],
+  send: (signal: StopSignal) => Promise<void>,
+  waitEnd: (ms: number) => Promise<boolean>,
+  onStillRunning?: (step: EscalationStep) => void,
+): Promise<StopSignal | undefined> {
+  for (const step of steps) {
+    await send(step.signal);
+    if (await waitEnd(step.waitMs)) return step.signal;
+    onStillRunning?.(step);
+  }
+  return undefined;
+}
+
+/** The usual escalation: SIGINT (an agent can end its turn), SIGTERM, SIGKILL. */
+export const gracefulSteps = (graceMs: number, killWaitMs: number): EscalationStep[] => [
+  { signal: 'SIGINT', waitMs: graceMs },
+  { signal: 'SIGTERM', waitMs: graceMs },
+  { signal: 'SIGKILL', waitMs: killWaitMs },
+];
+
+export interface GroupRunOptions {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** After SIGTERM, wait this long before SIGKILL. */
+  killGraceMs: number;
+  signal?: AbortSignal;
+  onData?(chunk: Buffer, stream: 'stdout' | 'stderr'): void;
+  /** Value of RUN_MARKER_ENV given to the process tree, so that setsid descendants are stopped too. */
+  marker?: string;
+  /** After the leader exits, how long its streams may stay open (a grandchild holding them) before they are closed. */
+  drainMs?: number;
+}
+
+/** How a process run ended, in the shape execa reports it. */
+export interface GroupResult {
+  command: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Stopped because `signal` was aborted. */
+  aborted: boolean;
+  durationMs: number;
+  /** The last bytes of stderr, for error messages. */
+  stderrTail: string;
+  /** Set when the process could not be started at all. */
+  error?: string;
+}
+
+const STDERR_TAIL_BYTES = 4096;
+const DEFAULT_DRAIN_MS = 500;
+
+/**
+ * Runs `command` as the leader of a new process group with stdin closed. On timeout or abort the tree
+ * gets SIGTERM, then SIGKILL after the grace; once the leader exits whatever is left of the tree is
+ * killed. Resolves after the output drained (at most drainMs after the exit); never rejects.
+ */
+export function runProcessGroup(opts: GroupRunOptions): Promise<GroupResult> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let stderrTail = Buffer.alloc(0);
+    const timers: NodeJS.Timeout[] = [];
+    const env = opts.marker ? { ...opts.env, [RUN_MARKER_ENV]: opts.marker } : opts.env;
+    const child = spawn(opts.command, [...opts.args], {
+      cwd: opts.cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        signalTree(child.pid, sig, opts.marker);
+      } catch {
+        // EPERM: nothing more we may do.
+      }
+    };
+    const terminate = () => {
+      kill('SIGTERM');
+      timers.push(setTimeout(() => kill('SIGKILL'), opts.killGraceMs));
+    };
+    child.stdout.on('data', (c: Buffer) => opts.onData?.(c, 'stdout'));
+    child.stderr.on('data', (c: Buffer) => {
+      stderrTail = Buffer.concat([stderrTail, c]);
+      if (stderrTail.length > STDERR_TAIL_BYTES) stderrTail = stderrTail.subarray(-STDERR_TAIL_BYTES);
+      opts.onData?.(c, 'stderr');
+    });
+    child.stdout.on('error', () => undefined);
+    child.stderr.on('error', () => undefined);
+    const onAbort = () => {
+      aborted = true;
+      terminate();
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) onAbort();
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        terminate();
+      }, opts.timeoutMs),
+    );
+    const finish = (exit: { exitCode: number | null; signal: string | null; error?: string }) => {
+      if (settled) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      // Whatever is left of the tree (background or setsid grandchildren) goes with the run.
+      kill('SIGKILL');
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({
+        command: opts.command,
+        ...exit,
+        timedOut,
+        aborted,
+        durationMs: Math.round(performance.now() - started),
+        stderrTail: stderrTail.toString('utf8'),
+      });
+    };
+    child.on('error', (err) => finish({ exitCode: null, signal: null, error: errorMessage(err) }));
+    child.on('exit', (code, sig) => {
+      const exit = { exitCode: code, signal: sig };
+      // Let buffered output arrive; do not wait for a grandchild that holds the pipe open.
+      timers.push(setTimeout(() => finish(exit), opts.drainMs ?? DEFAULT_DRAIN_MS));
+      child.on('close', () => finish(exit));
+    });
+  });
+}

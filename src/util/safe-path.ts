@@ -1,0 +1,143 @@
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+
+// Writes under a workspace never go through a symbolic link: a link planted by a producer (or an
+// agent) in place of `.triage`, `runs/` or `output/` would otherwise redirect the daemon's writes, or
+// its chown, anywhere on the host. Every folder below the workspace is checked component by component
+// before it is written into, and folders whose permissions change are changed through a handle opened
+// with O_NOFOLLOW.
+
+export class UnsafePathError extends Error {
+  readonly code = 'EUNSAFEPATH';
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UnsafePathError';
+  }
+}
+
+export const isUnsafePath = (err: unknown): err is UnsafePathError =>
+  err instanceof Error && (err as { code?: string }).code === 'EUNSAFEPATH';
+
+/** `base` and `target` as the components from base (exclusive) to target (inclusive); throws when target escapes. */
+function componentsBelow(base: string, target: string): string[] {
+  const rel = path.relative(base, target);
+  if (rel === '') return [];
+  if (rel.startsWith('..') || path.isAbsolute(rel))
+    throw new UnsafePathError(
+      target,
+      `${target} is not inside ${base}; the daemon writes only inside the workspace`,
+    );
+  const parts = rel.split(path.sep);
+  return parts.map((_, i) => path.join(base, ...parts.slice(0, i + 1)));
+}
+
+const linkMessage = (p: string) =>
+  `${p} is a symbolic link; the daemon never writes through links in a workspace: replace it with a real folder (or remove it) and save incident.json again`;
+
+/**
+ * Throws UnsafePathError when any existing component of `target` below `base` is a symlink or not a
+ * folder (missing components are fine: they will be created as folders).
+ */
+export async function assertNoSymlinkBelow(base: string, target: string): Promise<void> {
+  for (const p of componentsBelow(base, target)) {
+    const info = await lstat(p).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (!info) return;
+    if (info.isSymbolicLink()) throw new UnsafePathError(p, linkMessage(p));
+    if (!info.isDirectory())
+      throw new UnsafePathError(p, `${p} is not a folder; remove it and save incident.json again`);
+  }
+}
+
+/**
+ * Creates `dir` (and missing folders between `base` and it) without following a symlink at any step;
+ * an existing symlink or non-folder on the way throws UnsafePathError. `base` must exist.
+ */
+export async function ensureOwnDir(dir: string, base: string = path.dirname(dir)): Promise<void> {
+  for (const p of componentsBelow(base, dir)) {
+    for (let attempt = 0; ; attempt++) {
+      const info = await lstat(p).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+      if (info?.isSymbolicLink()) throw new UnsafePathError(p, linkMessage(p));
+      if (info?.isDirectory()) break;
+      if (info) throw new UnsafePathError(p, `${p} is not a folder; remove it and save incident.json again`);
+      try {
+        await mkdir(p);
+        break;
+      } catch (err) {
+        // Created meanwhile (by us or another process): look again, once.
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+      }
+    }
+  }
+}
+
+/** Opens a folder for fchown/fchmod; a symlink in its place fails (ELOOP) instead of being followed. */
+export async function openDirNoFollow(dir: string): Promise<FileHandle> {
+  try {
+    return await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new UnsafePathError(dir, linkMessage(dir));
+    throw err;
+  }
+}
+
+/** Daemon-owned paths of a workspace that must never be symlinks. */
+export const WORKSPACE_OWN_PATHS = ['.triage', '.triage/runs', 'output'] as const;
+
+/**
+ * Why a workspace cannot be written into safely (a daemon-owned path is a symlink or not a folder), or
+ * undefined. Checked when an incident is taken in, and again before each write.
+ */
+export async function unsafeWorkspace(dir: string): Promise<string | undefined> {
+  for (const rel of WORKSPACE_OWN_PATHS) {
+    try {
+      await assertNoSymlinkBelow(dir, path.join(dir, rel));
+    } catch (err) {
+      if (isUnsafePath(err)) return err.message;
+      throw err;
+    }
+  }
+  return undefined;
+}
+
+export type BoundedRead =
+  { kind: 'ok'; text: string; bytes: number } | { kind: 'missing' } | { kind: 'refused'; reason: string };
+
+/**
+ * Reads a file someone else wrote (the agent's report) without following a symlink at its place, only
+ * when it is a regular file of at most `maxBytes`: a link to a host file, a FIFO or a huge file is
+ * refused with the reason.
+ */
+export async function readOwnFile(file: string, maxBytes: number): Promise<BoundedRead> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    if (code === 'ELOOP')
+      return { kind: 'refused', reason: `${file} is a symbolic link, which is never followed` };
+    throw err;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return { kind: 'refused', reason: `${file} is not a regular file` };
+    if (info.size > maxBytes)
+      return { kind: 'refused', reason: `${file} is ${info.size} bytes, over the ${maxBytes}-byte limit` };
+    const data = await handle.readFile();
+    if (data.length > maxBytes)
+      return { kind: 'refused', reason: `${file} grew over the ${maxBytes}-byte limit while being read` };
+    return { kind: 'ok', text: data.toString('utf8'), bytes: data.length };
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,59 @@
+// The dedup window on disk: it holds across restarts and between replicas sharing the root.
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DedupStore, dedupKey } from '../../../src/intake/dedup.js';
+import { tempRoot } from '../../support/incidents.js';
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ root, cleanup } = await tempRoot()));
+afterEach(async () => cleanup());
+
+const incident = (name: string, faultType = 'CrashLoop') => ({
+  cluster: 'c1',
+  namespace: 'ns',
+  faultType,
+  resource: { kind: 'Pod', name },
+});
+
+describe('DedupStore', () => {
+  it('names the first incident for the same cluster + resource + faultType inside the window', async () => {
+    let now = 0;
+    const d = new DedupStore(root, 600_000, () => now);
+    const key = dedupKey(incident('web'));
+    expect(await d.claim(key, 'first')).toBeUndefined();
+    now = 60_000;
+    expect(await d.claim(key, 'second')).toEqual({ incidentId: 'first', ageMs: 60_000 });
+    expect(await d.claim(key, 'first')).toBeUndefined();
+    expect(await d.claim(dedupKey(incident('web', 'OOMKilled')), 'third')).toBeUndefined();
+    now = 700_000;
+    expect(await d.claim(key, 'fourth')).toBeUndefined();
+    now = 710_000;
+    expect(await d.claim(key, 'fifth')).toEqual({ incidentId: 'fourth', ageMs: 10_000 });
+  });
+
+  it('holds across a restart and between two replicas on one root (a fresh store sees the key)', async () => {
+    let now = 1_000_000;
+    const before = new DedupStore(root, 600_000, () => now);
+    expect(await before.claim(dedupKey(incident('api')), 'a')).toBeUndefined();
+    now += 8 * 60_000;
+    const after = new DedupStore(root, 600_000, () => now);
+    expect(await after.claim(dedupKey(incident('api')), 'b')).toEqual({ incidentId: 'a', ageMs: 480_000 });
+  });
+
+  it('lets exactly one of many concurrent claims be first', async () => {
+    const stores = Array.from({ length: 8 }, () => new DedupStore(root, 600_000));
+    const results = await Promise.all(stores.map((s, i) => s.claim(dedupKey(incident('db')), `inc-${i}`)));
+    expect(results.filter((r) => r === undefined)).toHaveLength(1);
+  });
+
+  it('prunes entries older than the window', async () => {
+    let now = 0;
+    const d = new DedupStore(root, 1000, () => now);
+    await d.claim(dedupKey(incident('x')), 'x');
+    now = Date.now() + 10_000;
+    expect(await d.prune()).toBe(1);
+    expect(await readdir(path.join(root, '.triage', 'dedup'))).toEqual([]);
+  });
+});
