@@ -342,6 +342,45 @@ describe('prepareContext', () => {
     expect(parsePromptSent(await readFile(bundle.path('prompt-sent.md'), 'utf8'))).toEqual(out.prompt);
   });
 
+  it('scrubs secret shapes planted in the incident from the prompt and prompt-sent.md, leaving incident.json untouched', async () => {
+    const { input, dir } = await setup();
+    const planted = {
+      ...incident,
+      context: {
+        env: [
+          { name: 'AWS_SECRET_ACCESS_KEY', value: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' },
+          { name: 'DB_PASSWORD', value: 'pw1' },
+        ],
+        dsn: 'postgres://app:Hunter2Pw@db:5432/orders',
+        note: 'SIGNING_KEY=0f3a9c2e7b1d4f6a8c0e2b4d6f8a1c3e',
+      },
+    };
+    const incidentText = `${JSON.stringify(planted, null, 2)}\n`;
+    const file = path.join(dir, 'incident.json');
+    await writeFile(file, incidentText);
+    const base = await input();
+    const out = await prepareContext({
+      ...base,
+      workspace: makeWorkspace(dir, { incidentText }),
+      triage: { mode: 'skip' },
+    });
+    const sent = await readFile(base.bundle.path('prompt-sent.md'), 'utf8');
+    for (const text of [out.prompt.system + out.prompt.user, sent]) {
+      for (const secret of ['wJalrXUtnFEMI', '"pw1"', 'Hunter2Pw', '0f3a9c2e7b1d4f6a8c0e']) {
+        expect(text).not.toContain(secret);
+      }
+      expect(text).toMatch(/"name": "AWS_SECRET_ACCESS_KEY",\s+"value": "\[REDACTED\]"/);
+      expect(text).toContain('postgres://app:[REDACTED]@db:5432/orders');
+    }
+    // The incident section stays valid JSON after scrubbing.
+    const body = /<incident>\n([\s\S]*?)\n<\/incident>/.exec(out.prompt.system)?.[1] ?? '';
+    expect(JSON.parse(body)).toMatchObject({
+      incidentId: 'inc-42',
+      context: { env: [{ value: '[REDACTED]' }, { value: '[REDACTED]' }] },
+    });
+    expect(await readFile(file, 'utf8')).toBe(incidentText);
+  });
+
   it('reports stage timings, triage timeouts and truncations to the metrics', async () => {
     const { input } = await setup({ context: { budget: { warn: 1, truncate: 3000 } } }, 'hanging.sh');
     const calls: string[] = [];
