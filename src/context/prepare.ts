@@ -98,6 +98,7 @@ async function readPromptFile(file: string, key: string, view: AgentView): Promi
 }
 
 const NO_DISCLOSURE: Disclosure = {
+  problems: [],
   subjects: [],
   bootMode: 'none',
   degradable: [],
@@ -128,6 +129,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
       view,
       log,
     });
+    for (const problem of disclosure.problems) incompleteReasons.push(`disclosure: ${problem}`);
   } catch (err) {
     // Subjects asked for by name (`context --subject`, replay) that boot.yml cannot boot fail fast,
     // as the seed says; a run from the daemon degrades instead.
