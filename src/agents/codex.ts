@@ -118,6 +118,7 @@ export const codex: AgentAdapter = {
   placement: 'user',
   skillsDirs: ['.agents/skills'],
   writableHomeDirs: ['.codex'],
+  authSecrets: () => ['CODEX_API_KEY', 'OPENAI_API_KEY'],
   buildInvocation,
   parseOutput,
 };

@@ -12,13 +12,20 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
+const AGENT_KEYS = {
+  ANTHROPIC_API_KEY: 'test-anthropic-key',
+  CODEX_API_KEY: 'test-codex-key',
+  GEMINI_API_KEY: 'test-gemini-key',
+};
+
 function fakeIO(cwd: string, env: Record<string, string | undefined> = {}) {
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIO = {
     stdout: (t) => void out.push(t),
     stderr: (t) => void err.push(t),
-    env: { PATH: process.env.PATH, ...env },
+    // Every agent's key set: an unset one is a warning on stderr (tested with validate-config).
+    env: { PATH: process.env.PATH, ...AGENT_KEYS, ...env },
     cwd,
   };
   return { io, stdout: () => out.join(''), stderr: () => err.join('') };
@@ -163,6 +170,53 @@ describe('triage-runner context', () => {
     expect(await runCli(['--config', configFile, 'context', ws, '--no-triage'], cli.io)).toBe(1);
     expect(cli.stderr()).toContain(`skills.cache_dir ${path.join(blocker, 'cache')} cannot be created`);
     expect((await previews()).filter((n) => !before.has(n))).toEqual([]);
+  });
+});
+
+describe('triage-runner context names what a real run would use', () => {
+  it('names the workspace run folder, never its deleted temporary one, in the marker and context.json', async () => {
+    const { ws, configFile, dir } = await setup();
+    await writeFile(configFile, `${await readFile(configFile, 'utf8')}engine: process\n`);
+    const cli = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', ws, '--json'], cli.io)).toBe(0);
+    const { prompt, context } = JSON.parse(cli.stdout()) as {
+      prompt: { system: string; user: string };
+      context: { triage: { logPath: string; reason: string } };
+    };
+    const real = path.join(ws, '.triage', 'runs', '<run-id>', 'triage', 'output.log');
+    expect(prompt.system).toContain(`Full output: ${real}]`);
+    expect(context.triage.logPath).toBe(real);
+    expect(context.triage.reason).toContain(real);
+    expect(cli.stdout()).not.toContain(path.join(os.tmpdir(), 'triage-runner-context-'));
+    expect(await readdir(ws)).toEqual(['incident.json', 'incident_cluster_permissions.json']);
+  });
+
+  it('run from any folder without a config file, reads the shipped configs and creates nothing in that folder', async () => {
+    const { ws } = await setup();
+    const elsewhere = await tempDir('tr-cli-cwd-');
+    cleanups.push(elsewhere.cleanup);
+    const cli = fakeIO(elsewhere.dir, { TRIAGE_RUNNER_SKILLS_SOURCES: '[]' });
+    expect(await runCli(['context', ws, '--no-triage', '--json'], cli.io)).toBe(0);
+    const { prompt } = JSON.parse(cli.stdout()) as { prompt: { system: string } };
+    expect(prompt.system).toContain('# Incident investigation');
+    expect(await readdir(elsewhere.dir)).toEqual([]);
+  });
+
+  it('refuses a configuration validate-config rejects (mixed-mode boot.yml) with exit 2 and the same message', async () => {
+    const { ws, configFile, dir } = await setup();
+    const boot = path.join(dir, 'mixed-boot.yml');
+    await writeFile(boot, 'briefs: {}\nalways: {}\n');
+    await writeFile(
+      configFile,
+      (await readFile(configFile, 'utf8')).replace(/boot_file: .*/, `boot_file: ${boot}`),
+    );
+    const check = fakeIO(dir);
+    expect(await runCli(['validate-config', configFile], check.io)).toBe(2);
+    const cli = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', ws, '--no-triage'], cli.io)).toBe(2);
+    expect(cli.stdout()).toBe('');
+    expect(cli.stderr()).toContain(check.stderr().trim());
+    expect(cli.stderr()).toMatch(/boot_file: .*mixed mode not allowed/);
   });
 });
 
