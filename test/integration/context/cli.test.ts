@@ -31,6 +31,23 @@ function fakeIO(cwd: string, env: Record<string, string | undefined> = {}) {
   return { io, stdout: () => out.join(''), stderr: () => err.join('') };
 }
 
+/** A git repository holding one skill, with one commit on main; resolves to its folder. */
+async function gitRepo(root: string): Promise<string> {
+  const repo = path.join(root, 'repo');
+  await mkdir(path.join(repo, 'skills/demo'), { recursive: true });
+  await writeFile(path.join(repo, 'skills/demo/SKILL.md'), '---\nname: demo\ndescription: demo skill\n---\n');
+  const env = {
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@e',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@e',
+  };
+  await execa('git', ['init', '-q', '-b', 'main'], { cwd: repo });
+  await execa('git', ['add', '-A'], { cwd: repo });
+  await execa('git', ['commit', '-q', '-m', 'one'], { cwd: repo, env });
+  return repo;
+}
+
 async function setup(sources: unknown[] = [{ name: 'k8s4agents', path: FIXTURES }]) {
   const t = await tempDir('tr-cli-');
   cleanups.push(t.cleanup);
@@ -191,15 +208,23 @@ describe('triage-runner context names what a real run would use', () => {
     expect(await readdir(ws)).toEqual(['incident.json', 'incident_cluster_permissions.json']);
   });
 
-  it('run from any folder without a config file, reads the shipped configs and creates nothing in that folder', async () => {
-    const { ws } = await setup();
+  it('run from another folder, keeps the skills cache where the config file says (relative to the file), creating nothing in the working folder', async () => {
+    const t = await tempDir('tr-cli-repo-');
+    cleanups.push(t.cleanup);
+    const repo = await gitRepo(t.dir);
+    const { ws, configFile, dir } = await setup([{ name: 'k8s4agents', git: repo, ref: 'main' }]);
+    await writeFile(
+      configFile,
+      (await readFile(configFile, 'utf8')).replace(/cache_dir: .*/, 'cache_dir: ./cache-rel'),
+    );
     const elsewhere = await tempDir('tr-cli-cwd-');
     cleanups.push(elsewhere.cleanup);
-    const cli = fakeIO(elsewhere.dir, { TRIAGE_RUNNER_SKILLS_SOURCES: '[]' });
-    expect(await runCli(['context', ws, '--no-triage', '--json'], cli.io)).toBe(0);
+    const cli = fakeIO(elsewhere.dir);
+    expect(await runCli(['--config', configFile, 'context', ws, '--no-triage', '--json'], cli.io)).toBe(0);
     const { prompt } = JSON.parse(cli.stdout()) as { prompt: { system: string } };
     expect(prompt.system).toContain('# Incident investigation');
     expect(await readdir(elsewhere.dir)).toEqual([]);
+    expect(await readdir(path.join(dir, 'cache-rel'))).not.toEqual([]);
   });
 
   it('refuses a configuration validate-config rejects (mixed-mode boot.yml) with exit 2 and the same message', async () => {
@@ -224,21 +249,7 @@ describe('triage-runner skills', () => {
   it('syncs a git source and lists it with its commit; a source with no cache makes sync exit 1', async () => {
     const t = await tempDir('tr-cli-git-');
     cleanups.push(t.cleanup);
-    const repo = path.join(t.dir, 'repo');
-    await mkdir(path.join(repo, 'skills/demo'), { recursive: true });
-    await writeFile(
-      path.join(repo, 'skills/demo/SKILL.md'),
-      '---\nname: demo\ndescription: demo skill\n---\n',
-    );
-    const env = {
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@e',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@e',
-    };
-    await execa('git', ['init', '-q', '-b', 'main'], { cwd: repo });
-    await execa('git', ['add', '-A'], { cwd: repo });
-    await execa('git', ['commit', '-q', '-m', 'one'], { cwd: repo, env });
+    const repo = await gitRepo(t.dir);
     const sha = (await execa('git', ['rev-parse', 'HEAD'], { cwd: repo })).stdout.trim();
     const { configFile, dir } = await setup([{ name: 'demo', git: repo, ref: 'main' }]);
     const sync = fakeIO(dir);
