@@ -83,11 +83,14 @@ export class TokenWorker {
  * worker gets tsx's loader first: Node 20 does not pass a parent's module hooks to worker threads.
  */
 function spawnWorker(): Worker {
+  // No inherited Node options: a flag meant for the main script (`--input-type`, a loader) can stop
+  // the worker from starting.
+  const options = { execArgv: [] };
   const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return new Worker(new URL('./token-worker.js', import.meta.url));
+  if (!here.endsWith('.ts')) return new Worker(new URL('./token-worker.js', import.meta.url), options);
   const entry = pathToFileURL(path.join(path.dirname(here), 'token-worker.ts')).href;
   const boot = `import(${JSON.stringify(tsxApiUrl())}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true });
+  return new Worker(boot, { ...options, eval: true });
 }
 
 /** tsx's ESM API (`tsx/esm/api`, import condition), found through its package.json exports. */

@@ -67,6 +67,31 @@ describe('token counting off the event loop', () => {
     expect(await worker.count(['hello world'])).toEqual([2]);
   });
 
+  it('starts the built worker in a process run with Node flags meant for its main script, and lets it exit when done', async () => {
+    // The compiled modules (as in dist/), under node_modules so that gpt-tokenizer resolves.
+    const out = await mkdtemp(path.join(REPO_ROOT, 'node_modules', '.tr-build-'));
+    cleanups.push(() => rm(out, { recursive: true, force: true }));
+    const tsc = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsc');
+    await execa(tsc, [
+      ...['--outDir', out, '--rootDir', path.join(REPO_ROOT, 'src'), '--module', 'nodenext'],
+      ...['--moduleResolution', 'nodenext', '--target', 'es2023', '--skipLibCheck', '--types', 'node'],
+      path.join(REPO_ROOT, 'src/context/tokens.ts'),
+      path.join(REPO_ROOT, 'src/context/token-worker.ts'),
+    ]);
+    const tokens = pathToFileURL(path.join(out, 'context/tokens.js')).href;
+    const child = await execa(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `const { tokenCounter } = await import(${JSON.stringify(tokens)}); console.log(JSON.stringify(await tokenCounter('o200k').rawMany(['hello world', '['.repeat(1000)])));`,
+      ],
+      { cwd: REPO_ROOT, reject: false, timeout: 30_000 },
+    );
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual([2, 503]);
+  }, 90_000);
+
   it('does not load the o200k tables for `triage-runner --version`', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'tr-lazy-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
