@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { RunBundle } from '../src/audit/bundle.js';
 import { configSchema, type AgentName } from '../src/config/schema.js';
 import { stripAnsi } from '../src/context/capture.js';
@@ -21,7 +21,7 @@ import {
   renderPermissions,
   renderTriage,
 } from '../src/context/sections.js';
-import { rawTokens, tokenCounter } from '../src/context/tokens.js';
+import { scaleTokens } from '../src/context/tokens.js';
 import type { AgentView } from '../src/context/types.js';
 import { silentLogger } from '../src/log/logger.js';
 import { Redactor } from '../src/log/redact.js';
@@ -54,6 +54,8 @@ const incidentObj = {
   timestamp: '2026-11-22T02:00:00Z',
 };
 const incidentText = JSON.stringify(incidentObj, null, 2);
+/** The tokenizer called directly (the reference count; these texts have no pathological runs). */
+const o200k = (text: string) => countTokens(text, { disallowedSpecial: new Set() });
 const permissionsText =
   '{"cluster_name":"prod","can_get_pods":true,"can_get_logs":true,"can_get_events":true}';
 
@@ -107,7 +109,7 @@ async function ours(file: string) {
     const wallMs = performance.now() - started;
     return {
       wallMs,
-      o200k: rawTokens(out.prompt.system, 'o200k') + rawTokens(out.prompt.user, 'o200k'),
+      o200k: o200k(out.prompt.system) + o200k(out.prompt.user),
       budgeted: out.context.totalTokens,
     };
   } finally {
@@ -117,7 +119,8 @@ async function ours(file: string) {
 
 async function naive(file: string) {
   const started = performance.now();
-  const counter = tokenCounter('o200k', config.context.safety_factor[AGENT] ?? 1);
+  const factor = config.context.safety_factor[AGENT] ?? 1;
+  const count = (text: string) => scaleTokens(o200k(text), factor);
   const limit = config.context.budget.truncate;
   const [sys, user] = await Promise.all([
     readFile(config.system_prompt_file, 'utf8'),
@@ -138,13 +141,13 @@ async function naive(file: string) {
   const text = escapeTextContent(stripAnsi(await readFile(file, 'utf8')));
   const tokens = encode(text, { disallowedSpecial: new Set() });
   const empty = build('');
-  const room = Math.floor((limit - counter.count(empty.system) - counter.count(empty.user)) / counter.factor);
+  const room = Math.floor((limit - count(empty.system) - count(empty.user)) / factor);
   const prompt = build(decode(tokens.slice(0, Math.max(0, room))));
   const wallMs = performance.now() - started;
   return {
     wallMs,
-    o200k: rawTokens(prompt.system, 'o200k') + rawTokens(prompt.user, 'o200k'),
-    budgeted: counter.count(prompt.system) + counter.count(prompt.user),
+    o200k: o200k(prompt.system) + o200k(prompt.user),
+    budgeted: count(prompt.system) + count(prompt.user),
   };
 }
 

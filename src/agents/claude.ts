@@ -106,6 +106,7 @@ export const claude: AgentAdapter = {
   placement: 'system',
   skillsDirs: ['.claude/skills'],
   writableHomeDirs: ['.claude'],
+  authSecrets: () => ['ANTHROPIC_API_KEY'],
   buildInvocation,
   parseOutput,
 };

@@ -123,6 +123,7 @@ export const gemini: AgentAdapter = {
   placement: 'user',
   skillsDirs: ['.gemini/skills'],
   writableHomeDirs: ['.gemini'],
+  authSecrets: () => ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
   buildInvocation,
   parseOutput,
 };

@@ -157,6 +157,7 @@ export const goose: AgentAdapter = {
   placement: 'user',
   skillsDirs: ['.agents/skills'],
   writableHomeDirs: ['.config/goose', '.local/share/goose', '.local/state/goose'],
+  authSecrets: (providers) => PROVIDERS[providers.gooseProvider ?? GOOSE_DEFAULT_PROVIDER]?.keySources ?? [],
   buildInvocation,
   parseOutput,
 };

@@ -88,6 +88,11 @@ export interface AgentAdapter {
   skillsDirs: string[];
   /** Folders, relative to HOME, that the CLI must be able to write (tmpfs in containers). */
   writableHomeDirs: string[];
+  /**
+   * Names of the `secrets:` this CLI authenticates with (any one suffices), for the configuration
+   * check; empty when the CLI picks its own (a Goose provider without a known key).
+   */
+  authSecrets?(providers: { gooseProvider?: string }): readonly string[];
   buildInvocation(input: InvocationInput): AgentInvocation;
   parseOutput(output: AgentRunOutput): AgentOutcome;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Env } from '../config/load.js';
+import { PACKAGE_ROOT } from '../config/paths.js';
 
 /** Process globals passed in, so commands run the same in tests and for real. */
 export interface CliIO {
@@ -18,8 +18,7 @@ export const processIO = (): CliIO => ({
   cwd: process.cwd(),
 });
 
-/** The package root (holds configs/, runners/): two levels above this file in src/ and in dist/. */
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { PACKAGE_ROOT };
 
 export const PACKAGE_VERSION = (
   JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }

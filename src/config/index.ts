@@ -9,7 +9,9 @@ export type {
 } from './schema.js';
 export {
   loadConfig,
+  inspectConfig,
   ConfigError,
+  DEFAULT_CONFIG_FILE,
   formatProblem,
   readYamlConfig,
   envOverrides,
@@ -17,8 +19,10 @@ export {
   setIn,
   didYouMean,
 } from './load.js';
-export type { ConfigProblem, LoadOptions, LoadedConfig, RawConfig, Env } from './load.js';
+export type { ConfigProblem, ConfigInspection, LoadOptions, LoadedConfig, RawConfig, Env } from './load.js';
+export { PACKAGE_ROOT } from './paths.js';
 export { resolveSecrets } from './secrets.js';
+export { unknownEnvWarnings } from './env-check.js';
 export type { ResolvedSecrets } from './secrets.js';
 export { configKeys, envName } from './keys.js';
 export { parseDuration, formatDuration, parseBytes } from './duration.js';

@@ -4,6 +4,7 @@ import { LineCounter, parseDocument, isMap, isSeq, type Document } from 'yaml';
 import type { z } from 'zod';
 import { looksSecret } from '../log/redact.js';
 import { configKeys, envName, keysAt, type ConfigKey } from './keys.js';
+import { getIn, PACKAGE_ROOT, resolvePaths, type ConfigLayers } from './paths.js';
 import { configSchema, type Config } from './schema.js';
 
 /** One thing wrong with the configuration, located as precisely as we can. */
@@ -44,7 +45,7 @@ export interface LoadOptions {
   /** Command-line overrides as a nested object of YAML keys. */
   flags?: RawConfig;
   cwd?: string;
-  /** Package root, for the embedded defaults (configs/, personas) when cwd lacks them. */
+  /** Package root: built-in default paths resolve against it (default: this package's root). */
   packageRoot?: string;
 }
 
@@ -54,41 +55,97 @@ export interface LoadedConfig {
   file?: string;
 }
 
+/** Everything known about a configuration, problems included (what validate-config reports). */
+export interface ConfigInspection {
+  /**
+   * The configuration with built-in defaults standing in for every key that has a problem, so the
+   * files it names can still be checked: report everything at once.
+   */
+  config: Config;
+  file?: string;
+  problems: ConfigProblem[];
+  /** Dotted paths of keys whose written value was replaced by the default because it had a problem. */
+  replaced: Set<string>;
+  /** What each layer set (file, environment, flags), before merging. */
+  layers: ConfigLayers;
+}
+
 export const DEFAULT_CONFIG_FILE = 'configs/triage-runner.yaml';
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Loads defaults < YAML file < environment < flags, validates once, resolves paths. Throws ConfigError. */
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const inspection = inspectConfig(options);
+  if (inspection.problems.length > 0) throw new ConfigError(inspection.problems, inspection.file);
+  return inspection.file
+    ? { config: inspection.config, file: inspection.file }
+    : { config: inspection.config };
+}
+
+/** Like loadConfig, but returns the problems with a best-effort configuration instead of throwing. */
+export function inspectConfig(options: LoadOptions = {}): ConfigInspection {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
-  const file =
+  const given =
     options.file ?? (existsSync(path.join(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
+  const file = given === undefined ? undefined : path.resolve(cwd, given);
   const problems: ConfigProblem[] = [];
 
   let fileLayer: RawConfig = {};
   let doc: ParsedYaml | undefined;
   if (file) {
-    doc = readYamlConfig(path.resolve(cwd, file));
+    doc = readYamlConfig(file);
     problems.push(...doc.problems);
     fileLayer = doc.value;
   }
+  const flags = options.flags ?? {};
   const envLayer = envOverrides(env, problems);
-  const merged = dropNulls(deepMerge(deepMerge(fileLayer, envLayer), options.flags ?? {}));
+  const merged = dropNulls(deepMerge(deepMerge(fileLayer, envLayer), flags));
 
-  const parsed = configSchema.safeParse(merged);
-  if (!parsed.success)
-    problems.push(...zodProblems(parsed.error, merged, doc, envLayer, options.flags ?? {}));
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems, file);
-
-  const config = resolvePaths(
-    parsed.data,
-    fileLayer,
-    envLayer,
-    options.flags ?? {},
+  const replaced = new Set<string>();
+  let candidate = merged;
+  let parsed = configSchema.safeParse(candidate);
+  if (!parsed.success) problems.push(...zodProblems(parsed.error, merged, doc, envLayer, flags));
+  // Drop what failed and parse again (defaults fill in), a few rounds: nested problems surface late.
+  for (let round = 0; !parsed.success && round < 5; round += 1) {
+    candidate = structuredClone(candidate);
+    for (const issue of parsed.error.issues) {
+      const at = issue.path as (string | number)[];
+      const keyPath = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...at, k]) : [at];
+      for (const p of keyPath) {
+        // A problem with an array element replaces the whole array (skills.sources, subjects).
+        const cut = p.findIndex((part) => typeof part === 'number');
+        const drop = cut >= 0 ? p.slice(0, cut) : p;
+        deleteIn(candidate, drop);
+        replaced.add(drop.join('.'));
+      }
+    }
+    parsed = configSchema.safeParse(candidate);
+    if (!parsed.success) {
+      // A refinement over an object runs only once its fields are valid: report what is new.
+      const known = new Set(problems.map((p) => p.path));
+      for (const p of zodProblems(parsed.error, merged, doc, envLayer, flags))
+        if (!known.has(p.path)) problems.push(p);
+    }
+  }
+  const data = parsed.success ? parsed.data : configSchema.parse({});
+  const layers: ConfigLayers = { file: fileLayer, env: envLayer, flags };
+  const config = resolvePaths(data, layers, {
     cwd,
-    options.packageRoot,
-  );
-  return file ? { config, file: path.resolve(cwd, file) } : { config };
+    ...(file ? { fileDir: path.dirname(file) } : {}),
+    packageRoot: options.packageRoot ?? PACKAGE_ROOT,
+  });
+  return { config, ...(file ? { file } : {}), problems, replaced, layers };
+}
+
+function deleteIn(target: RawConfig, keyPath: (string | number)[]): void {
+  if (keyPath.length === 0) {
+    for (const k of Object.keys(target)) delete target[k];
+    return;
+  }
+  const parent = getIn(target, keyPath.slice(0, -1));
+  const last = keyPath[keyPath.length - 1];
+  if (parent && typeof parent === 'object' && last !== undefined) delete (parent as RawConfig)[String(last)];
 }
 
 interface ParsedYaml {
@@ -139,7 +196,14 @@ export function readYamlConfig(file: string): ParsedYaml {
       })),
     };
   }
-  const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    // An alias bomb ("Excessive alias count") or a nesting too deep to expand.
+    const message = `rejected by the YAML parser: ${err instanceof Error ? err.message : String(err)}; fix the file`;
+    return { value: {}, file, doc, lines, problems: [{ path: '', message, source: file }] };
+  }
   if (value === null || value === undefined) return { value: {}, file, doc, lines, problems: [] };
   if (typeof value !== 'object' || Array.isArray(value)) {
     return {
@@ -245,15 +309,6 @@ export function setIn(target: RawConfig, keyPath: string[], value: unknown): voi
       node = node[part] as RawConfig;
     }
   });
-}
-
-function getIn(source: unknown, keyPath: (string | number)[]): unknown {
-  let node = source;
-  for (const part of keyPath) {
-    if (!node || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[String(part)];
-  }
-  return node;
 }
 
 const isPlainObject = (v: unknown): v is RawConfig => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -373,49 +428,4 @@ function editDistance(a: string, b: string): number {
     }
   }
   return prev[b.length] ?? 0;
-}
-
-const PATH_KEYS: string[][] = [
-  ['workspaces_root'],
-  ['skills', 'cache_dir'],
-  ['personas_dir'],
-  ['briefs_dir'],
-  ['boot_file'],
-  ['system_prompt_file'],
-  ['user_prompt_file'],
-  ['kubeconfig'],
-];
-/** Defaults that ship inside the package (configs/): used from there when the cwd lacks them. */
-const EMBEDDED = new Set([
-  'personas_dir',
-  'briefs_dir',
-  'boot_file',
-  'system_prompt_file',
-  'user_prompt_file',
-]);
-
-/** Relative paths resolve against the cwd; embedded defaults fall back to the package's own configs/. */
-function resolvePaths(
-  config: Config,
-  fileLayer: RawConfig,
-  envLayer: RawConfig,
-  flags: RawConfig,
-  cwd: string,
-  packageRoot: string | undefined,
-): Config {
-  const out = structuredClone(config) as unknown as RawConfig;
-  for (const keyPath of PATH_KEYS) {
-    const value = getIn(out, keyPath);
-    if (typeof value !== 'string') continue;
-    const explicit = [fileLayer, envLayer, flags].some((layer) => getIn(layer, keyPath) !== undefined);
-    let resolved = path.resolve(cwd, value);
-    if (!explicit && packageRoot && EMBEDDED.has(keyPath.join('.')) && !existsSync(resolved)) {
-      resolved = path.resolve(packageRoot, value);
-    }
-    setIn(out, keyPath, resolved);
-  }
-  for (const source of (out.skills as { sources: { path?: string }[] }).sources) {
-    if (source.path) source.path = path.resolve(cwd, source.path);
-  }
-  return out as unknown as Config;
 }

@@ -6,9 +6,10 @@ import type { PromptParts } from './types.js';
 // marker. Incident and permissions are never cut: if they alone overrun, the overrun is reported.
 //
 // Cost: the triage text is never tokenized as a whole more than once. Lines are counted lazily from
-// both ends (only as far as the budget can reach); the middle is estimated from the counted lines'
-// tokens per character when the text is large. Every candidate prompt is then measured exactly, so the
-// result is never over the budget whatever the tokenizer does at line joins.
+// both ends, in batches (only as far as the budget can reach); the middle is estimated from the
+// counted lines' tokens per character when the text is large. Every candidate prompt is then measured
+// exactly, so the result is never over the budget whatever the tokenizer does at line joins. Counting
+// is asynchronous (a worker thread for o200k), so fitting never blocks the event loop.
 
 /** Lines longer than this are cut into pieces of this many characters for truncation purposes. */
 export const MAX_UNIT_CHARS = 4096;
@@ -22,6 +23,18 @@ export interface MarkerInfo {
   estimated: boolean;
 }
 
+/**
+ * What the bounded capture of the triage output dropped before the budget saw it: the line standing
+ * for it in `triageText` (offset and length) and the dropped lines and bytes. Marker numbers and
+ * `originalTokens` then describe everything the script printed, not only the capture.
+ */
+export interface OmittedOutput {
+  at: number;
+  length: number;
+  lines: number;
+  bytes: number;
+}
+
 export interface FitInput {
   counter: TokenCounter;
   limit: number;
@@ -29,6 +42,8 @@ export interface FitInput {
   degradable: readonly string[];
   /** The triage report body, already escaped; '' when there is none. */
   triageText: string;
+  /** Output dropped by the capture (absent when the capture kept everything). */
+  omitted?: OmittedOutput;
   /** Builds the prompt for a set of degraded briefs and a triage body. */
   assemble(degraded: ReadonlySet<string>, triageBody: string): PromptParts;
   /** The line put where triage lines were removed. */
@@ -68,48 +83,129 @@ export function splitUnits(text: string, maxChars = MAX_UNIT_CHARS): string[] {
 
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
 
-/** Per-unit raw token counts, computed on demand and cached. */
+/** Units counted per request to the counter (and at most this many characters). */
+const BATCH_UNITS = 512;
+const BATCH_CHARS = 256 * 1024;
+
+/**
+ * Per-unit raw token counts, counted on demand in batches and cached. Units that make up the capture's
+ * gap line are ours, not the script's: they are left out of the original-size estimate.
+ */
 class UnitCounts {
   private readonly counts: Int32Array;
-  countedChars = 0;
-  countedTokens = 0;
+  private readonly gap: ReadonlySet<number>;
+  private headDone = 0;
+  private headSum = 0;
+  private tailDone = 0;
+  private tailSum = 0;
+  private counted = 0;
+  private contentChars = 0;
+  private countedChars = 0;
+  private countedBytes = 0;
+  private countedTokens = 0;
   readonly totalChars: number;
 
   constructor(
     readonly units: string[],
     private readonly counter: TokenCounter,
+    gap: ReadonlySet<number>,
   ) {
     this.counts = new Int32Array(units.length).fill(-1);
+    this.gap = gap;
     this.totalChars = units.reduce((n, u) => n + u.length, 0);
+    units.forEach((u, i) => {
+      if (!gap.has(i)) this.contentChars += u.length;
+    });
   }
 
+  /** A counted unit's raw tokens (callers count first with headUntil/tailUntil/ensure). */
   at(i: number): number {
-    let c = this.counts[i] ?? 0;
-    if (c < 0) {
-      const unit = this.units[i] ?? '';
-      c = this.counter.raw(unit);
-      this.counts[i] = c;
-      this.countedChars += unit.length;
-      this.countedTokens += c;
-    }
+    const c = this.counts[i] ?? -1;
+    if (c < 0) throw new Error(`unit ${i} was read before it was counted`);
     return c;
   }
 
   get allCounted(): boolean {
-    return this.countedChars >= this.totalChars;
+    return this.counted === this.units.length;
   }
 
-  /** Raw tokens of every unit: exact when all were counted, else extrapolated for the rest. */
-  estimateTotal(): { tokens: number; estimated: boolean } {
-    if (this.allCounted) return { tokens: this.countedTokens, estimated: false };
+  /** Counts the given units (those not counted yet) in one request. */
+  async ensure(indices: readonly number[]): Promise<void> {
+    const todo = indices.filter((i) => (this.counts[i] ?? 0) < 0);
+    if (todo.length === 0) return;
+    const raw = await this.counter.rawMany(todo.map((i) => this.units[i] ?? ''));
+    todo.forEach((i, k) => {
+      const c = raw[k] ?? 0;
+      this.counts[i] = c;
+      this.counted += 1;
+      if (this.gap.has(i)) return;
+      const unit = this.units[i] ?? '';
+      this.countedChars += unit.length;
+      this.countedBytes += Buffer.byteLength(unit);
+      this.countedTokens += c;
+    });
+  }
+
+  /** Counts units from the head until their sum exceeds `rawLimit` (or all are counted); returns that sum. */
+  async headUntil(rawLimit: number): Promise<number> {
+    const n = this.units.length;
+    while (this.headDone < n && this.headSum <= rawLimit) {
+      const batch = this.batch(this.headDone, 1);
+      await this.ensure(batch);
+      for (const i of batch) {
+        this.headSum += this.at(i);
+        this.headDone = i + 1;
+        if (this.headSum > rawLimit) break;
+      }
+    }
+    return this.headSum;
+  }
+
+  /** The same from the tail. */
+  async tailUntil(rawLimit: number): Promise<void> {
+    const n = this.units.length;
+    while (this.tailDone < n && this.tailSum <= rawLimit) {
+      const batch = this.batch(n - 1 - this.tailDone, -1);
+      await this.ensure(batch);
+      for (const i of batch) {
+        this.tailSum += this.at(i);
+        this.tailDone = n - i;
+        if (this.tailSum > rawLimit) break;
+      }
+    }
+  }
+
+  private batch(from: number, step: 1 | -1): number[] {
+    const out: number[] = [];
+    let chars = 0;
+    for (let i = from; i >= 0 && i < this.units.length && out.length < BATCH_UNITS; i += step) {
+      out.push(i);
+      chars += this.units[i]?.length ?? 0;
+      if (chars >= BATCH_CHARS) break;
+    }
+    return out;
+  }
+
+  /**
+   * Raw tokens of everything the script printed: exact when every unit was counted and nothing was
+   * dropped by the capture, else extrapolated from the counted units' tokens per character (the rest
+   * of the capture) and per byte (the dropped output).
+   */
+  estimateOriginal(omitted: OmittedOutput | undefined): { tokens: number; estimated: boolean } {
+    const contentCounted = this.countedChars >= this.contentChars;
+    if (contentCounted && !omitted) return { tokens: this.countedTokens, estimated: false };
     const perChar = this.countedChars > 0 ? this.countedTokens / this.countedChars : 1 / 3;
-    const rest = Math.ceil((this.totalChars - this.countedChars) * perChar);
-    return { tokens: this.countedTokens + rest, estimated: true };
+    const perByte = this.countedBytes > 0 ? this.countedTokens / this.countedBytes : 1 / 3;
+    const rest = Math.ceil((this.contentChars - this.countedChars) * perChar);
+    const dropped = omitted ? Math.ceil(omitted.bytes * perByte) : 0;
+    return { tokens: this.countedTokens + rest + dropped, estimated: true };
   }
 }
 
-const totalOf = (counter: TokenCounter, p: PromptParts): number =>
-  counter.count(p.system) + counter.count(p.user);
+async function totalOf(counter: TokenCounter, p: PromptParts): Promise<number> {
+  const [system = 0, user = 0] = await counter.rawMany([p.system, p.user]);
+  return counter.scale(system) + counter.scale(user);
+}
 
 const countLines = (text: string): number => {
   if (text === '') return 0;
@@ -118,37 +214,51 @@ const countLines = (text: string): number => {
   return text.endsWith('\n') ? n : n + 1;
 };
 
-export function fitToBudget(input: FitInput): FitResult {
-  const { counter, limit } = input;
+/** Indices of the units covering text[at, at + length). */
+function unitsIn(units: readonly string[], at: number, length: number): Set<number> {
+  const out = new Set<number>();
+  let pos = 0;
+  units.forEach((u, i) => {
+    if (pos < at + length && pos + u.length > at) out.add(i);
+    pos += u.length;
+  });
+  return out;
+}
+
+export async function fitToBudget(input: FitInput): Promise<FitResult> {
+  const { counter, limit, omitted } = input;
   const units = splitUnits(input.triageText);
-  const counts = new UnitCounts(units, counter);
+  const gap = omitted ? unitsIn(units, omitted.at, omitted.length) : new Set<number>();
+  const counts = new UnitCounts(units, counter, gap);
   const exactChars = input.exactCountChars ?? EXACT_COUNT_CHARS;
+  // Lines of the gap text itself, replaced by the lines it stands for.
+  const gapLines = omitted ? countLines(input.triageText.slice(omitted.at, omitted.at + omitted.length)) : 0;
+  const droppedLines = omitted ? omitted.lines - gapLines : 0;
 
   // Count from the head: everything when small, else only until the triage alone is over the limit.
-  let headSum = 0;
-  for (let i = 0; i < units.length; i += 1) {
-    headSum += counts.at(i);
-    if (counts.totalChars > exactChars && counter.factor * headSum > limit) break;
-  }
+  const headSum = await counts.headUntil(
+    counts.totalChars > exactChars ? limit / counter.factor : Number.POSITIVE_INFINITY,
+  );
   const wholeFits = counts.allCounted && counter.factor * headSum <= limit;
-  const original = counts.estimateTotal();
-  const originalScaled = Math.ceil(original.tokens * counter.factor - 1e-9);
+  if (omitted) await counts.ensure([...gap]);
+  const original = counts.estimateOriginal(omitted);
+  const originalScaled = counter.scale(original.tokens);
 
-  const done = (
+  const done = async (
     degraded: Set<string>,
     prompt: PromptParts,
     total: number,
     body: string,
     info: MarkerInfo,
-  ) => ({
+  ): Promise<FitResult> => ({
     prompt,
     total,
     degraded: [...degraded],
     triageBody: body,
     triage: {
-      tokens: counter.count(body),
+      tokens: await counter.count(body),
       originalTokens: originalScaled,
-      truncated: body !== input.triageText,
+      truncated: body !== input.triageText || omitted !== undefined,
       ...info,
     },
     overBudgetBy: Math.max(0, total - limit),
@@ -162,7 +272,7 @@ export function fitToBudget(input: FitInput): FitResult {
     for (const id of candidates) {
       if (id !== undefined) degraded.add(id);
       const prompt = input.assemble(degraded, input.triageText);
-      const total = totalOf(counter, prompt);
+      const total = await totalOf(counter, prompt);
       if (total <= limit) return done(degraded, prompt, total, input.triageText, untouched);
     }
   } else {
@@ -171,22 +281,26 @@ export function fitToBudget(input: FitInput): FitResult {
 
   // 2. Cut the triage report: head and tail lines around a marker, shrinking until the exact count fits.
   const widest = input.marker({ removedLines: 9_999_999, removedTokens: 99_999_999, estimated: true });
-  const base = totalOf(counter, input.assemble(degraded, widest));
+  const base = await totalOf(counter, input.assemble(degraded, widest));
   let rawRoom = Math.floor((limit - base) / counter.factor);
   for (let attempt = 0; attempt < 40 && rawRoom > 0 && units.length > 0; attempt += 1) {
+    await counts.headUntil(rawRoom);
+    await counts.tailUntil(rawRoom);
     const pick = pickHeadTail(counts, rawRoom);
     const head = units.slice(0, pick.head).join('');
     const tail = units.slice(units.length - pick.tail).join('');
     const middle = units.slice(pick.head, units.length - pick.tail).join('');
+    const gapRemoved =
+      omitted !== undefined && [...gap].every((i) => i >= pick.head && i < units.length - pick.tail);
     const keptRaw = pick.headTokens + pick.tailTokens;
     const info: MarkerInfo = {
-      removedLines: countLines(middle),
-      removedTokens: Math.max(0, originalScaled - Math.ceil(keptRaw * counter.factor - 1e-9)),
+      removedLines: countLines(middle) + (gapRemoved ? droppedLines : 0),
+      removedTokens: Math.max(0, originalScaled - counter.scale(keptRaw)),
       estimated: original.estimated,
     };
     const body = `${withNewline(head)}${input.marker(info)}\n${tail}`;
     const prompt = input.assemble(degraded, body);
-    const total = totalOf(counter, prompt);
+    const total = await totalOf(counter, prompt);
     if (total <= limit) return done(degraded, prompt, total, body, info);
     rawRoom -= Math.max(1, Math.ceil((total - limit) / counter.factor));
   }
@@ -194,18 +308,18 @@ export function fitToBudget(input: FitInput): FitResult {
   // 3. Nothing of the report fits: the marker alone. If even the marker does not fit, the report goes
   // entirely, so that any overrun left is the uncuttable part only (never our own marker).
   const info: MarkerInfo = {
-    removedLines: countLines(input.triageText),
+    removedLines: countLines(input.triageText) + droppedLines,
     removedTokens: originalScaled,
     estimated: original.estimated,
   };
   if (units.length > 0) {
     const body = input.marker(info);
     const prompt = input.assemble(degraded, body);
-    const total = totalOf(counter, prompt);
+    const total = await totalOf(counter, prompt);
     if (total <= limit) return done(degraded, prompt, total, body, info);
   }
   const prompt = input.assemble(degraded, '');
-  return done(degraded, prompt, totalOf(counter, prompt), '', units.length > 0 ? info : untouched);
+  return done(degraded, prompt, await totalOf(counter, prompt), '', units.length > 0 ? info : untouched);
 }
 
 const withNewline = (text: string): string => (text === '' || text.endsWith('\n') ? text : `${text}\n`);

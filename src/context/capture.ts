@@ -1,6 +1,7 @@
 // Bounded capture of a stream for the prompt: the first half of the cap from the head, the last half
-// from the tail, the middle dropped (and counted). Text is cut at line boundaries where the gap is and
-// cleaned of terminal escape codes.
+// from the tail, the middle dropped (and counted: bytes and lines of everything that went by, so the
+// prompt can say how much of the whole output it holds). Text is cut at line boundaries where the gap
+// is and cleaned of terminal escape codes.
 
 /** Removes ANSI/VT escape sequences (CSI, OSC, DCS/SOS/PM/APC strings, two-byte ESC) and stray control characters. */
 export function stripAnsi(text: string): string {
@@ -30,8 +31,19 @@ export interface CapturedText {
   text: string;
   /** Bytes received in total. */
   bytes: number;
+  /** Lines received in total (a last line without a newline counts). */
+  lines: number;
   /** Bytes dropped from the middle because of the cap (0 when everything was kept). */
   droppedBytes: number;
+  /** Where the gap line is in `text` and how many lines it stands for (absent when nothing was dropped). */
+  gap?: { at: number; length: number; lines: number };
+}
+
+/** Newlines in a buffer (a linear scan). */
+export function countNewlines(buf: Buffer): number {
+  let n = 0;
+  for (let i = buf.indexOf(NL); i >= 0; i = buf.indexOf(NL, i + 1)) n += 1;
+  return n;
 }
 
 const NL = 0x0a;
@@ -42,12 +54,16 @@ export class HeadTailCapture {
   private headBytes = 0;
   private tail: Buffer[] = [];
   private tailBytes = 0;
+  private newlines = 0;
+  private lastByte = -1;
   bytes = 0;
 
   constructor(private readonly capBytes: number) {}
 
   push(chunk: Buffer): void {
     this.bytes += chunk.length;
+    this.newlines += countNewlines(chunk);
+    if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1] ?? -1;
     const headRoom = Math.floor(this.capBytes / 2) - this.headBytes;
     let rest = chunk;
     if (headRoom > 0) {
@@ -78,17 +94,24 @@ export class HeadTailCapture {
     return this.tail.reduce((n, b) => n + b.length, 0);
   }
 
-  /** The kept text; `gapLine(droppedBytes)` is inserted where the middle was dropped. */
-  finish(gapLine: (droppedBytes: number) => string): CapturedText {
+  /** Lines received so far (a last line without a newline counts). */
+  get lines(): number {
+    return this.newlines + (this.bytes > 0 && this.lastByte !== NL ? 1 : 0);
+  }
+
+  /** The kept text; `gapLine(droppedBytes, droppedLines)` is inserted where the middle was dropped. */
+  finish(gapLine: (droppedBytes: number, droppedLines: number) => string): CapturedText {
     const head = Buffer.concat(this.head);
     let tail = Buffer.concat(this.tail);
     const tailCap = this.capBytes - Math.floor(this.capBytes / 2);
     if (tail.length > tailCap) tail = tail.subarray(tail.length - tailCap);
     const dropped = this.bytes - head.length - tail.length;
+    const lines = this.lines;
     if (dropped <= 0)
       return {
         text: stripAnsi(Buffer.concat([head, tail]).toString('utf8')),
         bytes: this.bytes,
+        lines,
         droppedBytes: 0,
       };
     // Cut at line boundaries around the gap: the head's last partial line and the tail's first one go.
@@ -97,7 +120,18 @@ export class HeadTailCapture {
     const tailStart = tail.indexOf(NL);
     const keptTail = tailStart >= 0 ? tail.subarray(tailStart + 1) : Buffer.alloc(0);
     const droppedBytes = this.bytes - keptHead.length - keptTail.length;
-    const text = `${stripAnsi(keptHead.toString('utf8'))}${gapLine(droppedBytes)}\n${stripAnsi(keptTail.toString('utf8'))}`;
-    return { text, bytes: this.bytes, droppedBytes };
+    // The dropped part ends with the tail's first newline (or runs to the end when the tail has none).
+    const keptTailLines = countNewlines(keptTail) + (keptTail.length > 0 && this.lastByte !== NL ? 1 : 0);
+    const droppedLines = lines - countNewlines(keptHead) - keptTailLines;
+    const headText = stripAnsi(keptHead.toString('utf8'));
+    const gap = `${gapLine(droppedBytes, droppedLines)}\n`;
+    const text = `${headText}${gap}${stripAnsi(keptTail.toString('utf8'))}`;
+    return {
+      text,
+      bytes: this.bytes,
+      lines,
+      droppedBytes,
+      gap: { at: headText.length, length: gap.length, lines: droppedLines },
+    };
   }
 }

@@ -25,7 +25,8 @@ import type {
 
 // The prepare stage: triage script, sections, disclosure, budget fitting and prompt assembly, with
 // the audit files (prompt-sent.md, context.json, triage/output.log) written into the run bundle.
-// The `context` command calls this same function with a temporary bundle.
+// The `context` command calls this same function with a temporary bundle (and `reportedRunDir`, the
+// folder a real run would use, so that nothing it prints names the temporary one).
 
 export interface PrepareInput {
   config: Config;
@@ -41,6 +42,8 @@ export interface PrepareInput {
   model?: string;
   metrics?: PipelineMetrics;
   signal?: AbortSignal;
+  /** Host folder named as the run's bundle in reasons and context.json (default: the bundle's own). */
+  reportedRunDir?: string;
 }
 
 export interface PreparedContext {
@@ -95,6 +98,7 @@ async function readPromptFile(file: string, key: string, view: AgentView): Promi
 }
 
 const NO_DISCLOSURE: Disclosure = {
+  problems: [],
   subjects: [],
   bootMode: 'none',
   degradable: [],
@@ -125,6 +129,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
       view,
       log,
     });
+    for (const problem of disclosure.problems) incompleteReasons.push(`disclosure: ${problem}`);
   } catch (err) {
     // Subjects asked for by name (`context --subject`, replay) that boot.yml cannot boot fail fast,
     // as the seed says; a run from the daemon degrades instead.
@@ -147,6 +152,9 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     log,
     mode: input.triage,
     signal: input.signal,
+    ...(input.reportedRunDir
+      ? { reportedLogPath: path.join(input.reportedRunDir, RUN_FILES.triageLog) }
+      : {}),
   });
   input.metrics?.stage('triage', (performance.now() - triageStarted) / 1000);
   if (triage.summary.status === 'timed_out') input.metrics?.triageTimeout();
@@ -170,6 +178,12 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
   const incidentSection = renderIncident(workspace.incidentText);
   const permissionsSection = renderPermissions(workspace.permissionsText);
   const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
+  const omitted = triage.omitted && {
+    ...triage.omitted,
+    // Escaping may lengthen the text before the gap line; trimming may shorten the gap line at the end.
+    at: escapeTextContent(triage.text.slice(0, triage.omitted.at)).length,
+  };
+  if (omitted) omitted.length = Math.min(omitted.length, Math.max(0, triageText.length - omitted.at));
   const build = (degraded: ReadonlySet<string>, triageBody: string) => {
     const preloaded = [incidentSection, permissionsSection, renderTriage(note, triageBody)].join('\n\n');
     const parts = assemblePrompt({
@@ -183,42 +197,55 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     // bundle redacts again) stays byte-identical to what was sent. Measured after redaction.
     return { system: bundle.redact(parts.system), user: bundle.redact(parts.user) };
   };
-  const fit = fitToBudget({
+  const fit = await fitToBudget({
     counter,
     limit,
     degradable: disclosure.degradable,
     triageText,
+    ...(omitted ? { omitted } : {}),
     assemble: build,
     marker: truncationMarker(fullOutputPath, limit),
   });
 
   const rendered = disclosure.render(new Set(fit.degraded));
   const triageSection = renderTriage(note, fit.triageBody);
-  const triageTokens = counter.count(triageSection);
-  const row = (tag: string, text: string): SectionReport => {
-    const tokens = counter.count(text);
-    return { tag, tokens, originalTokens: tokens, truncated: false };
-  };
+  const [incidentTokens, permissionsTokens, triageTokens, systemTokens, disclosureTokens, userTokens] = (
+    await counter.rawMany([
+      incidentSection,
+      permissionsSection,
+      triageSection,
+      systemPrompt,
+      rendered.text,
+      userPrompt,
+    ])
+  ).map((n) => counter.scale(n));
+  const row = (tag: string, tokens = 0): SectionReport => ({
+    tag,
+    tokens,
+    originalTokens: tokens,
+    truncated: false,
+  });
   const sections: SectionReport[] = [
-    row('incident', incidentSection),
-    row('kubernetes_cluster_access_permissions', permissionsSection),
+    row('incident', incidentTokens),
+    row('kubernetes_cluster_access_permissions', permissionsTokens),
     {
       tag: 'initial_triage_report',
-      tokens: triageTokens,
+      tokens: triageTokens ?? 0,
       originalTokens: fit.triage.truncated
-        ? triageTokens - fit.triage.tokens + fit.triage.originalTokens
-        : triageTokens,
+        ? (triageTokens ?? 0) - fit.triage.tokens + fit.triage.originalTokens
+        : (triageTokens ?? 0),
       truncated: fit.triage.truncated,
     },
-    row('system_prompt', systemPrompt),
-    { ...row('disclosure', rendered.text), truncated: fit.degraded.length > 0 },
-    row('user_prompt', userPrompt),
+    row('system_prompt', systemTokens),
+    { ...row('disclosure', disclosureTokens), truncated: fit.degraded.length > 0 },
+    row('user_prompt', userTokens),
   ];
   if (fit.degraded.length > 0) {
-    const full = counter.count(disclosure.render(new Set()).text);
+    const full = await counter.count(disclosure.render(new Set()).text);
     const d = sections[4];
     if (d) d.originalTokens = full;
   }
+  const partTokens = await counter.rawMany(rendered.parts.map((p) => p.text));
   if (fit.triage.truncated) input.metrics?.truncation('initial_triage_report');
   for (const id of fit.degraded) input.metrics?.truncation(`disclosure:${id}`);
 
@@ -238,7 +265,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
       ...(disclosure.persona !== undefined ? { persona: disclosure.persona } : {}),
       subjects: disclosure.subjects,
       bootMode: disclosure.bootMode,
-      parts: rendered.parts.map((p) => ({ part: p.part, tokens: counter.count(p.text) })),
+      parts: rendered.parts.map((p, i) => ({ part: p.part, tokens: counter.scale(partTokens[i] ?? 0) })),
       degraded: fit.degraded,
     },
   };

@@ -30,12 +30,19 @@ export interface TriageInput {
   now?: () => number;
   /** The full output's path as the agent sees it (AgentView), named in the prompt copy; default the host path. */
   agentLogPath?: string;
+  /**
+   * The full output's host path as reported in the summary and reasons; default the bundle's own file.
+   * A preview (`context`) writes into a temporary bundle but names where a real run keeps it.
+   */
+  reportedLogPath?: string;
 }
 
 export interface TriageOutcome {
   summary: TriageSummary;
   /** Cleaned output kept for the prompt ('' when there is none). */
   text: string;
+  /** What the bounded capture dropped: the gap line's place in `text`, and the lines and bytes it stands for. */
+  omitted?: { at: number; length: number; lines: number; bytes: number };
 }
 
 /** After the direct child exits, how long its streams may stay open before we close them. */
@@ -83,11 +90,25 @@ export async function runTriage(input: TriageInput): Promise<TriageOutcome> {
   return executeTriage(input);
 }
 
-const gapLine = (logPath: string) => (dropped: number) =>
-  `[triage-runner: ${dropped} bytes of triage output omitted here (context.triage_prompt_cap); full output: ${logPath}]`;
+const gapLine = (logPath: string) => (bytes: number, lines: number) =>
+  `[triage-runner: ${lines} lines (${bytes} bytes) of triage output omitted here (context.triage_prompt_cap); full output: ${logPath}]`;
+
+/** The prompt copy of a capture, with what it dropped. */
+function captured(
+  capture: HeadTailCapture,
+  logPath: string,
+): Pick<TriageOutcome, 'text' | 'omitted'> & { bytes: number; lines: number } {
+  const c = capture.finish(gapLine(logPath));
+  return {
+    text: c.text,
+    bytes: c.bytes,
+    lines: c.lines,
+    ...(c.gap ? { omitted: { ...c.gap, bytes: c.droppedBytes } } : {}),
+  };
+}
 
 async function reuseTriage(input: TriageInput, source: string): Promise<TriageOutcome> {
-  const logPath = input.bundle.path(RUN_FILES.triageLog);
+  const logPath = input.reportedLogPath ?? input.bundle.path(RUN_FILES.triageLog);
   try {
     const info = await stat(source);
     if (!info.isFile()) throw new Error('not a regular file');
@@ -106,10 +127,10 @@ async function reuseTriage(input: TriageInput, source: string): Promise<TriageOu
   } finally {
     await out.close();
   }
-  const captured = capture.finish(gapLine(input.agentLogPath ?? logPath));
+  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath);
   return {
-    summary: { status: 'reused', bytes: captured.bytes, logPath, reason: `reused saved output ${source}` },
-    text: captured.text,
+    summary: { status: 'reused', bytes, lines, logPath, reason: `reused saved output ${source}` },
+    ...kept,
   };
 }
 
@@ -154,7 +175,7 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   }
 
   const triageDir = input.bundle.path(RUN_FILES.triageDir);
-  const logPath = input.bundle.path(RUN_FILES.triageLog);
+  const logPath = input.reportedLogPath ?? input.bundle.path(RUN_FILES.triageLog);
   const args = triageArgs(t.args, {
     triageDir,
     namespace: incident.namespace,
@@ -178,38 +199,39 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   });
   await out.close();
   const durationMs = now() - started;
-  const captured = capture.finish(gapLine(input.agentLogPath ?? logPath));
+  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath);
   const base = {
     exitCode: result.exitCode,
     signal: result.signal,
     durationMs,
-    bytes: captured.bytes,
+    bytes,
+    lines,
     logPath,
   };
   if (result.error) {
     const reason = `triage script ${script} could not be started: ${result.error}; check that the interpreter on its #! line is installed on the daemon's host`;
     log.warn({ script, err: result.error }, 'triage script failed to start');
-    return { summary: { status: 'failed', reason, ...base }, text: captured.text };
+    return { summary: { status: 'failed', reason, ...base }, ...kept };
   }
   if (result.timedOut) {
     const reason = `triage script timed out after ${t.timeout} ms (skills.triage.timeout); its process group was terminated; output below is partial`;
     log.warn({ script, timeoutMs: t.timeout }, 'triage script timed out');
-    return { summary: { status: 'timed_out', reason, ...base }, text: captured.text };
+    return { summary: { status: 'timed_out', reason, ...base }, ...kept };
   }
   if (result.aborted) {
     return {
       summary: { status: 'failed', reason: 'triage interrupted: the run was cancelled', ...base },
-      text: captured.text,
+      ...kept,
     };
   }
   if (result.exitCode !== 0) {
     const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
     const reason = `triage script ${how}; see ${logPath} (a typical cause is a cluster the script cannot reach)`;
     log.warn({ script, exitCode: result.exitCode, signal: result.signal }, 'triage script failed');
-    return { summary: { status: 'failed', reason, ...base }, text: captured.text };
+    return { summary: { status: 'failed', reason, ...base }, ...kept };
   }
-  log.info({ script, durationMs, bytes: captured.bytes }, 'triage script finished');
-  return { summary: { status: 'ok', ...base }, text: captured.text };
+  log.info({ script, durationMs, bytes, lines }, 'triage script finished');
+  return { summary: { status: 'ok', ...base }, ...kept };
 }
 
 export interface SpawnGroupOptions {

@@ -29,6 +29,8 @@ export interface TriageSummary {
   durationMs?: number;
   /** Bytes the script printed (stdout + stderr), before any cap. */
   bytes?: number;
+  /** Lines the script printed, before any cap. */
+  lines?: number;
   /** Path of the full output inside the run bundle (host path). */
   logPath?: string;
 }

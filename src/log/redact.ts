@@ -1,3 +1,5 @@
+import { keyLike, redactPairs } from './redact-pairs.js';
+
 // Scrubs secret values from any text before it is logged or written: by value (the configured secrets
 // the daemon actually holds) and by shape (common API-key and token formats it does not know about).
 
@@ -25,32 +27,8 @@ const AUTH_HEADER =
   /\b(authorization["']?[ \t]*[:=][ \t]*["']?)(Bearer|Basic|Token)([ \t]+)((?:[A-Za-z0-9._~+/=-]|\[REDACTED[^\]\s]*\])+)/gi;
 /** `Bearer …`/`Basic …` elsewhere; after `basic` the word must look random (prose says "basic authentication"). */
 const BEARER = /\b(Bearer|Basic)([ \t]+)([A-Za-z0-9._~+/=-]{12,})/gi;
-// The separator stays on one line: a YAML key ending a line (`secret:` above `secretName: x`) is not a pair.
-const KEY_VALUE =
-  /\b([A-Za-z0-9_]*(?:API_KEY|APIKEY|SECRET|TOKEN|PASSWORD|PASSWD)[A-Za-z0-9_]*)(["']?[ \t]*[=:][ \t]*["']?)([^\s"',;{}[\]]{6,})/gi;
-/** Keys that name, count or point at a secret rather than hold one (`secretName`, `input_tokens`, `tokenFile`). */
-const NOT_A_SECRET_KEY =
-  /(?:tokens|name|names|ref|refs|kind|count|type|file|path|dir|env|url|id|ttl|limit|budget)$/i;
-/** Values that are plainly not credentials: numbers, booleans, `$VAR`/`${VAR}` references, already redacted. */
-const NOT_A_SECRET_VALUE = /^(?:\d+(?:\.\d+)?|true|false|null|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\[REDACTED.*)$/;
-
-/**
- * A lower-case word or Kubernetes-style name (`unexpected`, `payments-db-credentials`): after `token:` or
- * `secret:` in prose and events it is a word or the name of a Secret, not a credential (passwords excepted).
- */
-const WORD_OR_NAME = /^[a-z]+(?:[-.][a-z0-9]+)*$/;
-const PASSWORD_KEY = /PASSWORD|PASSWD/i;
-
+/** Configured values shorter than this are ignored: replacing them would mangle ordinary text. */
 const MIN_SECRET_LENGTH = 6;
-
-/**
- * A generated key has a digit and is mixed-case, has an underscore, or has a long unbroken run of
- * letters and digits; a Kubernetes name is lower-case words and short hashes joined by hyphens.
- */
-function keyLike(body: string): boolean {
-  if (body.length < 20 || !/[0-9]/.test(body)) return false;
-  return /[A-Z]/.test(body) || body.includes('_') || /[a-z0-9]{16,}/.test(body);
-}
 
 /** Random-looking (a digit, or upper case after the first letter): not an English word. */
 const randomLooking = (text: string) => /[0-9]/.test(text) || /[A-Z]/.test(text.slice(1));
@@ -132,14 +110,7 @@ export class Redactor {
       if (out.includes(value)) out = out.split(value).join(`[REDACTED:${name}]`);
     }
     out = redactShapes(out);
-    out = out.replace(KEY_VALUE, (match, key: string, sep: string, value: string) =>
-      NOT_A_SECRET_KEY.test(key) ||
-      NOT_A_SECRET_VALUE.test(value) ||
-      (!PASSWORD_KEY.test(key) && WORD_OR_NAME.test(value) && !/[a-z0-9]{16,}/.test(value))
-        ? match
-        : `${key}${sep}[REDACTED]`,
-    );
-    return out;
+    return redactPairs(out);
   }
 
   /** Deep-redacts strings inside a JSON-like value. */

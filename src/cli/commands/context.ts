@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { getAgent } from '../../agents/index.js';
-import { RunBundle } from '../../audit/bundle.js';
+import { RunBundle, runDirOf } from '../../audit/bundle.js';
 import { AGENT_NAMES, type AgentName } from '../../config/schema.js';
 import { BootError } from '../../context/disclosure/index.js';
 import { prepareContext, type PreparedContext } from '../../context/prepare.js';
@@ -14,12 +14,15 @@ import { ENGINE_PLACEMENT } from '../../engines/index.js';
 import { readWorkspace } from '../../intake/read.js';
 import { createLogger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
-import { commandConfig, flagLayer } from '../config.js';
+import { flagLayer } from '../config.js';
+import { checkedConfig } from '../config-check.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
 // `triage-runner context <workspace>`: prepares the context exactly as a run would (same
 // prepareContext, a temporary bundle, nothing written into the workspace) and prints the prompt and
-// its token table.
+// its token table. Paths it prints (the full triage output named in the marker, context.json's
+// logPath) are those of a real run's bundle in the workspace, `<run-id>` standing for the run's id:
+// never the temporary folder, which is gone when the command ends.
 
 interface ContextOptions {
   agent?: AgentName;
@@ -29,7 +32,8 @@ interface ContextOptions {
   reuseTriage?: string;
 }
 
-const PREVIEW_RUN_ID = 'context-preview';
+/** Stands for the id a real run gets (a timestamp and random suffix). */
+const PREVIEW_RUN_ID = '<run-id>';
 
 export function register(program: Command, io: CliIO, done: (code: number) => void): void {
   program
@@ -60,7 +64,8 @@ async function runContext(
   if (opts.triage === false && opts.reuseTriage) {
     throw new CliExit(EXIT.usage, '--no-triage and --reuse-triage cannot be combined; give one of them');
   }
-  const { config } = commandConfig(io, configFile, flagLayer([['agent.name', opts.agent]]));
+  // The same check as validate-config: a configuration the daemon would refuse is refused here too.
+  const { config } = await checkedConfig(io, configFile, flagLayer([['agent.name', opts.agent]]));
   const dir = path.resolve(io.cwd, workspaceArg);
   const info = await stat(dir).catch(() => undefined);
   if (!info)
@@ -98,7 +103,8 @@ async function runContext(
   let skills: SkillsSnapshot | undefined;
   try {
     skills = await cache.acquire();
-    const bundle = await RunBundle.create(tmp, PREVIEW_RUN_ID, new Redactor());
+    const bundle = await RunBundle.create(tmp, 'context-preview', new Redactor());
+    const runDir = runDirOf(dir, PREVIEW_RUN_ID);
     const adapter = getAgent(agent);
     // The same layout a run gets: container paths for docker/kubernetes, host paths for process.
     const { view } = runLayout({
@@ -106,7 +112,7 @@ async function runContext(
       placement: ENGINE_PLACEMENT[config.engine],
       workspaceDir: dir,
       runId: PREVIEW_RUN_ID,
-      bundleDir: bundle.dir,
+      bundleDir: runDir,
       adapter,
       skills,
     });
@@ -119,6 +125,7 @@ async function runContext(
       bundle,
       skills,
       log,
+      reportedRunDir: runDir,
       triage: reuse
         ? { mode: 'reuse', logPath: reuse }
         : opts.triage === false

@@ -3,7 +3,8 @@ import { AGENT_NAMES, ENGINE_NAMES } from '../../config/schema.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { newDaemonId } from '../../daemon/ids.js';
 import { createMetrics } from '../../server/metrics.js';
-import { commandConfig, flagLayer, intOption } from '../config.js';
+import { flagLayer, intOption } from '../config.js';
+import { checkedConfig } from '../config-check.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { buildRuntime } from '../runtime.js';
 
@@ -33,7 +34,7 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
 
 /** Builds the daemon from configuration and runs it until SIGTERM/SIGINT; resolves to the exit code. */
 export async function runDaemon(opts: DaemonOptions, file: string | undefined, io: CliIO): Promise<number> {
-  const { config } = commandConfig(
+  const { config } = await checkedConfig(
     io,
     file,
     flagLayer([

@@ -59,9 +59,16 @@ export function resolveBoot(spec: BootSpec, items: BootItem[], opts: ResolveBoot
   ];
 
   const placements: Placement[] = [];
+  const everySection = [spec.always, ...spec.subjects.map((s) => s.collection)];
   for (const kind of ['brief', 'skill'] as const) {
     const key = kind === 'brief' ? 'briefs' : 'skills';
     const ofKind = items.filter((i) => i.kind === kind);
+    // Skills are curated only by `skills` say/ref lists: a boot file without any leaves every skill at
+    // its default, indexed (Level 1), whichever subjects boot.
+    if (kind === 'skill' && !everySection.some((c) => c?.skills?.say ?? c?.skills?.ref)) {
+      for (const item of ofKind) placements.push({ id: item.id, kind, how: 'ref', section: 'all' });
+      continue;
+    }
     const saidIn = new Map<string, string>();
     const reffed = new Set<string>();
     for (const section of sections) {
@@ -83,7 +90,7 @@ export function resolveBoot(spec: BootSpec, items: BootItem[], opts: ResolveBoot
       }
     }
     if (requested !== undefined) continue; // specific subjects: unmatched items are omitted entirely
-    const everyCuration = [spec.always, ...spec.subjects.map((s) => s.collection)].map((c) => c?.[key]);
+    const everyCuration = everySection.map((c) => c?.[key]);
     for (const item of ofKind) {
       const matched = everyCuration.some(
         (c) =>

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
+import { parseYamlValue } from './frontmatter.js';
 import { GlobSet } from './glob.js';
 
 // boot.yml (seed 002): which briefs and skills are said (full content) and which are referenced
@@ -84,16 +84,15 @@ export async function loadBootFile(file: string): Promise<BootSpec> {
 
 /** Parses boot.yml text; throws BootError listing every problem (mixed modes fail before anything else). */
 export function parseBootText(text: string, file: string): BootSpec {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  const yamlError = doc.errors[0];
-  if (yamlError) {
-    const pos = yamlError.linePos?.[0];
-    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+  const parsed = parseYamlValue(text);
+  if (!parsed.ok) {
+    const { message, line, column } = parsed.error;
+    const where = line !== undefined ? `${file}:${line}:${column ?? 1}` : file;
     throw new BootError(
-      `${where}: boot file is not valid YAML: ${yamlError.message.split('\n')[0]}; fix the file`,
+      `${where}: boot file ${parsed.rejected ? 'was rejected by the YAML parser' : 'is not valid YAML'}: ${message}; fix the file`,
     );
   }
-  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  const raw = parsed.value;
   if (raw === null || raw === undefined) return { mode: 'simple', file };
   if (!isMap(raw))
     throw new BootError(

@@ -38,7 +38,8 @@ export async function listBriefs(briefsDir: string, log: Logger): Promise<BriefF
           );
           continue;
         }
-        const t = await lstat(target as string);
+        const t = await lstat(target as string).catch(() => undefined);
+        if (!t) continue; // removed while we looked
         isDir = t.isDirectory();
         isFile = t.isFile();
       }

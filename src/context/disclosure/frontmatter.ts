@@ -3,8 +3,41 @@ import { parseDocument } from 'yaml';
 /** What a markdown file's YAML frontmatter held, or why it could not be read. */
 export type Frontmatter =
   | { ok: true; data: Record<string, unknown>; body: string }
-  | { ok: false; reason: 'missing' | 'unterminated' | 'not_a_mapping'; message: string }
+  | { ok: false; reason: 'missing' | 'unterminated' | 'not_a_mapping' | 'rejected'; message: string }
   | { ok: false; reason: 'yaml'; message: string; line: number; column: number };
+
+/** Aliases a document may expand: more is an alias bomb ("billion laughs"), rejected by the parser. */
+export const MAX_YAML_ALIASES = 100;
+
+/**
+ * Parses YAML text into a plain value; whatever the parser throws (an alias bomb, a nesting deep
+ * enough to exhaust the stack) comes back as `rejected` with its message, never as an exception.
+ */
+export function parseYamlValue(
+  text: string,
+):
+  | { ok: true; value: unknown }
+  | { ok: false; error: { message: string; line?: number; column?: number }; rejected: boolean } {
+  try {
+    const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+    const err = doc.errors[0];
+    if (err) {
+      const pos = err.linePos?.[0];
+      return {
+        ok: false,
+        rejected: false,
+        error: { message: firstLine(err.message), ...(pos ? { line: pos.line, column: pos.col } : {}) },
+      };
+    }
+    return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }) as unknown };
+  } catch (err) {
+    return {
+      ok: false,
+      rejected: true,
+      error: { message: err instanceof Error ? err.message : String(err) },
+    };
+  }
+}
 
 /** Splits `---\n<yaml>\n---\n<body>`; YAML error positions are reported as lines of the whole file. */
 export function parseFrontmatter(text: string): Frontmatter {
@@ -19,20 +52,15 @@ export function parseFrontmatter(text: string): Frontmatter {
   }
   const yamlText = rest.slice(0, close.index);
   const body = rest.slice(close.index + close[0].length);
-  const doc = parseDocument(yamlText, { prettyErrors: true, uniqueKeys: true });
-  const err = doc.errors[0];
-  if (err) {
-    const pos = err.linePos?.[0] ?? { line: 1, col: 1 };
-    return {
-      ok: false,
-      reason: 'yaml',
-      // Line 1 of the file is the opening ---.
-      line: pos.line + 1,
-      column: pos.col,
-      message: firstLine(err.message),
-    };
+  const parsed = parseYamlValue(yamlText);
+  if (!parsed.ok) {
+    const { message, line = 1, column = 1 } = parsed.error;
+    if (parsed.rejected)
+      return { ok: false, reason: 'rejected', message: `the frontmatter was rejected: ${message}` };
+    // Line 1 of the file is the opening ---.
+    return { ok: false, reason: 'yaml', line: line + 1, column, message };
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  const data = parsed.value;
   if (data === null || data === undefined) return { ok: true, data: {}, body };
   if (typeof data !== 'object' || Array.isArray(data)) {
     return {

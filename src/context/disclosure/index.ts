@@ -4,8 +4,16 @@ import type { Config } from '../../config/schema.js';
 import type { Incident } from '../../shared/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { AgentView, SkillsSnapshot } from '../types.js';
-import { loadBootFile, type BootItem, type BootPlan, type BootSpec, type Placement } from './boot.js';
+import {
+  BootError,
+  loadBootFile,
+  type BootItem,
+  type BootPlan,
+  type BootSpec,
+  type Placement,
+} from './boot.js';
 import { resolveBoot } from './boot-resolve.js';
+import { GlobSet } from './glob.js';
 import { listBriefs } from './briefs.js';
 import { loadPersona } from './persona.js';
 import {
@@ -34,6 +42,12 @@ export interface DisclosureInput {
 
 export interface Disclosure {
   persona?: string;
+  /**
+   * Files that could not be used, each with the file and what was left out because of it (a bad
+   * SKILL.md skips that skill, a bad PERSONA.md the persona, a bad boot.yml the curation). Empty when
+   * everything was used.
+   */
+  problems: string[];
   subjects: string[];
   bootMode: 'none' | 'simple' | 'subject';
   /** Said briefs that may be degraded to references, lowest priority first. */
@@ -52,22 +66,45 @@ export const skillId = (s: SkillEntry): string => `skill:${s.bootPath}`;
  */
 export async function buildDisclosure(input: DisclosureInput): Promise<Disclosure> {
   const { config, view, log } = input;
+  const problems: string[] = [];
+  // Each source of the disclosure fails on its own: its failure is reported and the rest is built.
+  const contained = async <T>(what: string, load: Promise<T>, fallback: T): Promise<T> => {
+    try {
+      return await load;
+    } catch (err) {
+      if (what === 'boot' && input.subjects !== undefined && err instanceof BootError) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      const left = LEFT_OUT[what] ?? what;
+      problems.push(`${message} (${left})`);
+      log.warn({ part: what, err: message }, `disclosure: ${left}`);
+      return fallback;
+    }
+  };
   const [persona, index, briefs, spec] = await Promise.all([
-    loadPersona({
-      personasDir: config.personas_dir,
-      persona: config.persona,
-      viewDir: view.personasDir,
-      log,
-    }),
-    indexSkills({
-      snapshot: input.skills,
-      maxSkillFileBytes: config.skills.max_skill_file_bytes,
-      skillsDir: view.skillsDir,
-      log,
-    }),
-    listBriefs(config.briefs_dir, log),
-    loadBootFile(config.boot_file),
+    contained(
+      'persona',
+      loadPersona({
+        personasDir: config.personas_dir,
+        persona: config.persona,
+        viewDir: view.personasDir,
+        log,
+      }),
+      undefined,
+    ),
+    contained(
+      'skills',
+      indexSkills({
+        snapshot: input.skills,
+        maxSkillFileBytes: config.skills.max_skill_file_bytes,
+        skillsDir: view.skillsDir,
+        log,
+      }),
+      { skills: [], problems: [], conflicts: [] },
+    ),
+    contained('briefs', listBriefs(config.briefs_dir, log), []),
+    contained('boot', loadBootFile(config.boot_file), referenceEverything(config.boot_file)),
   ]);
+  for (const p of index.problems) if (p.action === 'skipped') problems.push(`${p.file}: ${p.message}`);
 
   const skills = new Map(index.skills.map((s) => [skillId(s), s]));
   const items: BootItem[] = [
@@ -108,7 +145,8 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
   );
 
   return {
-    persona: persona.name,
+    ...(persona ? { persona: persona.name } : {}),
+    problems,
     subjects: plan.subjects,
     bootMode: plan.mode,
     degradable: degradationOrder(plan, content),
@@ -129,6 +167,18 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
       };
     },
   };
+}
+
+const LEFT_OUT: Record<string, string> = {
+  persona: 'the prompt has no persona',
+  skills: 'the prompt has no skills index',
+  briefs: 'the prompt has no briefs',
+  boot: 'boot file unusable: every brief is referenced and every skill indexed, none said in full',
+};
+
+/** The curation used when boot.yml cannot be: nothing said in full, everything listed (Level 1). */
+function referenceEverything(file: string): BootSpec {
+  return { mode: 'simple', file, briefs: { say: new GlobSet([]) }, skills: { say: new GlobSet([]) } };
 }
 
 /**

@@ -106,7 +106,13 @@ export async function loadPersona(opts: LoadPersonaOptions): Promise<PersonaLeve
   const listedKeys = new Set(listed.map((w) => w.name));
   for (const [key, f] of onDisk) {
     if (listedKeys.has(key) || !KEY_RE.test(key)) continue;
-    const heading = firstHeading(await readFile(path.join(workflowsDir, f), 'utf8'));
+    const text = await readFile(path.join(workflowsDir, f), 'utf8').catch((err: unknown) => {
+      warn(`workflow file workflows/${f} cannot be read (${(err as Error).message}); listed by its key`, {
+        file: path.join(workflowsDir, f),
+      });
+      return '';
+    });
+    const heading = firstHeading(text);
     workflows.push(entry(key, heading ? oneLine(heading) : key));
   }
 

@@ -47,6 +47,7 @@ export async function readSkill(
         fm.line,
       );
     }
+    if (fm.reason === 'rejected') return void problem('skipped', `${file}: ${fm.message}`);
     return void problem('skipped', `${fm.message}; a skill needs frontmatter with name and description`);
   }
 

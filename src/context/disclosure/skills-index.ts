@@ -140,7 +140,16 @@ async function scanSource(
   for (let i = 0; i < dirs.length; i += READ_CONCURRENCY) {
     const batch = dirs.slice(i, i + READ_CONCURRENCY).map(async ({ dir, rel }) => {
       const own: SkillProblem[] = [];
-      const entry = await readSkill(source, root, dir, rel, opts, own);
+      // Whatever goes wrong with one SKILL.md (unreadable, removed meanwhile, hostile YAML) skips that skill only.
+      const entry = await readSkill(source, root, dir, rel, opts, own).catch((err: unknown) => {
+        own.push({
+          source: source.name,
+          file: path.join(dir, SKILL_FILE),
+          action: 'skipped',
+          message: `SKILL.md cannot be read: ${err instanceof Error ? err.message : String(err)}`,
+        });
+        return undefined;
+      });
       return { ...(entry ? { entry } : {}), problems: own };
     });
     results.push(...(await Promise.all(batch)));

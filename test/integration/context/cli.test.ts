@@ -12,16 +12,40 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
+const AGENT_KEYS = {
+  ANTHROPIC_API_KEY: 'test-anthropic-key',
+  CODEX_API_KEY: 'test-codex-key',
+  GEMINI_API_KEY: 'test-gemini-key',
+};
+
 function fakeIO(cwd: string, env: Record<string, string | undefined> = {}) {
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIO = {
     stdout: (t) => void out.push(t),
     stderr: (t) => void err.push(t),
-    env: { PATH: process.env.PATH, ...env },
+    // Every agent's key set: an unset one is a warning on stderr (tested with validate-config).
+    env: { PATH: process.env.PATH, ...AGENT_KEYS, ...env },
     cwd,
   };
   return { io, stdout: () => out.join(''), stderr: () => err.join('') };
+}
+
+/** A git repository holding one skill, with one commit on main; resolves to its folder. */
+async function gitRepo(root: string): Promise<string> {
+  const repo = path.join(root, 'repo');
+  await mkdir(path.join(repo, 'skills/demo'), { recursive: true });
+  await writeFile(path.join(repo, 'skills/demo/SKILL.md'), '---\nname: demo\ndescription: demo skill\n---\n');
+  const env = {
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@e',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@e',
+  };
+  await execa('git', ['init', '-q', '-b', 'main'], { cwd: repo });
+  await execa('git', ['add', '-A'], { cwd: repo });
+  await execa('git', ['commit', '-q', '-m', 'one'], { cwd: repo, env });
+  return repo;
 }
 
 async function setup(sources: unknown[] = [{ name: 'k8s4agents', path: FIXTURES }]) {
@@ -166,25 +190,66 @@ describe('triage-runner context', () => {
   });
 });
 
+describe('triage-runner context names what a real run would use', () => {
+  it('names the workspace run folder, never its deleted temporary one, in the marker and context.json', async () => {
+    const { ws, configFile, dir } = await setup();
+    await writeFile(configFile, `${await readFile(configFile, 'utf8')}engine: process\n`);
+    const cli = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', ws, '--json'], cli.io)).toBe(0);
+    const { prompt, context } = JSON.parse(cli.stdout()) as {
+      prompt: { system: string; user: string };
+      context: { triage: { logPath: string; reason: string } };
+    };
+    const real = path.join(ws, '.triage', 'runs', '<run-id>', 'triage', 'output.log');
+    expect(prompt.system).toContain(`Full output: ${real}]`);
+    expect(context.triage.logPath).toBe(real);
+    expect(context.triage.reason).toContain(real);
+    expect(cli.stdout()).not.toContain(path.join(os.tmpdir(), 'triage-runner-context-'));
+    expect(await readdir(ws)).toEqual(['incident.json', 'incident_cluster_permissions.json']);
+  });
+
+  it('run from another folder, keeps the skills cache where the config file says (relative to the file), creating nothing in the working folder', async () => {
+    const t = await tempDir('tr-cli-repo-');
+    cleanups.push(t.cleanup);
+    const repo = await gitRepo(t.dir);
+    const { ws, configFile, dir } = await setup([{ name: 'k8s4agents', git: repo, ref: 'main' }]);
+    await writeFile(
+      configFile,
+      (await readFile(configFile, 'utf8')).replace(/cache_dir: .*/, 'cache_dir: ./cache-rel'),
+    );
+    const elsewhere = await tempDir('tr-cli-cwd-');
+    cleanups.push(elsewhere.cleanup);
+    const cli = fakeIO(elsewhere.dir);
+    expect(await runCli(['--config', configFile, 'context', ws, '--no-triage', '--json'], cli.io)).toBe(0);
+    const { prompt } = JSON.parse(cli.stdout()) as { prompt: { system: string } };
+    expect(prompt.system).toContain('# Incident investigation');
+    expect(await readdir(elsewhere.dir)).toEqual([]);
+    expect(await readdir(path.join(dir, 'cache-rel'))).not.toEqual([]);
+  });
+
+  it('refuses a configuration validate-config rejects (mixed-mode boot.yml) with exit 2 and the same message', async () => {
+    const { ws, configFile, dir } = await setup();
+    const boot = path.join(dir, 'mixed-boot.yml');
+    await writeFile(boot, 'briefs: {}\nalways: {}\n');
+    await writeFile(
+      configFile,
+      (await readFile(configFile, 'utf8')).replace(/boot_file: .*/, `boot_file: ${boot}`),
+    );
+    const check = fakeIO(dir);
+    expect(await runCli(['validate-config', configFile], check.io)).toBe(2);
+    const cli = fakeIO(dir);
+    expect(await runCli(['--config', configFile, 'context', ws, '--no-triage'], cli.io)).toBe(2);
+    expect(cli.stdout()).toBe('');
+    expect(cli.stderr()).toContain(check.stderr().trim());
+    expect(cli.stderr()).toMatch(/boot_file: .*mixed mode not allowed/);
+  });
+});
+
 describe('triage-runner skills', () => {
   it('syncs a git source and lists it with its commit; a source with no cache makes sync exit 1', async () => {
     const t = await tempDir('tr-cli-git-');
     cleanups.push(t.cleanup);
-    const repo = path.join(t.dir, 'repo');
-    await mkdir(path.join(repo, 'skills/demo'), { recursive: true });
-    await writeFile(
-      path.join(repo, 'skills/demo/SKILL.md'),
-      '---\nname: demo\ndescription: demo skill\n---\n',
-    );
-    const env = {
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@e',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@e',
-    };
-    await execa('git', ['init', '-q', '-b', 'main'], { cwd: repo });
-    await execa('git', ['add', '-A'], { cwd: repo });
-    await execa('git', ['commit', '-q', '-m', 'one'], { cwd: repo, env });
+    const repo = await gitRepo(t.dir);
     const sha = (await execa('git', ['rev-parse', 'HEAD'], { cwd: repo })).stdout.trim();
     const { configFile, dir } = await setup([{ name: 'demo', git: repo, ref: 'main' }]);
     const sync = fakeIO(dir);

@@ -1,10 +1,11 @@
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../../src/config/schema.js';
 import { prepareContext, promptDigest, type PrepareInput } from '../../../src/context/prepare.js';
 import { parsePromptSent } from '../../support/prompt-sent.js';
-import { tokenCounter } from '../../../src/context/tokens.js';
+import { scaleTokens, tokenCounter } from '../../../src/context/tokens.js';
 import type { AgentView } from '../../../src/context/types.js';
 import { RunBundle } from '../../../src/audit/bundle.js';
 import { createLogger } from '../../../src/log/logger.js';
@@ -71,7 +72,8 @@ async function setup(over: ConfigInput = {}, script = 'failing.sh') {
 
 const countWith = (factor: number) => {
   const counter = tokenCounter('o200k', factor);
-  return (p: { system: string; user: string }) => counter.count(p.system) + counter.count(p.user);
+  return async (p: { system: string; user: string }) =>
+    (await counter.count(p.system)) + (await counter.count(p.user));
 };
 
 describe('prepareContext', () => {
@@ -106,7 +108,7 @@ describe('prepareContext', () => {
       'disclosure',
       'user_prompt',
     ]);
-    expect(json.totalTokens).toBe(countWith(1.1)(out.prompt));
+    expect(json.totalTokens).toBe(await countWith(1.1)(out.prompt));
     expect(json.triage.status).toBe('ok');
     expect(json.incomplete).toBe(false);
     expect(json.disclosure.persona).toBe('kubernetes-sre');
@@ -197,7 +199,7 @@ describe('prepareContext', () => {
     );
     const over = await prepareContext({ ...(await input('over')), config: overConfig, triage: reuse });
     expect(over.context.totalTokens).toBeLessThanOrEqual(exact - 1);
-    expect(countWith(1.1)(over.prompt)).toBe(over.context.totalTokens);
+    expect(await countWith(1.1)(over.prompt)).toBe(over.context.totalTokens);
     expect(over.context.overBudgetBy).toBe(0);
     // Said briefs are degraded first; the triage report is cut only if that is not enough.
     const triageRow = over.context.sections.find((s) => s.tag === 'initial_triage_report');
@@ -282,9 +284,40 @@ describe('prepareContext', () => {
     const out = await prepareContext(await input());
     const both = `${out.prompt.system}${out.prompt.user}`;
     expect(both).toMatch(
-      /\[triage-runner: \d+ bytes of triage output omitted here \(context.triage_prompt_cap\); full output: \/workspace\/\.triage\/runs\/run-1\/triage\/output\.log\]/,
+      /\[triage-runner: \d+ lines \(\d+ bytes\) of triage output omitted here \(context.triage_prompt_cap\); full output: \/workspace\/\.triage\/runs\/run-1\/triage\/output\.log\]/,
     );
     expect(both).not.toContain(dir);
+  });
+
+  it('gives marker lines and originalTokens of the whole triage output when the capture dropped most of it', async () => {
+    const { input, dir } = await setup({
+      context: { triage_prompt_cap: 64 * 1024, budget: { warn: 1, truncate: 12_000 } },
+    });
+    const total = 100_000;
+    const all = Array.from(
+      { length: total },
+      (_, n) => `2026-11-22T02:00:00Z pod/api-${n % 7} restarting container attempt=${n}\n`,
+    ).join('');
+    const saved = path.join(dir, 'huge-triage.log');
+    await writeFile(saved, all);
+    const out = await prepareContext({ ...(await input()), triage: { mode: 'reuse', logPath: saved } });
+
+    const marker =
+      /\[triage-runner: (\d+) lines \(about (\d+) tokens\) of the triage report were removed here/.exec(
+        out.prompt.system,
+      );
+    const body =
+      /<initial_triage_report>\n([\s\S]*?)\n<\/initial_triage_report>/.exec(out.prompt.system)?.[1] ?? '';
+    const kept = body.split('\n').filter((l) => l.includes('restarting container')).length;
+    expect(kept).toBeGreaterThan(10);
+    expect(Number(marker?.[1])).toBe(total - kept);
+    // Every line the script printed counted once: in the prompt or in the marker.
+    const trueTokens = scaleTokens(countTokens(all.trimEnd()), 1.1);
+    const row = out.context.sections.find((s) => s.tag === 'initial_triage_report');
+    expect(row?.truncated).toBe(true);
+    expect(row?.originalTokens).toBeGreaterThan(trueTokens * 0.95);
+    expect(row?.originalTokens).toBeLessThan(trueTokens * 1.05);
+    expect(Number(marker?.[2])).toBeGreaterThan(trueTokens * 0.9);
   });
 
   it('keeps known secret values and credential shapes out of the prompt, and prompt-sent.md still round-trips', async () => {
@@ -307,6 +340,45 @@ describe('prepareContext', () => {
     expect(both).not.toContain(jwt);
     expect(both).toContain('[REDACTED');
     expect(parsePromptSent(await readFile(bundle.path('prompt-sent.md'), 'utf8'))).toEqual(out.prompt);
+  });
+
+  it('scrubs secret shapes planted in the incident from the prompt and prompt-sent.md, leaving incident.json untouched', async () => {
+    const { input, dir } = await setup();
+    const planted = {
+      ...incident,
+      context: {
+        env: [
+          { name: 'AWS_SECRET_ACCESS_KEY', value: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' },
+          { name: 'DB_PASSWORD', value: 'pw1' },
+        ],
+        dsn: 'postgres://app:Hunter2Pw@db:5432/orders',
+        note: 'SIGNING_KEY=0f3a9c2e7b1d4f6a8c0e2b4d6f8a1c3e',
+      },
+    };
+    const incidentText = `${JSON.stringify(planted, null, 2)}\n`;
+    const file = path.join(dir, 'incident.json');
+    await writeFile(file, incidentText);
+    const base = await input();
+    const out = await prepareContext({
+      ...base,
+      workspace: makeWorkspace(dir, { incidentText }),
+      triage: { mode: 'skip' },
+    });
+    const sent = await readFile(base.bundle.path('prompt-sent.md'), 'utf8');
+    for (const text of [out.prompt.system + out.prompt.user, sent]) {
+      for (const secret of ['wJalrXUtnFEMI', '"pw1"', 'Hunter2Pw', '0f3a9c2e7b1d4f6a8c0e']) {
+        expect(text).not.toContain(secret);
+      }
+      expect(text).toMatch(/"name": "AWS_SECRET_ACCESS_KEY",\s+"value": "\[REDACTED\]"/);
+      expect(text).toContain('postgres://app:[REDACTED]@db:5432/orders');
+    }
+    // The incident section stays valid JSON after scrubbing.
+    const body = /<incident>\n([\s\S]*?)\n<\/incident>/.exec(out.prompt.system)?.[1] ?? '';
+    expect(JSON.parse(body)).toMatchObject({
+      incidentId: 'inc-42',
+      context: { env: [{ value: '[REDACTED]' }, { value: '[REDACTED]' }] },
+    });
+    expect(await readFile(file, 'utf8')).toBe(incidentText);
   });
 
   it('reports stage timings, triage timeouts and truncations to the metrics', async () => {

@@ -131,7 +131,7 @@ describe('triage script runner', () => {
       out.text.startsWith('2026-11-22T02:00:00Z pod/api-1 level=error msg="connection refused" line=1\n'),
     ).toBe(true);
     expect(out.text.endsWith('line=50000\n')).toBe(true);
-    expect(out.text).toMatch(/\[triage-runner: \d+ bytes of triage output omitted here/);
+    expect(out.text).toMatch(/\[triage-runner: \d+ lines \(\d+ bytes\) of triage output omitted here/);
     const log = await readFile(bundle.path('triage/output.log'), 'utf8');
     expect(Buffer.byteLength(log)).toBeLessThan(1024 * 1024 + 200);
     expect(log).toContain('[triage-runner: output truncated at 1048576 bytes]');

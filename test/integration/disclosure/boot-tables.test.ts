@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadBootFile } from '../../../src/context/disclosure/boot.js';
 import { buildDisclosure, type Disclosure } from '../../../src/context/disclosure/index.js';
 import type { SkillsSnapshot } from '../../../src/context/types.js';
 import {
@@ -256,8 +257,11 @@ describe('subject mode defaults table', () => {
 
 describe('subject mode defaults (list)', () => {
   it('`always:` absent → no briefs/skills are always included', async () => {
-    const b = await boot('subject.a:\n  briefs:\n    say: [runbooks/oom.md]\n', { subjects: ['a'] });
-    expect(b.said).toEqual(['runbooks/oom.md']);
+    const b = await boot(
+      `subject.a:\n  briefs:\n    say: [runbooks/oom.md]\n  skills:\n    say: [${TROUBLESHOOTER}]\nsubject.b: {}\n`,
+      { subjects: ['b'] },
+    );
+    expect(b.said).toEqual([]);
     expect(b.refs).toEqual([]);
     expect(b.saidSkills).toEqual([]);
     expect(b.indexedSkills).toEqual([]);
@@ -296,6 +300,41 @@ describe('subject mode defaults (list)', () => {
   });
 });
 
+describe('skills in a subject-mode boot file that never curates them (table)', () => {
+  // Say/ref defaults apply per resource type: only `skills` say/ref lists in always/subject.* curate
+  // skills. Without any, every skill keeps its default, indexed (Level 1), whatever subjects boot.
+  const BRIEFS_ONLY =
+    'always:\n  briefs:\n    say: [runbooks/oom.md]\nsubject.crash:\n  briefs:\n    say: [runbooks/crashloop.md]\nsubject.oom: {}\n';
+  const rows: [
+    string,
+    string,
+    { subjects?: string[]; rules?: { match: Record<string, string>; subjects: string[] }[] },
+  ][] = [
+    ['all subjects booted', BRIEFS_ONLY, {}],
+    ['one subject booted by name (`context --subject`)', BRIEFS_ONLY, { subjects: ['crash'] }],
+    [
+      'a subject chosen by the config rules (the daemon)',
+      BRIEFS_ONLY,
+      { rules: [{ match: { faultType: 'CrashLoop' }, subjects: ['crash'] }] },
+    ],
+    ['`skills: {}` without lists', `${BRIEFS_ONLY}subject.x:\n  skills: {}\n`, { subjects: ['crash'] }],
+  ];
+  it.each(rows)('%s → every skill indexed, none said, none dropped', async (_case, yaml, opts) => {
+    const b = await boot(yaml, opts);
+    expect(b.d.bootMode).toBe('subject');
+    expect(b.indexedSkills).toEqual(ALL_SKILLS);
+    expect(b.saidSkills).toEqual([]);
+    expect(b.said).toContain('runbooks/oom.md');
+  });
+
+  it('a `skills` list in any section curates skills again: unmatched ones follow the subject-mode rows', async () => {
+    const yaml = `${BRIEFS_ONLY}subject.x:\n  skills:\n    ref: ['*/skills/log-*']\n`;
+    expect((await boot(yaml, { subjects: ['crash'] })).indexedSkills).toEqual([]);
+    expect((await boot(yaml, { subjects: ['x'] })).indexedSkills).toEqual(['log-search']);
+    expect((await boot(yaml)).indexedSkills).toEqual(ALL_SKILLS);
+  });
+});
+
 describe('edge cases and pit of success table', () => {
   it('no boot.yml present → default to current behavior: say all briefs', async () => {
     const b = await boot(null);
@@ -316,7 +355,16 @@ describe('edge cases and pit of success table', () => {
   });
 
   it('mixed mode (both patterns) → fail fast: "mixed mode not allowed"', async () => {
-    await expect(boot('briefs:\n  say: []\nsubject.test: {}\n')).rejects.toThrow(/mixed mode not allowed/);
+    // The boot file is rejected as a whole (validate-config, and the daemon and `context` at start,
+    // refuse it); a run that meets it anyway references everything instead of losing the disclosure.
+    const yaml = 'briefs:\n  say: []\nsubject.test: {}\n';
+    const file = path.join(tmp.dir, 'mixed.yml');
+    writeFileSync(file, yaml);
+    await expect(loadBootFile(file)).rejects.toThrow(/mixed mode not allowed/);
+    await expect(boot(yaml, { subjects: ['test'] })).rejects.toThrow(/mixed mode not allowed/);
+    const run = await boot(yaml);
+    expect(run.d.problems).toEqual([expect.stringMatching(/mixed mode not allowed/)]);
+    expect(run.said).toEqual([]);
   });
 
   it('brief in always and also in subject → always wins; subject gets "as mentioned earlier" + ref', async () => {
@@ -374,7 +422,8 @@ describe('mode detection table', () => {
 
   it('both patterns → error: fail fast with "mixed mode not allowed"', async () => {
     for (const yaml of ['briefs: {}\nalways: {}\n', 'skills: {}\nsubject.x: {}\n']) {
-      await expect(boot(yaml)).rejects.toThrow(/mixed mode not allowed/);
+      await expect(boot(yaml, { subjects: ['x'] })).rejects.toThrow(/mixed mode not allowed/);
+      expect((await boot(yaml)).d.problems).toEqual([expect.stringMatching(/mixed mode not allowed/)]);
     }
   });
 });

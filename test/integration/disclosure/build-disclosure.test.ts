@@ -1,15 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BootError,
-  buildDisclosure,
-  PersonaError,
-  type Disclosure,
-} from '../../../src/context/disclosure/index.js';
+import { BootError, buildDisclosure, type Disclosure } from '../../../src/context/disclosure/index.js';
 import type { SkillsSnapshot } from '../../../src/context/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import {
+  captureLogger,
   gitCheckout,
   incident,
   makeConfig,
@@ -180,14 +176,103 @@ describe('buildDisclosure', () => {
     expect(r.text).not.toContain(wf.split('\n')[2]?.trim() || 'unreachable');
   });
 
-  it('fails with the available personas when the configured one does not exist', async () => {
-    await expect(build(null, { persona: 'db-admin' })).rejects.toThrow(PersonaError);
-    await expect(build(null, { persona: 'db-admin' })).rejects.toThrow(
-      /Available personas in .*kubernetes-sre/,
-    );
+  it('leaves only the persona out when the configured one does not exist, naming the available ones', async () => {
+    const d = await build(null, { persona: 'db-admin' });
+    expect(d.persona).toBeUndefined();
+    expect(d.problems).toEqual([
+      expect.stringMatching(/Available personas in .*kubernetes-sre.*the prompt has no persona/),
+    ]);
+    expect(d.render(new Set()).text).toContain('/opt/triage/skills/k8s4agents/skills/logs/SKILL.md');
   });
 
-  it('fails with BootError on a mixed-mode boot file', async () => {
-    await expect(build('briefs: {}\nalways: {}\n')).rejects.toThrow(BootError);
+  it('fails with BootError on a mixed-mode boot file when subjects are asked for by name, else references everything', async () => {
+    await expect(build('briefs: {}\nalways: {}\n', { subjects: ['crash'] })).rejects.toThrow(BootError);
+    const d = await build('briefs: {}\nalways: {}\n');
+    expect(d.problems).toEqual([
+      expect.stringMatching(/mixed mode not allowed.*every brief is referenced and every skill indexed/),
+    ]);
+    const text = d.render(new Set()).text;
+    expect(text).toContain('<persona name="kubernetes-sre"');
+    expect(text).toContain('<ref path="/opt/triage/briefs/core/one.md"/>');
+    expect(text).not.toContain('<brief path=');
+    expect(text).toContain('- logs: Log search');
+  });
+});
+
+/** A YAML alias bomb ("billion laughs"): a few lines that expand to 10^5 nodes. */
+const ALIAS_BOMB = [
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+  'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+  'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+  'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+].join('\n');
+
+describe('buildDisclosure with one hostile file', () => {
+  const bombs = tempDir('bombs');
+  afterAll(() => bombs.cleanup());
+
+  async function buildWith(files: { skill?: boolean; persona?: boolean; boot?: boolean }) {
+    const root = path.join(bombs.dir, String(++n));
+    writeTree(root, {
+      'personas/bombed/PERSONA.md': `---\nname: bombed\ndescription: x\n${ALIAS_BOMB}\n---\n# Bombed\n`,
+      'boot.yml': files.boot ? `${ALIAS_BOMB}\n` : 'always:\n  briefs: { say: [core/*.md] }\n',
+    });
+    const repo = gitCheckout(root, 'k8s4agents', {
+      files: {
+        'skills/logs/SKILL.md': skillMd('logs', 'Log search'),
+        'skills/bomb/SKILL.md': files.skill
+          ? `---\nname: bomb\ndescription: boom\n${ALIAS_BOMB}\n---\n`
+          : skillMd('bomb', 'Harmless'),
+      },
+    });
+    const cap = captureLogger();
+    const d = await buildDisclosure({
+      config: makeConfig({
+        personas_dir: files.persona ? path.join(root, 'personas') : SHIPPED_PERSONAS,
+        persona: files.persona ? 'bombed' : 'kubernetes-sre',
+        briefs_dir: briefsDir,
+        boot_file: path.join(root, 'boot.yml'),
+      }),
+      incident: incident(),
+      skills: snapshot([{ name: 'k8s4agents', scope: 'project', dir: repo.dir, commit: repo.commit }]),
+      view: VIEW,
+      log: cap.log,
+    });
+    const warnings = cap
+      .lines()
+      .filter((l) => l.level === 'warn')
+      .map((l) => JSON.stringify(l));
+    return { d, text: d.render(new Set()).text, warnings };
+  }
+
+  it('an alias bomb in one SKILL.md skips that skill only, with a warning naming the file', async () => {
+    const { d, text, warnings } = await buildWith({ skill: true });
+    expect(text).toContain('- logs: Log search');
+    expect(text).not.toContain('- bomb:');
+    expect(text).toContain('<persona name="kubernetes-sre"');
+    expect(text).toContain('<brief path="/opt/triage/briefs/core/one.md">');
+    expect(d.problems).toEqual([expect.stringMatching(/skills\/bomb\/SKILL\.md.*Excessive alias count/)]);
+    expect(
+      warnings.some((w) => w.includes('skills/bomb/SKILL.md') && w.includes('Excessive alias count')),
+    ).toBe(true);
+  });
+
+  it('an alias bomb in PERSONA.md leaves out the persona only', async () => {
+    const { d, text } = await buildWith({ persona: true });
+    expect(d.persona).toBeUndefined();
+    expect(text).not.toContain('<persona');
+    expect(text).toContain('- logs: Log search');
+    expect(text).toContain('<brief path="/opt/triage/briefs/core/one.md">');
+    expect(d.problems).toEqual([expect.stringMatching(/bombed\/PERSONA\.md.*Excessive alias count/)]);
+  });
+
+  it('an alias bomb in boot.yml drops the curation only: every brief referenced, every skill indexed', async () => {
+    const { d, text } = await buildWith({ boot: true });
+    expect(text).toContain('<persona name="kubernetes-sre"');
+    expect(text).toContain('- logs: Log search');
+    expect(text).toContain('<ref path="/opt/triage/briefs/core/one.md"/>');
+    expect(text).not.toContain('<brief path=');
+    expect(d.problems).toEqual([expect.stringMatching(/boot\.yml.*Excessive alias count/)]);
   });
 });

@@ -1,3 +1,4 @@
+import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { CODEX_CONFIG_FILE, CODEX_PROVIDER_ID, codex } from '../../../src/agents/codex.js';
 import { fixture, promptLeaks, run, sampleInput } from './helpers.js';
@@ -40,6 +41,26 @@ describe('codex invocation', () => {
     expect(toml).toContain('env_key = "CODEX_API_KEY"');
     expect(toml).toContain('wire_api = "responses"');
     expect(toml.indexOf('model_provider =')).toBeLessThan(toml.indexOf('[model_providers.'));
+  });
+
+  it('writes a config.toml that parses back to the exact system part and provider settings', () => {
+    const system = 'a "b" \\ c\n\t\r\u0001\u007f é 🚨 $(x) `y` \u2028 end';
+    const inv = codex.buildInvocation(
+      sampleInput({ prompt: { system, user: 'u' }, providers: { openaiBaseUrl: 'http://gw:4000/v1' } }),
+    );
+    expect(parse(inv.files[0]?.content ?? '')).toEqual({
+      check_for_update_on_startup: false,
+      model_provider: CODEX_PROVIDER_ID,
+      developer_instructions: system,
+      model_providers: {
+        [CODEX_PROVIDER_ID]: {
+          name: 'triage-runner provider',
+          base_url: 'http://gw:4000/v1',
+          env_key: 'CODEX_API_KEY',
+          wire_api: 'responses',
+        },
+      },
+    });
   });
 
   it('uses the built-in provider when no base URL is configured', () => {

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findJsonObject, parseJsonLines } from '../../../src/agents/shared/json.js';
 import { looksLikeAuthFailure } from '../../../src/agents/shared/outcome.js';
-import { tomlString } from '../../../src/agents/shared/toml.js';
-
-describe('tomlString', () => {
-  it('escapes quotes, backslashes and control characters and keeps other text as is', () => {
-    expect(tomlString('a "b" \\ c\n\t\r\u0001\u007f é 🚨 $(x) `y`')).toBe(
-      '"a \\"b\\" \\\\ c\\n\\t\\r\\u0001\\u007f é 🚨 $(x) `y`"',
-    );
-  });
-});
 
 describe('findJsonObject', () => {
   it('finds the JSON object that follows free-form lines', () => {

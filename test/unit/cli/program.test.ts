@@ -35,7 +35,7 @@ describe('command line', () => {
   });
 
   it('validate-config exits 0 for the shipped example config, run from the project root', async () => {
-    const t = io({}, PACKAGE_ROOT);
+    const t = io({ ANTHROPIC_API_KEY: 'test-key' }, PACKAGE_ROOT);
     const code = await runCli(
       ['validate-config', path.join(PACKAGE_ROOT, 'configs/config.example.yaml')],
       t.cli,
@@ -99,5 +99,86 @@ describe('validate-config and the files a configuration names', () => {
     expect(t.err()).toMatch(/boot_file: .*mixed mode not allowed/);
     expect(t.err()).toMatch(/persona: .*kubernetes-sre/);
     expect(t.err()).toMatch(/system_prompt_file: .*missing\.md cannot be read/);
+  });
+});
+
+describe('validate-config reports everything at once', () => {
+  const MIXED_BOOT = 'briefs:\n  say: ["*.md"]\nalways:\n  briefs:\n    say: ["*.md"]\n';
+  /** A temp folder holding c.yaml (and the other files given). */
+  const configDir = (yaml: string, files: Record<string, string> = {}) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-check-'));
+    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+    const file = path.join(dir, 'c.yaml');
+    writeFileSync(file, yaml);
+    return { dir, file };
+  };
+
+  it('reports a schema mistake together with the broken files the configuration names', async () => {
+    const { dir, file } = configDir(
+      'scheduling:\n  max_concurrent: "four"\nboot_file: ./boot.yml\npersona: no-such-persona\n',
+      { 'boot.yml': MIXED_BOOT },
+    );
+    const t = io({ ANTHROPIC_API_KEY: 'k' }, dir);
+    expect(await runCli(['validate-config', file], t.cli)).toBe(2);
+    expect(t.err()).toContain('3 problems');
+    expect(t.err()).toContain('scheduling.max_concurrent');
+    expect(t.err()).toMatch(/boot_file: .*mixed mode not allowed/);
+    expect(t.err()).toMatch(/persona: .*no-such-persona/);
+  });
+
+  it('flags a misspelled TRIAGE_RUNNER_ variable with "did you mean", but not one a secret reads', async () => {
+    const { dir, file } = configDir('secrets:\n  HOOK_TOKEN: { env: TRIAGE_RUNNER_HOOK_TOKEN }\n');
+    const env = {
+      ANTHROPIC_API_KEY: 'k',
+      TRIAGE_RUNNER_AGENT_TIMOUT: '5m',
+      TRIAGE_RUNNER_HOOK_TOKEN: 'set',
+      TRIAGE_RUNNER_AGENT_TIMEOUT: '10m',
+    };
+    const t = io(env, dir);
+    expect(await runCli(['validate-config', file], t.cli)).toBe(0);
+    expect(t.err()).toContain(
+      'TRIAGE_RUNNER_AGENT_TIMOUT: is not a configuration variable and is ignored; did you mean TRIAGE_RUNNER_AGENT_TIMEOUT?',
+    );
+    expect(t.err()).toContain('1 warning');
+    expect(t.err()).not.toContain('TRIAGE_RUNNER_HOOK_TOKEN');
+    expect(t.out()).toContain('configuration is valid');
+  });
+
+  it('warns about an unset secret, naming the variable and the agent that needs it', async () => {
+    const { dir, file } = configDir(
+      'agent: { name: codex }\nsecrets:\n  CODEX_API_KEY: { env: CODEX_API_KEY }\n  OPENAI_API_KEY: { env: OPENAI_API_KEY }\n  SLACK_BOT_TOKEN: { env: SLACK_BOT_TOKEN }\n',
+    );
+    const none = io({}, dir);
+    expect(await runCli(['validate-config', file], none.cli)).toBe(0);
+    expect(none.err()).toContain(
+      'secrets.CODEX_API_KEY: environment variable CODEX_API_KEY is not set; agent.name codex needs it (or OPENAI_API_KEY): its runs will fail to authenticate',
+    );
+    expect(none.err()).toContain('secrets.SLACK_BOT_TOKEN: environment variable SLACK_BOT_TOKEN is not set');
+    const fallback = io({ OPENAI_API_KEY: 'k', SLACK_BOT_TOKEN: 't' }, dir);
+    expect(await runCli(['validate-config', file], fallback.cli)).toBe(0);
+    expect(fallback.err()).toBe('');
+  });
+
+  it('flags a boot_file that does not exist, unless it is the default path', async () => {
+    const { dir, file } = configDir('boot_file: ./no-such-boot.yml\n');
+    const t = io({ ANTHROPIC_API_KEY: 'k' }, dir);
+    expect(await runCli(['validate-config', file], t.cli)).toBe(2);
+    expect(t.err()).toMatch(/boot_file: .*no-such-boot\.yml does not exist/);
+    const fine = io({ ANTHROPIC_API_KEY: 'k' }, dir);
+    writeFileSync(file, 'persona: kubernetes-sre\n');
+    expect(await runCli(['validate-config', file], fine.cli)).toBe(0);
+  });
+
+  it('the daemon refuses at start, with exit 2 and the same messages, a configuration validate-config rejects', async () => {
+    const { dir, file } = configDir(
+      `boot_file: ./boot.yml\nengine: process\nworkspaces_root: ./incidents\nhttp: { port: 0 }\nskills: { sources: [] }\n`,
+      { 'boot.yml': MIXED_BOOT },
+    );
+    const check = io({ ANTHROPIC_API_KEY: 'k' }, dir);
+    expect(await runCli(['validate-config', file], check.cli)).toBe(2);
+    const daemon = io({ ANTHROPIC_API_KEY: 'k' }, dir);
+    expect(await runCli(['--config', file, 'daemon'], daemon.cli)).toBe(2);
+    expect(daemon.err()).toContain(check.err().trim());
+    expect(daemon.err()).toMatch(/mixed mode not allowed/);
   });
 });

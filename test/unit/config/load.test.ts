@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configKeys, envName, loadConfig } from '../../../src/config/index.js';
+import { ConfigError, configKeys, envName, inspectConfig, loadConfig } from '../../../src/config/index.js';
 
 function tempConfig(yaml: string): { dir: string; file: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'tr-config-'));
@@ -35,11 +35,41 @@ describe('configuration defaults', () => {
     });
   });
 
-  it('resolves relative paths against the working directory', () => {
+  it('resolves built-in default paths against the package root, wherever the command runs', () => {
     const cwd = mkdtempSync(path.join(tmpdir(), 'tr-cwd-'));
-    const { config } = loadConfig({ env: {}, cwd });
-    expect(config.workspaces_root).toBe(path.join(cwd, 'incidents'));
-    expect(config.skills.cache_dir).toBe(path.join(cwd, 'agent-home', 'skills'));
+    const { config } = loadConfig({ env: {}, cwd, packageRoot: '/opt/triage-runner' });
+    expect(config.workspaces_root).toBe('/opt/triage-runner/incidents');
+    expect(config.skills.cache_dir).toBe('/opt/triage-runner/agent-home/skills');
+    expect(config.boot_file).toBe('/opt/triage-runner/configs/boot.yml');
+  });
+
+  it('resolves paths written in a config file against its folder, and env or flag paths against the working directory', () => {
+    const { file, dir } = tempConfig(
+      [
+        'skills:',
+        '  cache_dir: ./cache',
+        '  sources: [{ name: local, path: ../skills-src }]',
+        'boot_file: boot.yml',
+        'secrets:',
+        '  TOKEN: { file: ./secret.txt }',
+        '',
+      ].join('\n'),
+    );
+    const cwd = mkdtempSync(path.join(tmpdir(), 'tr-elsewhere-'));
+    const { config } = loadConfig({
+      file,
+      env: { TRIAGE_RUNNER_WORKSPACES_ROOT: 'from-env' },
+      flags: { personas_dir: 'from-flag' },
+      cwd,
+      packageRoot: '/opt/triage-runner',
+    });
+    expect(config.skills.cache_dir).toBe(path.join(dir, 'cache'));
+    expect(config.skills.sources[0]?.path).toBe(path.join(path.dirname(dir), 'skills-src'));
+    expect(config.boot_file).toBe(path.join(dir, 'boot.yml'));
+    expect(config.secrets.TOKEN?.file).toBe(path.join(dir, 'secret.txt'));
+    expect(config.workspaces_root).toBe(path.join(cwd, 'from-env'));
+    expect(config.personas_dir).toBe(path.join(cwd, 'from-flag'));
+    expect(config.user_prompt_file).toBe('/opt/triage-runner/configs/user-prompt.md');
   });
 });
 
@@ -142,6 +172,38 @@ describe('configuration validation', () => {
     const problems = problemsOf(() => loadConfig({ file, env: {}, cwd: dir }));
     expect(problems[0]?.message).toMatch(/YAML syntax error/);
     expect(problems[0]?.source).toMatch(new RegExp(`${file}:\\d+`));
+  });
+
+  it('reports a YAML alias bomb in the config file as a problem instead of crashing', () => {
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+      'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+      'd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+      '',
+    ].join('\n');
+    const { file, dir } = tempConfig(bomb);
+    const problems = problemsOf(() => loadConfig({ file, env: {}, cwd: dir }));
+    expect(problems).toEqual([
+      expect.objectContaining({
+        source: file,
+        message: expect.stringMatching(/rejected by the YAML parser: Excessive alias count/),
+      }),
+    ]);
+  });
+
+  it('inspects a broken configuration completely: every problem, and defaults standing in for the broken keys', () => {
+    const { file, dir } = tempConfig(
+      'scheduling:\n  max_concurrent: "four"\nboot_file: ./mine.yml\nagent: { timeout: 30d }\n',
+    );
+    const inspection = inspectConfig({ file, env: {}, cwd: dir });
+    expect(inspection.problems.map((p) => p.path).sort()).toEqual([
+      'agent.timeout',
+      'scheduling.max_concurrent',
+    ]);
+    expect(inspection.config.scheduling.max_concurrent).toBe(4);
+    expect(inspection.config.boot_file).toBe(path.join(dir, 'mine.yml'));
+    expect([...inspection.replaced].sort()).toEqual(['agent.timeout', 'scheduling.max_concurrent']);
   });
 
   it('rejects a missing --config file with what to do', () => {

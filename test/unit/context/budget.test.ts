@@ -1,6 +1,7 @@
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { fitToBudget, splitUnits, type FitInput, type MarkerInfo } from '../../../src/context/budget.js';
-import { tokenCounter } from '../../../src/context/tokens.js';
+import { scaleTokens, tokenCounter } from '../../../src/context/tokens.js';
 import type { PromptParts } from '../../../src/context/types.js';
 
 const logLines = (n: number) =>
@@ -31,27 +32,29 @@ function setup(over: Partial<FitInput> & { fixed?: string; briefs?: Record<strin
     marker,
     ...over,
   };
-  const total = (p: PromptParts) => counter.count(p.system) + counter.count(p.user);
+  // The reference: the tokenizer itself, called directly (these texts have no pathological runs).
+  const exact = (text: string) => scaleTokens(countTokens(text), counter.factor);
+  const total = (p: PromptParts) => exact(p.system) + exact(p.user);
   return { input: base, total, assemble };
 }
 
 describe('fitToBudget', () => {
-  it('keeps everything when the prompt is exactly at the budget', () => {
+  it('keeps everything when the prompt is exactly at the budget', async () => {
     const triageText = logLines(30);
     const { input, total, assemble } = setup({ triageText });
     const exact = total(assemble(new Set(), triageText));
-    const fit = fitToBudget({ ...input, limit: exact });
+    const fit = await fitToBudget({ ...input, limit: exact });
     expect(fit.total).toBe(exact);
     expect(fit.triage.truncated).toBe(false);
     expect(fit.triageBody).toBe(triageText);
     expect(fit.overBudgetBy).toBe(0);
   });
 
-  it('cuts the triage report at line boundaries, keeping head and tail, when one token over', () => {
+  it('cuts the triage report at line boundaries, keeping head and tail, when one token over', async () => {
     const triageText = logLines(30);
     const { input, total, assemble } = setup({ triageText });
     const exact = total(assemble(new Set(), triageText));
-    const fit = fitToBudget({ ...input, limit: exact - 1 });
+    const fit = await fitToBudget({ ...input, limit: exact - 1 });
     expect(fit.total).toBeLessThanOrEqual(exact - 1);
     expect(fit.total).toBe(total(fit.prompt));
     expect(fit.triage.truncated).toBe(true);
@@ -68,26 +71,29 @@ describe('fitToBudget', () => {
     expect(fit.overBudgetBy).toBe(0);
   });
 
-  it('degrades briefs lowest priority first before cutting the triage report', () => {
+  it('degrades briefs lowest priority first before cutting the triage report', async () => {
     const triageText = logLines(10);
     const briefs = { low: 'LOW '.repeat(100), high: 'HIGH '.repeat(100) };
     const { input, total, assemble } = setup({ triageText, briefs, degradable: ['low', 'high'] });
     const withoutLow = total(assemble(new Set(['low']), triageText));
-    const fit = fitToBudget({ ...input, limit: withoutLow });
+    const fit = await fitToBudget({ ...input, limit: withoutLow });
     expect(fit.degraded).toEqual(['low']);
     expect(fit.triage.truncated).toBe(false);
-    const fit2 = fitToBudget({ ...input, limit: total(assemble(new Set(['low', 'high']), triageText)) - 1 });
+    const fit2 = await fitToBudget({
+      ...input,
+      limit: total(assemble(new Set(['low', 'high']), triageText)) - 1,
+    });
     expect(fit2.degraded).toEqual(['low', 'high']);
     expect(fit2.triage.truncated).toBe(true);
   });
 
-  it('records the overrun when the uncuttable sections alone exceed the budget', () => {
+  it('records the overrun when the uncuttable sections alone exceed the budget', async () => {
     const fixed = `<incident>${'{"k":"value"},'.repeat(400)}</incident>`;
     const { input, total, assemble } = setup({ triageText: logLines(50), fixed });
     const floor = total(
       assemble(new Set(), marker({ removedLines: 50, removedTokens: 1, estimated: false })),
     );
-    const fit = fitToBudget({ ...input, limit: 100 });
+    const fit = await fitToBudget({ ...input, limit: 100 });
     expect(fit.overBudgetBy).toBe(fit.total - 100);
     expect(fit.overBudgetBy).toBeGreaterThan(0);
     expect(fit.total).toBeLessThanOrEqual(floor + 5);
@@ -96,7 +102,7 @@ describe('fitToBudget', () => {
     expect(fit.triage.removedLines).toBe(50);
   });
 
-  it('drops the report marker too when only the marker would push a fitting prompt over the budget', () => {
+  it('drops the report marker too when only the marker would push a fitting prompt over the budget', async () => {
     const triageText = logLines(5);
     const { input, total, assemble } = setup({ triageText });
     const withoutReport = total(assemble(new Set(), ''));
@@ -104,19 +110,19 @@ describe('fitToBudget', () => {
       assemble(new Set(), marker({ removedLines: 5, removedTokens: 999, estimated: false })),
     );
     expect(withMarker).toBeGreaterThan(withoutReport + 2);
-    const fit = fitToBudget({ ...input, limit: withoutReport + 2 });
+    const fit = await fitToBudget({ ...input, limit: withoutReport + 2 });
     expect(fit.total).toBeLessThanOrEqual(withoutReport + 2);
     expect(fit.overBudgetBy).toBe(0);
     expect(fit.triageBody).toBe('');
     expect(fit.triage).toMatchObject({ truncated: true, removedLines: 5 });
   });
 
-  it('never exceeds the budget with a safety factor and a large report (counted lazily from both ends)', () => {
+  it('never exceeds the budget with a safety factor and a large report (counted lazily from both ends)', async () => {
     const triageText = logLines(20_000);
     const counter = tokenCounter('o200k', 1.3);
     const { input, total } = setup({ triageText, counter });
     for (const limit of [400, 1000, 4321]) {
-      const fit = fitToBudget({ ...input, limit, exactCountChars: 64 * 1024 });
+      const fit = await fitToBudget({ ...input, limit, exactCountChars: 64 * 1024 });
       expect(fit.total).toBeLessThanOrEqual(limit);
       expect(fit.total).toBe(total(fit.prompt));
       expect(fit.triage.estimated).toBe(true);
@@ -125,15 +131,15 @@ describe('fitToBudget', () => {
     }
   });
 
-  it('keeps a single giant line partially by cutting it into pieces', () => {
+  it('keeps a single giant line partially by cutting it into pieces', async () => {
     const triageText = 'x'.repeat(100_000);
     const { input } = setup({ triageText });
-    const fit = fitToBudget({ ...input, limit: 1500 });
+    const fit = await fitToBudget({ ...input, limit: 1500 });
     expect(fit.total).toBeLessThanOrEqual(1500);
     expect(fit.triageBody).toMatch(/^x+\n\[cut/);
   });
 
-  it('splits text into whole lines and long lines into pieces', () => {
+  it('splits text into whole lines and long lines into pieces', async () => {
     expect(splitUnits('a\nbb\nccc')).toEqual(['a\n', 'bb\n', 'ccc']);
     expect(splitUnits('abcdefg\n', 3)).toEqual(['abc', 'def', 'g\n']);
     expect(splitUnits('')).toEqual([]);

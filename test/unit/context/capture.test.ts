@@ -27,7 +27,12 @@ describe('HeadTailCapture', () => {
   it('keeps everything under the cap', () => {
     const c = new HeadTailCapture(1024);
     c.push(Buffer.from(lines(1, 5)));
-    expect(c.finish(() => 'GAP')).toEqual({ text: lines(1, 5), bytes: lines(1, 5).length, droppedBytes: 0 });
+    expect(c.finish(() => 'GAP')).toEqual({
+      text: lines(1, 5),
+      bytes: lines(1, 5).length,
+      lines: 5,
+      droppedBytes: 0,
+    });
   });
 
   it('keeps whole lines from the head and the tail around a gap line when over the cap', () => {
@@ -44,6 +49,23 @@ describe('HeadTailCapture', () => {
     expect(out.text).toContain(`GAP ${out.droppedBytes}`);
     expect(out.droppedBytes).toBe(all.length - (head?.length ?? 0) - (tail?.length ?? 0));
     expect(Buffer.byteLength(out.text)).toBeLessThan(140);
+  });
+
+  it('counts the lines of the whole stream and of the dropped middle, however the chunks fall', () => {
+    const all = `${lines(1, 260_092)}last line without newline`;
+    const buf = Buffer.from(all);
+    for (const size of [7, 4093, 65_536, buf.length]) {
+      const c = new HeadTailCapture(2000);
+      for (let i = 0; i < buf.length; i += size) c.push(buf.subarray(i, i + size));
+      const out = c.finish((bytes, dropped) => `GAP ${dropped} lines ${bytes} bytes`);
+      expect(out.lines).toBe(260_093);
+      const [head = '', tail = ''] = out.text.split(/GAP \d+ lines \d+ bytes\n/);
+      const keptLines = head.split('\n').length - 1 + tail.split('\n').length;
+      expect(out.gap?.lines).toBe(260_093 - keptLines);
+      expect(out.text.slice(out.gap?.at, (out.gap?.at ?? 0) + (out.gap?.length ?? 0))).toBe(
+        `GAP ${out.gap?.lines} lines ${out.droppedBytes} bytes\n`,
+      );
+    }
   });
 
   it('bounds memory for a single huge chunk', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { GlobSet, globToRegExp } from '../../../src/context/disclosure/glob.js';
+import { GlobSet } from '../../../src/context/disclosure/glob.js';
 
-const m = (pattern: string, p: string) => globToRegExp(pattern).test(p);
+const m = (pattern: string, p: string) => new GlobSet([pattern]).matches(p);
 
-describe('globToRegExp', () => {
+describe('boot.yml globs', () => {
   it('matches ** as zero or more folders', () => {
     expect(m('practices/code.test/**/*.md', 'practices/code.test/unit.md')).toBe(true);
     expect(m('practices/code.test/**/*.md', 'practices/code.test/a/b/c.md')).toBe(true);
@@ -33,6 +33,22 @@ describe('globToRegExp', () => {
     expect(m('r/\\*.md', 'r/*.md')).toBe(true);
     expect(m('r/\\*.md', 'r/x.md')).toBe(false);
   });
+
+  it.each([
+    ['runbooks/{oom,crashloop}.md', 'runbooks/oom.md', true],
+    ['runbooks/{oom,crashloop}.md', 'runbooks/image-pull.md', false],
+    ['!notes.md', '!notes.md', true],
+    ['!notes.md', 'other.md', false],
+    ['#x.md', '#x.md', true],
+    ['x/(a|b).md', 'x/a.md', false],
+    ['x/(a|b).md', 'x/(a|b).md', true],
+    ['reference/*.md', 'reference/.hidden.md', true],
+  ])(
+    'expands {a,b}, keeps a leading ! or #, parentheses and bars literal: %s vs %s → %s',
+    (pattern, p, want) => {
+      expect(m(pattern, p)).toBe(want);
+    },
+  );
 
   it('ignores a leading ./ or / and a trailing /', () => {
     expect(m('./runbooks/oom.md', 'runbooks/oom.md')).toBe(true);

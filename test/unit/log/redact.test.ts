@@ -98,3 +98,99 @@ describe('logger', () => {
     expect(all).toContain('[REDACTED:CODEX_API_KEY]');
   });
 });
+
+describe('secret shapes planted in incidents and tool output (table)', () => {
+  // [shape, input, expected]: each credential goes, the text around it stays.
+  const scrubbed: [string, string, string][] = [
+    [
+      'Kubernetes env entry, JSON',
+      '{"name":"AWS_SECRET_ACCESS_KEY","value":"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}',
+      '{"name":"AWS_SECRET_ACCESS_KEY","value":"[REDACTED]"}',
+    ],
+    [
+      'Kubernetes env entry, JSON with spaces and a short password',
+      '{ "name": "DB_PASSWORD", "value": "pw1" }',
+      '{ "name": "DB_PASSWORD", "value": "[REDACTED]" }',
+    ],
+    [
+      'Kubernetes env entry inside a JSON string (escaped quotes)',
+      '"context": "env: [{\\"name\\":\\"STRIPE_API_KEY\\",\\"value\\":\\"rk_live_51HxYzAbCdEf\\"}]"',
+      '"context": "env: [{\\"name\\":\\"STRIPE_API_KEY\\",\\"value\\":\\"[REDACTED]\\"}]"',
+    ],
+    [
+      'env entry with value before name',
+      '{"value":"s3cr3t-Value-9","name":"REDIS_PASSWORD"}',
+      '{"value":"[REDACTED]","name":"REDIS_PASSWORD"}',
+    ],
+    [
+      'Kubernetes env entry, YAML block',
+      'env:\n  - name: GITHUB_TOKEN\n    value: gho16C7e42F292c6912E7710c838347Ae178B4a\n  - name: LOG_LEVEL\n    value: debug\n',
+      'env:\n  - name: GITHUB_TOKEN\n    value: [REDACTED]\n  - name: LOG_LEVEL\n    value: debug\n',
+    ],
+    [
+      'Kubernetes env entry, YAML flow mapping',
+      '- {name: SESSION_SECRET, value: "kq3-Zx9-long-value"}',
+      '- {name: SESSION_SECRET, value: "[REDACTED]"}',
+    ],
+    [
+      'password in a URL',
+      'dsn=postgres://app:PW@db:5432/orders?sslmode=require',
+      'dsn=postgres://app:[REDACTED]@db:5432/orders?sslmode=require',
+    ],
+    [
+      'password with @ and : in a URL',
+      'mongodb+srv://admin:p@ss:w0rd@cluster0.example.net/?retryWrites=true',
+      'mongodb+srv://admin:[REDACTED]@cluster0.example.net/?retryWrites=true',
+    ],
+    [
+      'token as URL user',
+      'git clone https://Ab12Cd34Ef56Gh78Ij90Kl12Mn34@github.com/org/repo.git',
+      'git clone https://[REDACTED]@github.com/org/repo.git',
+    ],
+    ['KEY=value, password family', 'DB_PASSWORD=pw1 started', 'DB_PASSWORD=[REDACTED] started'],
+    [
+      'KEY=value, *_KEY family, quoted with spaces',
+      'export SIGNING_KEY="correct horse battery staple"',
+      'export SIGNING_KEY="[REDACTED]"',
+    ],
+    [
+      'KEY=value, *_KEY family, hex',
+      'ENCRYPTION_KEY=0f3a9c2e7b1d4f6a8c0e2b4d6f8a1c3e',
+      'ENCRYPTION_KEY=[REDACTED]',
+    ],
+    ['YAML, *_TOKEN family', '  VAULT_TOKEN: hvs.CAESIJlU9Xz0', '  VAULT_TOKEN: [REDACTED]'],
+    ['YAML, *_PASSWORD family', '  MYSQL_ROOT_PASSWORD: rootpw', '  MYSQL_ROOT_PASSWORD: [REDACTED]'],
+    ['JSON, *_secret family', '"client_secret": "Zm9vYmFyYmF6cXV4"', '"client_secret": "[REDACTED]"'],
+  ];
+  it.each(scrubbed)('scrubs %s', (_shape, input, expected) => {
+    expect(new Redactor().redact(input)).toBe(expected);
+  });
+
+  // Near misses: names and URLs that only look like the shapes above.
+  const kept: [string, string][] = [
+    ['an id next to a key name', '{"name":"KEY_ID","value":"x"}'],
+    ['a non-secret env entry', '{"name":"LOG_LEVEL","value":"debug"}'],
+    [
+      'an env entry taken from a Secret',
+      '{"name":"DB_PASSWORD","valueFrom":{"secretKeyRef":{"name":"db","key":"password"}}}',
+    ],
+    ['the name of a Secret', '{"name":"SECRET_NAME","value":"payments-db-credentials"}'],
+    ['a URL without userinfo', 'pull https://registry.example.com/v2/payments/manifests/latest failed'],
+    ['an scp-style git address', 'git@github.com:org/repo.git'],
+    ['a plain user in a URL', 'ssh://git@github.com/org/repo.git'],
+    ['a variable reference as URL password', 'postgres://app:${DB_PASSWORD}@db/orders'],
+    ['PRIMARY_KEY in prose', 'The PRIMARY_KEY column on orders is missing'],
+    ['PRIMARY_KEY in a schema', 'PRIMARY_KEY: order_id_and_line_number'],
+    [
+      'a public key name',
+      "PAYMENTS_PUBLIC_KEY:  <set to the key 'publishable-key' in secret 'web'>  Optional: false",
+    ],
+    ['lower-case *_key in config', 'partition_key: tenant_id_hash'],
+    ['a variable reference', 'DB_PASSWORD=${DB_PASSWORD}'],
+    ['a token lifetime', 'TOKEN_TTL=3600'],
+    ['a masked value', 'API_TOKEN: ****'],
+  ];
+  it.each(kept)('keeps %s', (_shape, input) => {
+    expect(new Redactor().redact(input)).toBe(input);
+  });
+});

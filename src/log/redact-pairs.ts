@@ -1,0 +1,123 @@
+// Secret-named pairs and URL passwords: `DB_PASSWORD=…`, `"client_secret": "…"`, Kubernetes env
+// entries (`{"name":"AWS_SECRET_ACCESS_KEY","value":"…"}`, `- name: X` / `value: …`) and
+// `scheme://user:password@host`. Which names count is secretName; which values, secretValue. The
+// patterns are linear: each starts at a literal and never rescans a run from every position.
+
+// `NAME=value`, `NAME: value`, `"NAME": "value"` where NAME is a secret's name (see secretName). The
+// separator stays on one line: a YAML key ending a line (`secret:` above `secretName: x`) is not a
+// pair. A quoted value runs to its closing quote (spaces included); a bare one to a space or delimiter.
+const KEY_VALUE =
+  /\b([A-Za-z0-9_]*(?:API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|_KEY)[A-Za-z0-9_]*)(["']?[ \t]*[=:][ \t]*)(?:(["'])((?:\\.|(?!\3)[^\\\r\n])*)\3|(\$\{[A-Za-z_][A-Za-z0-9_]*\}|[^\s"',;{}[\]]+))/gi;
+/**
+ * Kubernetes (and ECS) environment entries: a `name`/`key` field holding a secret's name next to a
+ * `value` field, in JSON (also JSON inside a JSON string: `\"`), in either order, and in YAML
+ * (`- name: DB_PASSWORD` then `value: …` on the next line, or a flow mapping).
+ */
+const Q = String.raw`\\*["']`;
+// Lazy, so that the value of an entry inside a JSON string ends at its `\"`.
+const JSON_STRING = String.raw`((?:\\.|[^"'\\\r\n])*?)`;
+// Each pattern starts at a quote (not at the backslashes before it): a long run of backslashes must
+// not be rescanned from every position.
+const ENV_NAME_VALUE = new RegExp(
+  String.raw`(["'](?:name|key)${Q}\s*:\s*${Q})([A-Za-z0-9_.-]+)(${Q}\s*,\s*${Q}value${Q}\s*:\s*${Q})${JSON_STRING}(${Q})`,
+  'g',
+);
+const ENV_VALUE_NAME = new RegExp(
+  String.raw`(["']value${Q}\s*:\s*${Q})${JSON_STRING}(${Q}\s*,\s*${Q}(?:name|key)${Q}\s*:\s*${Q})([A-Za-z0-9_.-]+)(?=${Q})`,
+  'g',
+);
+const ENV_YAML =
+  /(\bname:[ \t]*(["']?))([A-Za-z0-9_.-]+)(\2(?:[ \t]*,[ \t]*|[ \t]*\r?\n[ \t]*(?:-[ \t]+)?)value:[ \t]*)(["']?)([^\r\n,}]*?)\5(?=[ \t]*(?:[,}]|\r?\n|$))/g;
+/** `scheme://user:password@host`: the password goes (any URL, any scheme); a token-like bare user too. */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)([^\s/?#'"<>]+)@/gi;
+
+/** Keys that name, count or point at a secret rather than hold one (`secretName`, `input_tokens`, `tokenFile`). */
+const NOT_A_SECRET_KEY =
+  /(?:tokens|name|names|ref|refs|kind|count|type|file|path|dir|env|url|id|ttl|limit|budget)$/i;
+/** `*_KEY` names that are not credentials: database and partition keys, public keys. */
+const NOT_A_SECRET_KEY_NAME =
+  /^(?:[A-Z0-9_]*_)?(?:PRIMARY|FOREIGN|PUBLIC|SORT|PARTITION|HASH|RANGE|CACHE|IDEMPOTENCY|DEDUP|LOOKUP|INDEX|GROUP|MAP)_KEY$/;
+/** Secret families: `*_PASSWORD`, `*_TOKEN`, `*_SECRET`, API keys (any case); `*_KEY` in upper-case (env style). */
+const SECRET_FAMILY = /API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE/i;
+const UPPER_KEY = /^[A-Z0-9_]*_KEY(?:_[A-Z0-9_]+)?$/;
+
+/** True when `name` (an env var or field name) names a credential. */
+export function secretName(name: string): boolean {
+  if (NOT_A_SECRET_KEY.test(name)) return false;
+  if (SECRET_FAMILY.test(name)) return true;
+  return UPPER_KEY.test(name) && !NOT_A_SECRET_KEY_NAME.test(name);
+}
+
+/**
+ * Values that are plainly not credentials: numbers, booleans, `$VAR`/`${VAR}` references, placeholders
+ * such as kubectl's `<set to the key 'x' in secret 'y'>`, masks (`****`), already redacted.
+ */
+const NOT_A_SECRET_VALUE =
+  /^(?:\d+(?:\.\d+)?|true|false|null|none|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<.*|\*+|\[REDACTED.*)$/i;
+
+/**
+ * A lower-case word or Kubernetes-style name (`unexpected`, `payments-db-credentials`): after `token:` or
+ * `secret:` in prose and events it is a word or the name of a Secret, not a credential (passwords excepted).
+ */
+const WORD_OR_NAME = /^[a-z]+(?:[-.][a-z0-9]+)*$/;
+const PASSWORD_KEY = /PASSWORD|PASSWD|PASSPHRASE/i;
+
+/** Values under other secret names shorter than this are words (`token: none`, `secret: db`), not credentials. */
+const MIN_VALUE_LENGTH = 6;
+
+/** True when `value`, held by the secret-named `key`, should be scrubbed. */
+function secretValue(key: string, value: string): boolean {
+  const v = value.trim();
+  if (v === '' || NOT_A_SECRET_VALUE.test(v)) return false;
+  if (PASSWORD_KEY.test(key)) return true;
+  if (v.length < MIN_VALUE_LENGTH) return false;
+  return !(WORD_OR_NAME.test(v) && !/[a-z0-9]{16,}/.test(v));
+}
+
+/**
+ * A generated key has a digit and is mixed-case, has an underscore, or has a long unbroken run of
+ * letters and digits; a Kubernetes name is lower-case words and short hashes joined by hyphens.
+ */
+export function keyLike(body: string): boolean {
+  if (body.length < 20 || !/[0-9]/.test(body)) return false;
+  return /[A-Z]/.test(body) || body.includes('_') || /[a-z0-9]{16,}/.test(body);
+}
+
+/** Passwords in URLs, then secret-named environment entries and `NAME=value` pairs. */
+export function redactPairs(text: string): string {
+  let out = text.replace(URL_USERINFO, (match, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    if (colon < 0) return keyLike(userinfo) ? `${scheme}[REDACTED]@` : match;
+    const password = userinfo.slice(colon + 1);
+    if (password === '' || NOT_A_SECRET_VALUE.test(password)) return match;
+    return `${scheme}${userinfo.slice(0, colon)}:[REDACTED]@`;
+  });
+  out = out.replace(
+    ENV_NAME_VALUE,
+    (match, head: string, name: string, mid: string, value: string, close: string) =>
+      secretName(name) && secretValue(name, value) ? `${head}${name}${mid}[REDACTED]${close}` : match,
+  );
+  out = out.replace(ENV_VALUE_NAME, (match, head: string, value: string, mid: string, name: string) =>
+    secretName(name) && secretValue(name, value) ? `${head}[REDACTED]${mid}${name}` : match,
+  );
+  out = out.replace(
+    ENV_YAML,
+    (match, head: string, _q: string, name: string, mid: string, quote: string, value: string) =>
+      secretName(name) && secretValue(name, value) ? `${head}${name}${mid}${quote}[REDACTED]${quote}` : match,
+  );
+  return out.replace(
+    KEY_VALUE,
+    (
+      match,
+      key: string,
+      sep: string,
+      quote: string | undefined,
+      quoted: string | undefined,
+      bare: string | undefined,
+    ) => {
+      const value = quote ? (quoted ?? '') : (bare ?? '');
+      if (!secretName(key) || !secretValue(key, value)) return match;
+      return quote ? `${key}${sep}${quote}[REDACTED]${quote}` : `${key}${sep}[REDACTED]`;
+    },
+  );
+}
