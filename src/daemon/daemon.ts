@@ -160,7 +160,7 @@ export class Daemon {
       checkMs: s.rescan_interval,
       onFolder: (dir, cause) => void this.inspector.consider(dir, cause),
       onRescanNeeded: () => void this.rescan(),
-      skipFolder: (dir) => this.inspector.finals.has(dir),
+      skipFolder: (dir) => this.inspector.unwatched.has(dir),
     });
   }
 

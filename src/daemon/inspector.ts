@@ -50,6 +50,12 @@ export class Inspector {
   private readonly newFolders = new Map<string, number>();
   /** Final folders and the mark of their incident.json: a rescan looks again only when it changed. */
   readonly finals = new Map<string, string>();
+  /**
+   * Finished folders (succeeded, failed, resolved) the watcher need not watch: with thousands of them,
+   * watching costs seconds. Their incident.json is still compared on every rescan. Rejected folders stay
+   * watched, so that a fixed file is taken at once.
+   */
+  readonly unwatched = new Set<string>();
   private stopped = false;
 
   constructor(private readonly deps: InspectorDeps) {}
@@ -109,6 +115,7 @@ export class Inspector {
       const mark = this.finals.get(dir);
       if (mark !== undefined && mark === (await fileMark(path.join(dir, INCIDENT_FILE)))) continue;
       this.finals.delete(dir);
+      this.unwatched.delete(dir);
       work.push(this.consider(dir, cause));
     }
     await Promise.all(work);
