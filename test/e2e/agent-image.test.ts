@@ -2,10 +2,9 @@
 // run through the docker engine with the hardening every run gets: what the agent CLIs and the triage
 // skill need is there and works on a read-only root, and the image's own `claude` answers a one-turn
 // prompt against the local Anthropic API server, alone and inside a whole `triage-runner daemon` run.
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { claude } from '../../src/agents/claude.js';
 import { containerLayout } from '../../src/daemon/layout.js';
 import { writeInvocationFiles } from '../../src/daemon/launch.js';
@@ -13,7 +12,7 @@ import { createDockerEngine } from '../../src/engines/docker.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../src/engines/labels.js';
 import type { Engine, RunExit, RunSpec } from '../../src/engines/types.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startCliDaemon, until, type CliDaemon } from '../support/cli-daemon.js';
+import { dropIncident, startCliDaemon, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';
 import { AGENT_IMAGE, dockerHost, requireAgentImage, requireEngine } from '../support/engine.js';
 import {
   ANTHROPIC_ANSWER,
@@ -236,15 +235,13 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
     async () => {
       const incidents = path.join(root.dir, 'daemon-incidents');
       const ws = path.join(incidents, 'crashloop-payments-1');
-      await mkdir(ws, { recursive: true });
       // The model's first answer is a Bash tool call; the CLI runs it inside the container, as uid 1000.
       provider.toolCommand =
         'printf \'# Report\\n\\n## Summary\\nThe payments-api pod crash-loops on a missing ConfigMap key; written as %s.\\n\\n## Root Cause\\nKey DB_URL absent from payments-config.\\n\' "$(id -un)" > /workspace/output/investigation.md';
       const before = messageRequests(provider).length;
-      const configFile = path.join(root.dir, 'daemon.yaml');
-      await writeFile(
-        configFile,
-        stringify({
+      daemon = await startCliDaemon({
+        dir: root.dir,
+        config: {
           workspaces_root: incidents,
           agent: {
             image: AGENT_IMAGE,
@@ -255,17 +252,15 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
           },
           providers: { anthropic_base_url: provider.url },
           docker: { host: dockerHost(), memory: '1g', network: 'host' },
-          skills: { sources: [], cache_dir: path.join(root.dir, 'skills'), disable_triage_preload: true },
-          http: { port: 0 },
-          log: { level: 'info' },
-        }),
-      );
-      daemon = await startCliDaemon(configFile, ['--engine', 'docker', '--agent', 'claude'], {
-        PATH: process.env.PATH,
-        HOME: root.dir,
-        ANTHROPIC_API_KEY: 'sk-ant-agent-image-daemon',
+        },
+        args: ['--engine', 'docker', '--agent', 'claude'],
+        env: {
+          PATH: process.env.PATH,
+          HOME: root.dir,
+          ANTHROPIC_API_KEY: 'sk-ant-agent-image-daemon',
+        },
       });
-      const incident = {
+      await dropIncident(ws, {
         incidentId: 'agent-image-daemon-1',
         cluster: 'prod-1',
         namespace: 'payments',
@@ -273,32 +268,14 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
         faultType: 'CrashLoop',
         severity: 'high',
         timestamp: '2026-11-22T01:00:00Z',
-      };
-      await writeFile(path.join(ws, 'incident.json.tmp'), JSON.stringify(incident, null, 2));
-      await rename(path.join(ws, 'incident.json.tmp'), path.join(ws, 'incident.json'));
+      });
 
-      const state = await until(
-        'a final state in state.json',
-        RUN_TIMEOUT_MS,
-        async () => {
-          const text = await readFile(path.join(ws, '.triage', 'state.json'), 'utf8').catch(() => '');
-          const s = text ? (JSON.parse(text) as { state: string; runs: { id: string }[] }) : undefined;
-          return s && ['succeeded', 'failed', 'rejected'].includes(s.state) ? s : undefined;
-        },
-        () => daemon?.tail() ?? '',
-      );
-      const runId = state.runs.at(-1)?.id ?? '';
-      const bundle = path.join(ws, '.triage', 'runs', runId);
+      const { state, bundle, result } = await waitForFinalRun(ws, RUN_TIMEOUT_MS, () => daemon?.tail() ?? '');
       const stderr = await readFile(path.join(bundle, 'agent-stderr.log'), 'utf8').catch(String);
       expect(state.state, `${stderr}\n${daemon.tail()}`).toBe('succeeded');
-      const result = JSON.parse(await readFile(path.join(bundle, 'result.json'), 'utf8')) as Record<
-        string,
-        unknown
-      >;
       expect(result).toMatchObject({
         status: 'succeeded',
         exitCode: 0,
-        agent: 'claude',
         engine: 'docker',
         turns: 2,
         report: { path: '/workspace/output/investigation.md', missingSections: [] },
@@ -316,7 +293,7 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
         calls.some((r) => r.body.includes('"tool_result"')),
         'the tool result went back to the model',
       ).toBe(true);
-      expect(await engine.list({ [RUN_LABELS.run]: runId })).toEqual([]);
+      expect(await engine.list({ [RUN_LABELS.run]: path.basename(bundle) })).toEqual([]);
     },
     TEST_TIMEOUT_MS,
   );

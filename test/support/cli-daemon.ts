@@ -1,7 +1,9 @@
 // The real `triage-runner daemon` command as a child process for end-to-end tests: started from the
 // source with a config file, its output kept for failure messages, stopped with SIGTERM then SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { stringify } from 'yaml';
 import { REPO_ROOT } from './runs.js';
 
 const READY_TIMEOUT_MS = 60_000;
@@ -33,12 +35,29 @@ export async function until<T>(
   }
 }
 
-/** Starts `triage-runner daemon --config <configFile> <args>` and waits until it watches its root. */
-export async function startCliDaemon(
-  configFile: string,
-  args: string[],
-  env: Record<string, string | undefined>,
-): Promise<CliDaemon> {
+export interface CliDaemonOptions {
+  /** Folder for the config file and the skills cache. */
+  dir: string;
+  /** Configuration keys; merged over: no skills sources or triage preload, HTTP on a free port, info logs. */
+  config: Record<string, unknown>;
+  /** Flags after `daemon --config <file>`. */
+  args: string[];
+  env: Record<string, string | undefined>;
+}
+
+/** Writes the config and starts `triage-runner daemon --config <file> <args>`; resolves once it watches its root. */
+export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaemon> {
+  const { dir, args, env } = options;
+  const configFile = path.join(dir, 'triage-runner.yaml');
+  await writeFile(
+    configFile,
+    stringify({
+      skills: { sources: [], cache_dir: path.join(dir, 'skills'), disable_triage_preload: true },
+      http: { port: 0 },
+      log: { level: 'info' },
+      ...options.config,
+    }),
+  );
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'daemon', '--config', configFile, ...args],
@@ -78,4 +97,45 @@ export async function startCliDaemon(
     throw err;
   }
   return daemon;
+}
+
+/** Drops `incident` into `workspace` the way producers do: a temp file renamed into place. */
+export async function dropIncident(workspace: string, incident: Record<string, unknown>): Promise<void> {
+  await mkdir(workspace, { recursive: true });
+  await writeFile(path.join(workspace, 'incident.json.tmp'), JSON.stringify(incident, null, 2));
+  await rename(path.join(workspace, 'incident.json.tmp'), path.join(workspace, 'incident.json'));
+}
+
+export interface FinishedRun {
+  state: { state: string; runs: { id: string; status: string }[] };
+  /** The last run's bundle folder. */
+  bundle: string;
+  /** The last run's result.json, or undefined when there is none (a rejected incident). */
+  result: Record<string, unknown> | undefined;
+}
+
+/** Waits until the workspace's state.json is final (succeeded, failed or rejected); returns its last run. */
+export async function waitForFinalRun(
+  workspace: string,
+  timeoutMs: number,
+  detail: () => string,
+): Promise<FinishedRun> {
+  const state = await until(
+    `a final state in ${path.join(workspace, '.triage', 'state.json')}`,
+    timeoutMs,
+    async () => {
+      const s = await readFile(path.join(workspace, '.triage', 'state.json'), 'utf8').then(
+        (t) => JSON.parse(t) as FinishedRun['state'],
+        () => undefined,
+      );
+      return s && ['succeeded', 'failed', 'rejected'].includes(s.state) ? s : undefined;
+    },
+    detail,
+  );
+  const bundle = path.join(workspace, '.triage', 'runs', state.runs.at(-1)?.id ?? '');
+  const result = await readFile(path.join(bundle, 'result.json'), 'utf8').then(
+    (t) => JSON.parse(t) as Record<string, unknown>,
+    () => undefined,
+  );
+  return { state, bundle, result };
 }
