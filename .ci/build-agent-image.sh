@@ -15,7 +15,7 @@
 #   DEBIAN_SUITE=bookworm                     must match the host's node build (same glibc or newer)
 #   DEBIAN_MIRROR=http://deb.debian.org/debian
 #   DEBIAN_SECURITY_MIRROR=http://deb.debian.org/debian-security
-#   CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt   the CAs the build trusts ("" for none)
+#   CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt   the CAs the build trusts (default: that file if present; "" for none)
 #   FORCE=1                                   rebuild both steps even when up to date
 set -euo pipefail
 
@@ -25,7 +25,10 @@ LABEL=org.triage-runner.context-hash
 suite=${DEBIAN_SUITE:-bookworm}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security_mirror=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-ca_bundle=${CA_BUNDLE-/etc/ssl/certs/ca-certificates.crt}
+# The host's bundle by default, when it has one at Debian's path.
+default_ca=/etc/ssl/certs/ca-certificates.crt
+[[ -s "$default_ca" ]] || default_ca=""
+ca_bundle=${CA_BUNDLE-$default_ca}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 context=$root/runners
 # What runners/Dockerfile gets here; the defaults download kubectl from dl.k8s.io.
