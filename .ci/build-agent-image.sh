@@ -74,6 +74,8 @@ fi
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+old_image=$(image_id "$cli" "$IMAGE")
+old_base=$(image_id "$cli" "$BASE")
 
 if [[ "$(image_label "$cli" "$BASE" "$LABEL")" == "$base_hash" && "${FORCE:-0}" != 1 ]]; then
   say "$BASE is up to date (inputs ${base_hash:0:12})"
@@ -124,4 +126,6 @@ secret=()
 say "building $IMAGE with $cli on $BASE (inputs ${image_hash:0:12})"
 "$cli" build --network host "${secret[@]}" --build-arg "BASE_IMAGE=$BASE" "${build_args[@]}" \
   --label "$LABEL=$image_hash" -t "$IMAGE" "$context" >&2 || die "$cli build of $context failed (see above)"
+drop_replaced "$cli" "$old_image" "$IMAGE"
+drop_replaced "$cli" "$old_base" "$BASE"
 say "built $IMAGE in $((SECONDS - started)) s"

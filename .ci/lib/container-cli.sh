@@ -29,3 +29,15 @@ dir_digest() {
     find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
   ) | sha256sum | cut -c1-64
 }
+
+# image_id CLI IMAGE: the local image's id, or nothing.
+image_id() {
+  "$1" image inspect --format '{{.Id}}' "$2" 2>/dev/null || true
+}
+
+# drop_replaced CLI OLD_ID NEW_TAG: removes the image a rebuild replaced, once nothing tags it, so
+# repeated builds do not pile up gigabytes of untagged images. Images still in use are kept.
+drop_replaced() {
+  [[ -n "$2" && "$2" != "$(image_id "$1" "$3")" ]] || return 0
+  "$1" rmi "$2" >/dev/null 2>&1 || true
+}
