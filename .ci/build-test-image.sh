@@ -27,30 +27,14 @@ if command -v ldd >/dev/null && ldd "$busybox" >/dev/null 2>&1; then
   die "$busybox is dynamically linked; a FROM scratch image needs a static one (Debian: busybox-static)"
 fi
 
-cli=${CONTAINER_CLI:-}
-if [[ -z "$cli" ]]; then
-  if command -v podman >/dev/null && [[ "${DOCKER_HOST:-}" == *podman* ]]; then
-    cli=podman
-  elif command -v docker >/dev/null && docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
-    cli=docker
-  elif command -v podman >/dev/null; then
-    cli=podman
-  else
-    die "neither a reachable docker engine nor podman found (run: bash .ci/setup-engine.sh)"
-  fi
-fi
+# shellcheck source=lib/container-cli.sh
+source "$root/.ci/lib/container-cli.sh"
+cli=$(pick_container_cli) || die "no container CLI"
 
 # The hash covers every context file (name, mode, content) and the busybox binary.
-hash=$(
-  cd "$context_src"
-  {
-    find . -type f -print0 | LC_ALL=C sort -z | xargs -0 stat -c '%n %a' # names and modes
-    find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-    sha256sum <"$busybox"
-  } | sha256sum | cut -c1-64
-)
+hash=$({ dir_digest "$context_src" && sha256sum <"$busybox"; } | sha256sum | cut -c1-64)
 
-current=$("$cli" image inspect --format "{{ index .Config.Labels \"$LABEL\" }}" "$IMAGE" 2>/dev/null || true)
+current=$(image_label "$cli" "$IMAGE" "$LABEL")
 if [[ "$current" == "$hash" && "${FORCE:-0}" != 1 ]]; then
   say "$IMAGE is up to date ($cli, context ${hash:0:12})"
   exit 0

@@ -347,8 +347,9 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       void creating?.then((c) => c.remove({ force: true, v: true })).catch(() => undefined);
       if (statusOf(err) === 404) {
         throw new Error(
-          `agent image ${spec.image} not found on the container engine at ${endpoint}: build it with ` +
-            `\`docker build -t ${spec.image} runners/\` (or \`podman build -t ${spec.image} runners/\`), or set agent.image to an image the engine has`,
+          `agent image ${spec.image} not found on the container engine at ${endpoint}: build it in a triage-runner checkout with ` +
+            `\`docker build -t ${spec.image} runners/\` (or \`podman build -t ${spec.image} runners/\`; without registry access ` +
+            `\`IMAGE=${spec.image} bash .ci/build-agent-image.sh\`; Goose is opt-in, see runners/README.md), or set agent.image to an image the engine has`,
           { cause: err },
         );
       }

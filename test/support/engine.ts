@@ -85,3 +85,26 @@ export async function requireTestImage(docker: Docker): Promise<void> {
     );
   }
 }
+
+/** The agent image, built by `bash .ci/build-agent-image.sh` from runners/Dockerfile. */
+export const AGENT_IMAGE = 'triage-agent:latest';
+
+/**
+ * Whether the engine has the agent image. When it does not: throws with the build command when CI is
+ * set (CI builds it, so its absence is a setup error), otherwise warns and returns false so callers skip.
+ */
+export async function requireAgentImage(
+  docker: Docker,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
+  try {
+    await docker.getImage(AGENT_IMAGE).inspect();
+    return true;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    const message = `agent image ${AGENT_IMAGE} not found (${reason}); build it with \`bash .ci/build-agent-image.sh\``;
+    if (isCi(env)) throw new Error(`${message}. CI is set, so the agent-image tests may not be skipped.`);
+    console.warn(`skipping agent-image tests: ${message}`);
+    return false;
+  }
+}

@@ -1,0 +1,141 @@
+// The real `triage-runner daemon` command as a child process for end-to-end tests: started from the
+// source with a config file, its output kept for failure messages, stopped with SIGTERM then SIGKILL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { REPO_ROOT } from './runs.js';
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+export interface CliDaemon {
+  child: ChildProcess;
+  /** Everything the daemon printed so far (stdout and stderr). */
+  logs(): string;
+  /** The last 3,000 characters of the output, for assertion messages. */
+  tail(): string;
+  /** SIGTERM, then SIGKILL after 15 s; resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Polls `fn` every 100 ms until it returns a value; throws after `timeoutMs` with `detail()`. */
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  fn: () => Promise<T | undefined>,
+  detail: () => string = () => '',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms. ${detail()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface CliDaemonOptions {
+  /** Folder for the config file and the skills cache. */
+  dir: string;
+  /** Configuration keys; merged over: no skills sources or triage preload, HTTP on a free port, info logs. */
+  config: Record<string, unknown>;
+  /** Flags after `daemon --config <file>`. */
+  args: string[];
+  env: Record<string, string | undefined>;
+}
+
+/** Writes the config and starts `triage-runner daemon --config <file> <args>`; resolves once it watches its root. */
+export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaemon> {
+  const { dir, args, env } = options;
+  const configFile = path.join(dir, 'triage-runner.yaml');
+  await writeFile(
+    configFile,
+    stringify({
+      skills: { sources: [], cache_dir: path.join(dir, 'skills'), disable_triage_preload: true },
+      http: { port: 0 },
+      log: { level: 'info' },
+      ...options.config,
+    }),
+  );
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'daemon', '--config', configFile, ...args],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let logs = '';
+  child.stdout?.on('data', (c: Buffer) => (logs += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (logs += c.toString()));
+  const tail = () => `daemon output (tail): ${logs.slice(-3000)}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const daemon: CliDaemon = {
+    child,
+    logs: () => logs,
+    tail,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, STOP_TIMEOUT_MS))]);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+  try {
+    await until(
+      'daemon ready',
+      READY_TIMEOUT_MS,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}. ${tail()}`);
+        return /daemon ready|watching/i.test(logs) ? true : undefined;
+      },
+      tail,
+    );
+  } catch (err) {
+    await daemon.stop();
+    throw err;
+  }
+  return daemon;
+}
+
+/** Drops `incident` into `workspace` the way producers do: a temp file renamed into place. */
+export async function dropIncident(workspace: string, incident: Record<string, unknown>): Promise<void> {
+  await mkdir(workspace, { recursive: true });
+  await writeFile(path.join(workspace, 'incident.json.tmp'), JSON.stringify(incident, null, 2));
+  await rename(path.join(workspace, 'incident.json.tmp'), path.join(workspace, 'incident.json'));
+}
+
+export interface FinishedRun {
+  state: { state: string; runs: { id: string; status: string }[] };
+  /** The last run's bundle folder. */
+  bundle: string;
+  /** The last run's result.json, or undefined when there is none (a rejected incident). */
+  result: Record<string, unknown> | undefined;
+}
+
+/** Waits until the workspace's state.json is final (succeeded, failed or rejected); returns its last run. */
+export async function waitForFinalRun(
+  workspace: string,
+  timeoutMs: number,
+  detail: () => string,
+): Promise<FinishedRun> {
+  const state = await until(
+    `a final state in ${path.join(workspace, '.triage', 'state.json')}`,
+    timeoutMs,
+    async () => {
+      const s = await readFile(path.join(workspace, '.triage', 'state.json'), 'utf8').then(
+        (t) => JSON.parse(t) as FinishedRun['state'],
+        () => undefined,
+      );
+      return s && ['succeeded', 'failed', 'rejected'].includes(s.state) ? s : undefined;
+    },
+    detail,
+  );
+  const bundle = path.join(workspace, '.triage', 'runs', state.runs.at(-1)?.id ?? '');
+  const result = await readFile(path.join(bundle, 'result.json'), 'utf8').then(
+    (t) => JSON.parse(t) as Record<string, unknown>,
+    () => undefined,
+  );
+  return { state, bundle, result };
+}
