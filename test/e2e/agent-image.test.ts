@@ -6,8 +6,8 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claude } from '../../src/agents/claude.js';
-import { containerLayout } from '../../src/daemon/layout.js';
-import { writeInvocationFiles } from '../../src/daemon/launch.js';
+import { containerLayout } from '../../src/daemon/run/layout.js';
+import { writeInvocationFiles } from '../../src/daemon/run/launch.js';
 import { createDockerEngine } from '../../src/engines/docker.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../src/engines/labels.js';
 import type { Engine, RunExit, RunSpec } from '../../src/engines/types.js';
@@ -115,6 +115,7 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
       workdir: '/workspace',
       mounts: [],
       tmpfs: ['/home/agent', '/tmp'],
+      stateDir: root.dir,
       onStdout: (c) => void out.push(c),
       onStderr: (c) => void err.push(c),
       ...over,
@@ -169,7 +170,7 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
       const config = testConfig(root.dir);
       const layout = containerLayout({
         config,
-        engine: 'docker',
+        placement: 'container',
         workspaceDir: workspace,
         runId,
         bundleDir,
@@ -187,7 +188,7 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
         providers: { anthropicBaseUrl: provider.url },
         secrets: { ANTHROPIC_API_KEY: 'sk-ant-agent-image-test' },
       });
-      const fileMounts = await writeInvocationFiles(invocation, layout, 'docker');
+      const fileMounts = await writeInvocationFiles(invocation, layout, 'container');
 
       const { exit, stdout, stderr } = await run({
         runId: `${runTag}-claude`,
