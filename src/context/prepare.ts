@@ -41,6 +41,8 @@ export interface PrepareInput {
   model?: string;
   metrics?: PipelineMetrics;
   signal?: AbortSignal;
+  /** Folders put first on the triage script's PATH (RunOverrides.pathPrepend). */
+  pathPrepend?: string[];
 }
 
 export interface PreparedContext {
@@ -147,6 +149,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     log,
     mode: input.triage,
     signal: input.signal,
+    ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
   });
   input.metrics?.stage('triage', (performance.now() - triageStarted) / 1000);
   if (triage.summary.status === 'timed_out') input.metrics?.triageTimeout();

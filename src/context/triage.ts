@@ -30,6 +30,8 @@ export interface TriageInput {
   now?: () => number;
   /** The full output's path as the agent sees it (AgentView), named in the prompt copy; default the host path. */
   agentLogPath?: string;
+  /** Folders put before PATH (RunOverrides.pathPrepend). */
+  pathPrepend?: string[];
 }
 
 export interface TriageOutcome {
@@ -54,19 +56,25 @@ export function triageArgs(
   );
 }
 
-/** The script's environment: the incident's coordinates, kubeconfig and PATH, never the daemon's secrets. */
+/**
+ * The script's environment: the incident's coordinates, kubeconfig and PATH, never the daemon's secrets.
+ * TRIAGE_RUN_DIR (the run bundle) and TRIAGE_STAGE=triage let tools it calls record into the bundle.
+ */
 export function triageEnv(
   config: Config,
   incident: Incident,
   env: Record<string, string | undefined>,
+  run: { runDir?: string; pathPrepend?: string[] } = {},
 ): Record<string, string> {
   const out: Record<string, string> = {
     NAMESPACE: incident.namespace,
     INCIDENT_NAMESPACE: incident.namespace,
     INCIDENT_ID: incident.incidentId,
     CLUSTER: incident.cluster,
-    PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    PATH: [...(run.pathPrepend ?? []), env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
+    TRIAGE_STAGE: 'triage',
   };
+  if (run.runDir) out.TRIAGE_RUN_DIR = run.runDir;
   if (config.kubeconfig) out.KUBECONFIG = config.kubeconfig;
   if (env.HOME) out.HOME = env.HOME;
   return out;
@@ -167,7 +175,10 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
     file: script,
     args,
     cwd: triageDir,
-    env: triageEnv(config, incident, input.env ?? process.env),
+    env: triageEnv(config, incident, input.env ?? process.env, {
+      runDir: input.bundle.dir,
+      ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+    }),
     timeoutMs: t.timeout,
     killGraceMs: t.kill_grace,
     signal: input.signal,

@@ -353,6 +353,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         bundleDir: bundle.dir,
         adapter,
         skills: snapshot,
+        ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend, basePath: deps.env.PATH } : {}),
       });
       hostHome = layout.hostHome;
       await prepareWritable(
@@ -379,6 +380,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         ...(model ? { model } : {}),
         ...(deps.metrics ? { metrics: deps.metrics } : {}),
         signal: request.signal,
+        ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
       });
       const t = prepared.context.triage;
       await audit('triage_finished', {
