@@ -60,6 +60,7 @@ function group(cells: EvalCell[]): ScorecardGroup {
     ...optionalMedian('medianDurationMs', defined(cells.map((c) => c.metrics.durationMs))),
     ...optionalMedian('medianTurns', defined(cells.map((c) => c.metrics.turns))),
     medianKubectlCalls: median(cells.map((c) => c.metrics.kubectlCalls)) ?? 0,
+    unanswered: cells.reduce((n, c) => n + c.metrics.unanswered, 0),
   };
 }
 
@@ -169,6 +170,7 @@ export function renderScorecardMarkdown(s: Scorecard): string {
       opt(g.medianDurationMs, secs),
       opt(g.medianTurns, (n) => String(n)),
       String(g.medianKubectlCalls),
+      String(g.unanswered),
       String(g.errors),
     ].join(' | '),
   );
@@ -196,8 +198,8 @@ export function renderScorecardMarkdown(s: Scorecard): string {
     '',
     '## Per agent × model × variant',
     '',
-    `| agent | model | variant | passed | mean score | spread over repeats |${judgeHead} violations | median tokens | median cost | median duration | median turns | median kubectl calls | errors |`,
-    `|---|---|---|---:|---:|---|${judgeRule}---:|---:|---:|---:|---:|---:|---:|`,
+    `| agent | model | variant | passed | mean score | spread over repeats |${judgeHead} violations | median tokens | median cost | median duration | median turns | median kubectl calls | unanswered calls | errors |`,
+    `|---|---|---|---:|---:|---|${judgeRule}---:|---:|---:|---:|---:|---:|---:|---:|`,
     ...groupRows.map((r) => `| ${r} |`),
     '',
     '## Per case',

@@ -71,6 +71,8 @@ export interface ScorecardGroup {
   medianDurationMs?: number;
   medianTurns?: number;
   medianKubectlCalls: number;
+  /** Agent kubectl calls the recordings could not answer, summed: gaps in the cases. */
+  unanswered: number;
 }
 
 export interface ScorecardRow {

@@ -110,7 +110,7 @@ describe('scorecard', () => {
     );
     const md = renderScorecardMarkdown(s);
     expect(md).toContain(
-      '| claude | sonnet | preload | 3/4 | 0.75 | ±0.00 (0.75–0.75) | 0 | 1100 | $0.2500 | 25.0 s | 5 | 4 | 0 |',
+      '| claude | sonnet | preload | 3/4 | 0.75 | ±0.00 (0.75–0.75) | 0 | 1100 | $0.2500 | 25.0 s | 5 | 4 | 0 | 0 |',
     );
     expect(md).toContain('Below --min-score 0.5: claude/sonnet/no-preload.');
   });
