@@ -206,6 +206,10 @@ export const COMMAND_FLAGS: readonly FlagSpec[] = [
   v('api-version'),
   b('exit-code'),
   b('client'),
+  b('containers'),
+  b('show-capacity'),
+  b('sum'),
+  b('use-protocol-buffers'),
 ];
 
 /** Meanings that differ by command: the command's own spec wins over COMMAND_FLAGS. */
