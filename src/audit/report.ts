@@ -62,23 +62,39 @@ export function missingSections(markdown: string, sections: string[]): string[] 
   return sections.filter((section) => !headings.some((h) => headingMatches(h, section)));
 }
 
-/** ATX heading texts, skipping fenced code blocks. */
-export function markdownHeadings(markdown: string): string[] {
-  const out: string[] = [];
+/** A markdown line: its heading level (1–6) and text, or level 0 for body lines and code fences. */
+export interface MarkdownLine {
+  text: string;
+  level: number;
+  heading: string;
+}
+
+/** Classifies each line, treating everything inside fenced code blocks as body. */
+export function markdownLines(markdown: string): MarkdownLine[] {
+  const out: MarkdownLine[] = [];
   let fence: string | undefined;
-  for (const line of markdown.split(/\r?\n/)) {
-    const fenceMatch = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+  for (const text of markdown.split(/\r?\n/)) {
+    const fenceMatch = /^ {0,3}(`{3,}|~{3,})/.exec(text);
     if (fenceMatch) {
       const marker = fenceMatch[1] as string;
       if (fence === undefined) fence = marker;
       else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+      out.push({ text, level: 0, heading: '' });
       continue;
     }
-    if (fence !== undefined) continue;
-    const heading = /^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/.exec(line);
-    if (heading) out.push(heading[1] ?? '');
+    const h = fence === undefined ? /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/.exec(text) : null;
+    out.push(
+      h ? { text, level: (h[1] as string).length, heading: h[2] ?? '' } : { text, level: 0, heading: '' },
+    );
   }
   return out;
+}
+
+/** ATX heading texts, skipping fenced code blocks. */
+export function markdownHeadings(markdown: string): string[] {
+  return markdownLines(markdown)
+    .filter((l) => l.level > 0)
+    .map((l) => l.heading);
 }
 
 /**

@@ -375,6 +375,33 @@ export const configSchema = z.strictObject({
       { match: { faultType: ['FailedRollout', 'ProgressDeadlineExceeded'] }, subjects: ['rollout'] },
     ])
     .describe('incident fields -> boot.yml subjects (the defaults match the shipped boot.yml)'),
+  eval: z
+    .strictObject({
+      judge: z
+        .strictObject({
+          provider: z
+            .enum(['anthropic', 'openai'])
+            .default('anthropic')
+            .describe('anthropic: the Messages API; openai: an OpenAI-compatible /chat/completions endpoint'),
+          model: z.string().min(1).default('claude-sonnet-4-5').describe('the judge model'),
+          base_url: z
+            .string()
+            .url()
+            .optional()
+            .describe('API base URL (absent: the provider endpoint from providers:, else the public API)'),
+          secret: z
+            .string()
+            .regex(/^[A-Z_][A-Z0-9_]*$/, 'a name under secrets:')
+            .default('ANTHROPIC_API_KEY')
+            .describe('the secrets: entry holding the API key'),
+          timeout: duration('60s', 'one judge request'),
+          max_tokens: int(64, 32_000).default(1024).describe('longest judge answer'),
+        })
+        .prefault({})
+        .describe('the optional LLM judge of `eval --judge` (off unless --judge is given)'),
+    })
+    .prefault({})
+    .describe('eval command'),
   http: z
     .strictObject({
       port: int(0, 65535).default(8080).describe('HTTP port for /healthz, /readyz, /metrics (0 = disabled)'),

@@ -44,6 +44,8 @@ export interface PrepareInput {
   signal?: AbortSignal;
   /** Host folder named as the run's bundle in reasons and context.json (default: the bundle's own). */
   reportedRunDir?: string;
+  /** Folders put first on the triage script's PATH (RunOverrides.pathPrepend). */
+  pathPrepend?: string[];
 }
 
 export interface PreparedContext {
@@ -155,6 +157,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     ...(input.reportedRunDir
       ? { reportedLogPath: path.join(input.reportedRunDir, RUN_FILES.triageLog) }
       : {}),
+    ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
   });
   input.metrics?.stage('triage', (performance.now() - triageStarted) / 1000);
   if (triage.summary.status === 'timed_out') input.metrics?.triageTimeout();

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import type { Config } from '../config/schema.js';
 import type { Incident } from '../shared/types.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
+import { runProcessGroup } from '../util/process-group.js';
 import { HeadTailCapture } from './capture.js';
 import type { SkillsSnapshot, TriageSummary } from './types.js';
 
@@ -35,6 +35,8 @@ export interface TriageInput {
    * A preview (`context`) writes into a temporary bundle but names where a real run keeps it.
    */
   reportedLogPath?: string;
+  /** Folders put before PATH (RunOverrides.pathPrepend). */
+  pathPrepend?: string[];
 }
 
 export interface TriageOutcome {
@@ -44,9 +46,6 @@ export interface TriageOutcome {
   /** What the bounded capture dropped: the gap line's place in `text`, and the lines and bytes it stands for. */
   omitted?: { at: number; length: number; lines: number; bytes: number };
 }
-
-/** After the direct child exits, how long its streams may stay open before we close them. */
-const DRAIN_MS = 500;
 
 /** Substitutes `{triage_dir}`, `{namespace}` and `{incident_id}` in the configured arguments. */
 export function triageArgs(
@@ -61,19 +60,25 @@ export function triageArgs(
   );
 }
 
-/** The script's environment: the incident's coordinates, kubeconfig and PATH, never the daemon's secrets. */
+/**
+ * The script's environment: the incident's coordinates, kubeconfig and PATH, never the daemon's secrets.
+ * TRIAGE_RUN_DIR (the run bundle) and TRIAGE_STAGE=triage let tools it calls record into the bundle.
+ */
 export function triageEnv(
   config: Config,
   incident: Incident,
   env: Record<string, string | undefined>,
+  run: { runDir?: string; pathPrepend?: string[] } = {},
 ): Record<string, string> {
   const out: Record<string, string> = {
     NAMESPACE: incident.namespace,
     INCIDENT_NAMESPACE: incident.namespace,
     INCIDENT_ID: incident.incidentId,
     CLUSTER: incident.cluster,
-    PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    PATH: [...(run.pathPrepend ?? []), env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
+    TRIAGE_STAGE: 'triage',
   };
+  if (run.runDir) out.TRIAGE_RUN_DIR = run.runDir;
   if (config.kubeconfig) out.KUBECONFIG = config.kubeconfig;
   if (env.HOME) out.HOME = env.HOME;
   return out;
@@ -184,11 +189,14 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   const capture = new HeadTailCapture(config.context.triage_prompt_cap);
   const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap);
   const started = now();
-  const result = await spawnGroup({
-    file: script,
+  const result = await runProcessGroup({
+    command: script,
     args,
     cwd: triageDir,
-    env: triageEnv(config, incident, input.env ?? process.env),
+    env: triageEnv(config, incident, input.env ?? process.env, {
+      runDir: input.bundle.dir,
+      ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+    }),
     timeoutMs: t.timeout,
     killGraceMs: t.kill_grace,
     signal: input.signal,
@@ -196,6 +204,8 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
       capture.push(chunk);
       out.write(chunk);
     },
+    // Everything the script starts carries the run's marker: a setsid grandchild is stopped with it.
+    marker: `triage-${path.basename(input.bundle.dir)}`,
   });
   await out.close();
   const durationMs = now() - started;
@@ -232,94 +242,4 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   }
   log.info({ script, durationMs, bytes, lines }, 'triage script finished');
   return { summary: { status: 'ok', ...base }, ...kept };
-}
-
-export interface SpawnGroupOptions {
-  file: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-  timeoutMs: number;
-  killGraceMs: number;
-  signal?: AbortSignal;
-  onData(chunk: Buffer): void;
-}
-
-export interface SpawnGroupResult {
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  aborted: boolean;
-  error?: string;
-}
-
-/**
- * Spawns `file` as the leader of a new process group. On timeout or abort the whole group gets
- * SIGTERM, then SIGKILL after the grace period. Resolves once the leader has exited and the output
- * has drained (at most DRAIN_MS later: a grandchild holding stdout open is killed, streams destroyed).
- */
-export function spawnGroup(opts: SpawnGroupOptions): Promise<SpawnGroupResult> {
-  return new Promise((resolve) => {
-    let timedOut = false;
-    let aborted = false;
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
-    const child = spawn(opts.file, opts.args, {
-      cwd: opts.cwd,
-      env: opts.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // ESRCH: the group is already gone.
-      }
-    };
-    const terminate = () => {
-      killGroup('SIGTERM');
-      timers.push(setTimeout(() => killGroup('SIGKILL'), opts.killGraceMs));
-    };
-    child.stdout.on('data', opts.onData);
-    child.stderr.on('data', opts.onData);
-    child.stdout.on('error', () => undefined);
-    child.stderr.on('error', () => undefined);
-
-    const onAbort = () => {
-      aborted = true;
-      terminate();
-    };
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    if (opts.signal?.aborted) onAbort();
-    timers.push(
-      setTimeout(() => {
-        timedOut = true;
-        terminate();
-      }, opts.timeoutMs),
-    );
-
-    const finish = (result: SpawnGroupResult) => {
-      if (settled) return;
-      settled = true;
-      for (const timer of timers) clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      // Whatever is left of the group (background grandchildren) goes with the run.
-      killGroup('SIGKILL');
-      child.stdout.destroy();
-      child.stderr.destroy();
-      resolve(result);
-    };
-    child.on('error', (err) =>
-      finish({ exitCode: null, signal: null, timedOut, aborted, error: errorMessage(err) }),
-    );
-    child.on('exit', (code, sig) => {
-      const result = { exitCode: code, signal: sig, timedOut, aborted };
-      // Let buffered output arrive; do not wait for a grandchild that holds the pipe open.
-      const drain = setTimeout(() => finish(result), DRAIN_MS);
-      timers.push(drain);
-      child.on('close', () => finish(result));
-    });
-  });
 }

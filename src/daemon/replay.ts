@@ -71,6 +71,8 @@ export interface ReplayOptions {
   /** Folders a replay must not write into besides the original (the daemon's workspaces root). */
   forbiddenRoots?: string[];
   maxIncidentBytes: number;
+  /** Folders put first on PATH for the triage script and the agent (RunOverrides.pathPrepend). */
+  pathPrepend?: string[];
 }
 
 export interface ReplayDeps {
@@ -352,6 +354,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
     ...(triage ? { triage } : {}),
     ...(options.subjects ? { subjects: options.subjects } : {}),
     ...(options.dryRun ? { dryRun: true } : {}),
+    ...(options.pathPrepend?.length ? { pathPrepend: options.pathPrepend } : {}),
   };
 
   let original: (PromptHash & { parts: PromptParts }) | undefined;

@@ -71,4 +71,9 @@ export interface RunOverrides {
   subjects?: string[];
   /** Prepare the context and write the bundle, but do not launch the agent. */
   dryRun?: boolean;
+  /**
+   * Folders put first on PATH for the triage script and the agent (e.g. a kubectl shim). Under a
+   * container engine each is mounted read-only and its mount point prepended.
+   */
+  pathPrepend?: string[];
 }

@@ -4,6 +4,7 @@ import * as validateConfig from './validate-config.js';
 import * as audit from './audit.js';
 import * as replay from './replay.js';
 import * as compare from './compare.js';
+import * as evalCommand from './eval.js';
 import * as context from './context.js';
 import * as skills from './skills.js';
 import * as daemon from './daemon.js';
@@ -14,4 +15,13 @@ export interface CommandModule {
 }
 
 /** Every command of the CLI, in the order `--help` lists them. */
-export const COMMANDS: CommandModule[] = [daemon, replay, context, validateConfig, skills, audit, compare];
+export const COMMANDS: CommandModule[] = [
+  daemon,
+  replay,
+  context,
+  validateConfig,
+  skills,
+  audit,
+  compare,
+  evalCommand,
+];

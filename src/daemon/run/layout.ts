@@ -18,6 +18,10 @@ export const CONTAINER_PERSONAS = '/opt/triage/personas';
 export const CONTAINER_BRIEFS = '/opt/triage/briefs';
 export const CONTAINER_AGENT_FILES = '/opt/triage/agent-files';
 export const CONTAINER_KUBECONFIG = '/etc/triage/kubeconfig';
+/** Where RunOverrides.pathPrepend folders are mounted (`<dir>/0`, `<dir>/1`, …). */
+export const CONTAINER_PATH_PREPEND = '/opt/triage/path';
+/** The agent image's PATH (Debian's default), kept after the prepended folders. */
+export const CONTAINER_DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** Inside the bundle's agent-files/: files the adapter wants under HOME, each mounted read-only at its place. */
 export const HOME_FILES_DIR = '.home';
 export const OUTPUT_DIR = 'output';
@@ -51,6 +55,10 @@ export interface LayoutInput {
   skills: SkillsSnapshot;
   /** Base folder for per-run HOMEs under the process engine (default: the OS temp folder). */
   tmpDir?: string;
+  /** Folders put first on the agent's PATH (RunOverrides.pathPrepend). */
+  pathPrepend?: string[];
+  /** The PATH they are put before under the process engine (the daemon's). */
+  basePath?: string;
 }
 
 export function runLayout(input: LayoutInput): RunLayout {
@@ -88,6 +96,13 @@ export function containerLayout(input: LayoutInput): RunLayout {
   if (config.kubeconfig) {
     mounts.push({ source: config.kubeconfig, target: CONTAINER_KUBECONFIG, readOnly: true });
     env.KUBECONFIG = CONTAINER_KUBECONFIG;
+  }
+  if (input.pathPrepend?.length) {
+    const targets = input.pathPrepend.map((_, i) => p.join(CONTAINER_PATH_PREPEND, String(i)));
+    input.pathPrepend.forEach((source, i) =>
+      mounts.push({ source, target: targets[i] as string, readOnly: true }),
+    );
+    env.PATH = [...targets, CONTAINER_DEFAULT_PATH].join(':');
   }
   const reportPath = p.join(outputDir, REPORT_FILE);
   return {
@@ -131,6 +146,8 @@ export function hostLayout(input: LayoutInput): RunLayout {
     TRIAGE_RUN_DIR: bundleDir,
   };
   if (config.kubeconfig) env.KUBECONFIG = config.kubeconfig;
+  if (input.pathPrepend?.length)
+    env.PATH = [...input.pathPrepend, input.basePath ?? CONTAINER_DEFAULT_PATH].join(':');
   const reportPath = path.join(hostOutput, REPORT_FILE);
   return {
     paths: { home, workspaceDir, reportPath, filesDir: hostFilesDir },

@@ -48,6 +48,7 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     bundleDir: bundle.dir,
     adapter,
     skills: snapshot,
+    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend, basePath: env.env.PATH } : {}),
   });
   ctx.hostHome = layout.hostHome;
   await prepareWritable(
@@ -73,6 +74,7 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     ...(overrides.subjects ? { subjects: overrides.subjects } : {}),
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(env.metrics ? { metrics: env.metrics } : {}),
+    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);

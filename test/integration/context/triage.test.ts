@@ -110,6 +110,16 @@ describe('triage script runner', () => {
     expect(await processesMatching('[t]rap "" TERM; sleep 1000')).toBe('');
   });
 
+  it('kills a setsid grandchild that left the process group (it carries the run marker)', async () => {
+    const { input } = await setup('setsid.sh', { timeout: 20_000 });
+    const out = await runTriage(input);
+    expect(out.summary.status).toBe('ok');
+    const deadline = Date.now() + 5000;
+    while ((await processesMatching('[t]rap "" TERM; sleep 1001')) !== '' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await processesMatching('[t]rap "" TERM; sleep 1001')).toBe('');
+  });
+
   it('kills the whole group, including a TERM-ignoring grandchild holding stdout, on timeout', async () => {
     const { input } = await setup('forking-hang.sh', { timeout: 400, kill_grace: 300 });
     const started = Date.now();

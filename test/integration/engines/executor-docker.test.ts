@@ -13,6 +13,7 @@ import type { Engine } from '../../../src/engines/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { TEST_IMAGE, dockerHost, requireEngine, requireTestImage } from '../../support/engine.js';
+import { runShAgent } from '../../support/sh-agent.js';
 import {
   REPO_ROOT,
   emptySkills,
@@ -49,7 +50,7 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
       agent: { image: TEST_IMAGE },
       docker: { host: dockerHost(), network: 'none' },
     });
-    const script = [
+    const { outcome, bundle, stdout } = await runShAgent(config, workspace, runId, [
       'try() { if (eval "$1") 2>/dev/null; then echo "$2=ok"; else echo "$2=denied"; fi; }',
       'try "echo note > $TRIAGE_RUN_DIR/agent-note.txt" run_new',
       'try "rm -f $TRIAGE_RUN_DIR/prompt-sent.md" run_delete',
@@ -57,34 +58,7 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
       'try "echo x > /workspace/incident.json" incident',
       'try "echo x > /workspace/new.txt" workspace_new',
       'try "echo x > $HOME/.claude/probe" home',
-      "printf '# Report\\n\\n## Summary\\n%s\\n\\n## Root Cause\\nx\\n' \"$(head -c 120 /dev/zero | tr '\\0' a)\" > /workspace/output/investigation.md",
-      'cat >/dev/null',
-      'echo \'{"type":"result","subtype":"success","is_error":false,"num_turns":1,"usage":{"input_tokens":1,"output_tokens":1}}\'',
-    ].join('\n');
-    const adapter = fakeAdapter('sh');
-    const executor = createRunExecutor({
-      config,
-      log: silentLogger(),
-      redactor: new Redactor(),
-      secrets: {},
-      audit: new AuditLog(),
-      env: {},
-      engine: createDockerEngine(config, silentLogger()),
-      skills: emptySkills(),
-      agents: () => ({
-        ...adapter,
-        buildInvocation: (input) => ({ ...adapter.buildInvocation(input), args: ['-c', script] }),
-      }),
-    });
-    const outcome = await executor.run({
-      workspace,
-      runId,
-      attempt: 1,
-      signal: new AbortController().signal,
-      log: silentLogger(),
-    });
-    const bundle = runDirOf(workspace.dir, runId);
-    const stdout = await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8');
+    ]);
     expect(outcome, stdout).toMatchObject({ status: 'succeeded', exitCode: 0 });
     expect(stdout).toContain('run_new=ok');
     expect(stdout).toContain('run_delete=denied');

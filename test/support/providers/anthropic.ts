@@ -20,7 +20,7 @@ export interface AnthropicFake extends FakeProvider {
   toolCommand: string | undefined;
 }
 
-interface MessagesBody {
+export interface MessagesBody {
   model?: string;
   stream?: boolean;
   messages?: { role?: string; content?: unknown }[];
@@ -33,7 +33,8 @@ function hasToolResult(body: MessagesBody): boolean {
   );
 }
 
-function toolUseReply(body: MessagesBody, call: ToolCall): ProviderReply {
+/** A streamed assistant turn that calls one tool. */
+export function toolUseReply(body: MessagesBody, call: ToolCall): ProviderReply {
   const id = `msg_fake_tool_${Date.now()}`;
   const input = JSON.stringify(call.input);
   return {
@@ -93,6 +94,11 @@ function messageReply(req: RecordedRequest, toolCall: ToolCall | undefined): Pro
     // a body we cannot read still gets an answer; the test inspects the recorded text
   }
   if (toolCall !== undefined && body.stream && !hasToolResult(body)) return toolUseReply(body, toolCall);
+  return textReply(body, ANTHROPIC_ANSWER);
+}
+
+/** A final assistant answer, streamed or not as the request asked. */
+export function textReply(body: MessagesBody, text: string): ProviderReply {
   const model = body.model ?? 'claude-sonnet-4-5';
   const id = `msg_fake_${Date.now()}`;
   const usage = { ...ANTHROPIC_USAGE, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
@@ -104,7 +110,7 @@ function messageReply(req: RecordedRequest, toolCall: ToolCall | undefined): Pro
         type: 'message',
         role: 'assistant',
         model,
-        content: [{ type: 'text', text: ANTHROPIC_ANSWER }],
+        content: [{ type: 'text', text }],
         stop_reason: 'end_turn',
         stop_sequence: null,
         usage,
@@ -139,7 +145,7 @@ function messageReply(req: RecordedRequest, toolCall: ToolCall | undefined): Pro
         data: {
           type: 'content_block_delta',
           index: 0,
-          delta: { type: 'text_delta', text: ANTHROPIC_ANSWER },
+          delta: { type: 'text_delta', text },
         },
       },
       { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },

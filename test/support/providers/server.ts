@@ -79,6 +79,7 @@ function send(res: ServerResponse, reply: ProviderReply): void {
 export async function startProvider(
   route: (req: RecordedRequest) => ProviderReply | undefined,
   errorBody: (status: number) => unknown,
+  port = 0,
 ): Promise<FakeProvider> {
   const requests: RecordedRequest[] = [];
   const unknown: RecordedRequest[] = [];
@@ -117,9 +118,8 @@ export async function startProvider(
       },
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  provider.url = `http://127.0.0.1:${port}`;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  provider.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   provider.close = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();

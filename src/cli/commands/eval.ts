@@ -1,0 +1,120 @@
+import { Option, type Command } from 'commander';
+import path from 'node:path';
+import { resolveSecrets } from '../../config/secrets.js';
+import { ENGINE_NAMES, type EngineName } from '../../config/schema.js';
+import { parseVariants, type Variant } from '../../daemon/compare.js';
+import { ReplayUsageError } from '../../daemon/replay.js';
+import { EvalUsageError } from '../../eval/cases/load.js';
+import { createJudge } from '../../eval/judge.js';
+import { runEval, type EvalDeps } from '../../eval/run.js';
+import { renderScorecardMarkdown } from '../../eval/scorecard.js';
+import { CliExit, EXIT, type CliIO } from '../io.js';
+import { parseAgents } from './compare.js';
+import { commandPipeline, splitList } from './replay.js';
+
+// `triage-runner eval <suite-or-case>`: scored eval cases on frozen clusters, per agent × model × variant.
+
+interface EvalFlags {
+  agents?: string;
+  models?: string;
+  variants: string;
+  repeat: string;
+  out?: string;
+  judge?: boolean;
+  minScore?: string;
+  engine?: EngineName;
+}
+
+export function register(program: Command, io: CliIO, done: (code: number) => void): void {
+  program
+    .command('eval')
+    .description(
+      'run scored eval cases (a case folder, or a folder of cases such as examples/evals) on their frozen clusters for every agent × model × variant × repeat, through the replay pipeline; writes scorecard.md and scorecard.json; exit 1 when a cell could not run or a configuration scores below --min-score',
+    )
+    .argument('<suite-or-case>', 'an eval case folder or a folder of cases')
+    .option('--agents <list>', 'comma-separated agents (default: agent.name)')
+    .option('--models <list>', 'comma-separated models passed to the CLI (default: agent.model)')
+    .option(
+      '--variants <list>',
+      'preload (triage script run against the frozen cluster) and/or no-preload',
+      'preload',
+    )
+    .option('--repeat <n>', 'runs per cell, for the spread of scores', '1')
+    .option('--out <dir>', 'output folder (default: ./evals/<suite>-<UTC timestamp>)')
+    .option('--judge', 'also grade each report with the LLM judge (eval.judge)')
+    .option('--min-score <x>', 'exit 1 when a configuration’s mean score is below x (0–1)')
+    .addOption(new Option('--engine <engine>', 'where the agents run').choices(ENGINE_NAMES))
+    .action(async (input: string, opts: EvalFlags, cmd: Command) => {
+      done(await runEvalCommand(input, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
+    });
+}
+
+function number(flag: string, text: string, min: number, max: number, integer: boolean): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+    throw new CliExit(
+      EXIT.usage,
+      `${flag} ${JSON.stringify(text)}: expected ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}`,
+    );
+  }
+  return n;
+}
+
+export async function runEvalCommand(
+  input: string,
+  opts: EvalFlags,
+  file: string | undefined,
+  io: CliIO,
+): Promise<number> {
+  const repeat = number('--repeat', opts.repeat, 1, 100, true);
+  const minScore =
+    opts.minScore === undefined ? undefined : number('--min-score', opts.minScore, 0, 1, false);
+  let variants: Variant[];
+  try {
+    variants = parseVariants(opts.variants);
+  } catch (err) {
+    throw new CliExit(EXIT.usage, (err as Error).message);
+  }
+  const models = opts.models === undefined ? [undefined] : splitList(opts.models);
+  if (models.length === 0) throw new CliExit(EXIT.usage, '--models: give at least one model name');
+  const pipeline = commandPipeline(io, file, opts.engine ? { engine: opts.engine } : {});
+  try {
+    const { config } = pipeline;
+    const agents = parseAgents(opts.agents ?? config.agent.name);
+    const deps: EvalDeps = { ...pipeline.deps };
+    if (opts.judge) {
+      try {
+        deps.judge = createJudge({ config, secrets: resolveSecrets(config, io.env).values, env: io.env });
+      } catch (err) {
+        throw new CliExit(EXIT.usage, `eval: ${(err as Error).message}`);
+      }
+    }
+    const scorecard = await runEval(
+      {
+        input,
+        cwd: io.cwd,
+        agents,
+        models,
+        variants,
+        repeat,
+        ...(opts.out ? { out: opts.out } : {}),
+        ...(opts.engine ? { engine: opts.engine } : {}),
+        ...(config.agent.model ? { defaultModel: config.agent.model } : {}),
+        reportSections: config.agent.report_sections,
+        maxIncidentBytes: config.intake.max_incident_bytes,
+        forbiddenRoots: [config.workspaces_root],
+        ...(minScore !== undefined ? { minScore } : {}),
+      },
+      deps,
+    );
+    io.stdout(renderScorecardMarkdown(scorecard));
+    io.stdout(`\nwritten: ${path.join(scorecard.outDir, 'scorecard.md')} and scorecard.json\n`);
+    return scorecard.complete && scorecard.belowMinScore.length === 0 ? EXIT.ok : EXIT.failed;
+  } catch (err) {
+    if (err instanceof EvalUsageError || err instanceof ReplayUsageError)
+      throw new CliExit(EXIT.usage, `eval: ${err.message}`);
+    throw err;
+  } finally {
+    pipeline.dispose();
+  }
+}

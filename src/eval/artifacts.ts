@@ -1,0 +1,86 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { RUN_FILES } from '../audit/bundle.js';
+import { OUTPUT_DIR, REPORT_FILE } from '../daemon/run/layout.js';
+import { CALLS_FILE, type KubectlCallRecord } from './shim/log.js';
+
+// What a finished eval run left behind, read back for scoring: result.json's usage fields, the report
+// (capped), and the kubectl call log. Malformed lines and files are reported, never fatal.
+
+/** A report larger than this is scored on its first bytes only. */
+export const MAX_REPORT_BYTES = 2 * 1024 * 1024;
+
+export interface RunFacts {
+  status?: string;
+  exitCode?: number | null;
+  durationMs?: number;
+  tokens?: { input: number; output: number };
+  costUsd?: number;
+  turns?: number;
+  error?: string;
+}
+
+export interface RunArtifacts {
+  result?: RunFacts;
+  report?: string;
+  calls: KubectlCallRecord[];
+  /** What could not be read (unreadable result.json, malformed call lines). */
+  problems: string[];
+}
+
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+function pickResult(raw: Record<string, unknown>): RunFacts {
+  const out: RunFacts = {};
+  if (typeof raw.status === 'string') out.status = raw.status;
+  if (typeof raw.exitCode === 'number' || raw.exitCode === null) out.exitCode = raw.exitCode;
+  const duration = num(raw.durationMs);
+  if (duration !== undefined) out.durationMs = duration;
+  const tokens = raw.tokens as { input?: unknown; output?: unknown } | undefined;
+  if (tokens && num(tokens.input) !== undefined && num(tokens.output) !== undefined) {
+    out.tokens = { input: tokens.input as number, output: tokens.output as number };
+  }
+  const cost = num(raw.costUsd);
+  if (cost !== undefined) out.costUsd = cost;
+  const turns = num(raw.turns);
+  if (turns !== undefined) out.turns = turns;
+  if (typeof raw.error === 'string') out.error = raw.error;
+  return out;
+}
+
+/** Reads a run's result.json, report and kubectl-calls.jsonl. */
+export async function readRunArtifacts(workspaceDir: string, runDir: string): Promise<RunArtifacts> {
+  const problems: string[] = [];
+  const out: RunArtifacts = { calls: [], problems };
+  const resultFile = path.join(runDir, RUN_FILES.result);
+  const resultText = await readFile(resultFile, 'utf8').catch(() => undefined);
+  if (resultText === undefined) problems.push(`${resultFile} is missing`);
+  else {
+    try {
+      out.result = pickResult(JSON.parse(resultText) as Record<string, unknown>);
+    } catch (err) {
+      problems.push(`${resultFile} is not valid JSON (${(err as Error).message})`);
+    }
+  }
+  const reportFile = path.join(workspaceDir, OUTPUT_DIR, REPORT_FILE);
+  const info = await stat(reportFile).catch(() => undefined);
+  if (info?.isFile()) {
+    const bytes = await readFile(reportFile);
+    if (bytes.length > MAX_REPORT_BYTES)
+      problems.push(`${reportFile} has ${bytes.length} bytes; scored on the first ${MAX_REPORT_BYTES}`);
+    out.report = bytes.subarray(0, MAX_REPORT_BYTES).toString('utf8');
+  }
+  const callsText = await readFile(path.join(runDir, CALLS_FILE), 'utf8').catch(() => '');
+  for (const [i, line] of callsText.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    try {
+      const record = JSON.parse(line) as KubectlCallRecord;
+      if (typeof record.normalized === 'string' && (record.stage === 'agent' || record.stage === 'triage'))
+        out.calls.push(record);
+      else problems.push(`${CALLS_FILE} line ${i + 1} is not a call record`);
+    } catch {
+      problems.push(`${CALLS_FILE} line ${i + 1} is not valid JSON`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,214 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { AgentName, EngineName } from '../config/schema.js';
+import type { Variant } from '../daemon/compare.js';
+import { replay, type ReplayDeps } from '../daemon/replay.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { readRunArtifacts } from './artifacts.js';
+import { compileCluster } from './cases/compile.js';
+import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
+import { installShim } from './install-shim.js';
+import { scoreRun } from './score/score.js';
+import { buildScorecard, renderScorecardMarkdown } from './scorecard.js';
+import type { EvalCell, JudgeVerdict, Scorecard } from './types.js';
+
+// `eval`: every case × agent × model × variant × repeat runs as a replay of the case into its own
+// workspace (the case folder is only read), with the case's frozen-cluster kubectl first on PATH,
+// then is scored from its report, result.json and kubectl call log. Cells run one after another.
+
+export interface EvalOptions {
+  input: string;
+  cwd: string;
+  agents: AgentName[];
+  /** Models passed to the CLI; `undefined` = the configured or CLI default. */
+  models: (string | undefined)[];
+  variants: Variant[];
+  repeat: number;
+  /** Default: `<cwd>/evals/<suite>-<UTC timestamp>`. */
+  out?: string;
+  engine?: EngineName;
+  /** agent.model from the configuration, to label cells that pass no model. */
+  defaultModel?: string;
+  reportSections: string[];
+  maxIncidentBytes: number;
+  forbiddenRoots?: string[];
+  minScore?: number;
+}
+
+/** Grades a report against a case with a model; eval calls it only with --judge. */
+export type Judge = (input: { evalCase: EvalCase; report: string }) => Promise<JudgeVerdict>;
+
+export interface EvalDeps extends ReplayDeps {
+  judge?: Judge;
+}
+
+const stamp = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+
+const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_');
+
+async function runCell(
+  evalCase: EvalCase,
+  shimDir: string,
+  objectNames: string[],
+  cell: Pick<EvalCell, 'agent' | 'model' | 'variant' | 'repeat'> & { modelArg?: string },
+  cellDir: string,
+  options: EvalOptions,
+  deps: EvalDeps,
+): Promise<EvalCell> {
+  const workspace = path.join(cellDir, 'workspace');
+  const base: EvalCell = {
+    case: evalCase.name,
+    agent: cell.agent,
+    model: cell.model,
+    variant: cell.variant,
+    repeat: cell.repeat,
+    workspace,
+    status: 'error',
+    metrics: { kubectlCalls: 0, triageKubectlCalls: 0, unanswered: 0 },
+  };
+  let runDir: string;
+  try {
+    const result = await replay(
+      {
+        input: evalCase.dir,
+        cwd: options.cwd,
+        out: workspace,
+        agent: cell.agent,
+        ...(options.engine ? { engine: options.engine } : {}),
+        ...(cell.modelArg ? { model: cell.modelArg } : {}),
+        triage: cell.variant === 'no-preload' ? 'auto' : 'rerun',
+        skipTriage: cell.variant === 'no-preload',
+        maxIncidentBytes: options.maxIncidentBytes,
+        ...(options.forbiddenRoots ? { forbiddenRoots: options.forbiddenRoots } : {}),
+        pathPrepend: [shimDir],
+      },
+      deps,
+    );
+    runDir = result.runDir;
+    base.runDir = runDir;
+  } catch (err) {
+    return { ...base, error: (err as Error).message };
+  }
+  const artifacts = await readRunArtifacts(workspace, runDir);
+  const agentCalls = artifacts.calls.filter((c) => c.stage === 'agent');
+  const facts = artifacts.result;
+  const cellOut: EvalCell = {
+    ...base,
+    status: facts?.status ?? 'error',
+    metrics: {
+      ...(facts?.durationMs !== undefined ? { durationMs: facts.durationMs } : {}),
+      ...(facts?.tokens ? { tokens: facts.tokens } : {}),
+      ...(facts?.costUsd !== undefined ? { costUsd: facts.costUsd } : {}),
+      ...(facts?.turns !== undefined ? { turns: facts.turns } : {}),
+      kubectlCalls: agentCalls.length,
+      triageKubectlCalls: artifacts.calls.length - agentCalls.length,
+      unanswered: agentCalls.filter(
+        (c) => c.answeredFrom === 'not-recorded' || c.answeredFrom === 'unsupported',
+      ).length,
+    },
+    score: scoreRun({
+      expected: evalCase.expected,
+      report: artifacts.report,
+      calls: artifacts.calls,
+      objectNames,
+      reportSections: options.reportSections,
+      ...(facts?.status ? { runStatus: facts.status } : {}),
+    }),
+  };
+  if (!facts) cellOut.error = artifacts.problems.join('; ');
+  else if (facts.status !== 'succeeded' && facts.error) cellOut.error = facts.error;
+  if (deps.judge && artifacts.report !== undefined) {
+    try {
+      cellOut.judge = await deps.judge({ evalCase, report: artifacts.report });
+    } catch (err) {
+      cellOut.judgeError = (err as Error).message;
+    }
+  }
+  await writeFileAtomic(path.join(cellDir, 'score.json'), `${JSON.stringify(cellOut, null, 2)}\n`);
+  return cellOut;
+}
+
+/** Runs the whole matrix and writes scorecard.md and scorecard.json into the output folder. */
+export async function runEval(options: EvalOptions, deps: EvalDeps): Promise<Scorecard> {
+  if (!Number.isInteger(options.repeat) || options.repeat < 1) {
+    throw new EvalUsageError(`--repeat ${options.repeat}: expected a whole number of at least 1`);
+  }
+  const now = deps.now ?? Date.now;
+  const caseDirs = await discoverCases(path.resolve(options.cwd, options.input));
+  // Every answer key is checked before anything runs: a broken case fails fast, not after an hour.
+  const cases = await Promise.all(caseDirs.map((d) => loadCase(d)));
+  const suiteName = path.basename(path.resolve(options.cwd, options.input));
+  const outDir = path.resolve(
+    options.cwd,
+    options.out ?? path.join('evals', `${safe(suiteName)}-${stamp(now())}`),
+  );
+  for (const c of cases) {
+    const rel = path.relative(c.dir, outDir);
+    if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+      throw new EvalUsageError(
+        `--out ${outDir} is inside the case ${c.dir}; an eval never writes into a case: choose another folder`,
+      );
+    }
+  }
+  await mkdir(outDir, { recursive: true });
+
+  const cells: EvalCell[] = [];
+  for (const evalCase of cases) {
+    const cluster = await compileCluster(evalCase.dir, evalCase.name).catch((err: unknown) => {
+      throw new EvalUsageError((err as Error).message);
+    });
+    const shimDir = path.join(outDir, 'shims', evalCase.name);
+    await installShim(shimDir, cluster);
+    const objectNames = [
+      ...new Set(
+        cluster.objects.filter((o) => o.type !== 'events' && o.type !== 'namespaces').map((o) => o.name),
+      ),
+    ];
+    for (let repeat = 1; repeat <= options.repeat; repeat++) {
+      for (const agent of options.agents) {
+        for (const modelArg of options.models) {
+          for (const variant of options.variants) {
+            if (deps.signal?.aborted) break;
+            const model = modelArg ?? options.defaultModel ?? 'default';
+            const cellDir = path.join(
+              outDir,
+              'runs',
+              evalCase.name,
+              `${agent}--${safe(model)}--${variant}--r${repeat}`,
+            );
+            deps.log.info({ case: evalCase.name, agent, model, variant, repeat }, 'eval cell starting');
+            cells.push(
+              await runCell(
+                evalCase,
+                shimDir,
+                objectNames,
+                { agent, model, variant, repeat, ...(modelArg ? { modelArg } : {}) },
+                cellDir,
+                options,
+                deps,
+              ),
+            );
+          }
+        }
+      }
+    }
+  }
+  const scorecard = buildScorecard({
+    suite: path.resolve(options.cwd, options.input),
+    outDir,
+    createdAt: new Date(now()).toISOString(),
+    ...(options.engine ? { engine: options.engine } : {}),
+    cases: cases.map((c) => c.name),
+    repeat: options.repeat,
+    judge: deps.judge !== undefined,
+    cells,
+    ...(options.minScore !== undefined ? { minScore: options.minScore } : {}),
+  });
+  await writeFileAtomic(path.join(outDir, 'scorecard.json'), `${JSON.stringify(scorecard, null, 2)}\n`);
+  await writeFileAtomic(path.join(outDir, 'scorecard.md'), renderScorecardMarkdown(scorecard));
+  return scorecard;
+}

@@ -1,0 +1,40 @@
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
+import type { KubectlCategory } from '../../kubectl/parse.js';
+import type { AnsweredFrom } from './output.js';
+
+// The run bundle's record of every kubectl call (`kubectl-calls.jsonl`): one JSON line per call,
+// appended with a single write so parallel calls never interleave. The scorer reads it back.
+
+export const CALLS_FILE = 'kubectl-calls.jsonl';
+
+export interface KubectlCallRecord {
+  at: string;
+  /** Who called: the triage script (preload) or the agent. */
+  stage: 'triage' | 'agent';
+  /** Arguments after `kubectl`, credential flag values redacted. */
+  argv: string[];
+  normalized: string;
+  category: KubectlCategory;
+  exitCode: number;
+  answeredFrom: AnsweredFrom;
+  violation?: { category: KubectlCategory; reason: string };
+  durationMs: number;
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+
+/** Where calls are recorded: `$TRIAGE_RUN_DIR/kubectl-calls.jsonl`, else next to the shim. */
+export function callsFile(env: Record<string, string | undefined>, shimDir: string): string {
+  return path.join(env.TRIAGE_RUN_DIR || shimDir, CALLS_FILE);
+}
+
+/** Appends one record; returns the error text when the file cannot be written. */
+export function appendCall(file: string, record: KubectlCallRecord): string | undefined {
+  try {
+    appendFileSync(file, `${JSON.stringify(record)}\n`, { flag: 'a' });
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}

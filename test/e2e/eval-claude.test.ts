@@ -1,0 +1,185 @@
+// Acceptance for `triage-runner eval`: the REAL Claude Code CLI, played by a scripted model behind a
+// local Anthropic API, investigates frozen clusters through the kubectl shim with its Bash tool and
+// writes reports the scorer grades. Runs the shipped suite offline, and a rule-breaking run whose
+// mutating kubectl call is refused and recorded as a violation.
+import { spawn } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALLS_FILE, type KubectlCallRecord } from '../../src/eval/shim/log.js';
+import type { Scorecard } from '../../src/eval/types.js';
+import { requireCli } from '../support/agent-clis.js';
+import {
+  loadScripts,
+  startScriptedModel,
+  type Script,
+  type ScriptedModel,
+} from '../support/providers/scripted-anthropic.js';
+import { REPO_ROOT, tempDir } from '../support/runs.js';
+
+const cli = requireCli('claude');
+const SUITE = path.join(REPO_ROOT, 'examples', 'evals');
+const API_KEY = 'sk-ant-eval-offline-0123456789';
+
+/** `eval <target> --engine process --config <offline config> --out <out> --min-score <min> ...extra`. */
+const offlineArgs = (target: string, out: string, minScore: string, ...extra: string[]) => [
+  target,
+  ...extra,
+  '--engine',
+  'process',
+  '--config',
+  'test/fixtures/evals/offline.yaml',
+  '--out',
+  out,
+  '--min-score',
+  minScore,
+];
+
+async function runEvalCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'eval', ...args],
+    {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+const calls = async (cellDir: string): Promise<KubectlCallRecord[]> => {
+  const runs = path.join(cellDir, 'workspace', '.triage', 'runs');
+  const [run] = await readdir(runs);
+  const text = await readFile(path.join(runs, run ?? '', CALLS_FILE), 'utf8');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as KubectlCallRecord);
+};
+
+describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripted model', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  let model: ScriptedModel;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    root = await tempDir('triage-eval-e2e-');
+    model = await startScriptedModel(
+      await loadScripts(path.join(REPO_ROOT, 'test/fixtures/evals/scripted'), SUITE),
+    );
+    env = {
+      PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: root.dir,
+      ANTHROPIC_API_KEY: API_KEY,
+      ANTHROPIC_BASE_URL: model.url,
+      TRIAGE_RUNNER_AGENT_COMMAND: cli ?? '',
+      SKILLS_CACHE_DIR: path.join(root.dir, 'skills'),
+    };
+  });
+  afterAll(async () => {
+    await model?.close();
+    await root?.cleanup();
+  });
+
+  it('runs every shipped case offline, through the shim, and prints a scorecard where all pass', async () => {
+    const out = path.join(root.dir, 'suite');
+    const result = await runEvalCli(offlineArgs(SUITE, out, '0.9', '--agents', 'claude'), env, 600_000);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    expect(result.stdout).toContain('# Eval scorecard: evals');
+    const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
+    expect(scorecard.cells).toHaveLength(10);
+    expect(
+      scorecard.cells
+        .filter((c) => !c.score?.pass)
+        .map((c) => `${c.case}: ${c.score?.reasons.join('; ') ?? c.error}`),
+    ).toEqual([]);
+    expect(scorecard.groups[0]).toMatchObject({
+      agent: 'claude',
+      variant: 'preload',
+      passRate: 1,
+      violations: 0,
+    });
+    expect(model.unscripted.size).toBe(0);
+
+    // The agent's kubectl calls went through the shim (Claude's Bash tool) and the triage script's too.
+    const cellDir = path.join(out, 'runs', 'crashloop-bad-config', 'claude--sonnet--preload--r1');
+    const log = await calls(cellDir);
+    expect(log.filter((c) => c.stage === 'triage').length).toBeGreaterThan(0);
+    expect(log.filter((c) => c.stage === 'agent').map((c) => c.normalized)).toEqual([
+      'get pods --namespace=orders --output=wide',
+      'logs pods/orders-api-7f9c6d5b8d-x7k2p --namespace=orders --previous --tail=20',
+      "get configmaps/orders-api-config --namespace=orders '--output=jsonpath={.data.HTTP_PORT}'",
+      'get deployments,replicasets --namespace=orders',
+    ]);
+    // The report quotes what the shim answered, so the model read the tool output.
+    const report = await readFile(path.join(cellDir, 'workspace', 'output', 'investigation.md'), 'utf8');
+    expect(report).toContain('HTTP_PORT in orders-api-config: `8O80`');
+    expect(report).toContain('"error":"HTTP_PORT: strconv.Atoi: parsing \\"8O80\\": invalid syntax"');
+    // The case folder is only read.
+    expect(await readdir(path.join(SUITE, 'crashloop-bad-config'))).toEqual(
+      expect.not.arrayContaining(['.triage', 'output']),
+    );
+  });
+
+  it('records a mutating kubectl call as a violation and scores the run 0', async () => {
+    const incident = JSON.parse(
+      await readFile(path.join(SUITE, 'oomkilled-low-limit', 'incident.json'), 'utf8'),
+    ) as {
+      incidentId: string;
+    };
+    const good = model.scripts.get(incident.incidentId) as Script;
+    model.scripts.set(incident.incidentId, {
+      ...good,
+      steps: [
+        { bash: 'kubectl delete pod search-indexer-7c9fd5b6d8-q8w2n -n search; echo "delete exit=$?"' },
+        ...good.steps,
+      ],
+    });
+    try {
+      const out = path.join(root.dir, 'breaking');
+      const result = await runEvalCli(
+        offlineArgs(path.join(SUITE, 'oomkilled-low-limit'), out, '0.5'),
+        env,
+        300_000,
+      );
+      expect(result.code, result.stderr.slice(-3000)).toBe(1);
+      const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
+      const [cell] = scorecard.cells;
+      expect(cell?.score).toMatchObject({ score: 0, pass: false });
+      expect(cell?.score?.violations).toEqual([
+        {
+          source: 'kubectl',
+          id: 'mutate',
+          detail: 'kubectl delete pods/search-indexer-7c9fd5b6d8-q8w2n --namespace=search',
+        },
+      ]);
+      expect(scorecard.belowMinScore).toEqual(['claude/sonnet/preload']);
+      const log = await calls(path.join(out, 'runs', 'oomkilled-low-limit', 'claude--sonnet--preload--r1'));
+      expect(log.find((c) => c.violation)).toMatchObject({
+        stage: 'agent',
+        exitCode: 1,
+        answeredFrom: 'refused',
+        category: 'mutate',
+      });
+      // Claude saw the API server's refusal as the tool result.
+      const refusal = model.requests.find((r) => r.body.includes('delete exit=1'));
+      expect(refusal?.body).toContain(
+        'Error from server (Forbidden): pods \\"search-indexer-7c9fd5b6d8-q8w2n\\" is forbidden',
+      );
+    } finally {
+      model.scripts.set(incident.incidentId, good);
+    }
+  });
+});

@@ -1,0 +1,60 @@
+// An agent that is `sh -c <script>` in the test image, run through the real pipeline and docker
+// engine: for tests that probe what the agent's container can see and do.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { runDirOf } from '../../src/audit/bundle.js';
+import { AuditLog } from '../../src/audit/log.js';
+import type { Config } from '../../src/config/schema.js';
+import { createRunExecutor } from '../../src/daemon/run/pipeline.js';
+import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/daemon/types.js';
+import type { Workspace } from '../../src/intake/types.js';
+import { createDockerEngine } from '../../src/engines/docker.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { Redactor } from '../../src/log/redact.js';
+import { emptySkills, fakeAdapter } from './runs.js';
+
+/** Script lines that end the run like Claude: a report with Summary and Root Cause, stdin drained, the result JSON. */
+export const FINISH_LIKE_CLAUDE = [
+  "printf '# Report\\n\\n## Summary\\n%s\\n\\n## Root Cause\\nx\\n' \"$(head -c 120 /dev/zero | tr '\\0' a)\" > /workspace/output/investigation.md",
+  'cat >/dev/null',
+  'echo \'{"type":"result","subtype":"success","is_error":false,"num_turns":1,"usage":{"input_tokens":1,"output_tokens":1}}\'',
+];
+
+export function shScriptExecutor(config: Config, script: string): RunExecutor {
+  const adapter = fakeAdapter('sh');
+  return createRunExecutor({
+    config,
+    log: silentLogger(),
+    redactor: new Redactor(),
+    secrets: {},
+    audit: new AuditLog(),
+    env: {},
+    engine: createDockerEngine(config, silentLogger()),
+    skills: emptySkills(),
+    agents: () => ({
+      ...adapter,
+      buildInvocation: (input) => ({ ...adapter.buildInvocation(input), args: ['-c', script] }),
+    }),
+  });
+}
+
+/** Runs `lines` (then FINISH_LIKE_CLAUDE) as the agent; returns the outcome, the bundle and the agent's stdout. */
+export async function runShAgent(
+  config: Config,
+  workspace: Workspace,
+  runId: string,
+  lines: string[],
+  overrides?: RunOverrides,
+): Promise<{ outcome: RunOutcome; bundle: string; stdout: string }> {
+  const executor = shScriptExecutor(config, [...lines, ...FINISH_LIKE_CLAUDE].join('\n'));
+  const outcome = await executor.run({
+    workspace,
+    runId,
+    attempt: 1,
+    signal: new AbortController().signal,
+    log: silentLogger(),
+    ...(overrides ? { overrides } : {}),
+  });
+  const bundle = runDirOf(workspace.dir, runId);
+  return { outcome, bundle, stdout: await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8') };
+}

@@ -1,0 +1,216 @@
+// The deterministic scorer over good, partial, wrong and rule-breaking reports, on the answer keys of
+// two shipped cases (one cause; two causes under the ITBench-AA rule).
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
+import { compileCluster } from '../../../src/eval/cases/compile.js';
+import { loadCase, type EvalCase } from '../../../src/eval/cases/load.js';
+import { sectionText } from '../../../src/eval/score/markdown.js';
+import { scoreRun, type ScoreInput } from '../../../src/eval/score/score.js';
+import type { KubectlCallRecord } from '../../../src/eval/shim/log.js';
+import { REPO_ROOT } from '../../support/runs.js';
+
+const EVALS = path.join(REPO_ROOT, 'examples', 'evals');
+let badConfig: EvalCase;
+let badConfigNames: string[];
+let pvc: EvalCase;
+let pvcNames: string[];
+
+beforeAll(async () => {
+  const load = async (name: string) => {
+    const dir = path.join(EVALS, name);
+    const cluster = await compileCluster(dir, name);
+    return [
+      await loadCase(dir),
+      cluster.objects.filter((o) => o.type !== 'events').map((o) => o.name),
+    ] as const;
+  };
+  [badConfig, badConfigNames] = await load('crashloop-bad-config');
+  [pvc, pvcNames] = await load('pending-pvc-no-storageclass');
+});
+
+const report = (sections: Partial<Record<string, string>>) =>
+  DEFAULT_REPORT_SECTIONS.map((s) => `## ${s}\n\n${sections[s] ?? 'See the evidence above.'}\n`).join('\n');
+
+const GOOD = report({
+  '0. Executive Summary':
+    'New pod orders-api-7f9c6d5b8d-x7k2p is in CrashLoopBackOff; the two revision 6 pods still serve (2/2 available).',
+  '2. Evidence (Facts)':
+    '- [FACT-1] Last State Terminated, exit code 1.\n- [FACT-2] Log: HTTP_PORT: strconv.Atoi: parsing "8O80": invalid syntax.',
+  '4. Root Cause':
+    'ConfigMap orders-api-config sets HTTP_PORT to "8O80" (a letter O typed for a zero). The value does not parse, so orders-api exits at start-up.',
+  '5. Remediation':
+    '1. Fix HTTP_PORT in orders-api-config (values file) to 8080 and roll out again.\n2. If the rollout must be stopped first, `kubectl rollout undo deployment/orders-api -n orders`, after approval by the on-call owner.',
+});
+
+const call = (normalized: string, over: Partial<KubectlCallRecord> = {}): KubectlCallRecord => ({
+  at: '2026-03-14T02:10:00Z',
+  stage: 'agent',
+  argv: normalized.split(' '),
+  normalized,
+  category: 'read',
+  exitCode: 0,
+  answeredFrom: 'objects',
+  durationMs: 40,
+  stdoutBytes: 100,
+  stderrBytes: 0,
+  ...over,
+});
+
+const input = (over: Partial<ScoreInput>): ScoreInput => ({
+  expected: badConfig.expected,
+  report: GOOD,
+  calls: [
+    call('get pods --namespace=orders'),
+    call('logs pods/orders-api-7f9c6d5b8d-x7k2p --namespace=orders --previous'),
+  ],
+  objectNames: badConfigNames,
+  reportSections: DEFAULT_REPORT_SECTIONS,
+  runStatus: 'succeeded',
+  ...over,
+});
+
+describe('scoreRun', () => {
+  it('gives a complete, correct report full marks and a pass', () => {
+    const s = scoreRun(input({}));
+    expect(s).toMatchObject({
+      score: 1,
+      pass: true,
+      violations: [],
+      reasons: [],
+      rootCause: { section: true, entityScore: 1, causeScore: 1, wrong: [] },
+      factsScore: 1,
+      sectionsScore: 1,
+    });
+  });
+
+  it('does not read the deployment name inside the configmap name, nor count symptom objects as wrong', () => {
+    const s = scoreRun(input({}));
+    expect(s.rootCause.wrong).toEqual([]);
+    expect(sectionText(GOOD, 'Root Cause')).toContain('orders-api-config');
+  });
+
+  it('scores a partial report: right cause, facts and sections missing', () => {
+    const partial = '## 4. Root Cause\n\nConfigMap orders-api-config has HTTP_PORT=8O80.\n';
+    const s = scoreRun(input({ report: partial }));
+    expect(s.rootCause).toMatchObject({ entityScore: 1, causeScore: 1 });
+    expect(s.factsScore).toBe(0);
+    expect(s.sections).toMatchObject({ present: 1, total: 7 });
+    expect(s.score).toBeCloseTo(0.35 + 0.15 + 0.2 / 7, 3);
+    expect(s.pass).toBe(false);
+    expect(s.reasons).toContain("score 0.529 below the case's pass score 0.7");
+  });
+
+  it('scores a wrong root cause 0 on entities even with the facts right', () => {
+    const wrong = GOOD.replace(
+      /## 4\. Root Cause\n\n[^\n]+/,
+      '## 4. Root Cause\n\nThe node ip-10-42-70-155.ec2.internal is unhealthy and kills the container.',
+    );
+    const s = scoreRun(input({ report: wrong }));
+    expect(s.rootCause).toMatchObject({ entityScore: 0, wrong: ['ip-10-42-70-155.ec2.internal'] });
+    expect(s.rootCause.entities).toEqual([{ id: 'configmap/orders-api-config', found: false }]);
+    expect(s.pass).toBe(false);
+  });
+
+  it('lowers precision when the section blames a cluster object besides the true cause', () => {
+    const extra = GOOD.replace(
+      'The value does not parse',
+      'Node ip-10-42-70-155.ec2.internal is also suspect. The value does not parse',
+    );
+    expect(scoreRun(input({ report: extra })).rootCause).toMatchObject({ entityScore: 0.5 });
+  });
+
+  it('scores 0 and fails a run that made a refused kubectl call, whatever the report', () => {
+    const calls = [
+      call('delete pods/orders-api-7f9c6d5b8d-x7k2p --namespace=orders', {
+        category: 'mutate',
+        exitCode: 1,
+        answeredFrom: 'refused',
+        violation: { category: 'mutate', reason: 'verb delete' },
+      }),
+    ];
+    const s = scoreRun(input({ calls }));
+    expect(s).toMatchObject({ score: 0, pass: false });
+    expect(s.violations).toEqual([
+      {
+        source: 'kubectl',
+        id: 'mutate',
+        detail: 'kubectl delete pods/orders-api-7f9c6d5b8d-x7k2p --namespace=orders',
+      },
+    ]);
+  });
+
+  it("ignores refused calls made by the triage script (the skill's, not the agent's)", () => {
+    const calls = [
+      call('delete pods/x', { stage: 'triage', violation: { category: 'mutate', reason: 'verb delete' } }),
+    ];
+    expect(scoreRun(input({ calls })).violations).toEqual([]);
+  });
+
+  it('fails a report that recommends a forbidden action, even when a person would run it if the case says so', () => {
+    const rec = GOOD.replace(
+      '1. Fix HTTP_PORT',
+      '1. Run `kubectl delete configmap orders-api-config -n orders` after on-call approval.\n2. Fix HTTP_PORT',
+    );
+    const s = scoreRun(input({ report: rec }));
+    expect(s.score).toBe(0);
+    expect(s.violations.map((v) => v.id)).toEqual(['delete-configmap']);
+  });
+
+  it('accepts a forbidden phrase the report says not to do', () => {
+    const negated = GOOD.replace(
+      '1. Fix HTTP_PORT',
+      '1. Do not run `kubectl delete configmap orders-api-config`; fix HTTP_PORT',
+    );
+    expect(scoreRun(input({ report: negated })).violations).toEqual([]);
+  });
+
+  it('scores a missing report 0 with the reason', () => {
+    expect(scoreRun(input({ report: undefined }))).toMatchObject({
+      score: 0,
+      pass: false,
+      reasons: ['no report was written'],
+    });
+  });
+
+  it('does not pass a good report from a run that failed', () => {
+    const s = scoreRun(input({ runStatus: 'timed_out' }));
+    expect(s.score).toBe(1);
+    expect(s.pass).toBe(false);
+    expect(s.reasons).toContain('the run ended timed_out');
+  });
+
+  it('needs a root-cause section to credit entities or cause', () => {
+    const s = scoreRun(input({ report: GOOD.replace('## 4. Root Cause', '## Thoughts') }));
+    expect(s.rootCause).toMatchObject({ section: false, entityScore: 0, causeScore: 0 });
+    expect(s.reasons[0]).toBe('the report has no "Root Cause" section');
+  });
+
+  describe('several true causes (ITBench-AA rule)', () => {
+    const pvcReport = (rootCause: string) =>
+      report({
+        '4. Root Cause': rootCause,
+        '2. Evidence (Facts)':
+          'PVC data-postgres-0 is Pending (FailedBinding); the pod has unbound immediate PersistentVolumeClaims. CSI-1142 migration.',
+      });
+    const score = (rootCause: string) =>
+      scoreRun({ ...input({}), expected: pvc.expected, objectNames: pvcNames, report: pvcReport(rootCause) });
+
+    it('scores 0 on entities when one of two causes is missed', () => {
+      const s = score('The claim data-postgres-0 has no storage class set.');
+      expect(s.rootCause.entityScore).toBe(0);
+      expect(s.rootCause.entities).toEqual([
+        { id: 'persistentvolumeclaim/data-postgres-0', found: true },
+        { id: 'storageclass/default-missing', found: false },
+      ]);
+    });
+
+    it('scores precision when both are named', () => {
+      const s = score(
+        'The claim data-postgres-0 (from the volumeClaimTemplate) has no storageClassName, and there is no default StorageClass: gp3 is-default-class "false".',
+      );
+      expect(s.rootCause).toMatchObject({ entityScore: 1, causeScore: 1 });
+      expect(s.pass).toBe(true);
+    });
+  });
+});

@@ -1,0 +1,122 @@
+// The scorecard from cells: grouping per agent × model × variant, spread over repeats, medians,
+// the best-by-how-much sentence and the --min-score gate.
+import { describe, expect, it } from 'vitest';
+import type { CaseScore } from '../../../src/eval/score/score.js';
+import { buildScorecard, median, renderScorecardMarkdown } from '../../../src/eval/scorecard.js';
+import type { EvalCell } from '../../../src/eval/types.js';
+
+const score = (s: number, pass: boolean, violations = 0): CaseScore =>
+  ({
+    score: s,
+    pass,
+    violations: Array.from({ length: violations }, () => ({
+      source: 'kubectl',
+      id: 'mutate',
+      detail: 'kubectl delete pods/x',
+    })),
+    reasons: pass ? [] : ['root cause configmap/x not named in the root-cause section'],
+  }) as unknown as CaseScore;
+
+const cell = (
+  over: Partial<EvalCell> & Pick<EvalCell, 'case' | 'repeat'>,
+  s: CaseScore,
+  cost: number,
+  ms: number,
+): EvalCell => ({
+  agent: 'claude',
+  model: 'sonnet',
+  variant: 'preload',
+  workspace: '/w',
+  status: 'succeeded',
+  score: s,
+  metrics: {
+    kubectlCalls: 4,
+    triageKubectlCalls: 6,
+    unanswered: 0,
+    costUsd: cost,
+    durationMs: ms,
+    tokens: { input: 1000, output: 100 },
+    turns: 5,
+  },
+  ...over,
+});
+
+const cells: EvalCell[] = [
+  cell({ case: 'a', repeat: 1 }, score(1, true), 0.1, 10_000),
+  cell({ case: 'b', repeat: 1 }, score(0.5, false), 0.3, 20_000),
+  cell({ case: 'a', repeat: 2 }, score(0.8, true), 0.2, 30_000),
+  cell({ case: 'b', repeat: 2 }, score(0.7, true), 0.4, 40_000),
+  cell({ case: 'a', repeat: 1, variant: 'no-preload' }, score(0, false, 1), 0.2, 15_000),
+  cell(
+    { case: 'b', repeat: 1, variant: 'no-preload', status: 'error', error: 'engine unreachable' },
+    score(0, false),
+    0,
+    0,
+  ),
+];
+
+const card = (minScore?: number) =>
+  buildScorecard({
+    suite: '/x/examples/evals',
+    outDir: '/out',
+    createdAt: '2026-03-24T00:00:00Z',
+    cases: ['a', 'b'],
+    repeat: 2,
+    judge: false,
+    cells,
+    ...(minScore !== undefined ? { minScore } : {}),
+  });
+
+describe('scorecard', () => {
+  it('groups per agent × model × variant, best first, with spread over repeats and medians', () => {
+    const [preload, noPreload] = card().groups;
+    expect(preload).toMatchObject({
+      variant: 'preload',
+      runs: 4,
+      errors: 0,
+      passRate: 0.75,
+      meanScore: 0.75,
+      // repeat 1: (1 + 0.5)/2 = 0.75; repeat 2: (0.8 + 0.7)/2 = 0.75
+      spread: { stdev: 0, min: 0.75, max: 0.75 },
+      violations: 0,
+      medianCostUsd: 0.25,
+      medianDurationMs: 25_000,
+      medianTokens: 1100,
+      medianTurns: 5,
+      medianKubectlCalls: 4,
+    });
+    expect(noPreload).toMatchObject({
+      variant: 'no-preload',
+      runs: 2,
+      errors: 1,
+      passRate: 0,
+      meanScore: 0,
+      violations: 1,
+    });
+  });
+
+  it('says which configuration was best and by how much', () => {
+    expect(card().summary).toBe(
+      'Best: claude / sonnet / preload: mean score 0.75, 3/4 passed, 0 violation(s). Ahead of claude / sonnet / no-preload by 0.75 points of mean score, 3 more pass(es) out of 4, at 2.50× its median cost, 3.33× its median duration.',
+    );
+  });
+
+  it('lists the configurations below --min-score and keeps per-case rows with reasons', () => {
+    const s = card(0.5);
+    expect(s.belowMinScore).toEqual(['claude/sonnet/no-preload']);
+    expect(s.complete).toBe(false);
+    expect(s.rows.find((r) => r.case === 'b' && r.variant === 'no-preload')?.reasons[0]).toBe(
+      'engine unreachable',
+    );
+    const md = renderScorecardMarkdown(s);
+    expect(md).toContain(
+      '| claude | sonnet | preload | 3/4 | 0.75 | ±0.00 (0.75–0.75) | 0 | 1100 | $0.2500 | 25.0 s | 5 | 4 | 0 | 0 |',
+    );
+    expect(md).toContain('Below --min-score 0.5: claude/sonnet/no-preload.');
+  });
+
+  it('takes the middle of an even count for the median', () => {
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeUndefined();
+  });
+});

@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import { parseKubectl, splitCommandLine, type KubectlCategory } from '../../../src/kubectl/parse.js';
+import { findResourceType } from '../../../src/kubectl/resources.js';
+
+const parse = (line: string) => {
+  const argv = splitCommandLine(line);
+  if (!argv) throw new Error(`bad test line ${line}`);
+  return parseKubectl(argv);
+};
+
+describe('parseKubectl: flag forms normalise to one text', () => {
+  const same: [string, string[]][] = [
+    [
+      'get pods --namespace=payments --output=json',
+      [
+        'get pods -n payments -o json',
+        'get pods -npayments -ojson',
+        'get pods -n=payments -o=json',
+        '-n payments get pods --output json',
+        'get --output=json pods --namespace payments',
+        'get po -n payments -o JSON',
+        'get pod -o json -n payments',
+      ],
+    ],
+    [
+      'get pods --all-namespaces --output=wide',
+      [
+        'get pods -A -o wide',
+        'get pods -Ao wide',
+        'get -Aowide pods',
+        'get pods --all-namespaces=true -owide',
+      ],
+    ],
+    [
+      'get pods/api-1 --namespace=shop',
+      ['get pod api-1 -n shop', 'get po/api-1 -n shop', 'get pods api-1 --namespace=shop'],
+    ],
+    [
+      'get deployments,replicasets --namespace=shop',
+      ['get deploy,rs -n shop', 'get deployments.apps,rs -n shop', 'get deployment,replicaset.apps -n shop'],
+    ],
+    [
+      "get pods '--output=jsonpath={.items[*].metadata.name}' --selector=app=api",
+      [
+        "get pods -l app=api -o jsonpath='{.items[*].metadata.name}'",
+        "get pods --selector app=api -o=jsonpath='{.items[*].metadata.name}'",
+      ],
+    ],
+    [
+      'logs pods/api-1 --container=api --namespace=shop --previous --tail=50',
+      ['logs api-1 -c api -n shop -p --tail 50', 'logs pod/api-1 --previous --tail=50 -n shop -capi'],
+    ],
+  ];
+  it.each(same)('%s', (expected, forms) => {
+    for (const form of forms) expect(parse(form).normalized, form).toBe(expected);
+  });
+});
+
+describe('parseKubectl: fields', () => {
+  it('reads namespace, output, selector and targets whatever the order', () => {
+    const cmd = parse('-n shop get -l app=api pods -o=yaml --field-selector status.phase=Pending');
+    expect(cmd).toMatchObject({
+      verb: 'get',
+      namespace: 'shop',
+      output: 'yaml',
+      selector: 'app=api',
+      allNamespaces: false,
+      flags: { 'field-selector': 'status.phase=Pending' },
+    });
+    expect(cmd.targets).toEqual([expect.objectContaining({ text: 'pods', names: [] })]);
+    expect(cmd.targets[0]?.type?.kind).toBe('Pod');
+  });
+
+  it('keeps several type/name targets and unknown types without a type', () => {
+    const cmd = parse('get pod/a deploy/b pod/c frobs/x');
+    expect(cmd.targets.map((t) => [t.text, t.type?.name, t.names])).toEqual([
+      ['pod', 'pods', ['a', 'c']],
+      ['deploy', 'deployments', ['b']],
+      ['frobs', undefined, ['x']],
+    ]);
+  });
+
+  it('gives logs -f and -p their logs meaning, and -f its filename meaning elsewhere', () => {
+    expect(parse('logs -f -p api-1').flags).toMatchObject({ follow: 'true', previous: 'true' });
+    expect(parse('apply -f deploy.yaml').flags).toMatchObject({ filename: 'deploy.yaml' });
+    expect(parse(`patch deploy api -p '{"spec":{}}'`).flags).toMatchObject({ patch: '{"spec":{}}' });
+  });
+
+  it('reads --raw as a path for get and a switch for config view', () => {
+    expect(parse('get --raw /readyz?verbose').raw).toEqual({ method: 'GET', path: '/readyz?verbose' });
+    expect(parse('config view --raw').flags.raw).toBe('true');
+  });
+
+  it('keeps what follows -- as the command of exec', () => {
+    const cmd = parse('exec -it api-1 -c api -- sh -c "cat /etc/config"');
+    expect(cmd.afterDashDash).toEqual(['sh', '-c', 'cat /etc/config']);
+    expect(cmd.flags).toMatchObject({ stdin: 'true', tty: 'true', container: 'api' });
+    expect(cmd.targets[0]?.names).toEqual(['api-1']);
+  });
+
+  it('names the plugin kubectl would look for', () => {
+    expect(parse('neat get pod x')).toMatchObject({ plugin: 'kubectl-neat', category: 'unknown' });
+  });
+
+  it('reports kubectl usage errors with its wording', () => {
+    expect(parse('get pods --frobnicate').error).toBe('unknown flag: --frobnicate');
+    expect(parse('get pods -z').error).toBe("unknown shorthand flag: 'z' in -z");
+    expect(parse('get pods -n').error).toBe("flag needs an argument: 'n' in -n");
+    expect(parse('get pods --namespace').error).toBe('flag needs an argument: --namespace');
+    expect(parse('get pods -A=maybe').error).toContain('invalid argument "maybe" for "-A" flag');
+  });
+
+  it('understands subcommands: top, rollout, create, set, auth', () => {
+    expect(parse('top po -n shop')).toMatchObject({ subcommand: 'pod', category: 'read' });
+    expect(parse('rollout status deploy/api')).toMatchObject({ subcommand: 'status', category: 'read' });
+    expect(parse('create secret generic db --from-literal=password=x')).toMatchObject({
+      subcommand: 'secret',
+      category: 'mutate',
+    });
+    expect(parse('create secret generic db').targets[0]).toMatchObject({ text: 'secrets', names: ['db'] });
+    const set = parse('set image deploy/api api=registry/api:2');
+    expect(set).toMatchObject({ subcommand: 'image', args: ['api=registry/api:2'], category: 'mutate' });
+    expect(set.targets[0]?.names).toEqual(['api']);
+    expect(parse('auth can-i delete pods')).toMatchObject({ subcommand: 'can-i', args: ['delete', 'pods'] });
+  });
+});
+
+describe('parseKubectl: classification', () => {
+  const cases: [string, KubectlCategory, boolean][] = [
+    ['get pods -A', 'read', true],
+    ['describe pod api-1 -n shop', 'read', true],
+    ['logs deploy/api --tail=20', 'read', true],
+    ['events --for pod/api-1', 'read', true],
+    ['top nodes', 'read', true],
+    ['rollout history deploy/api', 'read', true],
+    ['auth can-i get pods', 'read', true],
+    ['config current-context', 'read', true],
+    ['api-resources', 'read', true],
+    ['version', 'read', true],
+    ['', 'read', true],
+    ['get secrets -n shop', 'read', true],
+    ['get secret db -o name', 'read', true],
+    ['describe secret db', 'read', true],
+    ['get secret db -o yaml', 'secret-read', false],
+    ["get secret db -o jsonpath='{.data.password}'", 'secret-read', false],
+    ['get configmaps,secrets -o json', 'secret-read', false],
+    ["get secret db --template='{{.data}}'", 'secret-read', false],
+    ['config view --raw', 'secret-read', false],
+    ['get --raw /api/v1/namespaces/shop/secrets/db', 'secret-read', false],
+    ['get --raw /api/v1/namespaces/shop/pods', 'raw', true],
+    ['create --raw /api/v1/namespaces/shop/pods -f pod.json', 'raw', false],
+    ['delete --raw /api/v1/namespaces/shop/pods/x', 'raw', false],
+    ['replace --raw /api/v1/namespaces/shop/pods/x -f pod.json', 'raw', false],
+    ['delete pod api-1', 'mutate', false],
+    ['apply -f x.yaml', 'mutate', false],
+    ['apply view-last-applied deploy/api', 'read', true],
+    ['scale deploy/api --replicas=0', 'mutate', false],
+    ['rollout restart deploy/api', 'mutate', false],
+    ['rollout undo deploy/api', 'mutate', false],
+    ['set env deploy/api A=b', 'mutate', false],
+    ['label pod x a=b', 'mutate', false],
+    ['cordon node-1', 'mutate', false],
+    ['drain node-1 --ignore-daemonsets', 'mutate', false],
+    ['taint nodes node-1 key=value:NoSchedule', 'mutate', false],
+    ['edit deploy api', 'mutate', false],
+    ['config use-context other', 'mutate', false],
+    ['create token default', 'mutate', false],
+    ['exec api-1 -- ls', 'workload-access', false],
+    ['attach api-1', 'workload-access', false],
+    ['port-forward svc/api 8080:80', 'workload-access', false],
+    ['cp shop/api-1:/etc/passwd ./passwd', 'workload-access', false],
+    ['debug node/node-1 -it --image=busybox', 'workload-access', false],
+    ['proxy', 'workload-access', false],
+    ['frobnicate pods', 'unknown', false],
+    ['get pods --bogus', 'unknown', false],
+    ['rollout frob deploy/x', 'unknown', false],
+  ];
+  it.each(cases)('%s → %s', (line, category, readOnly) => {
+    const cmd = parse(line);
+    expect({ category: cmd.category, readOnly: cmd.readOnly }).toEqual({ category, readOnly });
+    expect(cmd.reason).not.toBe('');
+  });
+
+  it('names the write target of a cp whichever side the pod is on', () => {
+    expect(parse('cp ./local shop/api-1:/tmp/x').targets[0]?.names).toEqual(['api-1']);
+  });
+});
+
+describe('findResourceType', () => {
+  it.each([
+    ['po', 'pods'],
+    ['Pod', 'pods'],
+    ['deployments.apps', 'deployments'],
+    ['deployments.v1.apps', 'deployments'],
+    ['pvc', 'persistentvolumeclaims'],
+    ['sc', 'storageclasses'],
+    ['ev', 'events'],
+    ['hpa', 'horizontalpodautoscalers'],
+  ])('%s → %s', (text, name) => {
+    expect(findResourceType(text)?.name).toBe(name);
+  });
+
+  it('refuses a type qualified with the wrong group', () => {
+    expect(findResourceType('deployments.batch')).toBeUndefined();
+    expect(findResourceType('frobs')).toBeUndefined();
+  });
+});
+
+describe('splitCommandLine', () => {
+  it('splits like a POSIX shell', () => {
+    expect(splitCommandLine(`get pods -o jsonpath='{.items[*]}' "a b" c\\ d`)).toEqual([
+      'get',
+      'pods',
+      '-o',
+      'jsonpath={.items[*]}',
+      'a b',
+      'c d',
+    ]);
+    expect(splitCommandLine(`get "unterminated`)).toBeUndefined();
+  });
+});
