@@ -29,7 +29,12 @@ export type AuditEventType =
   | 'adopted'
   | 'requeued'
   | 'released'
-  | 'replayed';
+  | 'replayed'
+  // Results out (src/notify): a delivery recorded in the outbox, each attempt, and how it ended.
+  | 'notify_queued'
+  | 'notify_attempted'
+  | 'notify_delivered'
+  | 'notify_failed';
 
 export interface AuditEvent {
   type: AuditEventType;

@@ -13,7 +13,22 @@ export interface Runtime {
   redactor: Redactor;
   audit: AuditLog;
   executor: RunExecutor;
+  /** Every configured secret's value (for the notifier); never log this. */
+  secrets: Record<string, string>;
 }
+
+/** The secrets notify sinks use: the daemon's own credentials, never handed to an agent. */
+export function notifySecretNames(config: Config): Set<string> {
+  const names = new Set<string>();
+  for (const sink of config.notify.sinks) {
+    names.add(sink.secret);
+    if (sink.notes) names.add(sink.notes.secret);
+  }
+  return names;
+}
+
+const without = (values: Record<string, string>, names: Set<string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(values).filter(([name]) => !names.has(name)));
 
 /** Builds the run pipeline the daemon, replay and compare share, from a loaded configuration. */
 export function buildRuntime(
@@ -31,11 +46,12 @@ export function buildRuntime(
     config,
     log,
     redactor,
-    secrets: secrets.values,
+    // A Slack token or signing secret must not reach an agent (Goose with another provider gets every secret).
+    secrets: without(secrets.values, notifySecretNames(config)),
     audit,
     env: io.env,
     daemonId: options.daemonId,
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
-  return { log, redactor, audit, executor };
+  return { log, redactor, audit, executor, secrets: secrets.values };
 }

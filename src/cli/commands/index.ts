@@ -7,6 +7,7 @@ import * as compare from './compare.js';
 import * as context from './context.js';
 import * as skills from './skills.js';
 import * as daemon from './daemon.js';
+import * as notify from './notify.js';
 
 /** A command module registers one top-level command; `done` sets the process exit code. */
 export interface CommandModule {
@@ -14,4 +15,13 @@ export interface CommandModule {
 }
 
 /** Every command of the CLI, in the order `--help` lists them. */
-export const COMMANDS: CommandModule[] = [daemon, replay, context, validateConfig, skills, audit, compare];
+export const COMMANDS: CommandModule[] = [
+  daemon,
+  replay,
+  context,
+  validateConfig,
+  skills,
+  audit,
+  compare,
+  notify,
+];
