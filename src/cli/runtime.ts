@@ -27,8 +27,11 @@ export function notifySecretNames(config: Config): Set<string> {
   return names;
 }
 
-const without = (values: Record<string, string>, names: Set<string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(values).filter(([name]) => !names.has(name)));
+/** The secrets an agent may be handed: every configured one except the notify sinks' credentials. */
+export function agentSecrets(config: Config, values: Record<string, string>): Record<string, string> {
+  const own = notifySecretNames(config);
+  return Object.fromEntries(Object.entries(values).filter(([name]) => !own.has(name)));
+}
 
 /** Builds the run pipeline the daemon, replay and compare share, from a loaded configuration. */
 export function buildRuntime(
@@ -47,7 +50,7 @@ export function buildRuntime(
     log,
     redactor,
     // A Slack token or signing secret must not reach an agent (Goose with another provider gets every secret).
-    secrets: without(secrets.values, notifySecretNames(config)),
+    secrets: agentSecrets(config, secrets.values),
     audit,
     env: io.env,
     daemonId: options.daemonId,

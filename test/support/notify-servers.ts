@@ -168,7 +168,7 @@ export class SlackApi extends StandIn {
     const b = r.body as Record<string, unknown>;
     const message: SlackStoredMessage = {
       channel: this.channelId(String(b.channel)),
-      ts: `1767225600.${String(++this.seq).padStart(6, '0')}`,
+      ts: `${Math.floor(Date.now() / 1000)}.${String(++this.seq).padStart(6, '0')}`,
       text: String(b.text ?? ''),
       blocks: (b.blocks as SlackStoredMessage['blocks']) ?? [],
       ...(b.thread_ts ? { thread_ts: String(b.thread_ts) } : {}),

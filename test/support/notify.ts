@@ -3,6 +3,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AuditLog } from '../../src/audit/log.js';
+import type { CliIO } from '../../src/cli/io.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { resolveSecrets } from '../../src/config/secrets.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -34,7 +35,13 @@ export async function finishedWorkspace(
 ): Promise<string> {
   const dir = path.join(root, folder);
   const state = options.state ?? 'succeeded';
-  const incident = options.incident ?? incidentJson({ incidentId: `inc-${folder}`, severity: 'critical' });
+  const incident =
+    options.incident ??
+    incidentJson({
+      incidentId: `inc-${folder}`,
+      severity: 'critical',
+      resource: { apiVersion: 'v1', kind: 'Pod', name: 'web-1', namespace: 'shop', uid: 'uid-1' },
+    });
   await mkdir(path.join(dir, '.triage', 'runs', RUN_ID), { recursive: true });
   await writeFile(path.join(dir, 'incident.json'), JSON.stringify(incident, null, 2));
   await writeFile(
@@ -163,4 +170,31 @@ export async function auditEvents(dir: string): Promise<Record<string, unknown>[
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** A report of about `bytes` with every construct a report has: tables, lists, code, quotes, long lines. */
+export function bigReport(bytes: number): string {
+  const parts = [
+    '# Kubernetes Incident Triage Report',
+    '## 0. Executive Triage Card',
+    '### Primary Hypothesis',
+    'Disk full — Confidence: High',
+  ];
+  for (let i = 1; parts.join('\n\n').length < bytes; i++) {
+    parts.push(`## ${i}. Section ${i}`);
+    parts.push(`- **[FACT-${i}]** pod restarted <${i}> times & more — Source: \`kubectl get pods\``);
+    parts.push('| Step | Action |\n|---|---|\n| 1 | `kubectl rollout undo` |');
+    parts.push(`\`\`\`\n${`log line ${i} ${'x'.repeat(90)}\n`.repeat(60)}\`\`\``);
+    parts.push(`> ${'quoted evidence '.repeat(30)}`);
+    parts.push(`${'a-very-long-unbroken-line&'.repeat(200)}END-${i}`);
+  }
+  return parts.join('\n\n');
+}
+
+/** Command-line IO that captures stdout and stderr. */
+export function captureCli(env: Record<string, string>, cwd: string) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIO = { stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), env, cwd };
+  return { io, out: () => out.join(''), err: () => err.join('') };
 }

@@ -1,26 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parentMessage, SLACK_LIMITS, splitText, threadMessages } from '../../../src/notify/slack-blocks.js';
 import { summarize } from '../../../src/notify/summary.js';
+import { bigReport } from '../../support/notify.js';
 import { renderInput } from './render.js';
-
-/** A report of about `bytes` with every construct a report has: tables, lists, code, quotes, long lines. */
-export function bigReport(bytes: number): string {
-  const parts = [
-    '# Kubernetes Incident Triage Report',
-    '## 0. Executive Triage Card',
-    '### Primary Hypothesis',
-    'Disk full — Confidence: High',
-  ];
-  for (let i = 1; parts.join('\n\n').length < bytes; i++) {
-    parts.push(`## ${i}. Section ${i}`);
-    parts.push(`- **[FACT-${i}]** pod restarted <${i}> times & more — Source: \`kubectl get pods\``);
-    parts.push('| Step | Action |\n|---|---|\n| 1 | `kubectl rollout undo` |');
-    parts.push(`\`\`\`\n${`log line ${i} ${'x'.repeat(90)}\n`.repeat(60)}\`\`\``);
-    parts.push(`> ${'quoted evidence '.repeat(30)}`);
-    parts.push(`${'a-very-long-unbroken-line&'.repeat(200)}END-${i}`);
-  }
-  return parts.join('\n\n');
-}
 
 /** Every text a block shows (section text, fields, context elements). */
 const blockText = (block: object): string => {
