@@ -172,8 +172,9 @@ function joinPieces(pieces: string[], max: number): string[] {
 }
 
 /**
- * Packs sections into messages: a section that fits in the current message joins it, otherwise it starts
- * the next one; a section larger than a message spans several, split between its section texts.
+ * Packs sections into messages: a section that fits in the current message joins it, one that fits in a
+ * message starts the next one, and one larger than a message continues the current message and spans as
+ * many as it needs, split between its section texts.
  */
 export function packMessages(sections: string[][]): string[][] {
   const messages: string[][] = [];
@@ -187,8 +188,12 @@ export function packMessages(sections: string[][]): string[][] {
       current.push(...texts);
       continue;
     }
-    if (current.length > 0) messages.push(current);
-    current = [];
+    // A section that fits in a message of its own starts one; a longer one is split anyway, so it
+    // fills the current message first.
+    if (fits([], texts) && current.length > 0) {
+      messages.push(current);
+      current = [];
+    }
     for (const text of texts) {
       if (!fits(current, [text])) {
         messages.push(current);
