@@ -16,6 +16,7 @@ import { listEntries, lockEntry, readEntry, readPayload, recordDelivery, saveEnt
 import { SINKS } from './sinks/index.js';
 import { summarize } from './summary.js';
 import type {
+  FinalStateRecord,
   FinishedIncident,
   OutboxEntry,
   RecordedError,
@@ -192,6 +193,15 @@ export class Notifier {
       this.schedule(input.workspaceDir, key, this.now());
     }
     return plan;
+  }
+
+  /**
+   * incidentFinished for an incident whose final state is on disk: reads incident.json, the run's
+   * result.json and the report (bounded, never through a link). What the daemon calls after it has
+   * written a final state.
+   */
+  async notifyFinished(workspaceDir: string, state: FinalStateRecord, runId: string): Promise<Plan> {
+    return this.incidentFinished(await finishedFrom(workspaceDir, state, runId, this.limits));
   }
 
   /**
