@@ -37,7 +37,12 @@ export type AuditEventType =
   | 'retry_requested'
   | 'incident_changed'
   | 'resolved'
-  | 'unsafe';
+  | 'unsafe'
+  // Results out (src/notify): a delivery recorded in the outbox, each attempt, and how it ended.
+  | 'notify_queued'
+  | 'notify_attempted'
+  | 'notify_delivered'
+  | 'notify_failed';
 
 export interface AuditEvent {
   type: AuditEventType;

@@ -13,6 +13,24 @@ export interface Runtime {
   redactor: Redactor;
   audit: AuditLog;
   executor: RunExecutor;
+  /** Every configured secret's value (for the notifier); never log this. */
+  secrets: Record<string, string>;
+}
+
+/** The secrets notify sinks use: the daemon's own credentials, never handed to an agent. */
+export function notifySecretNames(config: Config): Set<string> {
+  const names = new Set<string>();
+  for (const sink of config.notify.sinks) {
+    names.add(sink.secret);
+    if (sink.notes) names.add(sink.notes.secret);
+  }
+  return names;
+}
+
+/** The secrets an agent may be handed: every configured one except the notify sinks' credentials. */
+export function agentSecrets(config: Config, values: Record<string, string>): Record<string, string> {
+  const own = notifySecretNames(config);
+  return Object.fromEntries(Object.entries(values).filter(([name]) => !own.has(name)));
 }
 
 /** Builds the run pipeline the daemon, replay and compare share, from a loaded configuration. */
@@ -37,11 +55,12 @@ export function buildRuntime(
     config,
     log,
     redactor,
-    secrets: secrets.values,
+    // A Slack token or signing secret must not reach an agent (Goose with another provider gets every secret).
+    secrets: agentSecrets(config, secrets.values),
     audit,
     env: io.env,
     daemonId: options.daemonId,
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
-  return { log, redactor, audit, executor };
+  return { log, redactor, audit, executor, secrets: secrets.values };
 }

@@ -99,6 +99,101 @@ const skillSource = z
   });
 export type SkillSourceConfig = z.infer<typeof skillSource>;
 
+/** Where finished investigations are delivered (one adapter per type under src/notify/sinks/). */
+export const NOTIFY_SINK_TYPES = ['slack', 'webhook', 'pagerduty'] as const;
+export type NotifySinkType = (typeof NOTIFY_SINK_TYPES)[number];
+/** The final states a sink can be told about. */
+export const NOTIFY_STATES = ['succeeded', 'failed'] as const;
+/** Incident severities in increasing order; synonyms share a rank (see src/notify/filters.ts). */
+export const SEVERITY_NAMES = ['info', 'low', 'warning', 'medium', 'error', 'high', 'critical'] as const;
+
+const SECRET_NAME = /^[A-Z_][A-Z0-9_]*$/;
+const secretName = (description: string) =>
+  z
+    .string()
+    .regex(SECRET_NAME, 'the name of an entry under secrets: (e.g. SLACK_BOT_TOKEN)')
+    .describe(description);
+const httpUrl = (description: string) =>
+  z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).describe(description);
+
+/** Fields only some sink types take: a field set on another type is a mistake worth reporting. */
+const SINK_FIELDS: Record<string, NotifySinkType[]> = {
+  channel: ['slack'],
+  url: ['webhook'],
+  notes: ['pagerduty'],
+  thread_report: ['slack'],
+};
+
+const notifySink = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, "_" or "-", at most 64 characters')
+      .describe('names the sink in the outbox, audit events, metrics and `notify --sink`'),
+    type: z.enum(NOTIFY_SINK_TYPES).describe('slack | webhook | pagerduty'),
+    on: z
+      .array(z.enum(NOTIFY_STATES))
+      .min(1)
+      .default(['succeeded', 'failed'])
+      .describe('final states that are delivered'),
+    min_severity: z
+      .enum(SEVERITY_NAMES)
+      .optional()
+      .describe('only incidents at least this severe (unknown severities are delivered)'),
+    clusters: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('only incidents from these clusters; absent = every cluster'),
+    secret: secretName(
+      'entry under secrets: holding the credential: Slack bot token, webhook signing secret, PagerDuty routing key',
+    ),
+    channel: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('slack: channel ID (C0123456789, preferred) or #name; the bot must be a member'),
+    thread_report: z
+      .boolean()
+      .optional()
+      .describe('slack: post the full report in the thread (default true)'),
+    url: httpUrl('webhook: where the payload is POSTed').optional(),
+    api_url: httpUrl(
+      'base URL override: Slack Web API (…/api/), PagerDuty Events API; for Slack Enterprise, a proxy or a test server',
+    ).optional(),
+    notes: z
+      .strictObject({
+        secret: secretName('entry under secrets: holding a PagerDuty REST API token'),
+        from: z
+          .email({ error: 'expected the email address of a PagerDuty user' })
+          .describe('email of a PagerDuty user; the REST API requires it as the From header'),
+        api_url: httpUrl('PagerDuty REST API base URL').default('https://api.pagerduty.com'),
+      })
+      .optional()
+      .describe(
+        'pagerduty: also add the summary as a note on the PagerDuty incident an incident came from (source.type pagerduty)',
+      ),
+  })
+  .superRefine((sink, ctx) => {
+    if (sink.type === 'slack' && sink.channel === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['channel'],
+        message: 'a slack sink needs channel: a channel ID such as C0123456789 (or #name)',
+      });
+    if (sink.type === 'webhook' && sink.url === undefined)
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'a webhook sink needs url: where to POST' });
+    for (const [field, types] of Object.entries(SINK_FIELDS)) {
+      if ((sink as Record<string, unknown>)[field] !== undefined && !types.includes(sink.type))
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `${field} applies to ${types.join(', ')} sinks only; remove it from this ${sink.type} sink`,
+        });
+    }
+  });
+export type NotifySinkConfig = z.infer<typeof notifySink>;
+
 const subjectRule = z.strictObject({
   match: z
     .record(z.string(), z.union([z.string(), z.array(z.string())]))
@@ -106,7 +201,7 @@ const subjectRule = z.strictObject({
   subjects: z.array(z.string().min(1)).min(1).describe('boot.yml subjects booted when the rule matches'),
 });
 
-export const configSchema = z.strictObject({
+const baseSchema = z.strictObject({
   workspaces_root: z
     .string()
     .min(1)
@@ -402,10 +497,38 @@ export const configSchema = z.strictObject({
     })
     .prefault({})
     .describe('eval command'),
+  notify: z
+    .strictObject({
+      sinks: z
+        .array(notifySink)
+        .default([])
+        .describe('where finished investigations are delivered; each credential is named under secrets:'),
+      retry: z
+        .strictObject({
+          max_attempts: int(1, 1000)
+            .default(12)
+            .describe('tries per delivery before it is recorded as failed'),
+          base_delay: duration('5s', 'first retry delay; doubles each attempt, with jitter'),
+          max_delay: duration('10m', 'longest retry delay (a longer Retry-After is still honoured)'),
+        })
+        .prefault({})
+        .describe('delivery retries; the schedule is kept in the outbox and survives restarts'),
+      request_timeout: duration('15s', 'limit of one HTTP request to a sink'),
+      catch_up_window: duration(
+        '24h',
+        'at start-up, an incident that finished this recently with no recorded deliveries is delivered',
+      ),
+      max_report_bytes: bytes('1MiB', 'report text sent to a sink; a longer report is cut, and says so'),
+    })
+    .prefault({})
+    .describe('results out: Slack, webhooks, PagerDuty'),
   http: z
     .strictObject({
       port: int(0, 65535).default(8080).describe('HTTP port for /healthz, /readyz, /metrics (0 = disabled)'),
       host: z.string().default('0.0.0.0').describe('listen address'),
+      public_url: httpUrl(
+        "URL people reach this daemon's HTTP server at (status page); notifications link to it",
+      ).optional(),
     })
     .prefault({}),
   log: z
@@ -414,6 +537,42 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
 });
+
+export const configSchema = baseSchema
+  // Runs even when other keys have problems, so that validation reports every problem at once.
+  .superRefine(checkNotifySinks, { when: (payload) => isRecord(payload.value) });
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Sink names are unique and every credential a sink names is declared under `secrets:`. */
+function checkNotifySinks(config: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(config) || !isRecord(config.notify) || !Array.isArray(config.notify.sinks)) return;
+  const declared = isRecord(config.secrets) ? config.secrets : {};
+  const seen = new Set<string>();
+  config.notify.sinks.forEach((sink: unknown, i) => {
+    if (!isRecord(sink)) return;
+    const at = (...rest: string[]) => ['notify', 'sinks', i, ...rest];
+    if (typeof sink.name === 'string') {
+      if (seen.has(sink.name))
+        ctx.addIssue({ code: 'custom', path: at('name'), message: `sink name ${sink.name} is used twice` });
+      seen.add(sink.name);
+    }
+    const named: [(string | number)[], unknown][] = [
+      [at('secret'), sink.secret],
+      [at('notes', 'secret'), isRecord(sink.notes) ? sink.notes.secret : undefined],
+    ];
+    for (const [path, name] of named) {
+      if (typeof name !== 'string' || !SECRET_NAME.test(name) || name in declared) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `${name} is not declared under secrets:; add \`${name}: { env: ${name} }\` (or file: PATH) there`,
+      });
+    }
+  });
+}
 
 export type Config = z.infer<typeof configSchema>;
 

@@ -4,6 +4,7 @@ import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../.
 import { compare, parseVariants, renderCompareMarkdown, type Variant } from '../../daemon/compare.js';
 import { ReplayUsageError } from '../../daemon/replay.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
+import { checkNotifyFlag, notifyRuns } from '../notify-runtime.js';
 import { commandPipeline, splitList } from './replay.js';
 
 // `triage-runner compare <saved-incident>`: the seed's comparison test as a command.
@@ -14,6 +15,7 @@ interface CompareFlags {
   engine?: EngineName;
   model?: string;
   out?: string;
+  notify?: boolean;
 }
 
 export function register(program: Command, io: CliIO, done: (code: number) => void): void {
@@ -31,6 +33,7 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
       '--out <dir>',
       'output folder (default: ./comparisons/<folder>-<UTC timestamp>); must be new or empty',
     )
+    .option('--notify', "deliver each cell's result to the configured notify sinks (never done unless asked)")
     .action(async (input: string, opts: CompareFlags, cmd: Command) => {
       done(await runCompare(input, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
     });
@@ -67,6 +70,7 @@ export async function runCompare(
     ...(opts.model ? { model: opts.model } : {}),
   });
   try {
+    if (opts.notify) checkNotifyFlag(pipeline.config, 'compare');
     const report = await compare(
       {
         input,
@@ -85,7 +89,28 @@ export async function runCompare(
     );
     io.stdout(renderCompareMarkdown(report));
     io.stdout(`\nwritten: ${path.join(report.outDir, 'compare.md')} and compare.json\n`);
-    return report.complete ? EXIT.ok : EXIT.failed;
+    let delivered = true;
+    if (opts.notify)
+      delivered = await notifyRuns(
+        io,
+        pipeline.config,
+        pipeline.notify,
+        report.cells.flatMap((cell) =>
+          cell.runId && cell.status !== 'error'
+            ? [
+                {
+                  workspaceDir: cell.workspace,
+                  runId: cell.runId,
+                  status: cell.status,
+                  ...(cell.error ? { reason: cell.error } : {}),
+                  trigger: 'compare' as const,
+                  label: `compare ${cell.agent}/${cell.variant} of ${path.basename(report.input)}`,
+                },
+              ]
+            : [],
+        ),
+      );
+    return report.complete && delivered ? EXIT.ok : EXIT.failed;
   } catch (err) {
     if (err instanceof ReplayUsageError) throw new CliExit(EXIT.usage, `compare: ${err.message}`);
     throw err;

@@ -8,6 +8,7 @@ import * as evalCommand from './eval.js';
 import * as context from './context.js';
 import * as skills from './skills.js';
 import * as daemon from './daemon.js';
+import * as notify from './notify.js';
 
 /** A command module registers one top-level command; `done` sets the process exit code. */
 export interface CommandModule {
@@ -24,4 +25,5 @@ export const COMMANDS: CommandModule[] = [
   audit,
   compare,
   evalCommand,
+  notify,
 ];

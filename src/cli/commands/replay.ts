@@ -1,10 +1,12 @@
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import type { Config } from '../../config/schema.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
 import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../daemon/replay.js';
 import { commandConfig, flagLayer } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
+import { checkNotifyFlag, notifyRuns, type NotifyParts } from '../notify-runtime.js';
 import { buildRuntime } from '../runtime.js';
 
 // `triage-runner replay <workspace-or-run-bundle>`: re-runs a saved incident into a new workspace.
@@ -19,6 +21,7 @@ interface ReplayFlags {
   out?: string;
   subject?: string;
   runId?: string;
+  notify?: boolean;
 }
 
 export function register(program: Command, io: CliIO, done: (code: number) => void): void {
@@ -45,6 +48,10 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .option('--dry-run', 'prepare the context and write the bundle, but do not launch the agent')
     .option('--run-id <id>', "run id (default: the original run's, so the prompt's paths match)")
     .option(
+      '--notify',
+      'deliver the result to the configured notify sinks (a replay never notifies unless asked)',
+    )
+    .option(
       '--out <dir>',
       'new workspace folder (default: ./replays/<folder>-<UTC timestamp>); must be new or empty',
     )
@@ -58,7 +65,7 @@ export function commandPipeline(
   io: CliIO,
   file: string | undefined,
   flags: { engine?: EngineName; agent?: AgentName; model?: string },
-): { config: Config; deps: ReplayDeps; abort: AbortController; dispose: () => void } {
+): { config: Config; deps: ReplayDeps; notify: NotifyParts; abort: AbortController; dispose: () => void } {
   const { config } = commandConfig(
     io,
     file,
@@ -70,7 +77,9 @@ export function commandPipeline(
   );
   // Its own daemon label, so that a daemon reconciling its runs never mistakes a replay (which may reuse
   // the original run's id) for one of its own.
-  const { executor, log, audit } = buildRuntime(io, config, { daemonId: `replay-${hostname()}` });
+  const { executor, log, audit, redactor, secrets } = buildRuntime(io, config, {
+    daemonId: `replay-${hostname()}`,
+  });
   const abort = new AbortController();
   const onSignal = () => abort.abort();
   process.once('SIGINT', onSignal);
@@ -79,7 +88,13 @@ export function commandPipeline(
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
-  return { config, deps: { executor, log, audit, signal: abort.signal }, abort, dispose };
+  return {
+    config,
+    deps: { executor, log, audit, signal: abort.signal },
+    notify: { log, redactor, audit, secrets },
+    abort,
+    dispose,
+  };
 }
 
 /** Runs one replay and prints its summary; resolves to the exit code (0 ran/prepared, 1 run failed, 2 usage). */
@@ -91,6 +106,7 @@ export async function runReplay(
 ): Promise<number> {
   const pipeline = commandPipeline(io, file, opts);
   try {
+    if (opts.notify) checkNotifyFlag(pipeline.config, 'replay');
     const result = await replay(
       {
         input,
@@ -109,7 +125,20 @@ export async function runReplay(
       pipeline.deps,
     );
     io.stdout(formatReplay(result));
-    return result.outcome.status === 'succeeded' ? EXIT.ok : EXIT.failed;
+    let delivered = true;
+    if (opts.notify && opts.dryRun) io.stdout('notify: nothing delivered for a dry run (no agent ran)\n');
+    else if (opts.notify)
+      delivered = await notifyRuns(io, pipeline.config, pipeline.notify, [
+        {
+          workspaceDir: result.outDir,
+          runId: result.runId,
+          status: result.outcome.status,
+          ...(result.outcome.reason ? { reason: result.outcome.reason } : {}),
+          trigger: 'replay',
+          label: `replay of ${path.basename(result.source.workspaceDir)}`,
+        },
+      ]);
+    return result.outcome.status === 'succeeded' && delivered ? EXIT.ok : EXIT.failed;
   } catch (err) {
     if (err instanceof ReplayUsageError) throw new CliExit(EXIT.usage, `replay: ${err.message}`);
     throw err;

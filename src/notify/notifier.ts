@@ -1,0 +1,638 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { AuditEvent } from '../audit/log.js';
+import { TRIAGE_DIR } from '../audit/bundle.js';
+import type { Config, NotifySinkConfig } from '../config/schema.js';
+import { NOTIFY_STATES } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+import type { Redactor } from '../log/redact.js';
+import { errorMessage } from '../util/errors.js';
+import { DeliveryError, nextDelayMs, type RetryPolicy } from './delivery.js';
+import { sinkMatches } from './filters.js';
+import { finishedFrom, readFinalState, readIncident, type ReadLimits } from './input.js';
+import type { NotifyMetrics } from './metrics.js';
+import { listEntries, lockEntry, readEntry, readPayload, recordDelivery, saveEntry } from './outbox.js';
+import { SINKS } from './sinks/index.js';
+import { summarize } from './summary.js';
+import type {
+  FinalStateRecord,
+  FinishedIncident,
+  OutboxEntry,
+  RecordedError,
+  RenderInput,
+  SendContext,
+  SinkAdapter,
+  SinkPayload,
+  StepResult,
+  StepState,
+  Trigger,
+} from './types.js';
+
+// Delivers finished investigations to the configured sinks, exactly once per delivery: each one is
+// recorded in the workspace's outbox before it is attempted, each step (a Slack thread part, a PagerDuty
+// note) is recorded as it is delivered, and the retry schedule lives in the outbox too, so a process
+// killed at any point is finished by the next one without sending anything twice.
+
+export interface NotifierDeps {
+  notify: Config['notify'];
+  /** `http.public_url`: messages link to the status page there. */
+  publicUrl?: string;
+  /** Secret values by name (`secrets:`); sinks name theirs. */
+  secrets: Record<string, string>;
+  redactor: Redactor;
+  audit: { append(triageDir: string, event: AuditEvent): Promise<unknown> };
+  log: Logger;
+  metrics?: NotifyMetrics;
+  /** Limit of incident.json when read back from disk (intake.max_incident_bytes). */
+  maxIncidentBytes?: number;
+  now?: () => number;
+  random?: () => number;
+  fetch?: typeof fetch;
+  /** Adapters by type (tests replace one); default: every adapter under sinks/. */
+  sinks?: Record<string, SinkAdapter<SinkPayload>>;
+}
+
+export interface PlanOptions {
+  trigger?: Trigger;
+  /** Only these sinks (by name); unknown names throw. */
+  sinks?: string[];
+  /** Deliver even when a sink's filters (on, min_severity, clusters) do not match: an explicit request. */
+  ignoreFilters?: boolean;
+  /** Shown with the message: "replay of …", "compare claude/preload". */
+  label?: string;
+}
+
+export interface PlannedDelivery {
+  sink: string;
+  key: string;
+  /** False when the delivery was recorded before (it is resumed, not sent again). */
+  created: boolean;
+}
+
+export interface Plan {
+  workspaceDir: string;
+  deliveries: PlannedDelivery[];
+  skipped: { sink: string; why: string }[];
+}
+
+export class UnknownSinkError extends Error {
+  constructor(
+    readonly names: string[],
+    readonly known: string[],
+  ) {
+    super(`no sink named ${names.join(', ')} in notify.sinks; configured: ${known.join(', ') || '(none)'}`);
+    this.name = 'UnknownSinkError';
+  }
+}
+
+/** A lock held by a live process elsewhere: look again after this long. */
+const BUSY_RETRY_MS = 30_000;
+/** Longest timer Node.js can set. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const DEFAULT_MAX_INCIDENT_BYTES = 1024 * 1024;
+
+export class Notifier {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly running = new Map<string, Promise<void>>();
+  private closed = false;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly fetchFn: typeof fetch;
+  private readonly adapters: Record<string, SinkAdapter<SinkPayload>>;
+  private readonly policy: RetryPolicy;
+  private readonly limits: ReadLimits;
+
+  constructor(private readonly deps: NotifierDeps) {
+    this.now = deps.now ?? Date.now;
+    this.random = deps.random ?? Math.random;
+    this.fetchFn = deps.fetch ?? fetch;
+    this.adapters = deps.sinks ?? SINKS;
+    this.policy = {
+      maxAttempts: deps.notify.retry.max_attempts,
+      baseDelayMs: deps.notify.retry.base_delay,
+      maxDelayMs: deps.notify.retry.max_delay,
+    };
+    this.limits = {
+      maxIncidentBytes: deps.maxIncidentBytes ?? DEFAULT_MAX_INCIDENT_BYTES,
+      maxReportBytes: deps.notify.max_report_bytes,
+    };
+  }
+
+  get sinkNames(): string[] {
+    return this.deps.notify.sinks.map((s) => s.name);
+  }
+
+  /**
+   * Records one delivery per matching sink for a finished incident and starts them. Resolves once the
+   * records are on disk (durable); delivery goes on in the background. Calling it again for the same run
+   * records nothing new: recorded deliveries are resumed, never sent twice.
+   */
+  async incidentFinished(input: FinishedIncident, options: PlanOptions = {}): Promise<Plan> {
+    const trigger = options.trigger ?? 'finished';
+    const plan: Plan = { workspaceDir: input.workspaceDir, deliveries: [], skipped: [] };
+    if (this.closed) {
+      this.deps.log.warn(
+        { workspace: input.workspaceDir },
+        'notifier closed: delivery left for the next start',
+      );
+      return plan;
+    }
+    const suffix =
+      trigger === 'finished' ? '' : `.${trigger}-${stamp(this.now())}-${randomBytes(3).toString('hex')}`;
+    const wanted = this.selectSinks(options.sinks);
+    const chosen: NotifySinkConfig[] = [];
+    for (const sink of wanted) {
+      const verdict = options.ignoreFilters ? ({ match: true } as const) : sinkMatches(sink, input);
+      if (verdict.match) chosen.push(sink);
+      else plan.skipped.push({ sink: sink.name, why: verdict.why });
+    }
+    // Deliveries recorded before (a second call after a restart) are resumed without rendering anything.
+    const missing: NotifySinkConfig[] = [];
+    for (const sink of chosen) {
+      const key = `${input.runId}.${sink.name}${suffix}`;
+      const existing = await readEntry(input.workspaceDir, key);
+      if (existing) {
+        plan.deliveries.push({ sink: sink.name, key, created: false });
+        if (existing.status === 'pending') this.schedule(input.workspaceDir, key, this.dueAt(existing));
+      } else missing.push(sink);
+    }
+    if (missing.length === 0) return plan;
+    const base = this.renderBase(input, trigger, options.label);
+    for (const sink of missing) {
+      const key = `${input.runId}.${sink.name}${suffix}`;
+      const adapter = this.adapterFor(sink);
+      const render: RenderInput = { ...base, idempotencyKey: `${safeId(input.incident.incidentId)}/${key}` };
+      const payload = adapter.render(render, sink);
+      const entry: OutboxEntry = {
+        version: 1,
+        key,
+        idempotencyKey: render.idempotencyKey,
+        sink: sink.name,
+        type: sink.type,
+        incidentId: input.incident.incidentId,
+        runId: input.runId,
+        trigger,
+        createdAt: new Date(this.now()).toISOString(),
+        status: 'pending',
+        attempts: 0,
+        steps: adapter.steps(payload).map((id) => ({ id, status: 'pending' })),
+      };
+      const created = await recordDelivery(input.workspaceDir, entry, payload);
+      plan.deliveries.push({ sink: sink.name, key, created });
+      if (created)
+        await this.audit(input.workspaceDir, {
+          type: 'notify_queued',
+          incidentId: entry.incidentId,
+          runId: entry.runId,
+          sink: sink.name,
+          key,
+          trigger,
+          steps: entry.steps.length,
+        });
+      this.schedule(input.workspaceDir, key, this.now());
+    }
+    return plan;
+  }
+
+  /**
+   * incidentFinished for an incident whose final state is on disk: reads incident.json, the run's
+   * result.json and the report (bounded, never through a link). What the daemon calls after it has
+   * written a final state.
+   */
+  async notifyFinished(workspaceDir: string, state: FinalStateRecord, runId: string): Promise<Plan> {
+    return this.incidentFinished(await finishedFrom(workspaceDir, state, runId, this.limits));
+  }
+
+  /**
+   * Schedules a workspace's unfinished deliveries (at their recorded next attempt). With `catchUp`, an
+   * incident that finished within `notify.catch_up_window` is planned too: deliveries a crash kept from
+   * being recorded are recorded now, and recorded ones are left alone.
+   */
+  async resumeWorkspace(workspaceDir: string, options: { catchUp?: boolean } = {}): Promise<number> {
+    let scheduled = 0;
+    try {
+      const listing = await listEntries(workspaceDir);
+      for (const problem of listing.problems)
+        this.deps.log.warn(
+          { workspace: workspaceDir, problem: problem.message },
+          'unreadable outbox entry skipped',
+        );
+      for (const entry of listing.entries) {
+        if (entry.status !== 'pending') continue;
+        this.schedule(workspaceDir, entry.key, this.dueAt(entry));
+        scheduled++;
+      }
+      if (options.catchUp) await this.catchUp(workspaceDir);
+    } catch (err) {
+      this.deps.log.warn({ workspace: workspaceDir, err: errorMessage(err) }, 'outbox could not be resumed');
+    }
+    return scheduled;
+  }
+
+  /** resumeWorkspace for every folder under the workspaces root. */
+  async resumeAll(root: string, options: { catchUp?: boolean } = {}): Promise<number> {
+    if (this.deps.notify.sinks.length === 0 && !options.catchUp) return 0;
+    let names: string[];
+    try {
+      names = await readdir(root);
+    } catch (err) {
+      this.deps.log.warn(
+        { root, err: errorMessage(err) },
+        'workspaces root unreadable: no deliveries resumed',
+      );
+      return 0;
+    }
+    let scheduled = 0;
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      scheduled += await this.resumeWorkspace(path.join(root, name), options);
+    }
+    return scheduled;
+  }
+
+  /**
+   * Resolves when the given deliveries are delivered or failed, or when `timeoutMs` passes (they stay
+   * scheduled and recorded). Keeps the process alive while it waits.
+   */
+  async settle(workspaceDir: string, keys: string[], timeoutMs: number): Promise<OutboxEntry[]> {
+    const deadline = this.now() + timeoutMs;
+    for (;;) {
+      const entries = await Promise.all(keys.map((key) => readEntry(workspaceDir, key)));
+      const known = entries.filter((e): e is OutboxEntry => e !== undefined);
+      if (known.every((e) => e.status !== 'pending') || this.now() >= deadline) return known;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(1, deadline - this.now()))));
+    }
+  }
+
+  /**
+   * Stops scheduling and waits up to `timeoutMs` for attempts in flight. Anything unfinished stays in the
+   * outbox; a step cut off mid-request is reconciled at the next start.
+   */
+  async close(timeoutMs = 10_000): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    const inFlight = [...this.running.values()];
+    if (inFlight.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(inFlight),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private selectSinks(names: string[] | undefined): NotifySinkConfig[] {
+    const sinks = this.deps.notify.sinks;
+    if (!names) return sinks;
+    const unknown = names.filter((n) => !sinks.some((s) => s.name === n));
+    if (unknown.length > 0) throw new UnknownSinkError(unknown, this.sinkNames);
+    return sinks.filter((s) => names.includes(s.name));
+  }
+
+  private adapterFor(sink: NotifySinkConfig): SinkAdapter<SinkPayload> {
+    const adapter = this.adapters[sink.type];
+    if (!adapter) throw new Error(`no adapter for sink type ${sink.type}`);
+    return adapter;
+  }
+
+  /** The input every sink renders from; the report and incident pass through the redactor first. */
+  private renderBase(
+    input: FinishedIncident,
+    trigger: Trigger,
+    label?: string,
+  ): Omit<RenderInput, 'idempotencyKey'> {
+    const redactor = this.deps.redactor;
+    const report = input.report === undefined ? undefined : redactor.redact(input.report);
+    const result = input.result ? redactor.redactValue(input.result) : undefined;
+    const answer = typeof result?.answer === 'string' ? result.answer : undefined;
+    const publicUrl = this.deps.publicUrl?.replace(/\/+$/, '');
+    return {
+      ...input,
+      incident: redactor.redactValue(input.incident),
+      state: redactor.redactValue(input.state),
+      ...(result ? { result } : {}),
+      ...(report !== undefined ? { report, reportSha256: sha256(report) } : {}),
+      summary: summarize(report, answer),
+      trigger,
+      ...((label ?? input.label) ? { label: label ?? input.label } : {}),
+      ...(publicUrl ? { statusUrl: `${publicUrl}/` } : {}),
+      folder: path.basename(input.workspaceDir),
+    };
+  }
+
+  private async catchUp(workspaceDir: string): Promise<void> {
+    let state;
+    try {
+      state = await readFinalState(workspaceDir);
+    } catch {
+      return; // not finished, or not an incident: nothing to catch up
+    }
+    if (!(NOTIFY_STATES as readonly string[]).includes(state.state)) return;
+    const finishedAt = Date.parse(state.updatedAt ?? '');
+    if (Number.isNaN(finishedAt) || this.now() - finishedAt > this.deps.notify.catch_up_window) return;
+    // Cheap checks first: which sinks match, and whether each already has its delivery recorded.
+    const incident = await readIncident(workspaceDir, this.limits.maxIncidentBytes);
+    const probe: FinishedIncident = { workspaceDir, incident, state, runId: state.runId };
+    const due = this.deps.notify.sinks.filter((s) => sinkMatches(s, probe).match);
+    const recorded = await Promise.all(due.map((s) => readEntry(workspaceDir, `${state.runId}.${s.name}`)));
+    if (recorded.every((e) => e !== undefined)) return;
+    const input = await finishedFrom(workspaceDir, state, state.runId, this.limits);
+    const plan = await this.incidentFinished(input, { trigger: 'finished' });
+    const created = plan.deliveries.filter((d) => d.created).map((d) => d.sink);
+    if (created.length > 0)
+      this.deps.log.info(
+        { workspace: workspaceDir, runId: state.runId, sinks: created },
+        'finished incident had deliveries missing from its outbox (a stop right after it finished): recorded now',
+      );
+  }
+
+  private dueAt(entry: OutboxEntry): number {
+    const at = entry.nextAttemptAt ? Date.parse(entry.nextAttemptAt) : NaN;
+    return Number.isNaN(at) ? this.now() : at;
+  }
+
+  private schedule(workspaceDir: string, key: string, at: number): void {
+    if (this.closed) return;
+    const id = `${workspaceDir}\0${key}`;
+    const existing = this.timers.get(id);
+    if (existing) clearTimeout(existing);
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, at - this.now()));
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      void this.run(workspaceDir, key);
+    }, delay);
+    // Deliveries never keep a process alive on their own: the daemon lives anyway, commands use settle().
+    timer.unref();
+    this.timers.set(id, timer);
+  }
+
+  private run(workspaceDir: string, key: string): Promise<void> {
+    const id = `${workspaceDir}\0${key}`;
+    const current = this.running.get(id);
+    if (current) return current;
+    const attempt = this.attempt(workspaceDir, key)
+      .catch((err: unknown) => {
+        this.deps.log.error(
+          { workspace: workspaceDir, key, err: errorMessage(err) },
+          'delivery attempt could not run; trying again later',
+        );
+        this.schedule(workspaceDir, key, this.now() + BUSY_RETRY_MS);
+      })
+      .finally(() => this.running.delete(id));
+    this.running.set(id, attempt);
+    return attempt;
+  }
+
+  /** One attempt: every step not yet delivered, in order, under the entry's lock. */
+  private async attempt(workspaceDir: string, key: string): Promise<void> {
+    const staleMs = Math.max(10 * 60_000, 4 * this.deps.notify.request_timeout);
+    const lock = await lockEntry(workspaceDir, key, staleMs);
+    if (!lock) {
+      this.schedule(workspaceDir, key, this.now() + BUSY_RETRY_MS);
+      return;
+    }
+    try {
+      const entry = await readEntry(workspaceDir, key);
+      if (!entry || entry.status !== 'pending') return;
+      if (this.dueAt(entry) > this.now() + 50) return this.schedule(workspaceDir, key, this.dueAt(entry));
+      const sink = this.deps.notify.sinks.find((s) => s.name === entry.sink);
+      if (!sink || sink.type !== entry.type) {
+        const why = sink
+          ? `sink ${entry.sink} is now of type ${sink.type}, not ${entry.type}`
+          : `sink ${entry.sink} is no longer in notify.sinks`;
+        return await this.fail(
+          workspaceDir,
+          entry,
+          undefined,
+          new DeliveryError(`${why}; not delivered`, 'permanent'),
+        );
+      }
+      const secret = this.deps.secrets[sink.secret];
+      const notesSecret = sink.notes ? this.deps.secrets[sink.notes.secret] : undefined;
+      if (!secret)
+        return await this.fail(
+          workspaceDir,
+          entry,
+          undefined,
+          new DeliveryError(
+            `secret ${sink.secret} has no value (see secrets.${sink.secret}); retrying`,
+            'retry',
+          ),
+        );
+      const adapter = this.adapterFor(sink);
+      const payload = await readPayload(workspaceDir, key);
+      const results: Record<string, StepResult> = {};
+      for (const step of entry.steps)
+        if (step.status === 'delivered' && step.result) results[step.id] = step.result;
+      const ctx: SendContext = {
+        sink,
+        credentials: { secret, ...(notesSecret ? { notesSecret } : {}) },
+        payload,
+        entry,
+        results,
+        timeoutMs: this.deps.notify.request_timeout,
+        fetch: this.fetchFn,
+        now: this.now,
+      };
+      for (const step of entry.steps) {
+        if (step.status === 'delivered') continue;
+        if (this.closed) return;
+        await lock.touch();
+        const ok = await this.deliverStep(workspaceDir, entry, step, adapter, ctx);
+        if (!ok) return;
+        if (step.result) results[step.id] = step.result;
+      }
+      await this.finish(workspaceDir, entry, 'delivered', {
+        type: 'notify_delivered',
+        incidentId: entry.incidentId,
+        runId: entry.runId,
+        sink: entry.sink,
+        key,
+        steps: entry.steps.length,
+      });
+      this.logFor(entry).info({ steps: entry.steps.length }, 'notification delivered');
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /** Sends (or first reconciles) one step; false when the attempt stops here (failure recorded). */
+  private async deliverStep(
+    workspaceDir: string,
+    entry: OutboxEntry,
+    step: StepState,
+    adapter: SinkAdapter<SinkPayload>,
+    ctx: SendContext,
+  ): Promise<boolean> {
+    try {
+      if (step.status === 'sending' && adapter.reconcile) {
+        const found = await adapter.reconcile(ctx, step.id, step.startedAt ?? entry.createdAt);
+        if (found) {
+          await this.delivered(workspaceDir, entry, step, found, 'reconciled');
+          return true;
+        }
+      }
+      step.status = 'sending';
+      step.startedAt = new Date(this.now()).toISOString();
+      await saveEntry(workspaceDir, entry);
+      const result = await adapter.send(ctx, step.id);
+      await this.delivered(workspaceDir, entry, step, result, 'delivered');
+      return true;
+    } catch (err) {
+      const failure =
+        err instanceof DeliveryError
+          ? err
+          : new DeliveryError(`${errorMessage(err)}; retrying`, 'retry', { uncertain: true, cause: err });
+      // Only a request that may have reached the sink stays `sending` (reconciled before the next send).
+      if (!failure.uncertain) step.status = 'pending';
+      await this.fail(workspaceDir, entry, step, failure);
+      return false;
+    }
+  }
+
+  private async delivered(
+    workspaceDir: string,
+    entry: OutboxEntry,
+    step: StepState,
+    result: StepResult,
+    outcome: 'delivered' | 'reconciled',
+  ): Promise<void> {
+    step.status = 'delivered';
+    step.deliveredAt = new Date(this.now()).toISOString();
+    step.result = result;
+    // Progress resets the backoff: a long Slack thread may meet several rate limits on its way.
+    entry.attempts = 0;
+    delete entry.nextAttemptAt;
+    await saveEntry(workspaceDir, entry);
+    await this.audit(workspaceDir, {
+      type: 'notify_attempted',
+      incidentId: entry.incidentId,
+      runId: entry.runId,
+      sink: entry.sink,
+      key: entry.key,
+      step: step.id,
+      outcome,
+      result,
+    });
+  }
+
+  /** Records a failed attempt: scheduled again, or failed for good (permanent, or out of attempts). */
+  private async fail(
+    workspaceDir: string,
+    entry: OutboxEntry,
+    step: StepState | undefined,
+    failure: DeliveryError,
+  ): Promise<void> {
+    entry.attempts += 1;
+    const recorded = this.deps.redactor.redactValue<RecordedError>({
+      message: failure.message,
+      kind: failure.kind,
+      ...(failure.status !== undefined ? { status: failure.status } : {}),
+      ...(failure.code !== undefined ? { code: failure.code } : {}),
+      ...(failure.response !== undefined ? { response: failure.response } : {}),
+      ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+    });
+    entry.lastError = recorded;
+    const exhausted = entry.attempts >= this.policy.maxAttempts;
+    const final = failure.kind === 'permanent' || exhausted;
+    const base = {
+      incidentId: entry.incidentId,
+      runId: entry.runId,
+      sink: entry.sink,
+      key: entry.key,
+      ...(step ? { step: step.id } : {}),
+      attempt: entry.attempts,
+    };
+    const log = this.logFor(entry);
+    if (final) {
+      await this.audit(workspaceDir, {
+        type: 'notify_attempted',
+        ...base,
+        outcome: 'failed',
+        error: recorded,
+      });
+      await this.finish(workspaceDir, entry, 'failed', {
+        type: 'notify_failed',
+        ...base,
+        reason: failure.kind === 'permanent' ? 'permanent' : 'attempts exhausted',
+        error: recorded,
+      });
+      log.error(
+        { step: step?.id, attempt: entry.attempts, error: recorded },
+        failure.kind === 'permanent'
+          ? 'notification failed permanently; not retried'
+          : `notification failed ${entry.attempts} times (notify.retry.max_attempts); not retried`,
+      );
+      return;
+    }
+    const delay = nextDelayMs(entry.attempts, this.policy, failure.retryAfterMs, this.random);
+    const at = this.now() + delay;
+    entry.nextAttemptAt = new Date(at).toISOString();
+    await saveEntry(workspaceDir, entry);
+    this.deps.metrics?.notification(entry.sink, 'retried');
+    await this.audit(workspaceDir, {
+      type: 'notify_attempted',
+      ...base,
+      outcome: 'retry',
+      retryAt: entry.nextAttemptAt,
+      error: recorded,
+    });
+    log.warn(
+      { step: step?.id, attempt: entry.attempts, delayMs: delay, error: recorded.message },
+      'notification attempt failed; retrying',
+    );
+    this.schedule(workspaceDir, entry.key, at);
+  }
+
+  /** Records how a delivery ended: the entry, the metric, the audit event. */
+  private async finish(
+    workspaceDir: string,
+    entry: OutboxEntry,
+    status: 'delivered' | 'failed',
+    event: AuditEvent,
+  ): Promise<void> {
+    entry.status = status;
+    entry.finishedAt = new Date(this.now()).toISOString();
+    delete entry.nextAttemptAt;
+    await saveEntry(workspaceDir, entry);
+    this.deps.metrics?.notification(entry.sink, status);
+    await this.audit(workspaceDir, event);
+  }
+
+  private logFor(entry: OutboxEntry): Logger {
+    return this.deps.log.child({
+      incidentId: entry.incidentId,
+      runId: entry.runId,
+      sink: entry.sink,
+      key: entry.key,
+    });
+  }
+
+  /** An audit event never stops a delivery: a failure to record it is logged. */
+  private async audit(workspaceDir: string, event: AuditEvent): Promise<void> {
+    try {
+      await this.deps.audit.append(path.join(workspaceDir, TRIAGE_DIR), event);
+    } catch (err) {
+      this.deps.log.warn(
+        { workspace: workspaceDir, event: event.type, err: errorMessage(err) },
+        'audit event not recorded',
+      );
+    }
+  }
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Incident ids inside idempotency keys: printable, bounded. */
+const safeId = (id: string) => id.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 128) || 'incident';
+
+/** `20260301T100200Z`. */
+const stamp = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');

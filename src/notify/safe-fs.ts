@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { link, lstat, mkdir, open, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../util/fs.js';
+
+// File access under a workspace that never follows a symbolic link: the agent writes output/ and could
+// plant a link to a host file there, and a hostile workspace could make .triage/outbox point elsewhere.
+
+export class UnsafePathError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+  ) {
+    super(`${file} ${problem}; refusing to follow it (remove it, the daemon recreates what it owns)`);
+    this.name = 'UnsafePathError';
+  }
+}
+
+/** Each folder from `base` down to `dir` exists as a real folder (created when `create`); false when one is missing. */
+export async function realDirs(base: string, dir: string, create: boolean): Promise<boolean> {
+  const rel = path.relative(base, dir);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new UnsafePathError(dir, `is outside ${base}`);
+  let current = base;
+  for (const part of rel ? rel.split(path.sep) : []) {
+    current = path.join(current, part);
+    let st;
+    try {
+      st = await lstat(current);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (!create) return false;
+      await mkdir(current).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EEXIST') throw e;
+      });
+      st = await lstat(current);
+    }
+    if (st.isSymbolicLink()) throw new UnsafePathError(current, 'is a symbolic link');
+    if (!st.isDirectory()) throw new UnsafePathError(current, 'is not a folder');
+  }
+  return true;
+}
+
+export interface ReadResult {
+  text: string;
+  /** Size of the file on disk. */
+  bytes: number;
+  /** The file was longer than the limit: `text` holds its first bytes (whole characters). */
+  truncated: boolean;
+}
+
+/**
+ * Reads `base/rel` without following a link anywhere below `base`, up to `maxBytes`; undefined when the
+ * file (or a folder on the way) does not exist.
+ */
+export async function readNoFollow(
+  base: string,
+  rel: string,
+  maxBytes: number,
+): Promise<ReadResult | undefined> {
+  const file = path.join(base, rel);
+  if (!(await realDirs(base, path.dirname(file), false))) return undefined;
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new UnsafePathError(file, 'is a symbolic link');
+    throw err;
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw new UnsafePathError(file, 'is not a regular file');
+    const length = Math.min(st.size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    let done = 0;
+    while (done < length) {
+      const { bytesRead } = await handle.read(buffer, done, length - done, done);
+      if (bytesRead === 0) break;
+      done += bytesRead;
+    }
+    const truncated = st.size > maxBytes;
+    return { text: wholeChars(buffer.subarray(0, done), truncated), bytes: st.size, truncated };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Decodes UTF-8, dropping a character cut in half at the end of a truncated read. */
+function wholeChars(bytes: Buffer, truncated: boolean): string {
+  const text = bytes.toString('utf8');
+  return truncated && text.endsWith('\uFFFD') ? text.slice(0, -1) : text;
+}
+
+/** Writes `dir/name` only if it does not exist yet (temp file, fsync, hard link); false when it exists. */
+export async function createExclusive(dir: string, name: string, data: string): Promise<boolean> {
+  const file = path.join(dir, name);
+  const tmp = path.join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
+  await writeFileAtomic(tmp, data);
+  try {
+    await link(tmp, file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    // Filesystems without hard links: an exclusive create, written in place.
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+    return writeInPlaceExclusive(dir, file, data);
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+  await fsyncDir(dir);
+  return true;
+}
+
+async function writeInPlaceExclusive(dir: string, file: string, data: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(file, 'wx', 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fsyncDir(dir);
+  return true;
+}

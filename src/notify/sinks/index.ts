@@ -1,0 +1,20 @@
+import type { NotifySinkType } from '../../config/schema.js';
+import type { SinkAdapter, SinkPayload } from '../types.js';
+import { pagerduty } from './pagerduty.js';
+import { slack } from './slack.js';
+import { webhook } from './webhook.js';
+
+// Every sink type, in one explicit map (a test checks it matches this folder and the config's types).
+
+export const SINKS: Record<NotifySinkType, SinkAdapter<SinkPayload>> = {
+  slack: slack as unknown as SinkAdapter<SinkPayload>,
+  webhook: webhook as unknown as SinkAdapter<SinkPayload>,
+  pagerduty: pagerduty as unknown as SinkAdapter<SinkPayload>,
+};
+
+export function getSink(type: string): SinkAdapter<SinkPayload> {
+  const sink = (SINKS as Record<string, SinkAdapter<SinkPayload> | undefined>)[type];
+  if (!sink)
+    throw new Error(`unknown sink type ${JSON.stringify(type)}; valid: ${Object.keys(SINKS).join(', ')}`);
+  return sink;
+}

@@ -1,0 +1,251 @@
+import type { KnownBlock, SectionBlock } from '@slack/types';
+import { escapeMrkdwn, parseMarkdown, sectionsOf, toMrkdwn } from './markdown.js';
+import {
+  clipText,
+  failureAdvice,
+  failureReason,
+  formatCost,
+  formatDuration,
+  formatTokens,
+  headline,
+  resourceLabel,
+  succeeded,
+  summaryText,
+} from './text.js';
+import type { RenderInput } from './types.js';
+
+// The Slack messages of one delivery: a parent message (Block Kit) with the figures and the summary, and
+// the full report in its thread, split at the report's sections. Slack's limits: 3,000 characters per
+// section text, 2,000 per field, 150 per header, 50 blocks per message, and (measured, not documented)
+// about 13,000 characters of block text per message before `msg_blocks_too_long`.
+
+export const SLACK_LIMITS = {
+  sectionChars: 3000,
+  fieldChars: 2000,
+  headerChars: 150,
+  blocksPerMessage: 50,
+  /** Below the ~13,000 characters Slack accepts across a message's blocks. */
+  messageChars: 11_000,
+  /** The notification text shown in previews. */
+  fallbackChars: 3000,
+  /** Thread messages per report; a longer report ends with a note saying where the rest is. */
+  threadMessages: 40,
+} as const;
+
+export interface SlackMessage {
+  text: string;
+  blocks: KnownBlock[];
+}
+
+const mrkdwn = (text: string) => ({ type: 'mrkdwn' as const, text });
+const section = (text: string, expand = false): SectionBlock => ({
+  type: 'section',
+  text: mrkdwn(clipText(text, SLACK_LIMITS.sectionChars)),
+  ...(expand ? { expand: true } : {}),
+});
+const field = (name: string, value: string) =>
+  mrkdwn(clipText(`*${name}*\n${escapeMrkdwn(value)}`, SLACK_LIMITS.fieldChars));
+
+/** The parent message: what happened, to what, the hypothesis and the first action (or why it failed). */
+export function parentMessage(input: RenderInput, withThread: boolean): SlackMessage {
+  const ok = succeeded(input);
+  const { incident, result, summary } = input;
+  const blocks: KnownBlock[] = [
+    {
+      type: 'header',
+      text: {
+        type: 'plain_text',
+        text: clipText(`${ok ? '🟢' : '🔴'} ${headline(input)}`, SLACK_LIMITS.headerChars),
+        emoji: true,
+      },
+    },
+    {
+      type: 'section',
+      fields: [
+        field('Resource', resourceLabel(input)),
+        field('Cluster', incident.cluster),
+        field('Fault', incident.faultType),
+        field('Severity', incident.severity),
+        field('State', input.state.state),
+        field('Duration', formatDuration(result?.durationMs)),
+        field('Cost', formatCost(result?.costUsd)),
+        field('Tokens', formatTokens(result?.tokens)),
+      ],
+    },
+  ];
+  if (!ok) {
+    blocks.push(section(`*Why it failed*\n${escapeMrkdwn(failureReason(input))}`));
+    blocks.push(section(`*What to do*\n${escapeMrkdwn(failureAdvice(input))}`));
+  }
+  if (summary.hypothesis) {
+    const confidence = summary.confidence ? ` (confidence: ${escapeMrkdwn(summary.confidence)})` : '';
+    const title = summary.source === 'answer' ? "*Agent's answer*" : '*Primary hypothesis*';
+    blocks.push(section(`${title}${confidence}\n${escapeMrkdwn(summary.hypothesis)}`));
+  }
+  if (summary.firstAction) blocks.push(section(`*First action*\n${escapeMrkdwn(summary.firstAction)}`));
+  const context = [
+    `incident \`${escapeMrkdwn(incident.incidentId)}\``,
+    `run \`${escapeMrkdwn(input.runId)}\``,
+    ...(result ? [`agent ${escapeMrkdwn(result.agent)}`] : []),
+    ...(input.statusUrl ? [`<${input.statusUrl}|status page>`] : []),
+    ...(withThread && input.report ? ['full report in the thread'] : []),
+  ];
+  blocks.push({
+    type: 'context',
+    elements: [mrkdwn(clipText(context.join(' · '), SLACK_LIMITS.sectionChars))],
+  });
+  return { text: clipText(summaryText(input), SLACK_LIMITS.fallbackChars), blocks };
+}
+
+/** The report as thread messages, each within the block, character and block-count limits. */
+export function threadMessages(input: RenderInput): SlackMessage[] {
+  if (!input.report?.trim()) return [];
+  const texts = packMessages(reportSections(input.report));
+  const kept = texts.slice(0, SLACK_LIMITS.threadMessages);
+  const dropped = texts.length - kept.length;
+  const notes: string[] = [];
+  if (input.reportTruncated)
+    notes.push(
+      `The report is ${input.reportTruncated.bytes} bytes; the first ${Buffer.byteLength(input.report)} (notify.max_report_bytes) are above.`,
+    );
+  if (dropped > 0)
+    notes.push(`${dropped} more part${dropped === 1 ? '' : 's'} of the report are not posted.`);
+  if (notes.length > 0) {
+    notes.push(`The full report is output/investigation.md in the workspace ${input.folder}.`);
+    const last = kept[kept.length - 1];
+    const note = `_${escapeMrkdwn(notes.join(' '))}_`;
+    if (
+      last &&
+      last.length < SLACK_LIMITS.blocksPerMessage - 1 &&
+      total(last) + note.length <= SLACK_LIMITS.messageChars
+    )
+      last.push(note);
+    else kept.push([note]);
+  }
+  return kept.map((sections, i) => ({
+    text: `Investigation report, part ${i + 1} of ${kept.length}`,
+    blocks: [
+      {
+        type: 'context',
+        elements: [mrkdwn(`Report part ${i + 1}/${kept.length} · output/investigation.md`)],
+      },
+      ...sections.map((text) => section(text, true)),
+    ],
+  }));
+}
+
+const total = (texts: string[]): number => texts.reduce((n, t) => n + t.length, 0);
+
+/** The report's top-level sections (split at `#` and `##`), each as section texts of at most 3,000 characters. */
+export function reportSections(markdown: string): string[][] {
+  const tokens = parseMarkdown(markdown);
+  // Text nested too deep to parse is posted as it is, escaped.
+  if (!tokens)
+    return [
+      joinPieces(splitText(escapeMrkdwn(markdown), SLACK_LIMITS.sectionChars), SLACK_LIMITS.sectionChars),
+    ];
+  return sectionsOf(tokens, 2).map((s) => {
+    const pieces = [...(s.heading ? [s.heading] : []), ...s.tokens]
+      .map((node) => toMrkdwn(node).trim())
+      .filter((text) => text.length > 0);
+    return joinPieces(
+      pieces.flatMap((piece) => splitText(piece, SLACK_LIMITS.sectionChars)),
+      SLACK_LIMITS.sectionChars,
+    );
+  });
+}
+
+/** Joins consecutive pieces with blank lines while they fit in `max`. */
+function joinPieces(pieces: string[], max: number): string[] {
+  const out: string[] = [];
+  let current = '';
+  for (const piece of pieces) {
+    const next = current ? `${current}\n\n${piece}` : piece;
+    if (next.length <= max) current = next;
+    else {
+      if (current) out.push(current);
+      current = piece;
+    }
+  }
+  if (current) out.push(current);
+  return out;
+}
+
+/**
+ * Packs sections into messages: a section that fits in the current message joins it, one that fits in a
+ * message starts the next one, and one larger than a message continues the current message and spans as
+ * many as it needs, split between its section texts.
+ */
+export function packMessages(sections: string[][]): string[][] {
+  const messages: string[][] = [];
+  let current: string[] = [];
+  const fits = (texts: string[], more: string[]) =>
+    texts.length + more.length <= SLACK_LIMITS.blocksPerMessage - 1 &&
+    total(texts) + total(more) <= SLACK_LIMITS.messageChars;
+  for (const texts of sections) {
+    if (texts.length === 0) continue;
+    if (fits(current, texts)) {
+      current.push(...texts);
+      continue;
+    }
+    // A section that fits in a message of its own starts one; a longer one is split anyway, so it
+    // fills the current message first.
+    if (fits([], texts) && current.length > 0) {
+      messages.push(current);
+      current = [];
+    }
+    for (const text of texts) {
+      if (!fits(current, [text])) {
+        messages.push(current);
+        current = [];
+      }
+      current.push(text);
+    }
+  }
+  if (current.length > 0) messages.push(current);
+  return messages;
+}
+
+const FENCE = '```';
+
+/**
+ * Splits mrkdwn into pieces of at most `max` characters at line ends; a code block is re-fenced in each
+ * piece, and a single longer line is cut without splitting an `&amp;` entity or a surrogate pair.
+ */
+export function splitText(text: string, max: number): string[] {
+  if (text.length <= max) return [text];
+  if (text.startsWith(`${FENCE}\n`) && text.endsWith(`\n${FENCE}`)) {
+    const inner = text.slice(FENCE.length + 1, -(FENCE.length + 1));
+    return splitText(inner, max - 2 * (FENCE.length + 1)).map((c) => `${FENCE}\n${c}\n${FENCE}`);
+  }
+  const out: string[] = [];
+  let current = '';
+  for (const line of text.split('\n')) {
+    for (const piece of cutLine(line, max)) {
+      const next = current ? `${current}\n${piece}` : piece;
+      if (next.length <= max) current = next;
+      else {
+        out.push(current);
+        current = piece;
+      }
+    }
+  }
+  if (current) out.push(current);
+  return out;
+}
+
+function cutLine(line: string, max: number): string[] {
+  const out: string[] = [];
+  let rest = line;
+  while (rest.length > max) {
+    let end = max;
+    const amp = rest.lastIndexOf('&', end);
+    if (amp > end - 5 && /^&(?:amp|lt|gt);/.test(rest.slice(amp))) end = amp;
+    const code = rest.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+    out.push(rest.slice(0, end));
+    rest = rest.slice(end);
+  }
+  out.push(rest);
+  return out;
+}

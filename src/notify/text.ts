@@ -1,0 +1,94 @@
+import type { RenderInput } from './types.js';
+
+// Wording shared by every sink: the headline, figures, what to do after a failure, the one-paragraph
+// summary. Plain text; each sink escapes it for its own format.
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return 'n/a';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+  return m > 0 ? `${m}m ${String(s).padStart(2, '0')}s` : `${s}s`;
+}
+
+export function formatCost(usd: number | undefined): string {
+  if (usd === undefined || !Number.isFinite(usd)) return 'n/a';
+  return usd < 0.01 && usd > 0 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+export const formatTokens = (tokens: { input: number; output: number } | undefined): string =>
+  tokens
+    ? `${tokens.input.toLocaleString('en-US')} in · ${tokens.output.toLocaleString('en-US')} out`
+    : 'n/a';
+
+/** `Deployment payments/payments-api`. */
+export function resourceLabel(input: RenderInput): string {
+  const { resource, namespace } = input.incident;
+  const ns = resource.namespace ?? namespace;
+  return `${resource.kind} ${ns ? `${ns}/` : ''}${resource.name}`;
+}
+
+export const succeeded = (input: RenderInput): boolean => input.state.state === 'succeeded';
+
+/** What kind of delivery this is, when not the daemon's own first one. */
+export function triggerNote(input: RenderInput): string | undefined {
+  if (input.label) return input.label;
+  if (input.trigger === 'resend') return 're-sent';
+  if (input.trigger === 'replay') return 'replay';
+  if (input.trigger === 'compare') return 'compare';
+  return undefined;
+}
+
+/** `Investigation succeeded: CrashLoop on Deployment payments/payments-api (prod-eu-1)`. */
+export function headline(input: RenderInput): string {
+  const note = triggerNote(input);
+  const verb = succeeded(input) ? 'succeeded' : 'failed';
+  return `${note ? `[${note}] ` : ''}Investigation ${verb}: ${input.incident.faultType} on ${resourceLabel(input)} (${input.incident.cluster})`;
+}
+
+/** Why a failed run failed, as recorded. */
+export const failureReason = (input: RenderInput): string =>
+  input.state.reason ??
+  (input.result ? `the run ended with status ${input.result.status}` : 'the run left no result');
+
+/** The next step for a human after a failed run: which log to read, and the command that re-queues it. */
+export function failureAdvice(input: RenderInput): string {
+  const runDir = `.triage/runs/${input.runId}`;
+  const retry = `then re-queue it: \`triage-runner retry ${input.folder}\``;
+  const result = input.result;
+  if (!result)
+    return `The run stopped before the agent produced a result: read the daemon log for this incident and ${runDir}/; ${retry}.`;
+  if (result.status === 'timed_out')
+    return `The agent ran out of time (agent.timeout): read ${runDir}/agent-stderr.log; ${retry} (raise agent.timeout if the cluster is slow to inspect).`;
+  if (result.status === 'interrupted') return `The daemon stopped the agent while shutting down: ${retry}.`;
+  if (result.report.bytes === 0)
+    return `The agent wrote no report: read ${runDir}/agent-stdout.log and agent-stderr.log; ${retry}.`;
+  return `Read ${runDir}/agent-stderr.log for the agent's error; ${retry}.`;
+}
+
+/** One paragraph for a human: headline, hypothesis and confidence, first action (or reason and advice). */
+export function summaryText(input: RenderInput): string {
+  const { summary } = input;
+  const parts = [headline(input)];
+  if (!succeeded(input)) parts.push(`Reason: ${failureReason(input)}`);
+  if (summary.hypothesis)
+    parts.push(
+      `Hypothesis: ${summary.hypothesis}${summary.confidence ? ` (confidence ${summary.confidence})` : ''}`,
+    );
+  if (summary.firstAction) parts.push(`First action: ${summary.firstAction}`);
+  if (!succeeded(input)) parts.push(`What to do: ${failureAdvice(input)}`);
+  return `${parts.map((p) => p.replace(/[.\s]+$/u, '')).join('. ')}.`;
+}
+
+/** Cuts `text` to `max` characters (UTF-16 units, as Slack and PagerDuty count), ending with an ellipsis. */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  // Never leave half of a surrogate pair.
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}

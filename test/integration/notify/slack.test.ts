@@ -1,0 +1,248 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SlackApi } from '../../support/notify-servers.js';
+import {
+  auditEvents,
+  bigReport,
+  buildNotifier,
+  entriesBySink,
+  finishedInput,
+  finishedWorkspace,
+  notifyConfig,
+  RUN_ID,
+  type TestNotifier,
+} from '../../support/notify.js';
+
+// The Slack sink through the real @slack/web-api client, pointed at a local Web API stand-in.
+
+const TOKEN = 'xoxb-2718281828-3141592653-AbCdEfGhIjKlMnOpQrStUvWx';
+
+let slack: SlackApi;
+let root: string;
+let built: TestNotifier | undefined;
+
+beforeEach(async () => {
+  slack = await new SlackApi(TOKEN).start();
+  root = await mkdtemp(path.join(tmpdir(), 'tr-notify-slack-'));
+});
+
+afterEach(async () => {
+  await built?.notifier.close();
+  built = undefined;
+  await slack.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+function setup(sink: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+  const { config, env } = notifyConfig({
+    sinks: [
+      {
+        name: 'oncall',
+        type: 'slack',
+        channel: '#oncall',
+        secret: 'SLACK_BOT_TOKEN',
+        api_url: slack.apiUrl,
+        ...sink,
+      },
+    ],
+    secrets: { SLACK_BOT_TOKEN: TOKEN },
+    publicUrl: 'https://triage.example.internal',
+    ...extra,
+  });
+  built = buildNotifier(config, env);
+  return { config, ...built };
+}
+
+async function deliver(dir: string, s: ReturnType<typeof setup>, waitMs = 20_000) {
+  const plan = await s.notifier.incidentFinished(await finishedInput(dir, s.config));
+  return s.notifier.settle(
+    dir,
+    plan.deliveries.map((d) => d.key),
+    waitMs,
+  );
+}
+
+const sectionTexts = (blocks: { type: string; text?: { text: string } }[]) =>
+  blocks.filter((b) => b.type === 'section' && b.text).map((b) => b.text!.text);
+
+describe('slack sink', () => {
+  it('posts a Block Kit parent with the summary, then the whole report as threaded replies', async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'payments-crashloop');
+    const [entry] = await deliver(dir, s);
+    expect(entry?.status).toBe('delivered');
+
+    const posts = slack.posts();
+    expect(posts.length).toBeGreaterThanOrEqual(2);
+    for (const p of posts) expect(p.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    const incidentId = 'inc-payments-crashloop';
+    const key = `${incidentId}/${RUN_ID}.oncall`;
+    expect(posts[0]!.body).toEqual({
+      channel: '#oncall',
+      text: 'Investigation succeeded: CrashLoop on Pod shop/web-1 (prod-1). Hypothesis: The payments-api container exits because DATABASE_URL points at a Secret key that was renamed in the last rollout (confidence High). First action: kubectl -n payments rollout undo deployment/payments-api.',
+      blocks: expect.any(Array),
+      metadata: { event_type: 'triage_runner_delivery', event_payload: { key, step: 'parent' } },
+      unfurl_links: 'false',
+      unfurl_media: 'false',
+    });
+    const parentBlocks = posts[0]!.body.blocks as {
+      type: string;
+      text?: { text: string };
+      fields?: { text: string }[];
+    }[];
+    expect(parentBlocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'context']);
+    expect(parentBlocks[1]!.fields!.map((f) => f.text)).toEqual([
+      '*Resource*\nPod shop/web-1',
+      '*Cluster*\nprod-1',
+      '*Fault*\nCrashLoop',
+      '*Severity*\ncritical',
+      '*State*\nsucceeded',
+      '*Duration*\n4m 12s',
+      '*Cost*\n$0.42',
+      '*Tokens*\n12,345 in · 2,345 out',
+    ]);
+    expect(sectionTexts(parentBlocks)).toEqual([
+      '*Primary hypothesis* (confidence: High)\nThe payments-api container exits because DATABASE_URL points at a Secret key that was renamed in the last rollout',
+      '*First action*\nkubectl -n payments rollout undo deployment/payments-api',
+    ]);
+
+    // Thread linkage: every later post replies to the parent, in the channel Slack answered with.
+    const parent = slack.messages[0]!;
+    expect(parent.channel).toBe(SlackApi.CHANNEL_ID);
+    const replies = posts.slice(1);
+    replies.forEach((r, i) => {
+      expect(r.body.channel).toBe(SlackApi.CHANNEL_ID);
+      expect(r.body.thread_ts).toBe(parent.ts);
+      expect(r.body.metadata).toEqual({
+        event_type: 'triage_runner_delivery',
+        event_payload: { key, step: `part-${i + 1}` },
+      });
+    });
+    const thread = replies.flatMap((r) => sectionTexts(r.body.blocks as never)).join('\n\n');
+    for (const heading of ['0. Executive Triage Card', '3. Root Cause Analysis', '6. Supporting Evidence'])
+      expect(thread).toContain(`*${heading}*`);
+    expect(thread).toContain('&lt;and&gt; &amp; friends');
+
+    // The outbox records each message's ts; the audit log each attempt; the metric the outcome.
+    expect(entry!.steps.map((st) => [st.id, st.status, st.result?.ts])).toEqual([
+      ['parent', 'delivered', parent.ts],
+      ...replies.map((_, i) => [`part-${i + 1}`, 'delivered', slack.messages[i + 1]!.ts]),
+    ]);
+    const events = (await auditEvents(dir)).filter((e) => String(e.type).startsWith('notify_'));
+    expect(events.map((e) => [e.type, e.step ?? null, e.outcome ?? null])).toEqual([
+      ['notify_queued', null, null],
+      ['notify_attempted', 'parent', 'delivered'],
+      ...replies.map((_, i) => ['notify_attempted', `part-${i + 1}`, 'delivered']),
+      ['notify_delivered', null, null],
+    ]);
+    expect(s.metrics.calls).toEqual([['oncall', 'delivered']]);
+  });
+
+  it('keeps a 200 KB report within Slack limits: every part accepted, threaded, nothing lost', async () => {
+    const s = setup();
+    const report = bigReport(200 * 1024);
+    const dir = await finishedWorkspace(root, 'big', { report });
+    const [entry] = await deliver(dir, s, 60_000);
+    // The stand-in answers a post beyond Slack's limits with Slack's own error (invalid_blocks, msg_blocks_too_long).
+    expect(entry?.lastError).toBeUndefined();
+    expect(entry?.status).toBe('delivered');
+    const replies = slack.posts().slice(1);
+    expect(replies.length).toBe(entry!.steps.length - 1);
+    expect(replies.length).toBeGreaterThan(10);
+    const thread = replies.flatMap((r) => sectionTexts(r.body.blocks as never)).join('\n');
+    const count = (report.match(/^## \d+\. Section \d+$/gm) ?? []).length;
+    for (let i = 1; i <= count; i++) expect(thread).toContain(`END-${i}`);
+    for (const r of replies) expect(r.body.thread_ts).toBe(slack.messages[0]!.ts);
+  });
+
+  it('posts the reason and what to do when the run failed', async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'timed-out', {
+      state: 'failed',
+      reason: 'the agent run exceeded agent.timeout and was stopped',
+      report: null,
+      result: { status: 'timed_out', answer: undefined },
+    });
+    const [entry] = await deliver(dir, s);
+    expect(entry?.status).toBe('delivered');
+    expect(slack.posts()).toHaveLength(1);
+    const texts = sectionTexts(slack.messages[0]!.blocks as never);
+    expect(texts).toContain('*Why it failed*\nthe agent run exceeded agent.timeout and was stopped');
+    expect(texts).toContain(
+      `*What to do*\nThe agent ran out of time (agent.timeout): read .triage/runs/${RUN_ID}/agent-stderr.log; then re-queue it: \`triage-runner retry timed-out\` (raise agent.timeout if the cluster is slow to inspect).`,
+    );
+  });
+
+  it('records a refusal with the response, secrets redacted, and does not retry it', async () => {
+    const s = setup();
+    slack.on((r) => r.path === '/api/chat.postMessage', {
+      kind: 'status',
+      status: 400,
+      body: JSON.stringify({ ok: false, error: 'invalid_request', echo: `Authorization: Bearer ${TOKEN}` }),
+    });
+    const dir = await finishedWorkspace(root, 'refused');
+    const [entry] = await deliver(dir, s);
+    expect(entry?.status).toBe('failed');
+    expect(entry?.lastError).toMatchObject({ kind: 'permanent', status: 400 });
+    expect(entry?.lastError?.response).toContain('[REDACTED');
+    expect(entry?.lastError?.response).not.toContain(TOKEN);
+    // Several base delays later, still one request: not retried.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(slack.posts()).toHaveLength(1);
+    const outboxText = await readFile(path.join(dir, '.triage', 'outbox', `${entry!.key}.json`), 'utf8');
+    expect(outboxText).not.toContain(TOKEN);
+    expect(await readFile(path.join(dir, '.triage', 'audit.jsonl'), 'utf8')).not.toContain(TOKEN);
+    const failed = (await auditEvents(dir)).find((e) => e.type === 'notify_failed');
+    expect(failed).toMatchObject({ sink: 'oncall', step: 'parent', reason: 'permanent' });
+    expect(s.metrics.calls).toEqual([['oncall', 'failed']]);
+  });
+
+  it("posts again after Slack's 429, no sooner than its Retry-After", async () => {
+    const s = setup();
+    slack.on((r) => r.path === '/api/chat.postMessage', {
+      kind: 'status',
+      status: 429,
+      headers: { 'retry-after': '2' },
+    });
+    const dir = await finishedWorkspace(root, 'rate-limited', { report: '## A\n\nshort report' });
+    const [entry] = await deliver(dir, s);
+    expect(entry?.status).toBe('delivered');
+    const [first, second] = slack.posts();
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(2000);
+    expect(slack.messages.filter((m) => !m.thread_ts)).toHaveLength(1);
+    expect(s.metrics.calls).toEqual([
+      ['oncall', 'retried'],
+      ['oncall', 'delivered'],
+    ]);
+  });
+
+  it('finds a post whose answer was lost by its metadata and does not post it again', async () => {
+    // Slack stores the parent but the answer never arrives (the notifier gives up after its timeout).
+    slack.on((r) => r.path === '/api/chat.postMessage' && !r.body.thread_ts, { kind: 'hold', apply: true });
+    const s = setup({ channel: SlackApi.CHANNEL_ID }, { extra: { request_timeout: '1s' } });
+    const dir = await finishedWorkspace(root, 'lost-answer', { report: '## A\n\nshort report' });
+    const [entry] = await deliver(dir, s);
+    expect(entry?.status).toBe('delivered');
+    expect(slack.messages.filter((m) => !m.thread_ts)).toHaveLength(1);
+    expect(entry?.steps[0]?.result).toMatchObject({ ts: slack.messages[0]!.ts, reconciled: true });
+    expect(slack.requests.some((r) => r.path === '/api/conversations.history')).toBe(true);
+    const reply = slack.messages.find((m) => m.thread_ts);
+    expect(reply?.thread_ts).toBe(slack.messages[0]!.ts);
+    const outcomes = (await auditEvents(dir))
+      .filter((e) => e.type === 'notify_attempted')
+      .map((e) => e.outcome);
+    expect(outcomes).toEqual(['retry', 'reconciled', 'delivered']);
+  });
+
+  it('delivers nothing to a sink whose filters exclude the incident', async () => {
+    const s = setup({ min_severity: 'critical', clusters: ['prod-us-1'] });
+    const dir = await finishedWorkspace(root, 'filtered');
+    const plan = await s.notifier.incidentFinished(await finishedInput(dir, s.config));
+    expect(plan.deliveries).toEqual([]);
+    expect(plan.skipped).toEqual([{ sink: 'oncall', why: 'cluster prod-1 is not in clusters' }]);
+    expect(await entriesBySink(dir)).toEqual({});
+    expect(slack.requests).toHaveLength(0);
+  });
+});
