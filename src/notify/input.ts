@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { readRunResult as readRunRecord, type RunResult } from '../audit/run-record.js';
-import { RUN_FILES, TRIAGE_DIR } from '../audit/bundle.js';
+import { TRIAGE_DIR } from '../audit/bundle.js';
 import { readWorkspace } from '../intake/read.js';
 import { readState } from '../incident/store.js';
 import type { Incident } from '../shared/types.js';
@@ -11,7 +11,6 @@ import type { FinalStateRecord, FinishedIncident } from './types.js';
 // `--notify` and the start-up catch-up. The daemon passes what it holds in memory instead.
 
 export const REPORT_PATH = path.join('output', 'investigation.md');
-const MAX_RESULT_BYTES = 1024 * 1024;
 const SAFE_RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export class NotifyInputError extends Error {
