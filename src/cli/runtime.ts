@@ -1,6 +1,6 @@
 import { AuditLog } from '../audit/log.js';
 import type { Config } from '../config/schema.js';
-import { resolveSecrets } from '../config/secrets.js';
+import { agentSecrets, resolveSecrets } from '../config/secrets.js';
 import { createRunExecutor } from '../daemon/executor.js';
 import type { PipelineMetrics, RunExecutor } from '../daemon/types.js';
 import { createLogger, type Logger } from '../log/logger.js';
@@ -10,6 +10,8 @@ import type { CliIO } from './io.js';
 /** What every command that runs the pipeline needs: secrets read once, a redacting logger, the executor. */
 export interface Runtime {
   log: Logger;
+  /** Every resolved secret value by name (the daemon's own included). Never log this object. */
+  secrets: Record<string, string>;
   redactor: Redactor;
   audit: AuditLog;
   executor: RunExecutor;
@@ -31,11 +33,12 @@ export function buildRuntime(
     config,
     log,
     redactor,
-    secrets: secrets.values,
+    // The daemon's own secrets (HTTP token, webhook signing) never reach an agent's environment.
+    secrets: agentSecrets(secrets.values),
     audit,
     env: io.env,
     daemonId: options.daemonId,
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
-  return { log, redactor, audit, executor };
+  return { log, redactor, audit, executor, secrets: secrets.values };
 }

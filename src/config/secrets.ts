@@ -38,3 +38,11 @@ export function resolveSecrets(config: Config, env: Env = process.env): Resolved
   }
   return { values, problems };
 }
+
+/** Secrets the daemon itself uses (HTTP auth, webhook signatures): never handed to an agent. */
+export const DAEMON_SECRETS: readonly string[] = ['HTTP_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'];
+
+/** The secrets an agent may receive: all resolved values except the daemon's own. */
+export function agentSecrets(values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter(([name]) => !DAEMON_SECRETS.includes(name)));
+}

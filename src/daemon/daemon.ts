@@ -10,7 +10,7 @@ import { FINAL_STATES, readState, triageDir, writeState, TRIAGE_DIR } from '../i
 import type { IncidentState, StateFile, Workspace } from '../intake/types.js';
 import { watchIncidents, type IncidentWatcher } from '../intake/watcher.js';
 import type { Logger } from '../log/logger.js';
-import { startHttpServer, type HttpServer } from '../server/http.js';
+import { startHttpServer, type HttpServer, type HttpServerExtras } from '../server/http.js';
 import { createMetrics, type DaemonMetrics } from '../server/metrics.js';
 import { errorMessage, isTransient } from '../util/errors.js';
 import { newDaemonId, newRunId } from './ids.js';
@@ -35,6 +35,8 @@ export interface DaemonDeps {
   isPidAlive?: (pid: number) => boolean;
   /** Serve /healthz, /readyz, /metrics when http.port is not 0 (default true). */
   http?: boolean;
+  /** Passed through to the HTTP server: token, limits, route modules (intake, status API). */
+  server?: HttpServerExtras;
 }
 
 export interface DaemonStats {
@@ -131,6 +133,7 @@ export class Daemon {
     this.markStopped = resolve;
   });
   private readonly serveHttp: boolean;
+  private readonly serverExtras: HttpServerExtras;
 
   constructor(deps: DaemonDeps) {
     this.config = deps.config;
@@ -151,6 +154,7 @@ export class Daemon {
     );
     this.dedup = new DedupWindow(s.dedup_window, this.now);
     this.serveHttp = deps.http ?? true;
+    this.serverExtras = deps.server ?? {};
   }
 
   /** The bound HTTP port, once started (undefined when HTTP is off). */
@@ -197,6 +201,7 @@ export class Daemon {
     if (this.serveHttp && this.config.http.port !== 0) {
       const { port, host } = this.config.http;
       this.http = await startHttpServer({
+        ...this.serverExtras,
         port,
         host,
         readiness: () => this.readiness(),
