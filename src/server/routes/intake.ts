@@ -9,7 +9,9 @@ import {
   type GroupingOptions,
 } from '../../intake/webhooks/alertmanager.js';
 import { mapPagerDuty, parsePagerDuty, verifyPagerDutySignature } from '../../intake/webhooks/pagerduty.js';
-import type { IntakeOutcome, IntakeStore } from '../../intake/webhooks/store.js';
+import type { IntakeHooks } from '../../intake/webhooks/hooks.js';
+import { IntakeStore, type IntakeOutcome } from '../../intake/webhooks/store.js';
+import type { LeaseIdentity } from '../../intake/lease.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RouteModule } from '../types.js';
 
@@ -157,4 +159,37 @@ export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
       });
     },
   };
+}
+
+export interface IntakeWiring {
+  config: Config;
+  /** Resolved secrets by name (PAGERDUTY_WEBHOOK_SECRET is read from them). */
+  secrets: Readonly<Record<string, string>>;
+  hooks: IntakeHooks;
+  identity: LeaseIdentity;
+  log?: Logger;
+}
+
+/** The intake store and its routes, from configuration: what the daemon command registers. */
+export function createIntakeRoutes(wiring: IntakeWiring): RouteModule {
+  const { config } = wiring;
+  const w = config.intake.webhooks;
+  const store = new IntakeStore({
+    root: config.workspaces_root,
+    windowMs: config.scheduling.dedup_window,
+    idempotencyTtlMs: w.idempotency_ttl,
+    stormLimit: w.storm_limit,
+    maxAlertsPerIncident: w.max_alerts_per_incident,
+    hooks: wiring.hooks,
+    identity: wiring.identity,
+    ...(wiring.log ? { log: wiring.log } : {}),
+  });
+  return intakeRoutes({
+    store,
+    config,
+    ...(wiring.secrets.PAGERDUTY_WEBHOOK_SECRET
+      ? { pagerDutySecret: wiring.secrets.PAGERDUTY_WEBHOOK_SECRET }
+      : {}),
+    ...(wiring.log ? { log: wiring.log } : {}),
+  });
 }
