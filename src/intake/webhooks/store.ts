@@ -261,22 +261,29 @@ export class IntakeStore {
     };
   }
 
-  /** Open: not closed, its folder still there, not every alert resolved, and not ended. */
+  /**
+   * Open for new alerts of its groups: its folder is still there and it has not resolved, unless its
+   * investigation is running (then a new alert is recorded there). An incident whose run ended while
+   * its alerts still fire keeps taking them: they are recorded, and do not start another run.
+   */
   private async isOpen(incident: StormIncident, batch: Batch): Promise<boolean> {
     if (incident.closed) return false;
     if (batch.drafts.has(incident.workspace)) return true;
     const doc = await this.doc(incident.workspace, batch);
-    let state = batch.states.get(incident.workspace);
-    if (doc && !doc.resolvedAt && !batch.states.has(incident.workspace)) {
-      state = await this.options.hooks
-        .stateOf(path.join(this.paths.root, incident.workspace))
-        .catch(() => undefined);
-      batch.states.set(incident.workspace, state);
-    }
-    if (doc && !doc.resolvedAt && state !== 'final') return true;
+    if (doc && !doc.resolvedAt) return true;
+    if (doc && (await this.stateOf(incident.workspace, batch)) === 'running') return true;
     incident.closed = true;
     batch.stormChanged = true;
     return false;
+  }
+
+  private async stateOf(workspace: string, batch: Batch): Promise<IntakeState | undefined> {
+    if (!batch.states.has(workspace))
+      batch.states.set(
+        workspace,
+        await this.options.hooks.stateOf(path.join(this.paths.root, workspace)).catch(() => undefined),
+      );
+    return batch.states.get(workspace);
   }
 
   private async doc(workspace: string, batch: Batch): Promise<AlertsDoc | null> {
@@ -385,7 +392,7 @@ export class IntakeStore {
       doc.resolvedAt = at;
       batch.resolved.set(record.workspace, at);
       const incident = batch.storm.incidents.find((i) => i.workspace === record.workspace);
-      if (incident) {
+      if (incident && (await this.stateOf(record.workspace, batch)) !== 'running') {
         incident.closed = true;
         batch.stormChanged = true;
       }
