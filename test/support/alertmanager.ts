@@ -39,9 +39,16 @@ export interface Started {
   output(): string;
 }
 
-async function launch(binary: string, args: string[], readyPath: string, port: number): Promise<Started> {
+/** Starts `binary --config.file=CONFIG --web.listen-address=127.0.0.1:PORT ...args` and waits for /-/ready. */
+async function launch(binary: string, config: string, args: string[]): Promise<Started> {
+  const port = await freePort();
+  const readyPath = '/-/ready';
   let output = '';
-  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    binary,
+    [`--config.file=${config}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn', ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -102,20 +109,11 @@ export async function startAlertmanager(binary: string, options: AlertmanagerOpt
       '',
     ].join('\n'),
   );
-  const port = await freePort();
-  return launch(
-    binary,
-    [
-      `--config.file=${config}`,
-      `--storage.path=${path.join(options.dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      // No gossip cluster: it would listen on all addresses.
-      '--cluster.listen-address=',
-      '--log.level=warn',
-    ],
-    '/-/ready',
-    port,
-  );
+  return launch(binary, config, [
+    `--storage.path=${path.join(options.dir, 'data')}`,
+    // No gossip cluster: it would listen on all addresses.
+    '--cluster.listen-address=',
+  ]);
 }
 
 /** Posts alerts to Alertmanager's API v2, as Prometheus does. */
@@ -160,19 +158,10 @@ export async function startPrometheus(
       '',
     ].join('\n'),
   );
-  const port = await freePort();
-  return launch(
-    binary,
-    [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${path.join(options.dir, 'tsdb')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      // Alerts found before Alertmanager is discovered (about 5 s) are dropped, and re-sent only
-      // after this delay (1 m by default).
-      '--rules.alert.resend-delay=1s',
-      '--log.level=warn',
-    ],
-    '/-/ready',
-    port,
-  );
+  return launch(binary, config, [
+    `--storage.tsdb.path=${path.join(options.dir, 'tsdb')}`,
+    // Alerts found before Alertmanager is discovered (about 5 s) are dropped, and re-sent only
+    // after this delay (1 m by default).
+    '--rules.alert.resend-delay=1s',
+  ]);
 }
