@@ -99,8 +99,10 @@ export async function readStorm(paths: IntakePaths, key: string): Promise<StormR
   return { key, incidents: [] };
 }
 
-export const writeStorm = (paths: IntakePaths, record: StormRecord): Promise<void> =>
-  writeFileAtomic(path.join(paths.storms, `${hashName(record.key)}.json`), JSON.stringify(record));
+/** Replaces a storm record (file fsynced; the caller fsyncs the folder once per batch). */
+export async function writeStorm(paths: IntakePaths, record: StormRecord): Promise<void> {
+  await replaceFile(paths.storms, `${hashName(record.key)}.json`, JSON.stringify(record));
+}
 
 /** One alert (or PagerDuty event) as kept in alerts.json. */
 export interface AlertEntry {
@@ -144,8 +146,12 @@ export async function readAlerts(dir: string): Promise<AlertsDoc | null> {
  * Replaces alerts.json in an existing workspace (temp file in the folder, fsync, rename); false
  * when the folder is gone. Unlike writeFileAtomic it never re-creates a removed folder.
  */
-export async function writeAlerts(dir: string, doc: AlertsDoc): Promise<boolean> {
-  const tmp = path.join(dir, `.${ALERTS_FILE}.${randomBytes(4).toString('hex')}.tmp`);
+export const writeAlerts = (dir: string, doc: AlertsDoc): Promise<boolean> =>
+  replaceFile(dir, ALERTS_FILE, JSON.stringify(doc, null, 2));
+
+/** Temp file beside `name` (a dot name the watcher ignores), fsync, rename; false when `dir` is gone. */
+async function replaceFile(dir: string, name: string, data: string): Promise<boolean> {
+  const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}.tmp`);
   let handle;
   try {
     handle = await open(tmp, 'wx', 0o644);
@@ -154,13 +160,13 @@ export async function writeAlerts(dir: string, doc: AlertsDoc): Promise<boolean>
     throw err;
   }
   try {
-    await handle.writeFile(JSON.stringify(doc, null, 2));
+    await handle.writeFile(data);
     await handle.sync();
   } finally {
     await handle.close();
   }
   try {
-    await rename(tmp, path.join(dir, ALERTS_FILE));
+    await rename(tmp, path.join(dir, name));
   } catch (err) {
     await unlink(tmp).catch(() => undefined);
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;

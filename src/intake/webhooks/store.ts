@@ -23,6 +23,7 @@ import {
   type IntakePaths,
   type KeyRecord,
   type StormIncident,
+  type StormRecord,
 } from './disk.js';
 import type { IntakeHooks, IntakeState } from './hooks.js';
 import { incidentFromAlert } from './incident.js';
@@ -77,8 +78,11 @@ interface Draft {
 interface Batch {
   now: number;
   nowIso: string;
-  storm: { key: string; incidents: StormIncident[] };
-  stormChanged: boolean;
+  /** Storm records touched by the batch (live incidents only), and which of them changed. */
+  storms: Map<string, StormRecord>;
+  changedStorms: Set<string>;
+  /** Delivery keys read ahead, in parallel, for the whole batch. */
+  keys: Map<string, KeyRecord | undefined>;
   drafts: Map<string, Draft>;
   docs: Map<string, AlertsDoc | null>;
   changedDocs: Set<string>;
@@ -90,6 +94,13 @@ interface Batch {
 }
 
 const STALE_TMP_MS = 3_600_000;
+
+/**
+ * Every alert goes through one queue and one lock (shared by replicas): a batch takes whatever
+ * arrived meanwhile, across all storm keys, and commits it with one round of parallel writes and one
+ * fsync per folder. Under a burst batches grow, so the cost per alert falls as load rises.
+ */
+const ALERTS_QUEUE = 'alerts';
 
 export class IntakeStore {
   readonly paths: IntakePaths;
@@ -119,9 +130,7 @@ export class IntakeStore {
 
   /** Alerts of one delivery (one webhook), each routed to its storm key's batch. */
   submitAlerts(alerts: readonly MappedAlert[]): Promise<IntakeOutcome[]> {
-    return Promise.all(
-      alerts.map((alert) => this.submit(`alerts:${alert.stormKey}`, { kind: 'alert', alert })),
-    );
+    return Promise.all(alerts.map((alert) => this.submit(ALERTS_QUEUE, { kind: 'alert', alert })));
   }
 
   /** A posted incident.json; `key` is the Idempotency-Key header or its incidentId. */
@@ -156,10 +165,7 @@ export class IntakeStore {
     return withFileLock(path.join(this.paths.locks, hashName(lockKey)), this.lockOptions(), () =>
       lockKey.startsWith('incident:')
         ? this.processIncidents(items as Extract<Item, { kind: 'incident' }>[])
-        : this.processAlerts(
-            lockKey.slice('alerts:'.length),
-            items.map((i) => (i as Extract<Item, { kind: 'alert' }>).alert),
-          ),
+        : this.processAlerts(items.map((i) => (i as Extract<Item, { kind: 'alert' }>).alert)),
     );
   }
 
@@ -183,15 +189,26 @@ export class IntakeStore {
     return outcomes;
   }
 
-  private async processAlerts(stormKey: string, alerts: MappedAlert[]): Promise<IntakeOutcome[]> {
+  private async processAlerts(alerts: MappedAlert[]): Promise<IntakeOutcome[]> {
     const now = this.now();
-    const stored = await readStorm(this.paths, stormKey);
-    const live = stored.incidents.filter((i) => i.createdAt + this.options.windowMs > now);
+    const stormKeys = [...new Set(alerts.map((a) => a.stormKey))];
+    const lookups = [
+      ...new Set(
+        alerts.flatMap((a) =>
+          a.status === 'firing' ? [a.key] : [a.key, a.resolutionKey ?? `${a.key}:resolved`],
+        ),
+      ),
+    ];
+    const [storms, keys] = await Promise.all([
+      Promise.all(stormKeys.map((k) => readStorm(this.paths, k))),
+      Promise.all(lookups.map((k) => readKey(this.paths, k))),
+    ]);
     const batch: Batch = {
       now,
       nowIso: new Date(now).toISOString(),
-      storm: { key: stormKey, incidents: live },
-      stormChanged: live.length !== stored.incidents.length,
+      storms: new Map(),
+      changedStorms: new Set(),
+      keys: new Map(lookups.map((k, i) => [k, keys[i]])),
       drafts: new Map(),
       docs: new Map(),
       changedDocs: new Set(),
@@ -201,6 +218,17 @@ export class IntakeStore {
       touched: new Set(),
       resolved: new Map(),
     };
+    for (const stored of storms) {
+      const live = stored.incidents.filter((i) => i.createdAt + this.options.windowMs > now);
+      batch.storms.set(stored.key, { key: stored.key, incidents: live });
+      if (live.length !== stored.incidents.length) batch.changedStorms.add(stored.key);
+    }
+    // The folders of every live incident a batch may join, read in parallel.
+    await Promise.all(
+      [...batch.storms.values()].flatMap((storm) =>
+        storm.incidents.filter((i) => !i.closed).map((i) => this.doc(i.workspace, batch)),
+      ),
+    );
     const outcomes: IntakeOutcome[] = [];
     for (const alert of alerts)
       outcomes.push(
@@ -222,7 +250,11 @@ export class IntakeStore {
 
   /** A key known from this batch or from disk. */
   private async known(key: string, batch: Batch): Promise<KeyRecord | undefined> {
-    return batch.newKeys.get(key) ?? batch.aliases.get(key) ?? (await readKey(this.paths, key));
+    return (
+      batch.newKeys.get(key) ??
+      batch.aliases.get(key) ??
+      (batch.keys.has(key) ? batch.keys.get(key) : await readKey(this.paths, key))
+    );
   }
 
   private async fire(alert: MappedAlert, batch: Batch): Promise<IntakeOutcome> {
@@ -231,22 +263,23 @@ export class IntakeStore {
       batch.touched.add(alert.key);
       return { status: 'duplicate', incidentId: seen.incidentId, workspace: seen.workspace };
     }
-    const { incidents } = batch.storm;
+    const storm = this.stormOf(alert.stormKey, batch);
+    const { incidents } = storm;
     let target: StormIncident | undefined;
     for (let i = incidents.length - 1; i >= 0 && !target; i--) {
       const candidate = incidents[i];
       if (candidate?.groups.includes(alert.groupKey) && (await this.isOpen(candidate, batch)))
         target = candidate;
     }
-    let storm = false;
+    let joinedStorm = false;
     if (!target) {
       const open: StormIncident[] = [];
       for (const candidate of incidents) if (await this.isOpen(candidate, batch)) open.push(candidate);
       if (open.length >= this.options.stormLimit) {
         target = open[open.length - 1];
-        storm = true;
+        joinedStorm = true;
         target?.groups.push(alert.groupKey);
-        batch.stormChanged = true;
+        batch.changedStorms.add(storm.key);
       }
     }
     const record = target ? this.append(target, alert, batch) : this.draft(alert, batch);
@@ -257,7 +290,7 @@ export class IntakeStore {
       status: target ? 'joined' : 'created',
       incidentId: record.incidentId,
       workspace: record.workspace,
-      ...(storm ? { storm: true as const } : {}),
+      ...(joinedStorm ? { storm: true as const } : {}),
     };
   }
 
@@ -273,8 +306,18 @@ export class IntakeStore {
     if (doc && !doc.resolvedAt) return true;
     if (doc && (await this.stateOf(incident.workspace, batch)) === 'running') return true;
     incident.closed = true;
-    batch.stormChanged = true;
+    for (const storm of batch.storms.values())
+      if (storm.incidents.includes(incident)) batch.changedStorms.add(storm.key);
     return false;
+  }
+
+  private stormOf(key: string, batch: Batch): StormRecord {
+    let storm = batch.storms.get(key);
+    if (!storm) {
+      storm = { key, incidents: [] };
+      batch.storms.set(key, storm);
+    }
+    return storm;
   }
 
   private async stateOf(workspace: string, batch: Batch): Promise<IntakeState | undefined> {
@@ -342,13 +385,13 @@ export class IntakeStore {
       alerts: [this.entryOf(alert, batch.nowIso)],
     };
     batch.drafts.set(name, { name, incidentId: name, incident, doc });
-    batch.storm.incidents.push({
+    this.stormOf(alert.stormKey, batch).incidents.push({
       workspace: name,
       incidentId: name,
       createdAt: batch.now,
       groups: [alert.groupKey],
     });
-    batch.stormChanged = true;
+    batch.changedStorms.add(alert.stormKey);
     return { key: alert.key, workspace: name, incidentId: name };
   }
 
@@ -391,10 +434,11 @@ export class IntakeStore {
     if (doc.open === 0 && !doc.resolvedAt) {
       doc.resolvedAt = at;
       batch.resolved.set(record.workspace, at);
-      const incident = batch.storm.incidents.find((i) => i.workspace === record.workspace);
+      const storm = this.stormOf(alert.stormKey, batch);
+      const incident = storm.incidents.find((i) => i.workspace === record.workspace);
       if (incident && (await this.stateOf(record.workspace, batch)) !== 'running') {
         incident.closed = true;
-        batch.stormChanged = true;
+        batch.changedStorms.add(storm.key);
       }
     }
     batch.newKeys.set(resolutionKey, { ...record, key: resolutionKey });
@@ -407,24 +451,28 @@ export class IntakeStore {
    * crash before them: a redelivery is found in alerts.json instead).
    */
   private async write(batch: Batch): Promise<void> {
-    if (batch.stormChanged) await writeStorm(this.paths, batch.storm);
-    for (const draft of batch.drafts.values()) {
-      await createWorkspace(this.paths, draft.name, {
-        [INCIDENT_FILE]: `${JSON.stringify(draft.incident, null, 2)}\n`,
-        [ALERTS_FILE]: JSON.stringify(draft.doc, null, 2),
-      });
-    }
-    for (const workspace of batch.changedDocs) {
-      const doc = batch.docs.get(workspace);
-      if (doc) await writeAlerts(path.join(this.paths.root, workspace), doc);
-    }
-    for (const record of batch.newKeys.values()) await createKey(this.paths, record);
-    for (const record of batch.aliases.values()) await replaceKey(this.paths, record);
-    for (const key of batch.touched) await this.touch(key);
+    const root = this.paths.root;
+    await Promise.all([...batch.changedStorms].map((k) => writeStorm(this.paths, this.stormOf(k, batch))));
+    if (batch.changedStorms.size > 0) await fsyncDir(this.paths.storms);
     await Promise.all([
-      batch.drafts.size > 0 ? fsyncDir(this.paths.root) : undefined,
-      batch.newKeys.size > 0 ? fsyncDir(this.paths.keys) : undefined,
+      ...[...batch.drafts.values()].map((draft) =>
+        createWorkspace(this.paths, draft.name, {
+          [INCIDENT_FILE]: `${JSON.stringify(draft.incident, null, 2)}\n`,
+          [ALERTS_FILE]: JSON.stringify(draft.doc, null, 2),
+        }),
+      ),
+      ...[...batch.changedDocs].map((workspace) => {
+        const doc = batch.docs.get(workspace);
+        return doc ? writeAlerts(path.join(root, workspace), doc) : undefined;
+      }),
     ]);
+    await Promise.all([
+      ...[...batch.newKeys.values()].map((record) => createKey(this.paths, record)),
+      ...[...batch.aliases.values()].map((record) => replaceKey(this.paths, record)),
+      ...[...batch.touched].map((key) => this.touch(key)),
+      batch.drafts.size > 0 ? fsyncDir(root) : undefined,
+    ]);
+    if (batch.newKeys.size > 0 || batch.aliases.size > 0) await fsyncDir(this.paths.keys);
   }
 
   /** A key seen again lives another idempotency_ttl. */
