@@ -1,6 +1,6 @@
 import { AuditLog } from '../audit/log.js';
 import type { Config } from '../config/schema.js';
-import { auditKey, resolveSecrets } from '../config/secrets.js';
+import { agentSecrets, auditKey, resolveSecrets } from '../config/secrets.js';
 import { createRunExecutor } from '../daemon/run/pipeline.js';
 import type { PipelineMetrics, RunExecutor } from '../daemon/types.js';
 import { createLogger, type Logger } from '../log/logger.js';
@@ -10,27 +10,11 @@ import { CliExit, EXIT, type CliIO } from './io.js';
 /** What every command that runs the pipeline needs: secrets read once, a redacting logger, the executor. */
 export interface Runtime {
   log: Logger;
+  /** Every resolved secret value by name (the daemon's own included). Never log this object. */
+  secrets: Record<string, string>;
   redactor: Redactor;
   audit: AuditLog;
   executor: RunExecutor;
-  /** Every configured secret's value (for the notifier); never log this. */
-  secrets: Record<string, string>;
-}
-
-/** The secrets notify sinks use: the daemon's own credentials, never handed to an agent. */
-export function notifySecretNames(config: Config): Set<string> {
-  const names = new Set<string>();
-  for (const sink of config.notify.sinks) {
-    names.add(sink.secret);
-    if (sink.notes) names.add(sink.notes.secret);
-  }
-  return names;
-}
-
-/** The secrets an agent may be handed: every configured one except the notify sinks' credentials. */
-export function agentSecrets(config: Config, values: Record<string, string>): Record<string, string> {
-  const own = notifySecretNames(config);
-  return Object.fromEntries(Object.entries(values).filter(([name]) => !own.has(name)));
 }
 
 /** Builds the run pipeline the daemon, replay and compare share, from a loaded configuration. */
@@ -55,7 +39,7 @@ export function buildRuntime(
     config,
     log,
     redactor,
-    // A Slack token or signing secret must not reach an agent (Goose with another provider gets every secret).
+    // The daemon's own secrets (HTTP token, webhook signing, notify sinks, the audit key) never reach an agent.
     secrets: agentSecrets(config, secrets.values),
     audit,
     env: io.env,

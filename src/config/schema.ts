@@ -193,6 +193,8 @@ const notifySink = z
     }
   });
 export type NotifySinkConfig = z.infer<typeof notifySink>;
+/** A grouping field: a derived name (cluster, namespace, workload) or an alert label name. */
+const groupField = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a label name (letters, digits, _)');
 
 const subjectRule = z.strictObject({
   match: z
@@ -265,9 +267,11 @@ const baseSchema = z.strictObject({
       CODEX_API_KEY: { env: 'CODEX_API_KEY' },
       OPENAI_API_KEY: { env: 'OPENAI_API_KEY' },
       GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
+      HTTP_TOKEN: { env: 'TRIAGE_RUNNER_HTTP_TOKEN' },
+      PAGERDUTY_WEBHOOK_SECRET: { env: 'PAGERDUTY_WEBHOOK_SECRET' },
     })
     .describe(
-      'variables handed to the agent, each read from an env var or a file; values are redacted everywhere',
+      'secrets, each read from an env var or a file and redacted everywhere; HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET stay with the daemon, the others are handed to the agent',
     ),
   docker: z
     .strictObject({
@@ -362,6 +366,49 @@ const baseSchema = z.strictObject({
         '5s',
         'an empty or cut-off incident.json is rejected only once unchanged this long (a slow writer may be at it)',
       ),
+      webhooks: z
+        .strictObject({
+          group_by: z
+            .array(groupField)
+            .min(1)
+            .default(['cluster', 'namespace', 'alertname', 'workload'])
+            .describe(
+              'alerts with equal values of these fields inside scheduling.dedup_window join one incident (cluster, namespace, workload are derived; other names are alert labels)',
+            ),
+          storm_by: z
+            .array(groupField)
+            .min(1)
+            .default(['cluster', 'alertname'])
+            .describe('the wider key that caps how many incidents one failure can open (storm_limit)'),
+          storm_limit: int(1, 10_000)
+            .default(3)
+            .describe(
+              'incidents per storm_by key inside the dedup window; further groups join the latest of them',
+            ),
+          fault_types: z
+            .record(z.string().min(1), z.string().min(1))
+            .default({})
+            .describe('alertname -> faultType, merged over the built-in table for the kube-prometheus rules'),
+          cluster_labels: z
+            .array(z.string().min(1))
+            .min(1)
+            .default(['cluster', 'cluster_name', 'k8s_cluster'])
+            .describe('alert labels naming the cluster, first present wins'),
+          default_cluster: z
+            .string()
+            .min(1)
+            .default('default')
+            .describe('cluster of an alert that has none of cluster_labels'),
+          idempotency_ttl: duration(
+            '24h',
+            'a delivery key (Alertmanager fingerprint + startsAt, PagerDuty event id, Idempotency-Key) is remembered this long after it was last seen',
+          ),
+          max_alerts_per_incident: int(1, 100_000)
+            .default(500)
+            .describe("alerts kept in an incident's alerts.json; later ones are counted, not stored"),
+        })
+        .prefault({})
+        .describe('HTTP intake: Alertmanager, PagerDuty and generic webhooks'),
     })
     .prefault({})
     .describe('incident detection and validation'),
@@ -524,11 +571,33 @@ const baseSchema = z.strictObject({
     .describe('results out: Slack, webhooks, PagerDuty'),
   http: z
     .strictObject({
-      port: int(0, 65535).default(8080).describe('HTTP port for /healthz, /readyz, /metrics (0 = disabled)'),
-      host: z.string().default('0.0.0.0').describe('listen address'),
       public_url: httpUrl(
         "URL people reach this daemon's HTTP server at (status page); notifications link to it",
       ).optional(),
+      port: int(0, 65535)
+        .default(8080)
+        .describe('HTTP port for /healthz, /readyz, /metrics and /v1/* (0 = disabled)'),
+      host: z
+        .string()
+        .min(1)
+        .default('127.0.0.1')
+        .describe(
+          'listen address; anything but loopback requires the HTTP_TOKEN secret (bearer auth on /v1/*)',
+        ),
+      body_limit: bytes('1MiB', 'largest request body accepted (413 above)'),
+      json_depth: int(1, 1000)
+        .default(64)
+        .describe('deepest JSON nesting accepted in a request body (400 above)'),
+      rate_limit: z
+        .strictObject({
+          max: int(0, 10_000_000)
+            .default(600)
+            .describe('requests per client address per window (429 with Retry-After above; 0 = no limit)'),
+          window: duration('1m', 'the rate-limit window'),
+        })
+        .prefault({})
+        .describe('per-client rate limit; /healthz, /readyz and /metrics are never limited'),
+      request_timeout: duration('30s', 'a request (headers and body) must arrive within this time'),
     })
     .prefault({}),
   log: z

@@ -53,3 +53,23 @@ export function auditKey(config: Pick<Config, 'audit'>, values: Record<string, s
     );
   return value;
 }
+
+/** Secrets the daemon itself uses (HTTP auth, webhook signatures): never handed to an agent. */
+export const DAEMON_SECRETS: readonly string[] = ['HTTP_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'];
+
+/** Names of the configured secrets that are the daemon's own: its HTTP and webhook secrets, the notify sinks' credentials, the audit key. */
+export function daemonSecretNames(config: Pick<Config, 'notify' | 'audit'>): Set<string> {
+  const names = new Set<string>(DAEMON_SECRETS);
+  for (const sink of config.notify.sinks) {
+    names.add(sink.secret);
+    if (sink.notes) names.add(sink.notes.secret);
+  }
+  if (config.audit.hmac_secret) names.add(config.audit.hmac_secret);
+  return names;
+}
+
+/** The secrets an agent may receive: every resolved value except the daemon's own. */
+export function agentSecrets(config: Pick<Config, 'notify' | 'audit'>, values: Record<string, string>): Record<string, string> {
+  const own = daemonSecretNames(config);
+  return Object.fromEntries(Object.entries(values).filter(([name]) => !own.has(name)));
+}

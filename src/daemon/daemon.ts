@@ -7,9 +7,11 @@ import { DedupStore } from '../intake/dedup.js';
 import type { LeaseIdentity } from '../intake/lease.js';
 import { Scheduler } from '../intake/scheduler.js';
 import type { Logger } from '../log/logger.js';
-import { startHttpServer, type HttpServer } from '../server/http.js';
+import { startHttpServer, type HttpServer, type HttpServerExtras } from '../server/http.js';
 import { createMetrics, type DaemonMetrics } from '../server/metrics.js';
 import { errorMessage } from '../util/errors.js';
+import type { IntakeHooks } from '../intake/webhooks/hooks.js';
+import { createAlertHooks } from './alert-hooks.js';
 import { newDaemonId } from './ids.js';
 import { Inspector } from './inspector.js';
 import { settledWithin } from './lifecycle.js';
@@ -38,6 +40,8 @@ export interface DaemonDeps {
   http?: boolean;
   /** Told of every state change (status index, notifications). */
   onChange?: (change: StateChange) => void;
+  /** Passed through to the HTTP server: token, limits, route modules (intake, status API); given the daemon. */
+  server?: HttpServerExtras | ((daemon: Daemon) => HttpServerExtras);
 }
 
 /** While runs wait for the engine, it is checked this often (ms). */
@@ -54,6 +58,8 @@ export class Daemon {
   readonly daemonId: string;
   readonly metrics: DaemonMetrics;
   readonly store: IncidentStore;
+  /** What HTTP intake asks of the lifecycle (incident state, alerts resolved). */
+  readonly intakeHooks: IntakeHooks;
   private readonly config: Config;
   private readonly log: Logger;
   private readonly executor: RunExecutor;
@@ -129,10 +135,24 @@ export class Daemon {
       maxIncidentBytes: config.intake.max_incident_bytes,
       runDuration: (seconds, status) => this.metrics.runDuration(seconds, status),
     };
+    const dedup = new DedupStore(this.root, s.dedup_window, this.now);
+    this.intakeHooks = createAlertHooks({
+      store: this.store,
+      dedup,
+      identity,
+      lease,
+      maxIncidentBytes: config.intake.max_incident_bytes,
+      log: this.log,
+      isActive: (dir) => this.active.has(dir),
+      dequeue: (dir) => {
+        this.scheduler.remove(dir);
+        this.metrics.queueDepth(this.scheduler.depth);
+      },
+    });
     this.inspector = new Inspector({
       root: this.root,
       store: this.store,
-      dedup: new DedupStore(this.root, s.dedup_window, this.now),
+      dedup,
       log: this.log,
       identity,
       lease,
@@ -220,7 +240,9 @@ export class Daemon {
   private async startHttp(): Promise<void> {
     if (this.deps.http === false || this.config.http.port === 0) return;
     const { port, host } = this.config.http;
+    const extras = typeof this.deps.server === 'function' ? this.deps.server(this) : this.deps.server;
     this.http = await startHttpServer({
+      ...extras,
       port,
       host,
       readiness: () => this.readiness(),

@@ -39,8 +39,11 @@ export type IncidentEvent =
   | { type: 'RetryRequested'; by: string }
   /** incident.json changed after the incident finished (a new sha256): a new series of attempts. */
   | { type: 'IncidentChanged'; incidentId: string; sha256: string }
-  /** The alert behind a not-yet-running incident resolved. */
-  | { type: 'Resolved'; at: string; reason: string };
+  /**
+   * Every alert behind the incident resolved: one that has not started ends `resolved` (never runs);
+   * one that is running goes on, and its record notes when.
+   */
+  | { type: 'Resolved'; at: string; reason: string; incidentId?: string; sha256?: string };
 
 export type IncidentMetric =
   'succeeded' | 'failed' | 'rejected' | 'duplicate' | 'deferred' | 'interrupted' | 'retried' | 'resolved';
@@ -78,12 +81,12 @@ export interface MachineContext {
 
 /** from → the events allowed. Absent record = 'new'. */
 const ALLOWED: Record<IncidentState | 'new', readonly IncidentEvent['type'][]> = {
-  new: ['Invalid', 'Duplicate', 'QueueFull', 'Validated'],
+  new: ['Invalid', 'Duplicate', 'QueueFull', 'Validated', 'Resolved'],
   rejected: ['Invalid', 'Duplicate', 'QueueFull', 'Validated', 'RetryRequested'],
   deferred: ['Invalid', 'QueueFull', 'Validated', 'Claimed', 'Resolved'],
   queued: ['Invalid', 'QueueFull', 'Validated', 'Claimed', 'Resolved', 'Interrupted'],
-  preparing: ['Launched', 'Finished', 'Gone', 'Interrupted', 'Adopted', 'Progress'],
-  running: ['Progress', 'Finished', 'Gone', 'Interrupted', 'Adopted'],
+  preparing: ['Launched', 'Finished', 'Gone', 'Interrupted', 'Adopted', 'Progress', 'Resolved'],
+  running: ['Progress', 'Finished', 'Gone', 'Interrupted', 'Adopted', 'Resolved'],
   interrupted: [
     'Invalid',
     'QueueFull',
@@ -134,7 +137,7 @@ export function transition(
   if (!isAllowed(record?.state, event.type)) throw new IllegalTransitionError(record?.state, event.type);
   const updatedAt = new Date(ctx.now).toISOString();
   const base: StateFile = record ?? {
-    incidentId: 'incidentId' in event ? event.incidentId : '',
+    incidentId: ('incidentId' in event ? event.incidentId : undefined) ?? '',
     state: 'queued',
     attempts: 0,
     updatedAt,
@@ -293,9 +296,22 @@ export function transition(
         log: { level: 'info', msg: 'incident.json changed after the incident finished; queued again' },
       };
     case 'Resolved':
+      if (base.state === 'preparing' || base.state === 'running') {
+        if (base.resolvedAt) return { record: base, audit: [], unchanged: true };
+        return {
+          record: { ...base, updatedAt, resolvedAt: event.at },
+          audit: [{ type: 'resolved', incidentId: id, at: event.at, running: true }],
+          log: { level: 'info', msg: 'alert resolved while the investigation runs; it goes on', fields: { at: event.at } },
+        };
+      }
       return {
-        record: next('resolved', { reason: event.reason, resolvedAt: event.at }),
-        audit: [{ type: 'resolved', incidentId: id, at: event.at, reason: event.reason }],
+        record: next('resolved', {
+          reason: event.reason,
+          resolvedAt: event.at,
+          ...(event.incidentId && !record ? { incidentId: event.incidentId } : {}),
+          ...(event.sha256 ? { incidentSha256: event.sha256 } : {}),
+        }),
+        audit: [{ type: 'resolved', incidentId: id || event.incidentId, at: event.at, reason: event.reason }],
         metric: 'resolved',
         log: {
           level: 'info',

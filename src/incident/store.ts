@@ -73,7 +73,7 @@ export interface StoreDeps {
 }
 
 export interface ApplyOptions {
-  /** The record as the caller last read it (saves a read). */
+  /** The record as the caller last read it (saves a read; ignored when another apply is in flight). */
   current?: StateFile;
   /** A logger carrying the incident's and run's ids. */
   log?: Logger;
@@ -94,6 +94,8 @@ export class IncidentStore {
   private readonly now: () => number;
   private readonly random: () => number;
   private closing = false;
+  /** Applies to one folder run one at a time (a run's own events, an alert resolving meanwhile). */
+  private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(private readonly deps: StoreDeps) {
     this.now = deps.now ?? Date.now;
@@ -119,7 +121,23 @@ export class IncidentStore {
    * appends the audit events. A full disk does not lose the change: the write is retried until it fits
    * (the caller keeps its lease meanwhile), so an incident is never run twice for want of space.
    */
-  async apply(dir: string, event: IncidentEvent, options: ApplyOptions = {}): Promise<Applied> {
+  apply(dir: string, event: IncidentEvent, options: ApplyOptions = {}): Promise<Applied> {
+    const key = options.file ?? dir;
+    const previous = this.queues.get(key);
+    // Behind another apply, the caller's copy of the record may be stale: read it again.
+    const { current: _stale, ...fresh } = options;
+    const next = (previous ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.applyNow(dir, event, previous ? fresh : options));
+    this.queues.set(key, next);
+    const forget = () => {
+      if (this.queues.get(key) === next) this.queues.delete(key);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private async applyNow(dir: string, event: IncidentEvent, options: ApplyOptions): Promise<Applied> {
     const file = options.file ?? statePath(dir);
     const previous = options.current ?? (await readStateFile(file));
     const t = this.preview(previous, event);

@@ -100,6 +100,20 @@ export class DedupStore {
     return undefined;
   }
 
+  /** Frees `key` when `incidentId` holds it (its alert resolved before it ran: a new firing is a new incident). */
+  async release(key: string, incidentId: string): Promise<void> {
+    const file = this.file(key);
+    const entry = await this.read(file);
+    if (entry?.incidentId !== incidentId) return;
+    const aside = `${file}.released.${incidentId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}`;
+    if (await rename(file, aside).then(() => true, () => false)) {
+      // Replaced meanwhile by another incident's claim: put that one back.
+      const moved = await this.read(aside);
+      if (moved?.incidentId !== incidentId) await rename(aside, file).catch(() => undefined);
+      else await unlink(aside).catch(() => undefined);
+    }
+  }
+
   /** Removes entries older than the window (cheap housekeeping on rescans). */
   async prune(): Promise<number> {
     const names = await readdir(this.dir).catch(() => [] as string[]);

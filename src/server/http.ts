@@ -1,16 +1,29 @@
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log/logger.js';
 import type { Readiness } from '../shared/types.js';
+import type { HttpLimits, RouteModule } from './types.js';
 
-// /healthz (the process answers), /readyz (engine reachable, skills ready, intake started), /metrics.
+// The daemon's HTTP server: /healthz (the process answers), /readyz (engine reachable, skills
+// ready, intake started), /metrics, and the route modules the daemon is given (intake, status API).
+// fastify is imported on first start only: commands that never serve HTTP never load it.
 
-export interface HttpServerOptions {
+export interface HttpServerOptions extends HttpServerExtras {
   port: number;
   host: string;
   readiness: () => Promise<Readiness>;
   metrics: { render(): Promise<string>; contentType: string };
   /** Ms a readiness check may take before /readyz answers 503. */
   readinessTimeoutMs?: number;
+}
+
+/** What a caller adds beyond health and metrics (passed through the daemon unchanged). */
+export interface HttpServerExtras {
+  /** The HTTP_TOKEN secret; required when `host` is not loopback, checked on /v1/* whenever set. */
+  token?: string;
+  limits?: Partial<HttpLimits>;
+  routes?: readonly RouteModule[];
+  /** Where failures of the server itself (5xx) are logged. */
+  log?: Logger;
 }
 
 export interface HttpServer {
@@ -20,68 +33,14 @@ export interface HttpServer {
 }
 
 export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
-  const timeoutMs = options.readinessTimeoutMs ?? 5000;
-  const server: Server = createServer((req, res) => {
-    const url = (req.url ?? '/').split('?')[0];
-    const send = (status: number, type: string, body: string) => {
-      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-      res.end(body);
-    };
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed\n');
-    if (url === '/healthz') return send(200, 'text/plain', 'ok\n');
-    if (url === '/readyz') {
-      void withTimeout(options.readiness(), timeoutMs).then(
-        (r) => send(r.ok ? 200 : 503, 'application/json', `${JSON.stringify(r)}\n`),
-        (err: unknown) =>
-          send(
-            503,
-            'application/json',
-            `${JSON.stringify({ ok: false, checks: [{ name: 'readiness', ok: false, detail: err instanceof Error ? err.message : String(err) }] })}\n`,
-          ),
-      );
-      return;
-    }
-    if (url === '/metrics') {
-      void options.metrics.render().then(
-        (text) => send(200, options.metrics.contentType, text),
-        (err: unknown) =>
-          send(500, 'text/plain', `metrics failed: ${err instanceof Error ? err.message : String(err)}\n`),
-      );
-      return;
-    }
-    send(404, 'text/plain', 'not found: try /healthz, /readyz or /metrics\n');
-  });
-  server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`readiness check did not answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
+  const { buildApp } = await import('./app.js');
+  const app = await buildApp(options);
+  try {
+    await app.listen({ port: options.port, host: options.host });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  const port = (app.server.address() as AddressInfo).port;
+  return { port, close: () => app.close() };
 }

@@ -30,7 +30,8 @@ export function dockerClient(env: NodeJS.ProcessEnv = process.env): Docker {
   return buildClient(dockerHost(env), env);
 }
 
-function isCi(env: NodeJS.ProcessEnv): boolean {
+/** CI set to anything but empty, 0 or false: missing real components fail tests instead of skipping them. */
+export function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
   const ci = env.CI;
   return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
 }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readState } from '../../src/incident/store.js';
@@ -119,4 +119,11 @@ export function waitForReleased(dir: string, timeoutMs = 10_000): Promise<true> 
     async () => ((await stat(path.join(dir, '.triage', 'lease')).catch(() => undefined)) ? undefined : true),
     timeoutMs,
   );
+}
+
+/** How many times the fake agent (sleep-agent.sh) started in a workspace. */
+export async function agentExecutions(dir: string): Promise<number> {
+  return (await readFile(path.join(dir, 'agent-executions.log'), 'utf8').catch(() => ''))
+    .split('\n')
+    .filter((l) => l.startsWith('start')).length;
 }

@@ -2,7 +2,10 @@ import { Option, type Command } from 'commander';
 import { AGENT_NAMES, ENGINE_NAMES } from '../../config/schema.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { newDaemonId } from '../../daemon/ids.js';
+import { exposureProblem } from '../../server/exposure.js';
+import { httpLimits } from '../../server/limits.js';
 import { createMetrics } from '../../server/metrics.js';
+import { createIntakeRoutes } from '../../server/routes/intake.js';
 import { flagLayer, intOption } from '../config.js';
 import { checkedConfig } from '../config-check.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
@@ -26,7 +29,11 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .addOption(new Option('--engine <engine>', 'where agents run').choices(ENGINE_NAMES))
     .addOption(new Option('--agent <name>', 'which agent CLI investigates').choices(AGENT_NAMES))
     .option('--max-concurrent <n>', 'runs in flight at once', intOption('--max-concurrent'))
-    .option('--http-port <n>', 'port for /healthz, /readyz, /metrics (0 = off)', intOption('--http-port'))
+    .option(
+      '--http-port <n>',
+      'port for /healthz, /readyz, /metrics and /v1/* (0 = off)',
+      intOption('--http-port'),
+    )
     .action(async (opts: DaemonOptions, cmd: Command) => {
       done(await runDaemon(opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
     });
@@ -47,8 +54,24 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   );
   const metrics = createMetrics();
   const daemonId = newDaemonId();
-  const { executor, log, audit } = buildRuntime(io, config, { daemonId, metrics });
-  const daemon = new Daemon({ config, log, executor, audit, metrics, daemonId });
+  const { executor, log, audit, secrets } = buildRuntime(io, config, { daemonId, metrics });
+  const token = secrets.HTTP_TOKEN;
+  const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
+  if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
+  const daemon = new Daemon({
+    config,
+    log,
+    executor,
+    audit,
+    metrics,
+    daemonId,
+    server: (d) => ({
+      ...(token ? { token } : {}),
+      limits: httpLimits(config),
+      routes: [createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log })],
+      log,
+    }),
+  });
   const removeHandlers = daemon.handleSignals();
   try {
     await daemon.start();

@@ -1,5 +1,6 @@
 import { mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../../support/net.js';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
@@ -15,6 +16,7 @@ import {
   TRANSIENT_EXIT,
 } from '../../support/fake-executor.js';
 import {
+  agentExecutions,
   dropByRename,
   dropInChunks,
   incidentJson,
@@ -68,10 +70,7 @@ function makeDaemon(
   return daemon;
 }
 
-const executions = async (dir: string) =>
-  (await readFile(path.join(dir, 'agent-executions.log'), 'utf8').catch(() => ''))
-    .split('\n')
-    .filter((l) => l.startsWith('start')).length;
+const executions = agentExecutions;
 
 describe('Daemon intake', () => {
   it('runs an incident renamed into place, once, with a real fake agent', async () => {
@@ -600,32 +599,5 @@ describe('Daemon intake', () => {
         { name: 'engine', ok: false, detail: 'docker socket refused' },
       ],
     });
-  });
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-describe('Daemon start-up sweep', () => {
-  it('asks the executor to sweep leftover runs once the start-up scan is done, sparing the runs it adopted', async () => {
-    const swept: string[][] = [];
-    const executor: RunExecutor = {
-      ...createMemoryExecutor({ durationMs: 10 }),
-      sweep: async (ids) => {
-        swept.push([...ids]);
-        return { removed: [], failed: [] };
-      },
-    };
-    const daemon = makeDaemon(executor);
-    await daemon.start();
-    expect(swept).toEqual([[]]);
   });
 });

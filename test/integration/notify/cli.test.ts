@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/program.js';
-import { agentSecrets } from '../../../src/cli/runtime.js';
+import { agentSecrets } from '../../../src/config/secrets.js';
 import { WebhookReceiver } from '../../support/notify-servers.js';
 import {
   buildNotifier,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from '../../../src/config/schema.js';
+import { exposureProblem } from '../../../src/server/exposure.js';
 import { readManifests, renderKustomization, type K8sObject } from '../../support/kustomize.js';
 
 // Every manifest in deploy/kubernetes is rendered (a small kustomize subset, test/support/kustomize.ts)
@@ -162,6 +163,23 @@ describe('deploy/kubernetes manifests', () => {
     }
     const publish = podSpec.initContainers.find((c: { name: string }) => c.name === 'publish-configs');
     expect(publish.args[0]).toContain(path.posix.dirname(path.posix.dirname(runnerConfig.personas_dir)));
+  });
+
+  it('listens beyond loopback with the bearer token wired from the Secret, so the daemon accepts to start', () => {
+    expect(runnerConfig.http.host).toBe('0.0.0.0');
+    expect(exposureProblem(runnerConfig.http.host, undefined)).toMatch(/HTTP_TOKEN secret is not set/);
+    const env = Object.fromEntries(daemon.env.map((e: { name: string }) => [e.name, e]));
+    const [secret] = readManifests(path.join(BASE, 'secret.example.yaml')) as (K8sObject & {
+      stringData: Record<string, string>;
+    })[];
+    for (const name of ['HTTP_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET']) {
+      const variable = runnerConfig.secrets[name]?.env;
+      expect(variable, `secrets.${name} is read from an environment variable`).toBeDefined();
+      expect(env[variable!].valueFrom.secretKeyRef).toMatchObject({ name: secret!.metadata.name, key: name });
+      expect(Object.keys(secret!.stringData)).toContain(name);
+    }
+    // Probes reach /healthz and /readyz without the token.
+    expect(daemon.readinessProbe.httpGet.httpHeaders).toBeUndefined();
   });
 
   it("agrees with the daemon's config: namespace, agent ServiceAccount, claim and Secret names", () => {

@@ -50,7 +50,7 @@ const EVENTS: Record<IncidentEvent['type'], IncidentEvent> = {
 
 /** from (or 'new') → event → the state it leads to. Anything not listed is illegal. */
 const LEGAL: Record<IncidentState | 'new', Partial<Record<IncidentEvent['type'], IncidentState>>> = {
-  new: { Invalid: 'rejected', Duplicate: 'rejected', QueueFull: 'deferred', Validated: 'queued' },
+  new: { Invalid: 'rejected', Duplicate: 'rejected', QueueFull: 'deferred', Validated: 'queued', Resolved: 'resolved' },
   rejected: {
     Invalid: 'rejected',
     Duplicate: 'rejected',
@@ -80,6 +80,7 @@ const LEGAL: Record<IncidentState | 'new', Partial<Record<IncidentEvent['type'],
     Interrupted: 'interrupted',
     Adopted: 'running',
     Progress: 'preparing',
+    Resolved: 'preparing',
   },
   running: {
     Progress: 'running',
@@ -87,6 +88,7 @@ const LEGAL: Record<IncidentState | 'new', Partial<Record<IncidentEvent['type'],
     Gone: 'queued',
     Interrupted: 'interrupted',
     Adopted: 'running',
+    Resolved: 'running',
   },
   interrupted: {
     Invalid: 'rejected',
@@ -267,6 +269,15 @@ describe('what transitions record and emit', () => {
       reason: 'alert resolved',
     });
     expect(t.metric).toBe('resolved');
+  });
+
+  it('a running investigation goes on when its alert resolves, and its record keeps when', () => {
+    const t = transition(record('running'), EVENTS.Resolved, ctx);
+    expect(t.record).toMatchObject({ state: 'running', resolvedAt: '2026-11-23T09:59:00.000Z' });
+    expect(t.audit[0]).toMatchObject({ type: 'resolved', running: true });
+    expect(transition(t.record, EVENTS.Resolved, ctx).unchanged).toBe(true);
+    const done = transition(t.record, EVENTS.Finished, ctx);
+    expect(done.record).toMatchObject({ state: 'succeeded', resolvedAt: '2026-11-23T09:59:00.000Z' });
   });
 
   it('progress is kept while running and dropped on the next move', () => {

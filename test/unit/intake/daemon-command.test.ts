@@ -25,4 +25,16 @@ describe('triage-runner daemon flags', () => {
     expect(await runCli(['daemon', '--max-concurrent', '0', '--http-port', '0'], cli)).toBe(2);
     expect(cli.err.join('')).toMatch(/scheduling\.max_concurrent/);
   });
+
+  it('exits 2 before serving when http.host is not loopback and HTTP_TOKEN is unset, saying what to set', async () => {
+    const cli = io();
+    cli.env = {
+      TRIAGE_RUNNER_HTTP_HOST: '0.0.0.0',
+      TRIAGE_RUNNER_WORKSPACES_ROOT: '/nonexistent/never-created',
+    };
+    expect(await runCli(['daemon', '--engine', 'process'], cli)).toBe(2);
+    expect(cli.err.join('')).toMatch(
+      /daemon cannot start: http\.host 0\.0\.0\.0 is not a loopback address, so \/v1\/\* needs a bearer token, but the HTTP_TOKEN secret is not set: set it under secrets:/,
+    );
+  });
 });

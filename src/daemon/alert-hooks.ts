@@ -1,0 +1,79 @@
+import path from 'node:path';
+import { isAllowed } from '../incident/machine.js';
+import type { IncidentStore } from '../incident/store.js';
+import { dedupKey, type DedupStore } from '../intake/dedup.js';
+import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
+import { readWorkspace } from '../intake/read.js';
+import { intakeStateOf, type IntakeHooks } from '../intake/webhooks/hooks.js';
+import type { Logger } from '../log/logger.js';
+import { errorMessage } from '../util/errors.js';
+
+// What HTTP intake asks of the lifecycle: the state of an incident, and "every alert behind it
+// resolved". A resolution is the Resolved event: an incident that has not started ends `resolved` and
+// never runs (it leaves the queue, and frees its dedup key so that the alert firing again is a new
+// incident); one that is running goes on, its record noting when.
+
+export interface AlertHooksDeps {
+  store: IncidentStore;
+  dedup: DedupStore;
+  identity: LeaseIdentity;
+  lease: LeaseOptions;
+  maxIncidentBytes: number;
+  log: Logger;
+  /** A run of this folder is in progress in this daemon (it holds the lease). */
+  isActive: (dir: string) => boolean;
+  /** Takes the folder out of the run queue (it will not run). */
+  dequeue: (dir: string) => void;
+}
+
+/** Attempts at the lease while a brief holder (an inspection) has it. */
+const LEASE_ATTEMPTS = 20;
+
+export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
+  const apply = async (dir: string, at: string) => {
+    // Already finished (or resolved): nothing is left to stop or to note.
+    if (!isAllowed((await deps.store.read(dir))?.state, 'Resolved')) return;
+    const read = await readWorkspace(dir, { maxBytes: deps.maxIncidentBytes });
+    const incident = read.kind === 'ok' ? read.workspace.incident : undefined;
+    const reason = `every alert behind this incident resolved at ${at}, before the investigation started: not run (save incident.json again, or \`triage-runner retry\`, to run it anyway)`;
+    const applied = await deps.store.apply(dir, {
+      type: 'Resolved',
+      at,
+      reason,
+      ...(incident ? { incidentId: incident.incidentId } : {}),
+      ...(read.kind === 'ok' ? { sha256: read.sha256 } : {}),
+    });
+    if (applied.record.state !== 'resolved') return;
+    deps.dequeue(dir);
+    if (incident) await deps.dedup.release(dedupKey(incident), incident.incidentId);
+  };
+
+  return {
+    async resolved(dir, at) {
+      for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
+        // Our own run holds the lease: the store orders its events and this one.
+        if (deps.isActive(dir)) return void (await apply(dir, at));
+        const got = await acquireLease(dir, deps.identity, deps.lease);
+        if (got.acquired) {
+          try {
+            return await apply(dir, at);
+          } finally {
+            await got.lease.release();
+          }
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // Another replica runs it: its run goes on; the resolution is in alerts.json.
+      deps.log.info({ workspace: path.basename(dir), at }, 'alert resolved while another replica holds the incident');
+    },
+    async stateOf(dir) {
+      try {
+        const state = await deps.store.read(dir);
+        return state ? intakeStateOf(state.state) : undefined;
+      } catch (err) {
+        deps.log.warn({ workspace: path.basename(dir), err: errorMessage(err) }, 'cannot read the incident state');
+        return undefined;
+      }
+    },
+  };
+}

@@ -1,0 +1,220 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../../util/fs.js';
+import { TRIAGE_DIR } from '../../incident/types.js';
+
+// What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
+// restarts, never looked at by the watcher): delivery keys, storm records, locks, temp folders. And
+// the two files it writes into a workspace: incident.json and alerts.json.
+
+export const ALERTS_FILE = 'alerts.json';
+
+export interface IntakePaths {
+  root: string;
+  base: string;
+  keys: string;
+  storms: string;
+  locks: string;
+  tmp: string;
+}
+
+export function intakePaths(root: string): IntakePaths {
+  const base = path.join(root, TRIAGE_DIR, 'intake');
+  return {
+    root,
+    base,
+    keys: path.join(base, 'keys'),
+    storms: path.join(base, 'storms'),
+    locks: path.join(base, 'locks'),
+    tmp: path.join(base, 'tmp'),
+  };
+}
+
+/** File names for arbitrary keys: hex of their sha256 (fixed length, no path characters). */
+export const hashName = (key: string): string => createHash('sha256').update(key).digest('hex').slice(0, 32);
+
+/** What a delivery key points at. */
+export interface KeyRecord {
+  key: string;
+  workspace: string;
+  incidentId: string;
+}
+
+/** Reads a key file; undefined when absent or unreadable (a torn write counts as absent). */
+export async function readKey(paths: IntakePaths, key: string): Promise<KeyRecord | undefined> {
+  try {
+    const record = JSON.parse(await readFile(path.join(paths.keys, hashName(key)), 'utf8')) as KeyRecord;
+    return record.key === key ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates a key file exclusively (false when it exists). Durable once `fsyncDir(paths.keys)` ran. */
+export async function createKey(paths: IntakePaths, record: KeyRecord): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path.join(paths.keys, hashName(record.key)), 'wx', 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    await handle.writeFile(JSON.stringify(record));
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+/** Replaces a key file (an alias that a later incident takes over). */
+export const replaceKey = (paths: IntakePaths, record: KeyRecord): Promise<void> =>
+  writeFileAtomic(path.join(paths.keys, hashName(record.key)), JSON.stringify(record));
+
+/** One incident of a storm key, and the group keys that joined it. */
+export interface StormIncident {
+  workspace: string;
+  incidentId: string;
+  createdAt: number;
+  groups: string[];
+  /** Its alerts all resolved, or it ended: new alerts of its groups open a new incident. */
+  closed?: boolean;
+}
+
+export interface StormRecord {
+  key: string;
+  incidents: StormIncident[];
+}
+
+export async function readStorm(paths: IntakePaths, key: string): Promise<StormRecord> {
+  try {
+    const record = JSON.parse(
+      await readFile(path.join(paths.storms, `${hashName(key)}.json`), 'utf8'),
+    ) as StormRecord;
+    if (record.key === key && Array.isArray(record.incidents)) return record;
+  } catch {
+    // absent or torn: no incidents known for this key
+  }
+  return { key, incidents: [] };
+}
+
+/** Replaces a storm record (file fsynced; the caller fsyncs the folder once per batch). */
+export async function writeStorm(paths: IntakePaths, record: StormRecord): Promise<void> {
+  await replaceFile(paths.storms, `${hashName(record.key)}.json`, JSON.stringify(record));
+}
+
+/** One alert (or PagerDuty event) as kept in alerts.json. */
+export interface AlertEntry {
+  key: string;
+  alias?: string;
+  receivedAt: string;
+  status: 'firing' | 'resolved';
+  resolvedAt?: string;
+  source: string;
+  group: Record<string, string>;
+  /** The alert exactly as received. */
+  alert: unknown;
+}
+
+/** `<workspace>/alerts.json`: every alert behind the incident, appended as they arrive. */
+export interface AlertsDoc {
+  version: 1;
+  firstAt: string;
+  lastAt: string;
+  /** Set once every alert has resolved. */
+  resolvedAt?: string;
+  /** Alerts received (including those over max_alerts_per_incident, which are counted only). */
+  count: number;
+  /** Alerts not stored because the incident already holds max_alerts_per_incident. */
+  omitted: number;
+  /** Alerts still firing. */
+  open: number;
+  alerts: AlertEntry[];
+}
+
+/** Reads alerts.json; null when the workspace (or the file) is gone. */
+export async function readAlerts(dir: string): Promise<AlertsDoc | null> {
+  try {
+    return JSON.parse(await readFile(path.join(dir, ALERTS_FILE), 'utf8')) as AlertsDoc;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Replaces alerts.json in an existing workspace (temp file in the folder, fsync, rename); false
+ * when the folder is gone. Unlike writeFileAtomic it never re-creates a removed folder.
+ */
+export const writeAlerts = (dir: string, doc: AlertsDoc): Promise<boolean> =>
+  replaceFile(dir, ALERTS_FILE, JSON.stringify(doc, null, 2));
+
+/** Temp file beside `name` (a dot name the watcher ignores), fsync, rename; false when `dir` is gone. */
+async function replaceFile(dir: string, name: string, data: string): Promise<boolean> {
+  const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}.tmp`);
+  let handle;
+  try {
+    handle = await open(tmp, 'wx', 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, path.join(dir, name));
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  return true;
+}
+
+/**
+ * Writes a new workspace the way a careful producer does: every file into a temp folder inside the
+ * root (same filesystem), fsynced, then one rename into place. The watcher sees a complete folder
+ * or none. The caller fsyncs the root once for a batch of them.
+ */
+export async function createWorkspace(
+  paths: IntakePaths,
+  name: string,
+  files: Readonly<Record<string, string>>,
+): Promise<string> {
+  const dest = path.join(paths.root, name);
+  const tmp = path.join(paths.tmp, `${name}.${randomBytes(4).toString('hex')}`);
+  await mkdir(tmp, { recursive: true });
+  try {
+    await Promise.all(
+      Object.entries(files).map(async ([file, data]) => {
+        const handle = await open(path.join(tmp, file), 'wx', 0o644);
+        try {
+          await handle.writeFile(data);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+    // An empty folder of that name would be replaced silently by rename: names carry a random part,
+    // and an existing one is refused rather than overwritten.
+    if (
+      await lstat(dest).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw new Error(`workspace folder ${dest} already exists`);
+    await rename(tmp, dest);
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  return dest;
+}
+
+export { fsyncDir };

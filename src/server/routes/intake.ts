@@ -1,0 +1,195 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config/schema.js';
+import type { Logger } from '../../log/logger.js';
+import { describeIssues, incidentSchema } from '../../intake/schema.js';
+import type { Incident } from '../../intake/types.js';
+import {
+  mapAlertmanager,
+  parseAlertmanager,
+  type GroupingOptions,
+} from '../../intake/webhooks/alertmanager.js';
+import { mapPagerDuty, parsePagerDuty, verifyPagerDutySignature } from '../../intake/webhooks/pagerduty.js';
+import type { IntakeHooks } from '../../intake/webhooks/hooks.js';
+import { IntakeStore, type IntakeOutcome } from '../../intake/webhooks/store.js';
+import type { LeaseIdentity } from '../../intake/lease.js';
+import { errorMessage, isTransient } from '../../util/errors.js';
+import type { RouteModule } from '../types.js';
+
+// POST /v1/alerts/alertmanager, /v1/alerts/pagerduty and /v1/incidents: validate, map, hand to the
+// intake store, answer 202 {incidentId, workspace} (and every incident the delivery touched), or a
+// 4xx saying what is wrong.
+
+export interface IntakeRoutesOptions {
+  store: IntakeStore;
+  config: Config;
+  /** The PAGERDUTY_WEBHOOK_SECRET value; without it the PagerDuty endpoint answers 503. */
+  pagerDutySecret?: string;
+  log?: Logger;
+}
+
+/** Body of an accepted delivery. `incidentId`/`workspace` name the first incident it touched. */
+export interface IntakeReply {
+  incidentId: string | null;
+  workspace: string | null;
+  incidents: IntakeOutcome[];
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+const problem = (reply: FastifyReply, status: number, error: string, message: string) =>
+  reply.code(status).send({ error, message });
+
+function accepted(reply: FastifyReply, outcomes: IntakeOutcome[]): FastifyReply {
+  const first = outcomes.find((o) => o.workspace !== undefined);
+  const body: IntakeReply = {
+    incidentId: first?.incidentId ?? null,
+    workspace: first?.workspace ?? null,
+    incidents: outcomes,
+  };
+  return reply.code(202).send(body);
+}
+
+export function groupingOptions(config: Config): GroupingOptions {
+  const w = config.intake.webhooks;
+  return {
+    faultTypes: w.fault_types,
+    clusterLabels: w.cluster_labels,
+    defaultCluster: w.default_cluster,
+    groupBy: w.group_by,
+    stormBy: w.storm_by,
+  };
+}
+
+export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
+  const { store, config, log } = options;
+  const grouping = groupingOptions(config);
+
+  /** Writing failed: transient (disk full, a replica's lock) → 503 + Retry-After; else a 500 that is logged. */
+  const failed = (reply: FastifyReply, request: FastifyRequest, err: unknown) => {
+    if (isTransient(err))
+      return problem(
+        reply.header('retry-after', '5'),
+        503,
+        'unavailable',
+        `could not record the delivery now (${errorMessage(err)}): retry later; nothing was lost`,
+      );
+    log?.error({ url: request.url, err: errorMessage(err) }, 'intake failed');
+    return problem(reply, 500, 'internal', `could not record the delivery: ${errorMessage(err)}`);
+  };
+
+  return {
+    name: 'intake',
+    plugin: async (app) => {
+      app.addHook('onClose', async () => store.close());
+
+      app.post('/v1/alerts/alertmanager', async (request, reply) => {
+        const parsed = parseAlertmanager(request.body);
+        if (!parsed.ok) return problem(reply, 400, 'invalid_payload', parsed.message);
+        try {
+          return accepted(reply, await store.submitAlerts(mapAlertmanager(parsed.value, grouping)));
+        } catch (err) {
+          return failed(reply, request, err);
+        }
+      });
+
+      app.post('/v1/alerts/pagerduty', { config: { auth: 'signature' } }, async (request, reply) => {
+        if (!options.pagerDutySecret)
+          return problem(
+            reply,
+            503,
+            'not_configured',
+            'PagerDuty intake is off: the PAGERDUTY_WEBHOOK_SECRET secret is not set on this server (secrets.PAGERDUTY_WEBHOOK_SECRET), so signatures cannot be verified',
+          );
+        const signature = request.headers['x-pagerduty-signature'];
+        const check = verifyPagerDutySignature(
+          request.rawBody ?? Buffer.alloc(0),
+          Array.isArray(signature) ? signature.join(',') : signature,
+          options.pagerDutySecret,
+        );
+        if (!check.ok) return problem(reply, 401, 'invalid_signature', check.message);
+        const parsed = parsePagerDuty(request.body);
+        if (!parsed.ok) return problem(reply, 400, 'invalid_payload', parsed.message);
+        const event = mapPagerDuty(parsed.value, grouping);
+        if (event.kind === 'invalid') return problem(reply, 400, 'invalid_payload', event.message);
+        if (event.kind === 'ignored')
+          return reply
+            .code(200)
+            .send({ incidentId: null, workspace: null, incidents: [], ignored: event.reason });
+        try {
+          return accepted(reply, await store.submitAlerts([event.alert]));
+        } catch (err) {
+          return failed(reply, request, err);
+        }
+      });
+
+      app.post('/v1/incidents', async (request, reply) => {
+        const size = request.rawBody?.length ?? 0;
+        const max = config.intake.max_incident_bytes;
+        if (size > max)
+          return problem(
+            reply,
+            413,
+            'incident_too_large',
+            `incident is ${size} bytes, over the ${max}-byte limit for incident.json (intake.max_incident_bytes): shrink it (move bulky context into a file the agent can read)`,
+          );
+        const parsed = incidentSchema.safeParse(request.body);
+        if (!parsed.success)
+          return problem(
+            reply,
+            400,
+            'invalid_incident',
+            `body does not match the incident schema (${describeIssues(parsed.error.issues)}): send incident.json as a file drop would`,
+          );
+        const header = request.headers['idempotency-key'];
+        if (header !== undefined && (Array.isArray(header) || !IDEMPOTENCY_KEY.test(header)))
+          return problem(
+            reply,
+            400,
+            'invalid_idempotency_key',
+            'Idempotency-Key must be one value of 1 to 200 visible ASCII characters',
+          );
+        const incident = parsed.data as Incident;
+        try {
+          return accepted(reply, [
+            await store.submitIncident(incident, header ?? `id:${incident.incidentId}`),
+          ]);
+        } catch (err) {
+          return failed(reply, request, err);
+        }
+      });
+    },
+  };
+}
+
+export interface IntakeWiring {
+  config: Config;
+  /** Resolved secrets by name (PAGERDUTY_WEBHOOK_SECRET is read from them). */
+  secrets: Readonly<Record<string, string>>;
+  hooks: IntakeHooks;
+  identity: LeaseIdentity;
+  log?: Logger;
+}
+
+/** The intake store and its routes, from configuration: what the daemon command registers. */
+export function createIntakeRoutes(wiring: IntakeWiring): RouteModule {
+  const { config } = wiring;
+  const w = config.intake.webhooks;
+  const store = new IntakeStore({
+    root: config.workspaces_root,
+    windowMs: config.scheduling.dedup_window,
+    idempotencyTtlMs: w.idempotency_ttl,
+    stormLimit: w.storm_limit,
+    maxAlertsPerIncident: w.max_alerts_per_incident,
+    hooks: wiring.hooks,
+    identity: wiring.identity,
+    ...(wiring.log ? { log: wiring.log } : {}),
+  });
+  return intakeRoutes({
+    store,
+    config,
+    ...(wiring.secrets.PAGERDUTY_WEBHOOK_SECRET
+      ? { pagerDutySecret: wiring.secrets.PAGERDUTY_WEBHOOK_SECRET }
+      : {}),
+    ...(wiring.log ? { log: wiring.log } : {}),
+  });
+}
