@@ -69,7 +69,10 @@ export function daemonSecretNames(config: Pick<Config, 'notify' | 'audit'>): Set
 }
 
 /** The secrets an agent may receive: every resolved value except the daemon's own. */
-export function agentSecrets(config: Pick<Config, 'notify' | 'audit'>, values: Record<string, string>): Record<string, string> {
+export function agentSecrets(
+  config: Pick<Config, 'notify' | 'audit'>,
+  values: Record<string, string>,
+): Record<string, string> {
   const own = daemonSecretNames(config);
   return Object.fromEntries(Object.entries(values).filter(([name]) => !own.has(name)));
 }

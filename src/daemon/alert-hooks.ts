@@ -64,14 +64,20 @@ export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
         await new Promise((r) => setTimeout(r, 100));
       }
       // Another replica runs it: its run goes on; the resolution is in alerts.json.
-      deps.log.info({ workspace: path.basename(dir), at }, 'alert resolved while another replica holds the incident');
+      deps.log.info(
+        { workspace: path.basename(dir), at },
+        'alert resolved while another replica holds the incident',
+      );
     },
     async stateOf(dir) {
       try {
         const state = await deps.store.read(dir);
         return state ? intakeStateOf(state.state) : undefined;
       } catch (err) {
-        deps.log.warn({ workspace: path.basename(dir), err: errorMessage(err) }, 'cannot read the incident state');
+        deps.log.warn(
+          { workspace: path.basename(dir), err: errorMessage(err) },
+          'cannot read the incident state',
+        );
         return undefined;
       }
     },

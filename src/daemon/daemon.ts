@@ -278,12 +278,10 @@ export class Daemon {
         ? { detail: `writes fail: ${this.diskFull}; free space on the workspaces volume` }
         : {}),
     };
-    const executor = await this.executor
-      .readiness()
-      .catch((err: unknown): Readiness => ({
-        ok: false,
-        checks: [{ name: 'executor', ok: false, detail: errorMessage(err) }],
-      }));
+    const executor = await this.executor.readiness().catch((err: unknown): Readiness => ({
+      ok: false,
+      checks: [{ name: 'executor', ok: false, detail: errorMessage(err) }],
+    }));
     return { ok: intake.ok && disk.ok && executor.ok, checks: [intake, disk, ...executor.checks] };
   }
 

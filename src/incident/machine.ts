@@ -301,7 +301,11 @@ export function transition(
         return {
           record: { ...base, updatedAt, resolvedAt: event.at },
           audit: [{ type: 'resolved', incidentId: id, at: event.at, running: true }],
-          log: { level: 'info', msg: 'alert resolved while the investigation runs; it goes on', fields: { at: event.at } },
+          log: {
+            level: 'info',
+            msg: 'alert resolved while the investigation runs; it goes on',
+            fields: { at: event.at },
+          },
         };
       }
       return {

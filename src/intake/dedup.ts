@@ -106,7 +106,12 @@ export class DedupStore {
     const entry = await this.read(file);
     if (entry?.incidentId !== incidentId) return;
     const aside = `${file}.released.${incidentId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}`;
-    if (await rename(file, aside).then(() => true, () => false)) {
+    if (
+      await rename(file, aside).then(
+        () => true,
+        () => false,
+      )
+    ) {
       // Replaced meanwhile by another incident's claim: put that one back.
       const moved = await this.read(aside);
       if (moved?.incidentId !== incidentId) await rename(aside, file).catch(() => undefined);

@@ -18,7 +18,12 @@ export function recordingHooks(inner: IntakeHooks): RecordingHooks {
       const before = await readState(dir);
       await inner.resolved(dir, at);
       const after = await readState(dir);
-      calls.push({ workspace: path.basename(dir), at, state: before?.state, stopped: after?.state === 'resolved' });
+      calls.push({
+        workspace: path.basename(dir),
+        at,
+        state: before?.state,
+        stopped: after?.state === 'resolved',
+      });
     },
   };
 }

@@ -50,7 +50,13 @@ const EVENTS: Record<IncidentEvent['type'], IncidentEvent> = {
 
 /** from (or 'new') → event → the state it leads to. Anything not listed is illegal. */
 const LEGAL: Record<IncidentState | 'new', Partial<Record<IncidentEvent['type'], IncidentState>>> = {
-  new: { Invalid: 'rejected', Duplicate: 'rejected', QueueFull: 'deferred', Validated: 'queued', Resolved: 'resolved' },
+  new: {
+    Invalid: 'rejected',
+    Duplicate: 'rejected',
+    QueueFull: 'deferred',
+    Validated: 'queued',
+    Resolved: 'resolved',
+  },
   rejected: {
     Invalid: 'rejected',
     Duplicate: 'rejected',

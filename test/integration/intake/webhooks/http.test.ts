@@ -134,7 +134,11 @@ describe('HTTP intake on the daemon', () => {
     // The running investigation went on; its record says when its alert resolved.
     expect(done1.resolvedAt).toBe(endsAt);
     const state2 = await waitForState(dir2, ['resolved']);
-    expect(state2.reason).toMatch(new RegExp(`every alert behind this incident resolved at ${endsAt}, before the investigation started: not run`));
+    expect(state2.reason).toMatch(
+      new RegExp(
+        `every alert behind this incident resolved at ${endsAt}, before the investigation started: not run`,
+      ),
+    );
     // Give the scheduler every chance to run it anyway.
     await new Promise((r) => setTimeout(r, 600));
     expect(await executions(dir2)).toBe(0);
@@ -145,7 +149,12 @@ describe('HTTP intake on the daemon', () => {
       [r1.workspace, false],
     ]);
     // The alert firing again after it resolved is a new incident, not a duplicate of one that never ran.
-    const again = await replyOf(await post(`${d.base}/v1/alerts/alertmanager`, amPayload([{ ...second, startsAt: new Date().toISOString() }])));
+    const again = await replyOf(
+      await post(
+        `${d.base}/v1/alerts/alertmanager`,
+        amPayload([{ ...second, startsAt: new Date().toISOString() }]),
+      ),
+    );
     expect(again.workspace).not.toBe(r2.workspace);
     await waitForState(path.join(root, again.workspace!), ['succeeded']);
     for (const dir of [dir1, dir2]) {
