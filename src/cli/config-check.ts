@@ -16,6 +16,8 @@ import {
 } from '../config/index.js';
 import { BootError, loadBootFile } from '../context/disclosure/boot.js';
 import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
+import { DAEMON_SECRETS } from '../config/secrets.js';
+import { isLoopbackHost } from '../server/exposure.js';
 import { silentLogger } from '../log/logger.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
@@ -180,6 +182,15 @@ export function secretWarnings(
   const warnings: ConfigProblem[] = [];
   for (const [name, source] of Object.entries(config.secrets)) {
     if (source.env === undefined || values[name]) continue;
+    if (DAEMON_SECRETS.includes(name)) {
+      // The daemon's own: HTTP_TOKEN is needed only when the server listens beyond loopback.
+      if (name === 'HTTP_TOKEN' && config.http.port !== 0 && !isLoopbackHost(config.http.host))
+        warnings.push({
+          path: `secrets.${name}`,
+          message: `environment variable ${source.env} is not set; http.host ${config.http.host} is not loopback, so the daemon refuses to start without it`,
+        });
+      continue;
+    }
     const users = uses(name);
     const neededNow = users.includes(config.agent.name) && !agentHasKey;
     // Another agent's key is only needed by a replay with --agent; a secret no agent reads (a sink's

@@ -230,8 +230,8 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
       .trim()
       .split('\n')
       .map((l) => (JSON.parse(l) as { type: string }).type);
-    expect(types, types.join(',')).toEqual(expect.arrayContaining(['launched', 'adopted', 'finished']));
-    expect(types.indexOf('adopted')).toBeGreaterThan(types.indexOf('launched'));
+    expect(types, types.join(',')).toEqual(expect.arrayContaining(['context_built', 'reattached', 'finished']));
+    expect(types.indexOf('reattached')).toBeGreaterThan(types.indexOf('context_built'));
 
     // Nothing left to adopt a second time.
     expect(
