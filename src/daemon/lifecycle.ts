@@ -1,4 +1,6 @@
 import { lstat, stat } from 'node:fs/promises';
+import type { Readiness } from '../shared/types.js';
+import { errorMessage } from '../util/errors.js';
 
 // Small helpers of the daemon's lifecycle: bounded waits and cheap change marks for rescans.
 
@@ -33,4 +35,30 @@ export function formatMs(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
+}
+
+/** /readyz: intake running, the disk writable, and what the executor reports (engine, skills, agent). */
+export async function daemonReadiness(
+  status: { stopping: boolean; ready: boolean; rootDown?: string; root: string; diskFull?: string },
+  executor: () => Promise<Readiness>,
+): Promise<Readiness> {
+  const { rootDown, diskFull } = status;
+  const why = status.stopping
+    ? 'shutting down'
+    : !status.ready
+      ? 'starting'
+      : rootDown
+        ? `workspaces root ${status.root} is unavailable (${rootDown})`
+        : undefined;
+  const intake = { name: 'intake', ok: why === undefined, ...(why ? { detail: why } : {}) };
+  const disk = {
+    name: 'disk',
+    ok: !diskFull,
+    ...(diskFull ? { detail: `writes fail: ${diskFull}; free space on the workspaces volume` } : {}),
+  };
+  const ex = await executor().catch((err: unknown): Readiness => ({
+    ok: false,
+    checks: [{ name: 'executor', ok: false, detail: errorMessage(err) }],
+  }));
+  return { ok: intake.ok && disk.ok && ex.ok, checks: [intake, disk, ...ex.checks] };
 }

@@ -39,7 +39,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     await app.listen({ port: options.port, host: options.host });
   } catch (err) {
     await app.close().catch(() => undefined);
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+    throw new Error(
+      `cannot serve /healthz, /readyz and /metrics on ${options.host}:${options.port} (${code}): free the port or set http.port / --http-port (0 turns HTTP off)`,
+      { cause: err },
+    );
   }
   const port = (app.server.address() as AddressInfo).port;
   return { port, close: () => app.close() };

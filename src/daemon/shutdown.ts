@@ -1,0 +1,83 @@
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+import { settledWithin } from './lifecycle.js';
+import type { RunSlot } from './run-slot.js';
+
+// Stopping the runs at shutdown: wait up to shutdown_timeout (logging the countdown), then abort them
+// (the pipeline escalates SIGINT → SIGTERM → SIGKILL), and record the ones that ignore even that.
+
+export async function drainRuns(
+  active: Map<string, RunSlot>,
+  config: Pick<Config, 'scheduling' | 'agent'>,
+  log: Logger,
+  now: () => number,
+): Promise<void> {
+  const timeoutMs = config.scheduling.shutdown_timeout;
+  const deadline = now() + timeoutMs;
+  const countdown = setInterval(() => {
+    if (active.size > 0)
+      log.info(
+        { runs: active.size, leftMs: Math.max(0, deadline - now()) },
+        'shutdown: waiting for in-flight runs',
+      );
+  }, 5000);
+  countdown.unref();
+  try {
+    log.info({ inFlight: active.size, timeoutMs }, 'intake stopped, waiting for in-flight runs');
+    if (
+      await settledWithin(
+        [...active.values()].map((r) => r.done),
+        timeoutMs,
+      )
+    )
+      return;
+    const left = [...active.values()];
+    log.warn(
+      { runs: left.map((r) => r.runId), timeoutMs },
+      `in-flight runs did not finish within ${timeoutMs} ms; interrupting them`,
+    );
+    for (const run of left)
+      run.controller.abort(new Error(`daemon shutdown: runs did not finish within ${timeoutMs} ms`));
+    // The pipeline escalates SIGINT → SIGTERM → SIGKILL with stop_grace between: allow for both steps.
+    const graceMs = config.agent.stop_grace * 2 + 1000;
+    if (
+      await settledWithin(
+        left.map((r) => r.done),
+        graceMs,
+      )
+    )
+      return;
+    log.error(
+      { runs: [...active.values()].map((r) => r.runId), graceMs },
+      `runs did not stop within ${graceMs} ms of being interrupted; recording them interrupted`,
+    );
+    await Promise.allSettled([...active.values()].map((run) => run.interruptUnstopped()));
+  } finally {
+    clearInterval(countdown);
+  }
+}
+
+/**
+ * SIGTERM/SIGINT stop gracefully; a second one during shutdown forces it: runs still going are
+ * recorded interrupted (the next start adopts them) and the process exits.
+ */
+export function onSignals(
+  proc: NodeJS.Process,
+  log: Logger,
+  stop: (signal: NodeJS.Signals) => void,
+  force: () => Promise<unknown>,
+): () => void {
+  let received = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    received++;
+    if (received === 1) return stop(signal);
+    log.warn({ signal }, 'second signal: forcing shutdown now');
+    void force().then(() => proc.exit(130));
+  };
+  proc.on('SIGTERM', onSignal);
+  proc.on('SIGINT', onSignal);
+  return () => {
+    proc.off('SIGTERM', onSignal);
+    proc.off('SIGINT', onSignal);
+  };
+}
