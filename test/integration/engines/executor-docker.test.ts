@@ -230,7 +230,9 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
       .trim()
       .split('\n')
       .map((l) => (JSON.parse(l) as { type: string }).type);
-    expect(types, types.join(',')).toEqual(expect.arrayContaining(['context_built', 'reattached', 'finished']));
+    expect(types, types.join(',')).toEqual(
+      expect.arrayContaining(['context_built', 'reattached', 'finished']),
+    );
     expect(types.indexOf('reattached')).toBeGreaterThan(types.indexOf('context_built'));
 
     // Nothing left to adopt a second time.
