@@ -2,8 +2,26 @@ import { Command, CommanderError } from 'commander';
 import { COMMANDS } from './commands/index.js';
 import { CliExit, EXIT, PACKAGE_VERSION, type CliIO } from './io.js';
 
-/** Builds the CLI; every command accepts --config. */
-export function buildProgram(io: CliIO, done: (code: number) => void): Command {
+/** The command `argv` asks for (its first word that is not a global option), if any. */
+function requestedCommand(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '-c' || arg === '--config') i++;
+    else if (arg === 'help') return argv[i + 1];
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+/**
+ * Builds the CLI; every command accepts --config. Only the command `argv` names is loaded; the others
+ * are listed by name and summary for `--help` (all of them when `argv` is undefined).
+ */
+export async function buildProgram(
+  io: CliIO,
+  done: (code: number) => void,
+  argv?: readonly string[],
+): Promise<Command> {
   const program = new Command('triage-runner')
     .description('Have AI agents investigate incidents dropped into a workspaces folder.')
     .version(PACKAGE_VERSION, '-V, --version')
@@ -11,7 +29,11 @@ export function buildProgram(io: CliIO, done: (code: number) => void): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  for (const command of COMMANDS) command.register(program, io, done);
+  const wanted = argv === undefined ? undefined : requestedCommand(argv);
+  for (const entry of COMMANDS) {
+    if (argv === undefined || entry.name === wanted) (await entry.load()).register(program, io, done);
+    else program.command(entry.name).description(entry.summary);
+  }
   for (const sub of program.commands) {
     sub.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr }).showHelpAfterError();
   }
@@ -21,9 +43,13 @@ export function buildProgram(io: CliIO, done: (code: number) => void): Command {
 /** Runs the CLI and resolves to the exit code (0 success, 1 the work failed, 2 usage/config error). */
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(io, (c) => {
-    code = c;
-  });
+  const program = await buildProgram(
+    io,
+    (c) => {
+      code = c;
+    },
+    argv,
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

@@ -20,7 +20,7 @@ describe('command line', () => {
   });
 
   it('gives --help for every command, each mentioning --config from the program', async () => {
-    const names = buildProgram(io().cli, () => undefined).commands.map((c) => c.name());
+    const names = (await buildProgram(io().cli, () => undefined)).commands.map((c) => c.name());
     expect(names).toContain('validate-config');
     for (const name of names) {
       const t = io();
