@@ -66,7 +66,7 @@ export async function adoptRun(
   };
   await audit('reattached', { engine: engineName, id: info.handle.id, running: info.running });
   try {
-    ctx.adapter = env.agents(agent);
+    ctx.adapter = await env.agents(agent);
     const supervised = await reattach(env, ctx, info);
     const hostPath = manifest?.report.hostPath ?? path.join(request.workspace.dir, OUTPUT_DIR, REPORT_FILE);
     const agentPath =

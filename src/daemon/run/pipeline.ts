@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { getAgent } from '../../agents/index.js';
 import type { SkillsCache } from '../../context/skills-cache.js';
 import type { AgentAdapter } from '../../agents/types.js';
 import { TRIAGE_DIR } from '../../audit/bundle.js';
@@ -26,7 +25,6 @@ import type { AuditFn, PipelineEnv, RunContext, SkillsCacheLike } from './contex
 import { collectRun, failEarly, type FailureSource } from './finish.js';
 import { planLaunch, startAgent } from './launch.js';
 import { openOutput } from './output.js';
-import { prepareRun } from './prepare.js';
 import { supervise } from './supervise.js';
 
 // The run pipeline: prepare (skills, triage, context, prompt) → launch (adapter + engine) → supervise
@@ -88,7 +86,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
     now: deps.now ?? (() => new Date()),
     daemonId: deps.daemonId ?? hostname(),
-    agents: deps.agents ?? getAgent,
+    // The adapters (and their settings writers) load with the first run, not at start-up.
+    agents: deps.agents ?? (async (name) => (await import('../../agents/index.js')).getAgent(name)),
     skills: deps.skills ?? ownSkillsCache(config, deps.log),
     engineFor: (name: EngineName): Promise<Engine> => {
       let engine = engines.get(name);
@@ -149,6 +148,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       stage = 'engine';
       await (await env.engineFor(engineName)).ping();
       stage = undefined;
+      // The context pipeline (tokenizer, disclosure, triage) loads with the first run, not at start-up.
+      const { prepareRun } = await import('./prepare.js');
       const prepared = await prepareRun(env, ctx);
       const plannedAt = performance.now();
       const spec = await planLaunch(env, ctx, prepared);
