@@ -101,20 +101,30 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     },
   };
 
+  /**
+   * A run's audit events: appended in order without waiting for each (the log writes those that queue up
+   * together); the `finished` event waits until every event before it is durable.
+   */
   const auditFor =
     (request: Omit<RunRequest, 'attempt'>) =>
-    (log: Logger): AuditFn =>
-    async (type: AuditEventType, fields: Record<string, unknown> = {}): Promise<void> => {
-      try {
-        await deps.audit.append(path.join(request.workspace.dir, TRIAGE_DIR), {
-          type,
-          incidentId: request.workspace.incident.incidentId,
-          runId: request.runId,
-          ...fields,
-        });
-      } catch (err) {
-        log.error({ err: errorMessage(err), type }, 'audit event could not be written');
-      }
+    (log: Logger): AuditFn => {
+      const pending = new Set<Promise<void>>();
+      return (type: AuditEventType, fields: Record<string, unknown> = {}): Promise<void> => {
+        const written = deps.audit
+          .append(path.join(request.workspace.dir, TRIAGE_DIR), {
+            type,
+            incidentId: request.workspace.incident.incidentId,
+            runId: request.runId,
+            ...fields,
+          })
+          .then(
+            () => undefined,
+            (err: unknown) => log.error({ err: errorMessage(err), type }, 'audit event could not be written'),
+          );
+        pending.add(written);
+        void written.then(() => pending.delete(written));
+        return type === 'finished' ? Promise.all([...pending]).then(() => undefined) : Promise.resolve();
+      };
     };
 
   const tracked = async <T>(runId: string, work: () => Promise<T>): Promise<T> => {
