@@ -9,6 +9,7 @@ import { keepRuns, type AgentName, type Config, type EngineName } from '../../co
 import { createEngine } from '../../engines/index.js';
 import { RUN_LABELS } from '../../engines/labels.js';
 import type { Engine, RunHandle, RunInfo } from '../../engines/types.js';
+import type { RunProgress } from '../../incident/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
 import { errorMessage } from '../../util/errors.js';
@@ -25,6 +26,7 @@ import type { AuditFn, PipelineEnv, RunContext, SkillsCacheLike } from './contex
 import { collectRun, failEarly, type FailureSource } from './finish.js';
 import { planLaunch, startAgent } from './launch.js';
 import { openOutput } from './output.js';
+import { ProgressTracker } from './progress.js';
 import { supervise } from './supervise.js';
 
 // The run pipeline: prepare (skills, triage, context, prompt) → launch (adapter + engine) → supervise
@@ -178,13 +180,30 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         await ctx.audit('finished', { status: 'interrupted', reason: 'daemon shutting down before launch' });
         return { status: 'interrupted', reason: 'the daemon shut down before the agent was launched' };
       }
-      const output = openOutput(ctx.bundle as NonNullable<RunContext['bundle']>, env.now);
+      const progress = new ProgressTracker(ctx.adapter?.progress?.(), env.now(), env.now);
+      const report = (p: RunProgress) => void request.onStage?.({ type: 'progress', progress: p });
+      // The credentials were refused: stop the agent now instead of letting its CLI retry for minutes.
+      const stopForAuth = () => {
+        if (handle && ctx.engine) void ctx.engine.signal(handle, 'SIGTERM').catch(() => undefined);
+      };
+      const output = openOutput(ctx.bundle as NonNullable<RunContext['bundle']>, env.now, (chunk, stream) => {
+        if (stream !== 'stdout') return;
+        const update = progress.push(chunk);
+        if (!update) return;
+        report(progress.snapshot());
+        if (update.authFailure) {
+          log.warn({ reason: update.authFailure }, 'the model API refused the credentials; stopping the agent');
+          stopForAuth();
+        }
+      });
       let supervised;
       try {
         stage = 'engine';
         handle = await startAgent(env, ctx, spec, output, plannedAt);
         stage = undefined;
         log.info({ id: handle.id }, 'agent launched');
+        if (progress.authFailure) stopForAuth();
+        progress.beat(report, log);
         supervised = await supervise({
           engine: ctx.engine as Engine,
           handle,
@@ -199,6 +218,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         });
         env.metrics?.stage('agent', supervised.durationMs / 1000);
       } finally {
+        progress.stop();
         await output.close();
       }
       return await collectRun(env, ctx, {
@@ -207,6 +227,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         report: { hostPath: prepared.layout.hostReportPath, agentPath: prepared.layout.paths.reportPath },
         promptSha256: prepared.context.promptSha256,
         triageStatus: prepared.context.context.triage.status,
+        ...(progress.authFailure ? { authFailure: progress.authFailure } : {}),
       });
     } catch (err) {
       return failEarly(env, ctx, err, stage);
