@@ -100,7 +100,11 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
       error: `claude reported an error${typeof apiStatus === 'number' ? ` (HTTP ${apiStatus})` : ''}: ${detail}`,
     });
   }
-  return makeOutcome('claude', output, { ...common, status: 'succeeded', ...(message ? { finalMessage: message } : {}) });
+  return makeOutcome('claude', output, {
+    ...common,
+    status: 'succeeded',
+    ...(message ? { finalMessage: message } : {}),
+  });
 }
 
 /** Claude's stream-json: assistant messages (turns, usage, tool calls) and API retries (a refused key). */

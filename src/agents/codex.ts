@@ -116,7 +116,11 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
       error: `codex printed ${events.length} events but no turn.completed (exit code ${String(output.exitCode)}); see the run's stdout`,
     });
   }
-  return makeOutcome('codex', output, { ...common, status: 'succeeded', ...(finalMessage ? { finalMessage } : {}) });
+  return makeOutcome('codex', output, {
+    ...common,
+    status: 'succeeded',
+    ...(finalMessage ? { finalMessage } : {}),
+  });
 }
 
 /** Codex's --json lines: turns, usage, commands run; a stream error that is an auth refusal. */

@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { errorMessage } from '../util/errors.js';
-import { isSameProcessAlive, processStartTime } from '../util/process.js';
+import { isSameProcessAlive, processStartTime, resolveCommand } from '../util/process.js';
 import { RUN_MARKER_ENV, signalTree } from '../util/process-group.js';
 import { WaitTimeoutError, assertNoEngineSocket } from './labels.js';
 import type { Engine, RunExit, RunInfo, RunSpec, StopSignal } from './types.js';
@@ -149,29 +149,6 @@ export function processEnv(
     if (value !== undefined) env[key] = value;
   }
   return { ...env, ...spec.env, ...spec.secretEnv };
-}
-
-/** The absolute path of `command` as exec would find it on `PATH`, or undefined. */
-export async function resolveCommand(
-  command: string,
-  searchPath: string | undefined,
-): Promise<string | undefined> {
-  const candidates = command.includes('/')
-    ? [command]
-    : (searchPath ?? '')
-        .split(':')
-        .filter(Boolean)
-        .map((dir) => path.join(dir, command));
-  for (const candidate of candidates) {
-    if (
-      await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return path.resolve(candidate);
-  }
-  return undefined;
 }
 
 /** `{ createdAt }` from a pid file's start time, when it is a valid date. */

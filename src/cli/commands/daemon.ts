@@ -126,5 +126,7 @@ function notifyOnFinal(notifier: Notifier, change: StateChange, log: Logger): vo
   if (event.type !== 'Finished' || (record.state !== 'succeeded' && record.state !== 'failed')) return;
   void notifier
     .notifyFinished(change.dir, record, event.runId)
-    .catch((err: unknown) => log.error({ err: errorMessage(err), workspace: change.dir }, 'notification could not be recorded'));
+    .catch((err: unknown) =>
+      log.error({ err: errorMessage(err), workspace: change.dir }, 'notification could not be recorded'),
+    );
 }

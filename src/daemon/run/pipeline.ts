@@ -7,6 +7,7 @@ import { TRIAGE_DIR } from '../../audit/bundle.js';
 import type { AuditEventType, AuditLog } from '../../audit/log.js';
 import { keepRuns, type AgentName, type Config, type EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
+import { resolveCommand } from '../../util/process.js';
 import { RUN_LABELS } from '../../engines/labels.js';
 import type { Engine, RunHandle, RunInfo } from '../../engines/types.js';
 import type { RunProgress } from '../../incident/types.js';
@@ -192,7 +193,10 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         if (!update) return;
         report(progress.snapshot());
         if (update.authFailure) {
-          log.warn({ reason: update.authFailure }, 'the model API refused the credentials; stopping the agent');
+          log.warn(
+            { reason: update.authFailure },
+            'the model API refused the credentials; stopping the agent',
+          );
           stopForAuth();
         }
       });
@@ -248,28 +252,68 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     if (ctx.hostHome) await rm(ctx.hostHome, { recursive: true, force: true }).catch(() => undefined);
   };
 
+  /**
+   * Can an incident run now? The engine answers; the agent can start there (the image exists, or the CLI
+   * is on PATH); its API key is set. Skills that cannot be fetched leave the daemon ready but degraded:
+   * runs go on without them.
+   */
   const readiness = async (): Promise<Readiness> => {
     const checks: Readiness['checks'] = [];
-    try {
-      await (await env.engineFor(config.engine)).ping();
-      checks.push({ name: `engine:${config.engine}`, ok: true });
-    } catch (err) {
-      checks.push({ name: `engine:${config.engine}`, ok: false, detail: errorMessage(err) });
-    }
+    const check = async (name: string, probe: () => Promise<string | undefined>) => {
+      try {
+        const problem = await probe();
+        checks.push({ name, ok: problem === undefined, ...(problem ? { detail: problem } : {}) });
+      } catch (err) {
+        checks.push({ name, ok: false, detail: errorMessage(err) });
+      }
+    };
+    const engine = await env.engineFor(config.engine).catch((err: unknown) => err as Error);
+    await check(`engine:${config.engine}`, async () => {
+      if (engine instanceof Error) throw engine;
+      await engine.ping();
+      return undefined;
+    });
+    if (!(engine instanceof Error)) await check('agent', () => agentProblem(engine));
+    await check('api-key', async () => keyProblem(await env.agents(config.agent.name)));
     try {
       const r = await env.skills.readiness();
       const missing = r.sources.filter((s) => !s.available);
       checks.push({
         name: 'skills',
-        ok: r.ready,
+        ok: true,
         ...(missing.length
-          ? { detail: missing.map((s) => `${s.name}: ${s.detail ?? 'unavailable'}`).join('; ') }
+          ? {
+              degraded: true,
+              detail: `runs go on without: ${missing.map((s) => `${s.name}: ${s.detail ?? 'unavailable'}`).join('; ')}`,
+            }
           : {}),
       });
     } catch (err) {
-      checks.push({ name: 'skills', ok: false, detail: errorMessage(err) });
+      checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
     }
-    return { ok: checks.every((c) => c.ok), checks };
+    return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
+  };
+
+  /** Why the configured agent cannot start on `engine`, or undefined. */
+  const agentProblem = async (engine: Engine): Promise<string | undefined> => {
+    const image = config.agent.image;
+    if (engine.placement === 'container') {
+      if (engine.hasImage && !(await engine.hasImage(image)))
+        return `agent image ${image} is not on the ${engine.name} engine: build it with \`docker build -t ${image} runners/\` (offline: \`bash .ci/build-agent-image.sh\`), or set agent.image`;
+      return undefined;
+    }
+    const command = config.agent.command ?? config.agent.name;
+    if (await resolveCommand(command, deps.env.PATH)) return undefined;
+    return `agent CLI ${command} is not on the daemon's PATH: install it (npm install -g ${(await env.agents(config.agent.name)).npmPackage ?? command}) or set agent.command to its path`;
+  };
+
+  /** Why the configured agent has no API key, or undefined. */
+  const keyProblem = (adapter: AgentAdapter): string | undefined => {
+    const keys =
+      adapter.authSecrets?.({ gooseProvider: config.providers.goose_provider ?? deps.env.GOOSE_PROVIDER }) ??
+      [];
+    if (keys.length === 0 || keys.some((k) => deps.secrets[k])) return undefined;
+    return `agent ${adapter.id} needs ${keys.join(' or ')}, which is not set: set the variable (or the secret configured for it under secrets:) where the daemon runs`;
   };
 
   /**

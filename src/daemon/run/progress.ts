@@ -47,7 +47,9 @@ export class ProgressTracker {
   /** While the agent runs: report progress now and then (elapsed time moves on), log a heartbeat. */
   beat(report: (progress: RunProgress) => void, log: Logger): void {
     this.timers.push(setInterval(() => report(this.snapshot()), REPORT_EVERY_MS));
-    this.timers.push(setInterval(() => log.info({ progress: this.snapshot() }, 'agent still running'), LOG_EVERY_MS));
+    this.timers.push(
+      setInterval(() => log.info({ progress: this.snapshot() }, 'agent still running'), LOG_EVERY_MS),
+    );
     for (const t of this.timers) t.unref();
   }
 
