@@ -14,6 +14,7 @@ import {
 } from '../support/providers/anthropic.js';
 import { findRequestContaining } from '../support/providers/server.js';
 import { tempDir } from '../support/runs.js';
+import { hasRepeatedKey } from '../../src/log/logger.js';
 
 const cli = requireCli('claude');
 const API_KEY = 'sk-ant-e2e-process-0123456789abcdef';
@@ -95,6 +96,14 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
     const invocation = await readFile(path.join(bundle, 'invocation.json'), 'utf8');
     expect(invocation).not.toContain(API_KEY);
     expect(await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8')).not.toContain(API_KEY);
+
+    // Every line the daemon logged for the whole run is JSON naming each key once.
+    const lines = daemon.logs().split('\n').filter((l) => l.startsWith('{'));
+    expect(lines.length).toBeGreaterThan(5);
+    for (const line of lines) {
+      expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+      expect(hasRepeatedKey(line), line).toBe(false);
+    }
   });
 
   it('records progress in state.json while the real CLI works (turns, tokens, last tool, elapsed time)', async () => {
