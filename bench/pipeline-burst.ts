@@ -131,6 +131,10 @@ else console.log(root);
 printTable(`pipeline burst: ${N} incidents, ${SLEEP_MS} ms agent, concurrency ${CONCURRENCY}`, [
   ['bare 8-wide pool (baseline)', `${(bareMs / 1000).toFixed(2)} s`, '1.00'],
   ['daemon + real pipeline', `${(daemonMs / 1000).toFixed(2)} s`, (daemonMs / bareMs).toFixed(2)],
-  ['run started → agent launched, p50 / p90', `${percentile(launchMs, 50)} / ${percentile(launchMs, 90)} ms`, ''],
+  [
+    'run started → agent launched, p50 / p90',
+    `${percentile(launchMs, 50)} / ${percentile(launchMs, 90)} ms`,
+    '',
+  ],
   ['incidents not succeeded (must be 0)', String(failed + (N - finals)), ''],
 ]);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, lstat, mkdir, open, readFile, rm, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rm, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';

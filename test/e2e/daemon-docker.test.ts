@@ -96,7 +96,7 @@ describe.skipIf(!docker)('triage-runner daemon --engine docker --agent claude', 
       secretEnv: { ANTHROPIC_API_KEY: '[REDACTED]' },
     });
     expect(JSON.parse(invocation).args).toEqual(
-      expect.arrayContaining(['-p', '--output-format', 'json', '--append-system-prompt-file']),
+      expect.arrayContaining(['-p', '--output-format', 'stream-json', '--append-system-prompt-file']),
     );
     expect(await readFile(path.join(bundle, 'agent-stderr.log'), 'utf8')).toContain(
       'fake-agent: started as uid 1000',

@@ -6,7 +6,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startCliDaemon, dropIncident, until, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';
+import {
+  startCliDaemon,
+  dropIncident,
+  until,
+  waitForFinalRun,
+  type CliDaemon,
+} from '../support/cli-daemon.js';
 import { incidentJson } from '../support/incidents.js';
 import { tempDir, REPO_ROOT } from '../support/runs.js';
 
@@ -20,7 +26,12 @@ interface Received {
 }
 
 /** A webhook receiver: verifies the signature, records deliveries, answers (or holds the answer). */
-async function receiver(): Promise<{ url: string; got: Received[]; hold: (on: boolean) => void; close: () => Promise<void> }> {
+async function receiver(): Promise<{
+  url: string;
+  got: Received[];
+  hold: (on: boolean) => void;
+  close: () => Promise<void>;
+}> {
   const got: Received[] = [];
   let holding = false;
   const held: (() => void)[] = [];
@@ -95,7 +106,12 @@ describe('the daemon notifies sinks of finished incidents', () => {
       const a = path.join(root, 'a');
       await dropIncident(a, incidentJson({ incidentId: 'notify-a' }));
       await waitForFinalRun(a, 60_000, first.tail);
-      await until('the first delivery', 30_000, async () => (hook.got.length >= 1 ? true : undefined), first.tail);
+      await until(
+        'the first delivery',
+        30_000,
+        async () => (hook.got.length >= 1 ? true : undefined),
+        first.tail,
+      );
       expect(hook.got).toEqual([{ key: expect.any(String), verified: true, incidentId: 'notify-a' }]);
 
       // The receiver takes the next message but does not answer; the daemon dies meanwhile.
@@ -103,7 +119,12 @@ describe('the daemon notifies sinks of finished incidents', () => {
       const b = path.join(root, 'b');
       await dropIncident(b, incidentJson({ incidentId: 'notify-b' }));
       await waitForFinalRun(b, 60_000, first.tail);
-      await until('the held delivery', 30_000, async () => (hook.got.length >= 2 ? true : undefined), first.tail);
+      await until(
+        'the held delivery',
+        30_000,
+        async () => (hook.got.length >= 2 ? true : undefined),
+        first.tail,
+      );
       first.child.kill('SIGKILL');
       await new Promise((r) => first.child.once('exit', r));
       hook.hold(false);

@@ -98,7 +98,10 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
     expect(await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8')).not.toContain(API_KEY);
 
     // Every line the daemon logged for the whole run is JSON naming each key once.
-    const lines = daemon.logs().split('\n').filter((l) => l.startsWith('{'));
+    const lines = daemon
+      .logs()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     expect(lines.length).toBeGreaterThan(5);
     for (const line of lines) {
       expect(() => JSON.parse(line) as unknown, line).not.toThrow();
@@ -142,7 +145,10 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
       await watcher;
       provider.delayMs = undefined;
     }
-    expect(seen.some((p) => p.turns >= 1 && p.lastTool === 'Bash' && p.tokens.input > 0), JSON.stringify(seen)).toBe(true);
+    expect(
+      seen.some((p) => p.turns >= 1 && p.lastTool === 'Bash' && p.tokens.input > 0),
+      JSON.stringify(seen),
+    ).toBe(true);
     const elapsed = [...new Set(seen.map((p) => p.elapsedMs))];
     expect(elapsed.length, JSON.stringify(seen)).toBeGreaterThanOrEqual(2);
   });

@@ -17,7 +17,14 @@ describe('claude invocation', () => {
     const inv = claude.buildInvocation(sampleInput());
     expect(inv.command).toBe('claude');
     // stream-json needs --verbose in print mode; its last line is the same result object as json.
-    expect(inv.args.slice(0, 6)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--max-turns', '7']);
+    expect(inv.args.slice(0, 6)).toEqual([
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--max-turns',
+      '7',
+    ]);
     expect(inv.args).not.toContain('--dangerously-skip-permissions');
     expect(inv.args.join(' ')).toContain('--permission-mode dontAsk');
     expect(inv.args.some((a) => a.startsWith('--allowedTools=') && a.includes('Bash'))).toBe(true);
@@ -57,7 +64,12 @@ describe('claude output', () => {
       JSON.stringify({
         type: 'assistant',
         message: {
-          content: tool ? [{ type: 'text', text: 'x' }, { type: 'tool_use', name: tool }] : [{ type: 'text' }],
+          content: tool
+            ? [
+                { type: 'text', text: 'x' },
+                { type: 'tool_use', name: tool },
+              ]
+            : [{ type: 'text' }],
           usage: { input_tokens: input, cache_read_input_tokens: 10, output_tokens: 5 },
         },
       });
@@ -75,7 +87,12 @@ describe('claude output', () => {
     });
     const retry = JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, error_status: 401 });
     expect(reader?.push(Buffer.from(`${retry}\n`))?.authFailure).toMatch(/HTTP 401.*ANTHROPIC_API_KEY/);
-    const overloaded = JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, error_status: 529 });
+    const overloaded = JSON.stringify({
+      type: 'system',
+      subtype: 'api_retry',
+      attempt: 1,
+      error_status: 529,
+    });
     expect(reader?.push(Buffer.from(`${overloaded}\n`))).toBeUndefined();
   });
 

@@ -98,8 +98,13 @@ describe('codex output', () => {
       lastTool: 'shell',
       tokens: { input: 50, output: 7 },
     });
-    const error = JSON.stringify({ type: 'error', message: 'unexpected status 401 Unauthorized: Incorrect API key' });
-    expect(reader?.push(Buffer.from(`${error}\n`))?.authFailure).toMatch(/refused the credentials.*CODEX_API_KEY/);
+    const error = JSON.stringify({
+      type: 'error',
+      message: 'unexpected status 401 Unauthorized: Incorrect API key',
+    });
+    expect(reader?.push(Buffer.from(`${error}\n`))?.authFailure).toMatch(
+      /refused the credentials.*CODEX_API_KEY/,
+    );
   });
 
   it('sums usage over several turns', () => {

@@ -23,7 +23,12 @@ describe('log lines', () => {
       .child({ agent: 'claude', engine: 'docker' });
     log.info({ runId: 'r1', id: 'c1' }, 'agent launched');
     for (const line of lines) expect(hasRepeatedKey(line), line).toBe(false);
-    expect(JSON.parse(lines[0] as string)).toMatchObject({ runId: 'r1', agent: 'claude', engine: 'docker', id: 'c1' });
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      runId: 'r1',
+      agent: 'claude',
+      engine: 'docker',
+      id: 'c1',
+    });
   });
 
   it('still redacts secrets after rewriting a line', () => {

@@ -476,19 +476,32 @@ describe('run executor', () => {
       /agent image triage-agent:latest is not on the docker engine: build it with `docker build -t triage-agent:latest runners\/`/,
     );
     const withKeys = { ...fakeAdapter('claude'), authSecrets: () => ['ANTHROPIC_API_KEY'] };
-    const noKey = await setup(new FakeEngine(), {}, { secrets: {}, agents: () => withKeys }).executor.readiness();
+    const noKey = await setup(
+      new FakeEngine(),
+      {},
+      { secrets: {}, agents: () => withKeys },
+    ).executor.readiness();
     expect(noKey.checks.find((c) => c.name === 'api-key')).toMatchObject({
       ok: false,
       detail: expect.stringMatching(/agent claude needs ANTHROPIC_API_KEY, which is not set/),
     });
-    const offline = await setup(new FakeEngine(), {}, {
-      skills: {
-        ...emptySkills(),
-        readiness: async () => ({ ready: false, sources: [{ name: 'k8s4agents', available: false, detail: 'cannot fetch' }] }),
+    const offline = await setup(
+      new FakeEngine(),
+      {},
+      {
+        skills: {
+          ...emptySkills(),
+          readiness: async () => ({
+            ready: false,
+            sources: [{ name: 'k8s4agents', available: false, detail: 'cannot fetch' }],
+          }),
+        },
       },
-    }).executor.readiness();
+    ).executor.readiness();
     expect(offline).toMatchObject({ ok: true, degraded: true });
-    expect(offline.checks.find((c) => c.name === 'skills')?.detail).toMatch(/runs go on without: k8s4agents: cannot fetch/);
+    expect(offline.checks.find((c) => c.name === 'skills')?.detail).toMatch(
+      /runs go on without: k8s4agents: cannot fetch/,
+    );
     const down = setup(new FakeEngine({ pingError: unreachable() }));
     const r = await down.executor.readiness();
     expect(r.ok).toBe(false);
