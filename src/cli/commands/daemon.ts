@@ -10,6 +10,8 @@ import type { StateChange } from '../../incident/store.js';
 import type { Logger } from '../../log/logger.js';
 import { registerNotifyMetrics } from '../../notify/metrics.js';
 import { Notifier } from '../../notify/notifier.js';
+import { createStatusRoutes } from '../../server/routes/status.js';
+import { IncidentIndex } from '../../status/incident-index.js';
 import { errorMessage } from '../../util/errors.js';
 import { flagLayer, intOption } from '../config.js';
 import { checkedConfig } from '../config-check.js';
@@ -78,6 +80,17 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   const token = secrets.HTTP_TOKEN;
   const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
   if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
+  // The status index (status, the API, the status page): every folder once now, then each change.
+  const index = new IncidentIndex({ root: config.workspaces_root, log });
+  const loaded = await index.load().catch((err: unknown) => {
+    log.warn(
+      { err: errorMessage(err) },
+      'status index: the workspaces root could not be read; it fills as incidents change',
+    );
+    return { count: 0, ms: 0 };
+  });
+  log.info({ incidents: loaded.count, ms: loaded.ms }, 'status index loaded');
+  index.startSweeping(config.scheduling.rescan_interval);
   const daemon = new Daemon({
     config,
     log,
@@ -85,11 +98,17 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     audit,
     metrics,
     daemonId,
-    ...(notifier ? { onChange: (change: StateChange) => notifyOnFinal(notifier, change, log) } : {}),
+    onChange: (change: StateChange) => {
+      index.apply(change);
+      if (notifier) notifyOnFinal(notifier, change, log);
+    },
     server: (d) => ({
       ...(token ? { token } : {}),
       limits: httpLimits(config),
-      routes: [createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log })],
+      routes: [
+        createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log }),
+        ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+      ],
       log,
     }),
   });
@@ -98,6 +117,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     await daemon.start();
   } catch (err) {
     removeHandlers();
+    index.close();
     await daemon.stop();
     throw new CliExit(
       EXIT.failed,
@@ -114,6 +134,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       .resumeAll(daemon.root, { catchUp: true })
       .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'resuming notifications failed'));
   await daemon.whenStopped();
+  index.close();
   removeHandlers();
   // After the runs: what is not delivered in time stays in the outbox for the next start.
   await notifier?.close(10_000);
