@@ -8,7 +8,7 @@ import type { IndexEvent, ListPage, StatusList } from './types.js';
 // root, list every incident page by page, follow its events, ask it to retry.
 
 /** How long the CLI waits for a daemon to answer before reading the workspaces itself. */
-export const PROBE_TIMEOUT_MS = 1500;
+export const PROBE_TIMEOUT_MS = 5000;
 const PAGE_LIMIT = 1000;
 
 export interface DaemonApi {

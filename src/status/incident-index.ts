@@ -45,6 +45,8 @@ export class IncidentIndex {
   private readonly limiter = new Limiter(REFRESH_CONCURRENCY);
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private markLoaded: () => void = () => undefined;
+  private readonly loaded = new Promise<void>((resolve) => (this.markLoaded = resolve));
 
   constructor(private readonly options: IncidentIndexOptions) {
     this.root = path.resolve(options.root);
@@ -63,10 +65,17 @@ export class IncidentIndex {
     const t0 = performance.now();
     const all = await readAllFacts(this.root).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return [];
+      this.markLoaded();
       throw err;
     });
     for (const facts of all) if (!this.entries.has(facts.folder)) this.put(facts);
+    this.markLoaded();
     return { count: this.entries.size, ms: Math.round(performance.now() - t0) };
+  }
+
+  /** Resolves once `load()` has read the root (listings wait for it: a half-loaded list would mislead). */
+  whenLoaded(): Promise<void> {
+    return this.loaded;
   }
 
   /** The store applied a change (DaemonDeps.onChange): re-read that folder (its result on final states). */
@@ -131,6 +140,7 @@ export class IncidentIndex {
 
   close(): void {
     this.closed = true;
+    this.markLoaded();
     clearInterval(this.sweepTimer);
     this.listeners.clear();
   }

@@ -43,10 +43,29 @@ export function viewOf(facts: IncidentFacts): StoredView {
   };
 }
 
-/** The view as shown at `now`: `age` goes after `updatedAt`, as the fields are documented. */
-export function withAge(view: StoredView, arrivedAtMs: number, now: number): IncidentView {
-  const { progress, resolvedAt, ...head } = view;
-  return { ...head, age: Math.max(0, Math.round(now - arrivedAtMs)), progress, resolvedAt };
+/**
+ * The view as shown at `now`, `age` after `updatedAt` as the fields are documented. Written out field
+ * by field: a listing makes 10,000 of these, and a literal of one shape is several times faster to
+ * build than a spread or a rest pattern.
+ */
+export function withAge(v: StoredView, arrivedAtMs: number, now: number): IncidentView {
+  return {
+    folder: v.folder,
+    incidentId: v.incidentId,
+    state: v.state,
+    attempts: v.attempts,
+    agent: v.agent,
+    durationMs: v.durationMs,
+    tokens: v.tokens,
+    costUsd: v.costUsd,
+    answer: v.answer,
+    reportPath: v.reportPath,
+    reason: v.reason,
+    updatedAt: v.updatedAt,
+    age: Math.max(0, Math.round(now - arrivedAtMs)),
+    progress: v.progress,
+    resolvedAt: v.resolvedAt,
+  };
 }
 
 export function emptyTotals(): StatusTotals {

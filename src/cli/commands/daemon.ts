@@ -80,17 +80,9 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   const token = secrets.HTTP_TOKEN;
   const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
   if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
-  // The status index (status, the API, the status page): every folder once now, then each change.
+  // The status index (status, the API, the status page): kept from every change, and every folder read
+  // once after start-up (listings wait for that, so that the daemon's own scan is not slowed).
   const index = new IncidentIndex({ root: config.workspaces_root, log });
-  const loaded = await index.load().catch((err: unknown) => {
-    log.warn(
-      { err: errorMessage(err) },
-      'status index: the workspaces root could not be read; it fills as incidents change',
-    );
-    return { count: 0, ms: 0 };
-  });
-  log.info({ incidents: loaded.count, ms: loaded.ms }, 'status index loaded');
-  index.startSweeping(config.scheduling.rescan_interval);
   const daemon = new Daemon({
     config,
     log,
@@ -133,6 +125,17 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     void notifier
       .resumeAll(daemon.root, { catchUp: true })
       .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'resuming notifications failed'));
+  void index.load().then(
+    (loaded) => {
+      log.info({ incidents: loaded.count, ms: loaded.ms }, 'status index loaded');
+      index.startSweeping(config.scheduling.rescan_interval);
+    },
+    (err: unknown) =>
+      log.error(
+        { err: errorMessage(err) },
+        'status index: the workspaces root could not be read; status lists only the incidents that change',
+      ),
+  );
   await daemon.whenStopped();
   index.close();
   removeHandlers();

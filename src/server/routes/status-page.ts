@@ -64,6 +64,7 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
         const state = stateParam(q.state, reply);
         if (!state.ok) return reply;
         const cursor = typeof q.cursor === 'string' && q.cursor !== '' ? q.cursor : undefined;
+        await index.whenLoaded();
         try {
           const list = index.list({
             limit: PAGE_SIZE,
@@ -110,6 +111,11 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
           }),
         );
       });
+
+      // Browsers ask for it on every page; there is none.
+      app.get('/favicon.ico', { config: { auth: 'none' } }, async (_request, reply) =>
+        reply.code(204).header('cache-control', 'max-age=86400').send(),
+      );
 
       app.get('/assets/:name', { config: { auth: 'none' } }, async (request, reply) => {
         const name = (request.params as { name: string }).name;

@@ -85,6 +85,7 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
           if (typeof bad === 'string') return problem(reply, 400, 'invalid_query', bad);
         if (q.cursor !== undefined && typeof q.cursor !== 'string')
           return problem(reply, 400, 'invalid_query', 'give cursor once');
+        await index.whenLoaded();
         try {
           const page = index.list({
             ...(state.state ? { state: state.state } : {}),

@@ -4,10 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { CliIO } from '../../../src/cli/io.js';
 import { runCli } from '../../../src/cli/program.js';
+import { POLL_MS, runStatus } from '../../../src/cli/commands/status.js';
 import { INCIDENT_STATES, type IncidentState } from '../../../src/incident/types.js';
 import type { IncidentView, StatusList } from '../../../src/status/types.js';
 import { createMemoryExecutor } from '../../support/fake-executor.js';
-import { tempRoot } from '../../support/incidents.js';
+import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';
 import { startStatusDaemon, type StatusDaemon } from '../../support/status-daemon.js';
 import { ANSWERS, incidentIn, rootWithEveryState, writeRun } from '../../support/status-root.js';
 
@@ -192,5 +193,46 @@ describe('triage-runner status', () => {
     );
     expect((JSON.parse(wrongToken.out()) as StatusList).incidents.map((v) => v.folder)).toEqual(['one']);
     await rm(config);
+  });
+});
+
+describe('triage-runner status --watch', () => {
+  it('follows the daemon: an incident dropped while watching appears without restarting the command', async () => {
+    const d = await startStatusDaemon({ root, executor: createMemoryExecutor({ durationMs: 5 }) });
+    daemons.push(d);
+    const config = path.join(root, '..', `${path.basename(root)}-watch.yaml`);
+    await writeFile(
+      config,
+      stringify({ workspaces_root: root, http: { port: Number(new URL(d.base).port) } }),
+    );
+    const t = io({});
+    const stop = new AbortController();
+    const watching = runStatus({ watch: true }, config, t.cli, stop.signal);
+    await waitFor('the first listing', () => (t.out().includes('no incidents') ? true : undefined));
+    await dropByRename(root, 'watched', incidentJson({ incidentId: 'inc-watched' }));
+    // Each redraw clears the screen first; the last one shows the incident finished.
+    await waitFor('the dropped incident to show as succeeded', () =>
+      /^watched\s+inc-watched\s+succeeded\s/m.test(t.out().slice(t.out().lastIndexOf('\u001b[H\u001b[2J')))
+        ? true
+        : undefined,
+    );
+    stop.abort();
+    expect(await watching).toBe(0);
+    await rm(config);
+  });
+
+  it('without a daemon, re-reads the workspaces until interrupted', async () => {
+    const t = io();
+    const stop = new AbortController();
+    const watching = runStatus({ watch: true, json: true, root }, undefined, t.cli, stop.signal);
+    await waitFor('the first listing', () => (t.out().includes('"incidents": []') ? true : undefined));
+    await incidentIn(root, 'later', (sha256, incidentId) => [{ type: 'Validated', incidentId, sha256 }]);
+    await waitFor(
+      'the new incident in a later listing',
+      () => (t.out().includes('"folder": "later"') ? true : undefined),
+      3 * POLL_MS,
+    );
+    stop.abort();
+    expect(await watching).toBe(0);
   });
 });
