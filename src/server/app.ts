@@ -53,6 +53,8 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
     forceCloseConnections: true,
     return503OnClosing: true,
     exposeHeadRoutes: true,
+    // Incident folder names (route ids) may be as long as a file name: 255 bytes, percent-encoded.
+    maxParamLength: 1024,
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) =>

@@ -82,6 +82,19 @@ describe('status API', () => {
     expect(Object.keys(dirs)).toHaveLength(9);
   });
 
+  it('finds an incident whose folder name is as long as a file name may be', async () => {
+    const name = `${'long-folder-name-'.repeat(14)}x`.slice(0, 240);
+    await dropByRename(root, name, incidentJson());
+    await new IncidentStore({ audit: new AuditLog(), log: silentLogger(), policy: POLICY }).apply(
+      path.join(root, name),
+      { type: 'Validated', incidentId: 'long', sha256: 'x' },
+    );
+    const base = await serve();
+    const res = await fetch(`${base}/v1/incidents/${encodeURIComponent(name)}`);
+    expect(res.status).toBe(200);
+    expect((await json<IncidentDetail>(res)).folder).toBe(name);
+  });
+
   it('answers 400 with what is expected for a bad state, limit or cursor', async () => {
     const base = await serve();
     const bad = async (query: string) => {

@@ -136,6 +136,22 @@ describe('retry in place', () => {
     expect(view.attempts).toBe(2);
   });
 
+  it('a rejected duplicate, retried, runs after all', async () => {
+    const d = await statusDaemon(createProcessFakeExecutor({ sleepMs: 20 }));
+    const same = { resource: { apiVersion: 'v1', kind: 'Pod', name: 'web-0', namespace: 'shop', uid: 'u0' } };
+    const first = await dropByRename(root, 'first', incidentJson({ incidentId: 'first', ...same }));
+    await waitForState(first, ['succeeded']);
+    const second = await dropByRename(root, 'second', incidentJson({ incidentId: 'second', ...same }));
+    const rejected = await waitForState(second, ['rejected']);
+    expect(rejected.duplicateOf).toBe('first');
+    await waitForReleased(second);
+    const res = await fetch(`${d.base}/v1/incidents/second/retry`, { method: 'POST' });
+    expect(res.status).toBe(202);
+    const done = await waitForState(second, ['succeeded']);
+    expect(done.duplicateOf).toBeUndefined();
+    expect(await agentExecutions(second)).toBe(1);
+  });
+
   it('answers 409 naming the state and what can be retried; 404 for no such folder; 400 for a name that is not one folder', async () => {
     const d = await statusDaemon(createProcessFakeExecutor({ sleepMs: 20 }));
     const dir = await dropByRename(root, 'fine', incidentJson());
