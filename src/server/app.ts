@@ -54,7 +54,7 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
     return503OnClosing: true,
     exposeHeadRoutes: true,
     // Incident folder names (route ids) may be as long as a file name: 255 bytes, percent-encoded.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) =>

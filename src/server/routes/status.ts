@@ -87,13 +87,16 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
           return problem(reply, 400, 'invalid_query', 'give cursor once');
         await index.whenLoaded();
         try {
-          const page = index.list({
-            ...(state.state ? { state: state.state } : {}),
-            ...(typeof limit === 'number' ? { limit } : {}),
-            ...(typeof offset === 'number' ? { offset } : {}),
-            ...(typeof q.cursor === 'string' ? { cursor: q.cursor } : {}),
-          });
-          return reply.header('cache-control', 'no-store').send({ ...page, root: index.root });
+          const body = index.listJson(
+            {
+              ...(state.state ? { state: state.state } : {}),
+              ...(typeof limit === 'number' ? { limit } : {}),
+              ...(typeof offset === 'number' ? { offset } : {}),
+              ...(typeof q.cursor === 'string' ? { cursor: q.cursor } : {}),
+            },
+            { root: index.root },
+          );
+          return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store').send(body);
         } catch (err) {
           if (err instanceof PageQueryError) return problem(reply, 400, 'invalid_cursor', err.message);
           throw err;

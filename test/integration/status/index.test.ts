@@ -94,6 +94,20 @@ describe('status index', () => {
     ]);
   });
 
+  it('lists as JSON text exactly what list() gives, whatever the strings hold', async () => {
+    const dirs = await rootWithEveryState(root);
+    await writeRun(dirs.failed, 'run-failed', { answer: 'tricky "age":0, "age":1 } \u2028 {' });
+    index.close();
+    // A fixed clock: both listings compute the same ages.
+    index = new IncidentIndex({ root, now: () => Date.parse('2027-01-01T00:00:00Z') });
+    await index.load();
+    for (const request of [{ limit: 20 }, { limit: 3 }, { state: 'failed' as const }]) {
+      const parsed = JSON.parse(index.listJson(request, { root })) as Record<string, unknown>;
+      expect(parsed).toEqual({ ...index.list(request), root });
+    }
+    expect((index.list().incidents.find((v) => v.folder === 'failed') ?? {}).answer).toContain('"age":0,');
+  });
+
   it("gives an incident's age from when its incident.json was written", async () => {
     const dir = await incidentIn(root, 'old', (sha256, incidentId) => [
       { type: 'Validated', incidentId, sha256 },
