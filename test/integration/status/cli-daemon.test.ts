@@ -71,6 +71,7 @@ describe('triage-runner daemon with status and retry', () => {
       agent: 'claude',
       tokens: { input: 1200, output: 300 },
       costUsd: 0.05,
+      answer: 'Hypothesis: DATABASE_URL missing; confidence high; first action: restore the key',
       reportPath: path.join(ok, 'output', 'investigation.md'),
     });
     expect(list.incidents.find((v) => v.folder === 'flaky')).toMatchObject({
