@@ -24,4 +24,9 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  {
+    // The status page's script runs in the browser (served as is, no build step).
+    files: ['src/server/page/assets/**/*.js'],
+    languageOptions: { globals: { document: 'readonly', EventSource: 'readonly' } },
+  },
 );

@@ -75,6 +75,10 @@ async function readRecord<T>(file: string, schema: z.ZodType<T>): Promise<Record
       problem: code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be read (${code})`,
     };
   }
+  return parseRecord(text, file, schema);
+}
+
+function parseRecord<T>(text: string, file: string, schema: z.ZodType<T>): RecordRead<T> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -97,6 +101,13 @@ export const readRunResult = (runDir: string): Promise<RecordRead<RunResult>> =>
 
 export const readRunManifest = (runDir: string): Promise<RecordRead<RunManifest>> =>
   readRecord(path.join(runDir, MANIFEST_FILE), runManifestSchema);
+
+/** result.json text read by other means (without following links): `file` names it in problems. */
+export const parseRunResult = (text: string, file: string): RecordRead<RunResult> =>
+  parseRecord(text, file, runResultSchema);
+
+export const parseRunManifest = (text: string, file: string): RecordRead<RunManifest> =>
+  parseRecord(text, file, runManifestSchema);
 
 export const writeRunResult = (bundle: RunBundle, result: RunResult): Promise<void> =>
   bundle.writeJson(RESULT_FILE, result);

@@ -9,6 +9,8 @@ export interface CliIO {
   stderr: (text: string) => void;
   env: Env;
   cwd: string;
+  /** The terminal's width when stdout is a terminal (output such as `status` is cut to it). */
+  columns?: () => number | undefined;
 }
 
 export const processIO = (): CliIO => ({
@@ -16,6 +18,7 @@ export const processIO = (): CliIO => ({
   stderr: (t) => process.stderr.write(t),
   env: process.env,
   cwd: process.cwd(),
+  columns: () => (process.stdout.isTTY ? process.stdout.columns : undefined),
 });
 
 export { PACKAGE_ROOT };

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncidentEvent } from '../incident/machine.js';
-import type { IncidentStore } from '../incident/store.js';
-import { FINAL_STATES, TRIAGE_DIR, type StateFile } from '../incident/types.js';
+import { statePath, type IncidentStore } from '../incident/store.js';
+import { FINAL_STATES, type StateFile } from '../incident/types.js';
+import { unsafeStateDir, unsafeStatePath } from '../incident/unsafe.js';
 import type { DedupStore } from '../intake/dedup.js';
 import { dedupKey } from '../intake/dedup.js';
 import { admit, judge, type Cause } from '../intake/judge.js';
@@ -48,7 +48,10 @@ export class Inspector {
   private readonly inspecting = new Map<string, { again: Cause | undefined; done: Promise<void> }>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly newFolders = new Map<string, number>();
-  /** Final folders and the mark of their incident.json: a rescan looks again only when it changed. */
+  /**
+   * Final folders and the mark of their incident.json and state.json: a rescan looks again only when one
+   * changed (a re-saved incident, or a retry another process applied: `triage-runner retry`).
+   */
   readonly finals = new Map<string, string>();
   /**
    * Finished folders (succeeded, failed, resolved) the watcher need not watch: with thousands of them,
@@ -113,7 +116,7 @@ export class Inspector {
       }
       if (this.deps.isBusy(dir)) continue;
       const mark = this.finals.get(dir);
-      if (mark !== undefined && mark === (await fileMark(path.join(dir, INCIDENT_FILE)))) continue;
+      if (mark !== undefined && mark === (await finalMark(dir))) continue;
       this.finals.delete(dir);
       this.unwatched.delete(dir);
       work.push(this.consider(dir, cause));
@@ -177,8 +180,7 @@ export class Inspector {
       case 'wait':
         return this.later(dir, j.delayMs, 'settle');
       case 'final':
-        if (state && FINAL_STATES.has(state.state))
-          this.finals.set(dir, await fileMark(path.join(dir, INCIDENT_FILE)));
+        if (state && FINAL_STATES.has(state.state)) this.finals.set(dir, await finalMark(dir));
         return;
       case 'reject':
         await this.detected(dir, state, cause, undefined);
@@ -227,7 +229,7 @@ export class Inspector {
         'state moved on meanwhile',
       );
     }
-    if (event.type === 'Invalid') this.finals.set(dir, await fileMark(path.join(dir, INCIDENT_FILE)));
+    if (event.type === 'Invalid') this.finals.set(dir, await finalMark(dir));
   }
 
   /** Admits a valid incident under a brief lease, then (lease released) hands it to the scheduler. */
@@ -274,7 +276,7 @@ export class Inspector {
           duplicateOf: a.duplicateOf,
           reason,
         });
-        this.finals.set(dir, await fileMark(path.join(dir, INCIDENT_FILE)));
+        this.finals.set(dir, await finalMark(dir));
         return undefined;
       }
       if (a.kind === 'defer') {
@@ -337,9 +339,8 @@ export class Inspector {
    */
   private async rejectUnsafe(dir: string, reason: string): Promise<void> {
     const name = path.basename(dir);
-    const unsafeDir = path.join(this.deps.root, TRIAGE_DIR, 'unsafe');
-    // Long or odd names still map to one short, safe file name.
-    const file = path.join(unsafeDir, `${encodeURIComponent(name).slice(0, 100)}-${hash(name)}.state.json`);
+    const unsafeDir = unsafeStateDir(this.deps.root);
+    const file = unsafeStatePath(this.deps.root, name);
     const existing = await readFile(file, 'utf8').then(
       (t) => JSON.parse(t) as StateFile,
       () => undefined,
@@ -353,4 +354,6 @@ export class Inspector {
   }
 }
 
-const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
+/** What a rescan compares for a final folder: incident.json re-saved, or state.json changed elsewhere. */
+const finalMark = async (dir: string): Promise<string> =>
+  `${await fileMark(path.join(dir, INCIDENT_FILE))}|${await fileMark(statePath(dir))}`;

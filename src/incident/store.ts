@@ -31,6 +31,11 @@ export async function readStateFile(file: string): Promise<StateFile | undefined
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return undefined;
     throw err;
   }
+  return parseStateText(text);
+}
+
+/** A state file's text as a record; undefined when not JSON or not a known state. */
+export function parseStateText(text: string): StateFile | undefined {
   try {
     const parsed = JSON.parse(text) as StateFile;
     if (typeof parsed !== 'object' || parsed === null || !INCIDENT_STATES.includes(parsed.state))

@@ -10,6 +10,7 @@ import { errorMessage } from '../util/errors.js';
 import { exposureProblem, isLoopbackHost } from './exposure.js';
 import type { HttpServerOptions } from './http.js';
 import { parseJsonBody } from './json.js';
+import { checkSession } from './session.js';
 import { DEFAULT_LIMITS, type HttpLimits } from './types.js';
 
 // The daemon's HTTP server on fastify: limits (body size, JSON depth, rate), bearer auth on /v1/*,
@@ -52,6 +53,8 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
     forceCloseConnections: true,
     return503OnClosing: true,
     exposeHeadRoutes: true,
+    // Incident folder names (route ids) may be as long as a file name: 255 bytes, percent-encoded.
+    routerOptions: { maxParamLength: 1024 },
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) =>
@@ -99,14 +102,31 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
   const exposed = !isLoopbackHost(options.host);
   app.addHook('onRequest', async (request, reply) => {
     const auth = request.routeOptions.config.auth ?? (request.url.startsWith('/v1/') ? 'bearer' : 'none');
-    if (auth !== 'bearer' || !tokenDigest) return;
-    const denied = bearerProblem(request.headers.authorization, tokenDigest, exposed, options.host);
+    if ((auth !== 'bearer' && auth !== 'session') || !tokenDigest || !options.token) return;
+    // The status page: a session cookie (from a one-time ?token= exchange) stands in for the header.
+    const session =
+      auth === 'session' ? checkSession(sessionRequest(request), options.token, Date.now()) : undefined;
+    if (session?.kind === 'ok') return;
+    if (session?.kind === 'exchange') {
+      await reply
+        .code(303)
+        .header('location', session.location)
+        .header('set-cookie', session.cookie)
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .send();
+      return;
+    }
+    const denied =
+      session?.kind === 'denied'
+        ? session.message
+        : bearerProblem(request.headers.authorization, tokenDigest, exposed, options.host);
     if (denied) {
       await sendProblem(
         reply.header('www-authenticate', 'Bearer realm="triage-runner"'),
         401,
         'unauthorized',
-        denied,
+        auth === 'session' ? `${denied}. ${SESSION_HINT}` : denied,
       );
     }
   });
@@ -154,6 +174,17 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
   });
   return app;
 }
+
+const SESSION_HINT =
+  'In a browser, open this address once with ?token=<HTTP_TOKEN> added: the token is exchanged for a session cookie';
+
+const sessionRequest = (request: FastifyRequest) => ({
+  method: request.method,
+  url: request.url,
+  cookie: request.headers.cookie,
+  authorization: request.headers.authorization,
+  secure: request.protocol === 'https',
+});
 
 /** Why a request's Authorization header is refused, or undefined when it carries the token. */
 function bearerProblem(

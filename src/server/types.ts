@@ -2,8 +2,11 @@ import type { FastifyPluginAsync } from 'fastify';
 
 // What route modules and the server share. Type-only: importing it never loads fastify.
 
-/** How a route authenticates its caller; `/v1/*` routes default to `bearer`. */
-export type RouteAuth = 'bearer' | 'none' | 'signature';
+/**
+ * How a route authenticates its caller; `/v1/*` routes default to `bearer`. `session`: the bearer
+ * header, or on GET/HEAD the status page's session cookie (src/server/session.ts).
+ */
+export type RouteAuth = 'bearer' | 'none' | 'signature' | 'session';
 
 /**
  * A group of routes (the intake endpoints, the status API, the status page) registered on the

@@ -141,3 +141,17 @@ export async function readOwnFile(file: string, maxBytes: number): Promise<Bound
     await handle.close();
   }
 }
+
+/**
+ * readOwnFile, after checking that no folder between `base` and the file is a symbolic link: a file of
+ * a workspace is read only through real folders (a link there is refused with the reason).
+ */
+export async function readOwnFileBelow(base: string, file: string, maxBytes: number): Promise<BoundedRead> {
+  try {
+    await assertNoSymlinkBelow(base, path.dirname(file));
+  } catch (err) {
+    if (isUnsafePath(err)) return { kind: 'refused', reason: err.message };
+    throw err;
+  }
+  return readOwnFile(file, maxBytes);
+}

@@ -10,6 +10,8 @@ import type { StateChange } from '../../incident/store.js';
 import type { Logger } from '../../log/logger.js';
 import { registerNotifyMetrics } from '../../notify/metrics.js';
 import { Notifier } from '../../notify/notifier.js';
+import { createStatusRoutes } from '../../server/routes/status.js';
+import { IncidentIndex } from '../../status/incident-index.js';
 import { errorMessage } from '../../util/errors.js';
 import { flagLayer, intOption } from '../config.js';
 import { checkedConfig } from '../config-check.js';
@@ -78,6 +80,9 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   const token = secrets.HTTP_TOKEN;
   const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
   if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
+  // The status index (status, the API, the status page): kept from every change, and every folder read
+  // once after start-up (listings wait for that, so that the daemon's own scan is not slowed).
+  const index = new IncidentIndex({ root: config.workspaces_root, log });
   const daemon = new Daemon({
     config,
     log,
@@ -85,11 +90,17 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     audit,
     metrics,
     daemonId,
-    ...(notifier ? { onChange: (change: StateChange) => notifyOnFinal(notifier, change, log) } : {}),
+    onChange: (change: StateChange) => {
+      index.apply(change);
+      if (notifier) notifyOnFinal(notifier, change, log);
+    },
     server: (d) => ({
       ...(token ? { token } : {}),
       limits: httpLimits(config),
-      routes: [createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log })],
+      routes: [
+        createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log }),
+        ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+      ],
       log,
     }),
   });
@@ -98,6 +109,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     await daemon.start();
   } catch (err) {
     removeHandlers();
+    index.close();
     await daemon.stop();
     throw new CliExit(
       EXIT.failed,
@@ -113,7 +125,19 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     void notifier
       .resumeAll(daemon.root, { catchUp: true })
       .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'resuming notifications failed'));
+  void index.load().then(
+    (loaded) => {
+      log.info({ incidents: loaded.count, ms: loaded.ms }, 'status index loaded');
+      index.startSweeping(config.scheduling.rescan_interval);
+    },
+    (err: unknown) =>
+      log.error(
+        { err: errorMessage(err) },
+        'status index: the workspaces root could not be read; status lists only the incidents that change',
+      ),
+  );
   await daemon.whenStopped();
+  index.close();
   removeHandlers();
   // After the runs: what is not delivered in time stays in the outbox for the next start.
   await notifier?.close(10_000);

@@ -51,6 +51,16 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import('./eval.js'),
   },
   {
+    name: 'status',
+    summary: 'one line per incident and totals by state (from the daemon, or the workspaces)',
+    load: () => import('./status.js'),
+  },
+  {
+    name: 'retry',
+    summary: 're-queue a failed, interrupted or rejected incident in its own folder',
+    load: () => import('./retry.js'),
+  },
+  {
     name: 'notify',
     summary: "(re-)deliver a workspace's latest result to the configured sinks",
     load: () => import('./notify.js'),

@@ -1,0 +1,92 @@
+import type { Command } from 'commander';
+import { stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { AuditLog } from '../../audit/log.js';
+import type { Config } from '../../config/schema.js';
+import { auditKey, resolveSecrets } from '../../config/secrets.js';
+import { IncidentStore } from '../../incident/store.js';
+import { createLogger } from '../../log/logger.js';
+import { Redactor } from '../../log/redact.js';
+import { requestRetry } from '../../status/client.js';
+import { retryIncident, type RetryOutcome } from '../../status/retry.js';
+import { formatMs } from '../../daemon/lifecycle.js';
+import { commandConfig } from '../config.js';
+import { daemonFor } from '../daemon-api.js';
+import { CliExit, EXIT, type CliIO } from '../io.js';
+
+// `triage-runner retry <workspace>`: queues a failed, interrupted or rejected incident again in its
+// own folder, keeping its runs and audit trail. Through the daemon's API when a daemon answers for the
+// folder's root (it starts the run at once); otherwise the event is applied here under the workspace
+// lease, and the daemon picks the queued incident up at its next rescan or start.
+
+/** How long to wait for a lease the daemon holds briefly. */
+const LEASE_WAIT_MS = 5000;
+
+export function register(program: Command, io: CliIO, done: (code: number) => void): void {
+  program
+    .command('retry')
+    .description(
+      're-queue a failed, interrupted or rejected incident in its own folder, keeping its runs and audit trail; exit 1 if its state cannot be retried',
+    )
+    .argument('<workspace>', 'incident workspace folder')
+    .action(async (workspace: string, _opts: unknown, cmd: Command) => {
+      done(await runRetry(workspace, cmd.optsWithGlobals<{ config?: string }>().config, io));
+    });
+}
+
+export async function runRetry(workspace: string, file: string | undefined, io: CliIO): Promise<number> {
+  const dir = path.resolve(io.cwd, workspace);
+  const root = path.dirname(dir);
+  const { config } = commandConfig(io, file, { workspaces_root: root });
+  if (
+    !(await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    throw new CliExit(EXIT.usage, `retry: ${dir} is not a folder; give an incident workspace folder`);
+  const folder = path.basename(dir);
+  const daemon = await daemonFor(io, config, root, 1);
+  if (daemon) {
+    const answer = await requestRetry(daemon.api, folder);
+    if (!answer.ok) throw new CliExit(EXIT.failed, `retry: ${answer.message}`);
+    const r = answer.reply;
+    io.stdout(
+      `${folder}: queued again (was ${r.previousState}; attempt ${r.attempts + 1} next); the daemon at ${daemon.api.base} runs it now\n`,
+    );
+    return EXIT.ok;
+  }
+  const outcome = await retryHere(dir, config, io);
+  if (outcome.kind !== 'queued') throw new CliExit(EXIT.failed, `retry: ${outcome.message}`);
+  io.stdout(
+    `${folder}: queued again (was ${outcome.previousState}; attempt ${outcome.record.attempts + 1} next); ` +
+      `a running daemon takes it at its next rescan (scheduling.rescan_interval, ${formatMs(config.scheduling.rescan_interval)}), otherwise the next daemon start does\n`,
+  );
+  return EXIT.ok;
+}
+
+/** The RetryRequested event applied by this process, through the store, under the workspace lease. */
+async function retryHere(dir: string, config: Config, io: CliIO): Promise<RetryOutcome> {
+  const secrets = resolveSecrets(config, io.env);
+  const redactor = new Redactor(secrets.values);
+  let key: string | undefined;
+  try {
+    key = auditKey(config, secrets.values);
+  } catch (err) {
+    throw new CliExit(EXIT.usage, (err as Error).message);
+  }
+  // The store's own log line ("retry requested") is the daemon's business; this command says it itself.
+  const log = createLogger({ level: 'warn', redactor });
+  const store = new IncidentStore({
+    audit: new AuditLog({ redactor, ...(key ? { key } : {}) }),
+    log,
+    policy: config.scheduling,
+  });
+  return retryIncident(dir, 'cli', {
+    store,
+    identity: { daemonId: `cli-retry-${hostname()}`, pid: process.pid, host: hostname() },
+    lease: { ttlMs: config.scheduling.lease_ttl },
+    waitMs: LEASE_WAIT_MS,
+  });
+}

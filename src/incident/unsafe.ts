@@ -1,0 +1,15 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { TRIAGE_DIR } from './types.js';
+
+// Folders that cannot be written into safely (they escape the root, or a daemon-owned path in them is a
+// symlink) keep their state under `<root>/.triage/unsafe/` instead: one file per folder name.
+
+/** `<root>/.triage/unsafe`: states (and the audit log) of folders that cannot be written into. */
+export const unsafeStateDir = (root: string): string => path.join(root, TRIAGE_DIR, 'unsafe');
+
+const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
+
+/** The state file of an unsafe folder: long or odd names still map to one short, safe file name. */
+export const unsafeStatePath = (root: string, name: string): string =>
+  path.join(unsafeStateDir(root), `${encodeURIComponent(name).slice(0, 100)}-${hash(name)}.state.json`);

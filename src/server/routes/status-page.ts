@@ -1,0 +1,136 @@
+import { readFile } from 'node:fs/promises';
+import type { FastifyReply } from 'fastify';
+import { readIncidentDetail, readIncidentReport } from '../../status/detail.js';
+import type { IncidentIndex } from '../../status/incident-index.js';
+import { PageQueryError } from '../../status/pages.js';
+import { folderNameProblem } from '../../status/read.js';
+import { renderMarkdown } from '../page/markdown.js';
+import { renderIncidentPage, renderListPage, renderProblemPage } from '../page/render.js';
+import type { RouteModule } from '../types.js';
+import { readOnly, stateParam } from './status-params.js';
+
+// The status page: GET / (the incidents, updated live by /assets/status.js from GET /v1/events) and
+// GET /incidents/{id} (one incident: its report rendered from markdown, context tokens, timeline).
+// Read-only. Every page forbids inline script and style and anything from another origin.
+
+/** Rows on one page of the list. */
+const PAGE_SIZE = 100;
+
+/** What every page may load: its own script, stylesheet and event stream; nothing inline, nothing else. */
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const ASSETS: Record<string, string> = {
+  'status.js': 'text/javascript; charset=utf-8',
+  'status.css': 'text/css; charset=utf-8',
+};
+const ASSET_DIR = new URL('../page/assets/', import.meta.url);
+
+const page = (reply: FastifyReply, status: number, body: string): FastifyReply =>
+  reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', PAGE_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store')
+    .send(body);
+
+export interface StatusPageOptions {
+  index: IncidentIndex;
+  now?: () => number;
+}
+
+export function statusPageRoutes(options: StatusPageOptions): RouteModule {
+  const { index } = options;
+  const now = options.now ?? Date.now;
+  const assets = new Map<string, Buffer>();
+  const asset = async (name: string): Promise<Buffer> => {
+    let data = assets.get(name);
+    if (!data) {
+      data = await readFile(new URL(name, ASSET_DIR));
+      assets.set(name, data);
+    }
+    return data;
+  };
+
+  return {
+    name: 'status-page',
+    plugin: async (app) => {
+      app.get('/', readOnly, async (request, reply) => {
+        const q = request.query as Record<string, unknown>;
+        const state = stateParam(q.state, reply);
+        if (!state.ok) return reply;
+        const cursor = typeof q.cursor === 'string' && q.cursor !== '' ? q.cursor : undefined;
+        await index.whenLoaded();
+        try {
+          const list = index.list({
+            limit: PAGE_SIZE,
+            ...(state.state ? { state: state.state } : {}),
+            ...(cursor ? { cursor } : {}),
+          });
+          return page(
+            reply,
+            200,
+            renderListPage({
+              page: list,
+              ...(state.state ? { state: state.state } : {}),
+              first: !cursor,
+              now: now(),
+            }),
+          );
+        } catch (err) {
+          if (err instanceof PageQueryError)
+            return page(reply, 400, renderProblemPage('Bad page address', err.message));
+          throw err;
+        }
+      });
+
+      app.get('/incidents/:id', readOnly, async (request, reply) => {
+        const id = (request.params as { id: string }).id;
+        const why = folderNameProblem(id);
+        if (why) return page(reply, 400, renderProblemPage('Not an incident', why));
+        const t = now();
+        const detail = await readIncidentDetail(index.root, id, t);
+        if (!detail)
+          return page(
+            reply,
+            404,
+            renderProblemPage('No such incident', `No incident ${id} under ${index.root}.`),
+          );
+        const report = await readIncidentReport(index.root, id, t);
+        return page(
+          reply,
+          200,
+          renderIncidentPage({
+            detail,
+            report: report.kind === 'ok' ? { html: renderMarkdown(report.text) } : { why: report.why },
+            now: t,
+          }),
+        );
+      });
+
+      // Browsers ask for it on every page; there is none.
+      app.get('/favicon.ico', { config: { auth: 'none' } }, async (_request, reply) =>
+        reply.code(204).header('cache-control', 'max-age=86400').send(),
+      );
+
+      app.get('/assets/:name', { config: { auth: 'none' } }, async (request, reply) => {
+        const name = (request.params as { name: string }).name;
+        const type = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+        if (!type)
+          return reply.code(404).send({
+            error: 'not_found',
+            message: `no asset ${name}: there are ${Object.keys(ASSETS).join(', ')}`,
+          });
+        return reply
+          .type(type)
+          .header('x-content-type-options', 'nosniff')
+          .header('cache-control', 'no-cache')
+          .send(await asset(name));
+      });
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { AUDIT_FILE, type AuditEntry } from '../audit/log.js';
+import { MAX_REPORT_BYTES } from '../audit/report.js';
+import type { RunResult } from '../audit/run-record.js';
+import { TRIAGE_DIR, type StateFile } from '../incident/types.js';
+import { readOwnFileBelow } from '../util/safe-path.js';
+import { latestRunDir, readIncidentFacts, REPORT_REL, type IncidentFacts } from './read.js';
+import type { IncidentView } from './types.js';
+import { noReportWhy, viewOf, withAge } from './view.js';
+
+// One incident in full, for `GET /v1/incidents/{id}` and the incident page: the view, its runs, the
+// latest result.json, the context token table (context.json) and the audit events. Read from disk on
+// each request, never through a symbolic link.
+
+const CONTEXT_MAX_BYTES = 4 << 20;
+const AUDIT_MAX_BYTES = 16 << 20;
+/** The newest audit events shown; older ones are counted in `omitted`. */
+export const AUDIT_EVENTS_SHOWN = 1000;
+
+/** The token table of context.json (the fields the brief fixes; other fields are kept). */
+const contextSchema = z.looseObject({
+  estimator: z.string(),
+  budget: z.object({ warn: z.number(), truncate: z.number() }),
+  totalTokens: z.number(),
+  sections: z.array(
+    z.looseObject({
+      tag: z.string(),
+      tokens: z.number(),
+      originalTokens: z.number(),
+      truncated: z.boolean(),
+    }),
+  ),
+});
+export type ContextTable = z.infer<typeof contextSchema>;
+
+export interface IncidentDetail extends IncidentView {
+  runs: StateFile['runs'];
+  /** The latest ended run's result.json. */
+  result: RunResult | null;
+  /** context.json of the latest run that has one, and that run's id. */
+  context: (ContextTable & { runId: string }) | null;
+  audit: { events: AuditEntry[]; omitted: number; problem?: string };
+}
+
+/** The detail of `<root>/<folder>`, or undefined when it holds no incident. */
+export async function readIncidentDetail(
+  root: string,
+  folder: string,
+  now: number,
+): Promise<IncidentDetail | undefined> {
+  const facts = await readIncidentFacts(root, folder);
+  if (!facts) return undefined;
+  return {
+    ...withAge(viewOf(facts), facts.arrivedAtMs, now),
+    runs: facts.state.runs,
+    result: facts.result ?? null,
+    context: facts.unsafe ? null : await readContext(root, facts),
+    audit: facts.unsafe ? { events: [], omitted: 0 } : await readAudit(root, facts.dir),
+  };
+}
+
+async function readContext(root: string, facts: IncidentFacts): Promise<IncidentDetail['context']> {
+  // The latest run that got as far as building its context.
+  for (let i = facts.state.runs.length - 1; i >= 0 && i >= facts.state.runs.length - 5; i--) {
+    const state = { ...facts.state, runs: facts.state.runs.slice(0, i + 1) };
+    const runDir = latestRunDir(facts.dir, state);
+    if (!runDir) continue;
+    const read = await readOwnFileBelow(root, path.join(runDir, 'context.json'), CONTEXT_MAX_BYTES);
+    if (read.kind !== 'ok') continue;
+    try {
+      const parsed = contextSchema.safeParse(JSON.parse(read.text));
+      if (parsed.success) return { ...parsed.data, runId: path.basename(runDir) };
+    } catch {
+      // not JSON: an earlier run may have one
+    }
+  }
+  return null;
+}
+
+async function readAudit(root: string, dir: string): Promise<IncidentDetail['audit']> {
+  const read = await readOwnFileBelow(root, path.join(dir, TRIAGE_DIR, AUDIT_FILE), AUDIT_MAX_BYTES);
+  if (read.kind === 'missing') return { events: [], omitted: 0 };
+  if (read.kind === 'refused') return { events: [], omitted: 0, problem: read.reason };
+  const events: AuditEntry[] = [];
+  let unreadable = 0;
+  for (const line of read.text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const entry = JSON.parse(line) as AuditEntry;
+      if (entry && typeof entry === 'object' && typeof entry.type === 'string') events.push(entry);
+      else unreadable++;
+    } catch {
+      unreadable++;
+    }
+  }
+  const omitted = Math.max(0, events.length - AUDIT_EVENTS_SHOWN);
+  return {
+    events: events.slice(omitted),
+    omitted,
+    ...(unreadable
+      ? { problem: `${unreadable} line(s) of audit.jsonl are not events; run \`triage-runner audit verify\`` }
+      : {}),
+  };
+}
+
+export type ReportRead = { kind: 'ok'; text: string; path: string } | { kind: 'none'; why: string };
+
+/** The report of `<root>/<folder>` as markdown, or why there is none. */
+export async function readIncidentReport(root: string, folder: string, now: number): Promise<ReportRead> {
+  const facts = await readIncidentFacts(root, folder);
+  if (!facts) return { kind: 'none', why: `no incident ${folder} under ${root}` };
+  const file = path.join(facts.dir, REPORT_REL);
+  if (facts.unsafe) return { kind: 'none', why: facts.state.reason ?? 'the folder cannot be read safely' };
+  const read = await readOwnFileBelow(root, file, MAX_REPORT_BYTES);
+  if (read.kind === 'ok') return { kind: 'ok', text: read.text, path: file };
+  if (read.kind === 'refused') return { kind: 'none', why: read.reason };
+  return {
+    kind: 'none',
+    why: `no report at ${file}: ${noReportWhy(withAge(viewOf(facts), facts.arrivedAtMs, now))}`,
+  };
+}

@@ -1,0 +1,106 @@
+import path from 'node:path';
+import { INCIDENT_STATES } from '../incident/types.js';
+import type { IncidentView, StatusTotals } from './types.js';
+import { noReportWhy } from './view.js';
+
+// `triage-runner status` as text: one line per incident, then the totals. Pure.
+
+export function formatAge(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 48 * 3600) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+export function formatDuration(ms: number | null): string {
+  if (ms === null) return '-';
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+export function formatTokens(tokens: IncidentView['tokens']): string {
+  if (!tokens) return '-';
+  const n = tokens.input + tokens.output;
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export const formatCost = (usd: number | null): string => (usd === null ? '-' : `$${usd.toFixed(2)}`);
+
+/** Cuts `text` to `width` characters (an ellipsis marks the cut). */
+export function cut(text: string, width: number): string {
+  const chars = [...text];
+  if (chars.length <= width) return text;
+  return width <= 1 ? chars.slice(0, Math.max(0, width)).join('') : `${chars.slice(0, width - 1).join('')}…`;
+}
+
+/** Control characters (a terminal escape in an agent's answer) are shown as spaces. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+
+export interface FormatOptions {
+  /** Terminal width: the answer is cut to fit; undefined (not a terminal) prints it whole. */
+  columns?: number;
+  /** Report paths are shown relative to this folder when inside it. */
+  cwd: string;
+}
+
+const HEADER = ['FOLDER', 'INCIDENT', 'STATE', 'AGE', 'ATT', 'AGENT', 'DURATION', 'TOKENS', 'COST', 'REPORT'];
+/** Widest a column gets before it is cut (the answer takes what is left of the line). */
+const MAX_WIDTH = [40, 32, 11, 4, 3, 8, 8, 6, 8, 48];
+
+function reportCell(view: IncidentView, cwd: string): string {
+  if (view.reportPath) {
+    const rel = path.relative(cwd, view.reportPath);
+    return rel.startsWith('..') || path.isAbsolute(rel) ? view.reportPath : rel;
+  }
+  return `(no report: ${noReportWhy(view)})`;
+}
+
+function cells(view: IncidentView, cwd: string): string[] {
+  return [
+    view.folder,
+    view.incidentId,
+    view.state,
+    formatAge(view.age),
+    String(view.attempts),
+    view.agent ?? '-',
+    formatDuration(view.durationMs),
+    formatTokens(view.tokens),
+    formatCost(view.costUsd),
+    reportCell(view, cwd),
+  ].map(printable);
+}
+
+export function formatTotals(totals: StatusTotals): string {
+  const all = INCIDENT_STATES.reduce((n, s) => n + totals[s], 0);
+  const parts = INCIDENT_STATES.filter((s) => totals[s] > 0).map((s) => `${totals[s]} ${s}`);
+  return `${all} incident${all === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
+}
+
+/** The listing: a header, one line per incident (the answer last, cut to the width), the totals. */
+export function formatStatus(
+  incidents: IncidentView[],
+  totals: StatusTotals,
+  options: FormatOptions,
+): string {
+  if (incidents.length === 0) return `no incidents\n${formatTotals(totals)}\n`;
+  const rows = incidents.map((v) => cells(v, options.cwd).map((c, i) => cut(c, MAX_WIDTH[i] ?? 40)));
+  const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
+  const pad = (row: string[]) =>
+    row.map((c, i) => c + ' '.repeat((widths[i] ?? 0) - [...c].length)).join('  ');
+  const lines = [`${pad(HEADER)}  ANSWER`];
+  rows.forEach((row, i) => {
+    const start = `${pad(row)}  `;
+    const answer = printable(incidents[i]?.answer ?? '-');
+    const room = options.columns === undefined ? Infinity : options.columns - [...start].length;
+    lines.push(`${start}${room === Infinity ? answer : cut(answer, Math.max(room, 1))}`.trimEnd());
+  });
+  lines.push('', formatTotals(totals));
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,148 @@
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  MANIFEST_FILE,
+  parseRunManifest,
+  parseRunResult,
+  RESULT_FILE,
+  type RunManifest,
+  type RunResult,
+} from '../audit/run-record.js';
+import { parseStateText, statePath } from '../incident/store.js';
+import { TRIAGE_DIR, type IncidentState, type StateFile } from '../incident/types.js';
+import { unsafeStatePath } from '../incident/unsafe.js';
+import { INCIDENT_FILE } from '../intake/read.js';
+import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
+
+// Reads what status shows of a workspace — state.json, the latest run's result.json (or, while it
+// runs, its manifest) — never through a symbolic link anywhere below the root, and never throwing for
+// a hostile or half-written folder: what cannot be read is left out, with the reason.
+
+/** The report, relative to its workspace (where every engine's layout puts it). */
+export const REPORT_REL = path.join('output', 'investigation.md');
+const STATE_MAX_BYTES = 1 << 20;
+const RECORD_MAX_BYTES = 4 << 20;
+/** Run ids as the daemon makes them; anything else in a state file is not used as a path. */
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** States whose latest run has not ended: their result fields come from progress, not result.json. */
+const UNFINISHED: ReadonlySet<IncidentState> = new Set(['queued', 'deferred', 'preparing', 'running']);
+
+/** Why `name` cannot be an incident folder under the root (one plain path segment), or undefined. */
+export function folderNameProblem(name: string): string | undefined {
+  if (
+    name === '' ||
+    name === '.' ||
+    name === '..' ||
+    name.startsWith('.') ||
+    name.length > 255 ||
+    /[/\\\0]/.test(name)
+  )
+    return `${JSON.stringify(name.slice(0, 300))} is not an incident folder name: expected one path segment that does not start with "."`;
+  return undefined;
+}
+
+/** Everything status knows of one workspace, as read from disk. */
+export interface IncidentFacts {
+  folder: string;
+  dir: string;
+  state: StateFile;
+  /** incident.json's mtime (epoch ms), or when the state was written when it is missing. */
+  arrivedAtMs: number;
+  /** The latest ended run's result.json. */
+  result?: RunResult;
+  /** Why the latest run's result.json could not be used. */
+  resultProblem?: string;
+  /** The latest run's manifest.json, while it runs. */
+  manifest?: RunManifest;
+  /** The report exists as a regular file. */
+  reportExists: boolean;
+  /** The folder cannot be written into safely: its state is kept under `<root>/.triage/unsafe/`. */
+  unsafe?: true;
+}
+
+/** A file of the root as JSON text, or why not (`missing` when absent). */
+async function readBelow(root: string, file: string, maxBytes: number): Promise<BoundedRead> {
+  try {
+    return await readOwnFileBelow(root, file, maxBytes);
+  } catch (err) {
+    return {
+      kind: 'refused',
+      reason: `${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    };
+  }
+}
+
+const isRegularFile = (file: string): Promise<boolean> =>
+  lstat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+
+/** The latest run's folder, when the state names one with a safe id. */
+export function latestRunDir(dir: string, state: StateFile): string | undefined {
+  const id = state.runs.at(-1)?.id;
+  return id !== undefined && RUN_ID.test(id) ? path.join(dir, TRIAGE_DIR, 'runs', id) : undefined;
+}
+
+/**
+ * What status shows of `<root>/<folder>`; undefined when the folder holds no incident state (not taken
+ * in yet, or not a folder). A folder that is a symlink, or whose `.triage` is one, shows the state the
+ * daemon keeps for it under `<root>/.triage/unsafe/`.
+ */
+export async function readIncidentFacts(root: string, folder: string): Promise<IncidentFacts | undefined> {
+  if (folderNameProblem(folder)) return undefined;
+  const dir = path.join(root, folder);
+  const own = await readBelow(root, statePath(dir), STATE_MAX_BYTES);
+  if (own.kind === 'refused') return readUnsafe(root, folder, dir);
+  if (own.kind === 'missing') return undefined;
+  const state = parseStateText(own.text);
+  if (!state) return undefined;
+  const incident = await lstat(path.join(dir, INCIDENT_FILE)).catch(() => undefined);
+  const facts: IncidentFacts = {
+    folder,
+    dir,
+    state,
+    arrivedAtMs: incident?.mtimeMs ?? (Date.parse(state.updatedAt) || 0),
+    reportExists: false,
+  };
+  const runDir = latestRunDir(dir, state);
+  if (!runDir) return facts;
+  if (!UNFINISHED.has(state.state)) {
+    const read = await readRecordBelow(root, path.join(runDir, RESULT_FILE), parseRunResult);
+    if (read.ok) facts.result = read.value;
+    else if (read.problem) facts.resultProblem = read.problem;
+    facts.reportExists =
+      (facts.result?.report.bytes ?? 0) > 0 && (await isRegularFile(path.join(dir, REPORT_REL)));
+  } else if (state.state === 'running' || state.state === 'preparing') {
+    const read = await readRecordBelow(root, path.join(runDir, MANIFEST_FILE), parseRunManifest);
+    if (read.ok) facts.manifest = read.value;
+  }
+  return facts;
+}
+
+/** A run record below the root; a missing file is no problem (`problem` undefined). */
+async function readRecordBelow<T>(
+  root: string,
+  file: string,
+  parse: (text: string, file: string) => { ok: true; value: T } | { ok: false; problem: string },
+): Promise<{ ok: true; value: T } | { ok: false; problem?: string }> {
+  const read = await readBelow(root, file, RECORD_MAX_BYTES);
+  if (read.kind === 'missing') return { ok: false };
+  if (read.kind === 'refused') return { ok: false, problem: read.reason };
+  return parse(read.text, path.relative(root, file));
+}
+
+async function readUnsafe(root: string, folder: string, dir: string): Promise<IncidentFacts | undefined> {
+  const read = await readBelow(root, unsafeStatePath(root, folder), STATE_MAX_BYTES);
+  const state = read.kind === 'ok' ? parseStateText(read.text) : undefined;
+  if (!state) return undefined;
+  return {
+    folder,
+    dir,
+    state,
+    arrivedAtMs: Date.parse(state.updatedAt) || 0,
+    reportExists: false,
+    unsafe: true,
+  };
+}

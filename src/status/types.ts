@@ -1,0 +1,70 @@
+import type { IncidentState } from '../incident/types.js';
+
+// What `status`, the status API and the status page show of an incident. Type-only.
+
+/** Live progress of a running incident (state.json `progress`), without its own timestamp. */
+export interface ViewProgress {
+  turns: number;
+  tokens: { input: number; output: number };
+  lastTool?: string;
+  elapsedMs: number;
+}
+
+/**
+ * One incident as `status --json` and `GET /v1/incidents` show it: the fixed fields (`folder` …
+ * `reason`), then `updatedAt`, `age`, `progress` and `resolvedAt`. Fields of the latest run (agent,
+ * duration, tokens, cost, answer, report) are null until a run has ended.
+ */
+export interface IncidentView {
+  /** The workspace folder's name under the root (the id in `/v1/incidents/{id}`). */
+  folder: string;
+  incidentId: string;
+  state: IncidentState;
+  attempts: number;
+  agent: string | null;
+  durationMs: number | null;
+  tokens: { input: number; output: number } | null;
+  costUsd: number | null;
+  /** The agent's one-line answer (hypothesis, confidence, first action), when it gave one. */
+  answer: string | null;
+  /** Absolute path of the report on the daemon's host; null when there is none (see `reason`, `state`). */
+  reportPath: string | null;
+  /** Why the incident is in its state (state.json `reason`), or why the run's result could not be read. */
+  reason: string | null;
+  /** When the state last changed (ISO-8601): the list is newest first by this. */
+  updatedAt: string;
+  /** Milliseconds since incident.json was written (the incident's age), at the time of the answer. */
+  age: number;
+  progress: ViewProgress | null;
+  /** When the alert behind the incident resolved (ISO-8601), if it did. */
+  resolvedAt: string | null;
+}
+
+export type StatusTotals = Record<IncidentState, number>;
+
+/** `status --json` and the body of `GET /v1/incidents`. */
+export interface StatusList {
+  incidents: IncidentView[];
+  /** By state, over every incident (not only the page or the filter). */
+  totals: StatusTotals;
+}
+
+export interface ListQuery {
+  state?: IncidentState;
+  /** At most this many (default and cap: see `DEFAULT_LIMIT`, `MAX_LIMIT`). */
+  limit?: number;
+  /** Start after the incident this opaque cursor names (from `nextCursor`). */
+  cursor?: string;
+  /** Skip this many (ignored with `cursor`). */
+  offset?: number;
+}
+
+export interface ListPage extends StatusList {
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+  /** How many incidents match the filter in all pages. */
+  matched: number;
+}
+
+/** What changed in the index, for live views (server-sent events). */
+export type IndexEvent = { type: 'upsert'; view: IncidentView } | { type: 'remove'; folder: string };

@@ -1,0 +1,238 @@
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { CliIO } from '../../../src/cli/io.js';
+import { runCli } from '../../../src/cli/program.js';
+import { POLL_MS, runStatus } from '../../../src/cli/commands/status.js';
+import { INCIDENT_STATES, type IncidentState } from '../../../src/incident/types.js';
+import type { IncidentView, StatusList } from '../../../src/status/types.js';
+import { createMemoryExecutor } from '../../support/fake-executor.js';
+import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';
+import { startStatusDaemon, type StatusDaemon } from '../../support/status-daemon.js';
+import { ANSWERS, incidentIn, rootWithEveryState, writeRun } from '../../support/status-root.js';
+
+// `triage-runner status` on a root holding every state: text and JSON, filters, a bad root, and the
+// daemon's API used when a daemon answers for the root.
+
+let root: string;
+let cleanup: () => Promise<void>;
+let daemons: StatusDaemon[] = [];
+
+beforeEach(async () => {
+  ({ root, cleanup } = await tempRoot('triage-status-'));
+});
+afterEach(async () => {
+  await Promise.all(daemons.map((d) => d.stop()));
+  daemons = [];
+  await cleanup();
+});
+
+function io(env: Record<string, string> = { TRIAGE_RUNNER_HTTP_PORT: '0' }, columns?: number) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const cli: CliIO = {
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    env,
+    cwd: root,
+    ...(columns ? { columns: () => columns } : {}),
+  };
+  return { cli, out: () => out.join(''), err: () => err.join('') };
+}
+
+const VIEW_KEYS = [
+  'folder',
+  'incidentId',
+  'state',
+  'attempts',
+  'agent',
+  'durationMs',
+  'tokens',
+  'costUsd',
+  'answer',
+  'reportPath',
+  'reason',
+  'updatedAt',
+  'age',
+  'progress',
+  'resolvedAt',
+];
+
+const lineOf = (text: string, folder: string) =>
+  text.split('\n').find((l) => l.startsWith(`${folder} `)) ?? `(no line for ${folder})`;
+
+describe('triage-runner status', () => {
+  it('prints one line per incident in every state, then the totals by state', async () => {
+    await rootWithEveryState(root);
+    const t = io();
+    expect(await runCli(['status', '--root', root], t.cli)).toBe(0);
+    const text = t.out();
+    const lines = text.trim().split('\n');
+    expect(lines[0]).toMatch(
+      /^FOLDER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+TOKENS\s+COST\s+REPORT\s+ANSWER$/,
+    );
+    for (const state of INCIDENT_STATES)
+      expect(lineOf(text, state)).toMatch(new RegExp(`^${state}\\s+inc-${state}\\s+${state}\\s`));
+    expect(lineOf(text, 'succeeded')).toMatch(
+      /succeeded\s+\d+s\s+1\s+claude\s+2m14s\s+20k\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
+    );
+    expect(lineOf(text, 'failed')).toMatch(/gemini\s+15m00s\s+.*\(no report: the agent timed out after 15m/);
+    expect(lineOf(text, 'running')).toMatch(/codex\s+42s\s+5\.7k\s+-\s+\(no report: running\)/);
+    expect(lineOf(text, 'rejected')).toContain('(no report: incident.json is missing "cluster"');
+    expect(lines.at(-1)).toBe(
+      '9 incidents: 1 queued, 1 preparing, 1 running, 1 succeeded, 1 failed, 1 rejected, 1 deferred, 1 interrupted, 1 resolved',
+    );
+  });
+
+  it('--json prints {incidents, totals} with the documented fields of every incident', async () => {
+    const dirs = await rootWithEveryState(root);
+    const t = io();
+    expect(await runCli(['status', '--root', root, '--json'], t.cli)).toBe(0);
+    const body = JSON.parse(t.out()) as StatusList;
+    expect(Object.keys(body)).toEqual(['incidents', 'totals']);
+    expect(body.totals).toEqual(Object.fromEntries(INCIDENT_STATES.map((s) => [s, 1])));
+    const by = Object.fromEntries(body.incidents.map((v) => [v.state, v])) as Record<
+      IncidentState,
+      IncidentView
+    >;
+    for (const view of body.incidents) expect(Object.keys(view)).toEqual(VIEW_KEYS);
+    expect(by.succeeded).toMatchObject({
+      folder: 'succeeded',
+      incidentId: 'inc-succeeded',
+      attempts: 1,
+      agent: 'claude',
+      durationMs: 134_000,
+      tokens: { input: 18_000, output: 2_345 },
+      costUsd: 0.4213,
+      answer: ANSWERS.succeeded,
+      reportPath: path.join(dirs.succeeded, 'output', 'investigation.md'),
+      reason: null,
+      progress: null,
+    });
+    expect(by.running).toMatchObject({
+      agent: 'codex',
+      reportPath: null,
+      progress: { turns: 4, tokens: { input: 5000, output: 700 }, lastTool: 'kubectl', elapsedMs: 42_000 },
+    });
+    expect(by.failed).toMatchObject({ reportPath: null, reason: expect.stringContaining('timed out') });
+    expect(by.resolved).toMatchObject({ resolvedAt: '2026-11-22T01:05:00.000Z', attempts: 0 });
+    expect(by.deferred.reason).toContain('queue full');
+    expect(by.interrupted.reason).toContain('daemon shutdown');
+    // Newest change first.
+    const times = body.incidents.map((v) => Date.parse(v.updatedAt));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+  });
+
+  it('cuts the answer to the terminal width', async () => {
+    await rootWithEveryState(root);
+    const t = io(undefined, 150);
+    expect(await runCli(['status', '--root', root], t.cli)).toBe(0);
+    const line = lineOf(t.out(), 'succeeded');
+    expect([...line].length).toBe(150);
+    expect(line.endsWith('…')).toBe(true);
+    for (const l of t.out().split('\n').slice(1)) expect([...l].length).toBeLessThanOrEqual(150);
+  });
+
+  it('--state lists only that state and keeps the totals of every state', async () => {
+    await rootWithEveryState(root);
+    const t = io();
+    expect(await runCli(['status', '--root', root, '--state', 'failed', '--json'], t.cli)).toBe(0);
+    const body = JSON.parse(t.out()) as StatusList;
+    expect(body.incidents.map((v) => v.folder)).toEqual(['failed']);
+    expect(body.totals.succeeded).toBe(1);
+  });
+
+  it('exits 2 for a root that does not exist or is not a folder, and for an unknown state', async () => {
+    const missing = io();
+    expect(await runCli(['status', '--root', path.join(root, 'nope')], missing.cli)).toBe(2);
+    expect(missing.err()).toMatch(
+      /workspaces root .*nope does not exist: give the folder the daemon watches/,
+    );
+    await writeFile(path.join(root, 'file'), 'x');
+    const file = io();
+    expect(await runCli(['status', '--root', path.join(root, 'file')], file.cli)).toBe(2);
+    expect(file.err()).toContain('is not a folder');
+    const state = io();
+    expect(await runCli(['status', '--root', root, '--state', 'done'], state.cli)).toBe(2);
+    expect(state.err()).toContain('--state "done" is not an incident state; use one of queued, preparing');
+  });
+
+  it('asks the daemon when one answers for the root (with its token), and reads the workspaces when not', async () => {
+    for (const name of ['one', 'two'])
+      await incidentIn(root, name, (sha256, incidentId) => [
+        { type: 'Validated', incidentId, sha256 },
+        { type: 'Claimed', runId: `run-${name}`, holder: 'test' },
+        { type: 'Finished', runId: `run-${name}`, outcome: { status: 'succeeded', exitCode: 0 } },
+      ]);
+    await writeRun(path.join(root, 'one'), 'run-one', { answer: 'one answer' }, '# one\n');
+    const token = 'status-token-0c9a';
+    const d = await startStatusDaemon({ root, executor: createMemoryExecutor(), token });
+    daemons.push(d);
+    const config = path.join(root, '..', `${path.basename(root)}.yaml`);
+    await writeFile(
+      config,
+      stringify({
+        workspaces_root: root,
+        http: { port: Number(new URL(d.base).port) },
+        secrets: { HTTP_TOKEN: { env: 'T' } },
+      }),
+    );
+    // The index has "two"; on disk it is gone: only the daemon's answer still lists it.
+    await rm(path.join(root, 'two', '.triage', 'state.json'));
+    const viaDaemon = io({ T: token });
+    expect(await runCli(['status', '--config', config, '--json'], viaDaemon.cli)).toBe(0);
+    expect(viaDaemon.err()).toBe('');
+    const listed = (JSON.parse(viaDaemon.out()) as StatusList).incidents;
+    expect(listed.map((v) => v.folder).sort()).toEqual(['one', 'two']);
+    expect(listed.find((v) => v.folder === 'one')?.answer).toBe('one answer');
+    const wrongToken = io({ T: 'wrong' });
+    expect(await runCli(['status', '--config', config, '--json'], wrongToken.cli)).toBe(0);
+    expect(wrongToken.err()).toMatch(
+      /a daemon answers at http:\/\/127\.0\.0\.1:\d+ but refused the request \(HTTP 401/,
+    );
+    expect((JSON.parse(wrongToken.out()) as StatusList).incidents.map((v) => v.folder)).toEqual(['one']);
+    await rm(config);
+  });
+});
+
+describe('triage-runner status --watch', () => {
+  it('follows the daemon: an incident dropped while watching appears without restarting the command', async () => {
+    const d = await startStatusDaemon({ root, executor: createMemoryExecutor({ durationMs: 5 }) });
+    daemons.push(d);
+    const config = path.join(root, '..', `${path.basename(root)}-watch.yaml`);
+    await writeFile(
+      config,
+      stringify({ workspaces_root: root, http: { port: Number(new URL(d.base).port) } }),
+    );
+    const t = io({});
+    const stop = new AbortController();
+    const watching = runStatus({ watch: true }, config, t.cli, stop.signal);
+    await waitFor('the first listing', () => (t.out().includes('no incidents') ? true : undefined));
+    await dropByRename(root, 'watched', incidentJson({ incidentId: 'inc-watched' }));
+    // Each redraw clears the screen first; the last one shows the incident finished.
+    await waitFor('the dropped incident to show as succeeded', () =>
+      /^watched\s+inc-watched\s+succeeded\s/m.test(t.out().slice(t.out().lastIndexOf('\u001b[H\u001b[2J')))
+        ? true
+        : undefined,
+    );
+    stop.abort();
+    expect(await watching).toBe(0);
+    await rm(config);
+  });
+
+  it('without a daemon, re-reads the workspaces until interrupted', async () => {
+    const t = io();
+    const stop = new AbortController();
+    const watching = runStatus({ watch: true, json: true, root }, undefined, t.cli, stop.signal);
+    await waitFor('the first listing', () => (t.out().includes('"incidents": []') ? true : undefined));
+    await incidentIn(root, 'later', (sha256, incidentId) => [{ type: 'Validated', incidentId, sha256 }]);
+    await waitFor(
+      'the new incident in a later listing',
+      () => (t.out().includes('"folder": "later"') ? true : undefined),
+      3 * POLL_MS,
+    );
+    stop.abort();
+    expect(await watching).toBe(0);
+  });
+});
