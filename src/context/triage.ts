@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { runProcessGroup } from '../util/process-group.js';
 import { HeadTailCapture } from './capture.js';
+import { collectTriageProducts, TRIAGE_REPORT_FILE, type TriageProduct } from './triage-products.js';
 import type { SkillsSnapshot, TriageSummary } from './types.js';
 
 // Runs the configured skill's triage script as a real process in its own process group and keeps a
@@ -37,12 +38,18 @@ export interface TriageInput {
   reportedLogPath?: string;
   /** Folders put before PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /** The triage folder as the agent sees it (AgentView.triageDir); default the host path. */
+  agentTriageDir?: string;
+  /** Rewrites host paths in the script's output and products to the agent's paths (default: none). */
+  rewrite?: (text: string) => string;
 }
 
 export interface TriageOutcome {
   summary: TriageSummary;
-  /** Cleaned output kept for the prompt ('' when there is none). */
+  /** Cleaned output kept for the prompt, then the script's triage-report.md when it wrote one ('' when there is none). */
   text: string;
+  /** Files the script wrote into its output folder, relative to it (listed in the prompt by the agent's path). */
+  products?: TriageProduct[];
   /** What the bounded capture dropped: the gap line's place in `text`, and the lines and bytes it stands for. */
   omitted?: { at: number; length: number; lines: number; bytes: number };
 }
@@ -98,18 +105,33 @@ export async function runTriage(input: TriageInput): Promise<TriageOutcome> {
 const gapLine = (logPath: string) => (bytes: number, lines: number) =>
   `[triage-runner: ${lines} lines (${bytes} bytes) of triage output omitted here (context.triage_prompt_cap); full output: ${logPath}]`;
 
-/** The prompt copy of a capture, with what it dropped. */
+/**
+ * The prompt copy of a capture, with what it dropped. `rewrite` applies to the script's text on each
+ * side of the gap line (which is ours and already names the agent's path).
+ */
 function captured(
   capture: HeadTailCapture,
   logPath: string,
+  rewrite: (text: string) => string = (text) => text,
 ): Pick<TriageOutcome, 'text' | 'omitted'> & { bytes: number; lines: number } {
   const c = capture.finish(gapLine(logPath));
+  if (!c.gap) return { text: rewrite(c.text), bytes: c.bytes, lines: c.lines };
+  const head = rewrite(c.text.slice(0, c.gap.at));
+  const gap = c.text.slice(c.gap.at, c.gap.at + c.gap.length);
+  const tail = rewrite(c.text.slice(c.gap.at + c.gap.length));
   return {
-    text: c.text,
+    text: `${head}${gap}${tail}`,
     bytes: c.bytes,
     lines: c.lines,
-    ...(c.gap ? { omitted: { ...c.gap, bytes: c.droppedBytes } } : {}),
+    omitted: { ...c.gap, at: head.length, bytes: c.droppedBytes },
   };
+}
+
+/** The stdout copy followed by the script's own report, under a line naming where the agent reads it. */
+function withReport(text: string, report: string | undefined, agentPath: string): string {
+  if (report === undefined || report.trim() === '') return text;
+  const stdout = text.replace(/\s+$/, '');
+  return `${stdout}${stdout ? '\n\n' : ''}----- ${agentPath} -----\n${report.replace(/\s+$/, '')}\n`;
 }
 
 async function reuseTriage(input: TriageInput, source: string): Promise<TriageOutcome> {
@@ -181,13 +203,15 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
 
   const triageDir = input.bundle.path(RUN_FILES.triageDir);
   const logPath = input.reportedLogPath ?? input.bundle.path(RUN_FILES.triageLog);
+  // The script runs on the host and is given the host folder; what it prints and writes is rewritten to
+  // the agent's paths (the log too: the prompt points the agent at it).
   const args = triageArgs(t.args, {
     triageDir,
     namespace: incident.namespace,
     incidentId: incident.incidentId,
   });
   const capture = new HeadTailCapture(config.context.triage_prompt_cap);
-  const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap);
+  const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap, input.rewrite);
   const started = now();
   const result = await runProcessGroup({
     command: script,
@@ -209,7 +233,19 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   });
   await out.close();
   const durationMs = now() - started;
-  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath);
+  const { bytes, lines, ...stdout } = captured(capture, input.agentLogPath ?? logPath, input.rewrite);
+  const products = await collectTriageProducts({
+    bundle: input.bundle,
+    rewrite: input.rewrite ?? ((text) => text),
+    reportCap: config.context.triage_prompt_cap,
+    log,
+  });
+  const agentDir = input.agentTriageDir ?? triageDir;
+  const kept = {
+    ...stdout,
+    text: withReport(stdout.text, products.report, path.posix.join(agentDir, TRIAGE_REPORT_FILE)),
+    products: products.files,
+  };
   const base = {
     exitCode: result.exitCode,
     signal: result.signal,
@@ -217,6 +253,8 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
     bytes,
     lines,
     logPath,
+    products: products.files.length,
+    reportPreloaded: products.report !== undefined,
   };
   if (result.error) {
     const reason = `triage script ${script} could not be started: ${result.error}; check that the interpreter on its #! line is installed on the daemon's host`;

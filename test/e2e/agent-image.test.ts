@@ -175,7 +175,6 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
         runId,
         bundleDir,
         adapter: claude,
-        skills: { sources: [], unavailable: [], release: () => undefined },
       });
       const system = 'SYSTEM-PART-agent-image: you investigate Kubernetes incidents.';
       const user = 'USER-PART-agent-image: the payments-api pod is crash-looping; say what you would check.';
