@@ -111,7 +111,7 @@ export interface FidelityRun {
   result: RunResult;
 }
 
-/** Runs one incident through the real pipeline with `agent`'s adapter and the stand-in as its CLI. */
+/** Runs one incident through the real pipeline with `agent`'s adapter (and agent.command, e.g. the stand-in). */
 export async function runFidelity(input: {
   config: Config;
   engine: Engine;
@@ -120,12 +120,14 @@ export async function runFidelity(input: {
   runId: string;
   overrides?: RunOverrides;
   signal?: AbortSignal;
+  /** API keys handed to the agent (a real CLI against a local model server). */
+  secrets?: Record<string, string>;
 }): Promise<FidelityRun> {
   const executor = createRunExecutor({
     config: input.config,
     log: silentLogger(),
     redactor: new Redactor(),
-    secrets: {},
+    secrets: input.secrets ?? {},
     audit: new AuditLog(),
     env: { PATH: process.env.PATH },
     engine: input.engine,
