@@ -9,7 +9,6 @@ import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { fitToBudget, type MarkerInfo } from './budget.js';
 import { BootError, buildDisclosure, type Disclosure } from './disclosure/index.js';
-import { hostToAgent } from './paths.js';
 import {
   assemblePrompt,
   renderPromptSent,
@@ -177,7 +176,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
       : {}),
     ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
     agentTriageDir: view.triageDir,
-    rewrite: hostToAgent(view.hostPaths),
+    hostPaths: view.hostPaths,
   });
   input.metrics?.stage('triage', (performance.now() - triageStarted) / 1000);
   if (triage.summary.status === 'timed_out') input.metrics?.triageTimeout();

@@ -35,13 +35,14 @@ export interface TriageProducts {
 }
 
 /** Regular files under `dir` (symlinks and special files are skipped, never followed), bounded. */
-async function listFiles(dir: string): Promise<TriageProduct[]> {
+export async function listFiles(dir: string): Promise<TriageProduct[]> {
   const out: TriageProduct[] = [];
   let scanned = 0;
   const walk = async (abs: string, rel: string, depth: number): Promise<void> => {
     const entries = await readdir(abs, { withFileTypes: true }).catch(() => []);
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       if (++scanned > MAX_SCANNED_ENTRIES) return;
+      if (e.name.startsWith('.')) continue;
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       const child = path.join(abs, e.name);
       if (e.isDirectory() && depth < MAX_DEPTH) await walk(child, childRel, depth + 1);
@@ -118,4 +119,52 @@ export function renderProducts(files: readonly TriageProduct[], agentDir: string
     lines.push(`- … and ${files.length - shown.length} more under ${agentDir}`);
   lines.push(']');
   return lines.join('\n');
+}
+
+/** A saved product larger than this is not copied into a run that reuses the saved triage. */
+export const MAX_SAVED_PRODUCT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The products saved beside a triage output `logName` in `dir`, when `dir` is a triage output folder
+ * (it holds triage-report.md or evidence/): an example's saved-triage/ or a run's triage/. Any other
+ * folder (a file given to --reuse-triage from elsewhere) contributes nothing.
+ */
+export async function savedTriageFiles(dir: string, logName: string): Promise<TriageProduct[]> {
+  const report = await lstat(path.join(dir, TRIAGE_REPORT_FILE)).catch(() => undefined);
+  const evidence = await lstat(path.join(dir, 'evidence')).catch(() => undefined);
+  if (!report?.isFile() && !evidence?.isDirectory()) return [];
+  return (await listFiles(dir)).filter((f) => f.rel !== logName && f.bytes <= MAX_SAVED_PRODUCT_BYTES);
+}
+
+/**
+ * Copies the products saved beside a reused triage output (`savedDir`: an example's saved-triage/ or
+ * an earlier run's triage/, minus the output file itself) into the run's triage folder, so that the
+ * files the reused text names exist for this run too. Returns the folder the script was given when it
+ * wrote them, as the saved text names it (`<dir>/<product>`), to be rewritten to this run's folder.
+ */
+export async function adoptSavedProducts(input: {
+  savedDir: string;
+  outputFile: string;
+  text: string;
+  bundle: RunBundle;
+  log: Logger;
+}): Promise<{ originalDir?: string }> {
+  const { bundle, log } = input;
+  const files = await savedTriageFiles(input.savedDir, input.outputFile);
+  for (const f of files) {
+    try {
+      const read = await readOwnFile(path.join(input.savedDir, f.rel), MAX_SAVED_PRODUCT_BYTES);
+      if (read.kind === 'ok') await bundle.writeText(path.posix.join(RUN_FILES.triageDir, f.rel), read.text);
+    } catch (err) {
+      log.warn({ file: f.rel, err: errorMessage(err) }, 'saved triage product could not be copied');
+    }
+  }
+  // Top-level products first: `Full report: <dir>/triage-report.md` names the folder most directly.
+  const named = [...files].sort((a, b) => Number(a.rel.includes('/')) - Number(b.rel.includes('/')));
+  for (const f of named) {
+    const escaped = f.rel.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const m = new RegExp(`(?<![\\w./-])(/[^\\s'"\`<>()]*?)/${escaped}(?![\\w.-])`).exec(input.text);
+    if (m?.[1]) return { originalDir: m[1] };
+  }
+  return {};
 }

@@ -9,7 +9,13 @@ import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { runProcessGroup } from '../util/process-group.js';
 import { HeadTailCapture } from './capture.js';
-import { collectTriageProducts, TRIAGE_REPORT_FILE, type TriageProduct } from './triage-products.js';
+import { hostToAgent, type PathMapping } from './paths.js';
+import {
+  adoptSavedProducts,
+  collectTriageProducts,
+  TRIAGE_REPORT_FILE,
+  type TriageProduct,
+} from './triage-products.js';
 import type { SkillsSnapshot, TriageSummary } from './types.js';
 
 // Runs the configured skill's triage script as a real process in its own process group and keeps a
@@ -40,8 +46,8 @@ export interface TriageInput {
   pathPrepend?: string[];
   /** The triage folder as the agent sees it (AgentView.triageDir); default the host path. */
   agentTriageDir?: string;
-  /** Rewrites host paths in the script's output and products to the agent's paths (default: none). */
-  rewrite?: (text: string) => string;
+  /** How host paths appear to the agent (AgentView.hostPaths): the script's output and products are rewritten with it. */
+  hostPaths?: PathMapping[];
 }
 
 export interface TriageOutcome {
@@ -145,19 +151,65 @@ async function reuseTriage(input: TriageInput, source: string): Promise<TriageOu
     return { summary: { status: 'missing', reason }, text: '' };
   }
   const capture = new HeadTailCapture(input.config.context.triage_prompt_cap);
-  const out = input.bundle.openLog(RUN_FILES.triageLog, input.config.context.triage_log_cap);
+  for await (const chunk of createReadStream(source)) capture.push(chunk as Buffer);
+  // The products saved beside the output come along; the folder the saved text names for them becomes
+  // this run's triage folder, where the agent finds them.
+  const agentDir = input.agentTriageDir ?? input.bundle.path(RUN_FILES.triageDir);
+  const { originalDir } = await adoptSavedProducts({
+    savedDir: path.dirname(source),
+    outputFile: path.basename(source),
+    text: capture.finish(() => '').text,
+    bundle: input.bundle,
+    log: input.log,
+  });
+  const rewrite = hostToAgent([
+    ...(input.hostPaths ?? []),
+    ...(originalDir ? [{ host: originalDir, agent: agentDir }] : []),
+  ]);
+  const out = input.bundle.openLog(RUN_FILES.triageLog, input.config.context.triage_log_cap, rewrite);
   try {
-    for await (const chunk of createReadStream(source)) {
-      capture.push(chunk as Buffer);
-      out.write(chunk as Buffer);
-    }
+    for await (const chunk of createReadStream(source)) out.write(chunk as Buffer);
   } finally {
     await out.close();
   }
-  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath);
+  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath, rewrite);
+  const products = await withProducts(input, kept, rewrite, agentDir);
   return {
-    summary: { status: 'reused', bytes, lines, logPath, reason: `reused saved output ${source}` },
-    ...kept,
+    summary: {
+      status: 'reused',
+      bytes,
+      lines,
+      logPath,
+      reason: `reused saved output ${source}`,
+      ...products.counts,
+    },
+    ...products.kept,
+  };
+}
+
+/** The script's products in the triage folder: the report joined after stdout, every file listed. */
+async function withProducts(
+  input: TriageInput,
+  stdout: Pick<TriageOutcome, 'text' | 'omitted'>,
+  rewrite: (text: string) => string,
+  agentDir: string,
+): Promise<{
+  kept: Pick<TriageOutcome, 'text' | 'omitted' | 'products'>;
+  counts: { products: number; reportPreloaded: boolean };
+}> {
+  const products = await collectTriageProducts({
+    bundle: input.bundle,
+    rewrite,
+    reportCap: input.config.context.triage_prompt_cap,
+    log: input.log,
+  });
+  return {
+    kept: {
+      ...stdout,
+      text: withReport(stdout.text, products.report, path.posix.join(agentDir, TRIAGE_REPORT_FILE)),
+      products: products.files,
+    },
+    counts: { products: products.files.length, reportPreloaded: products.report !== undefined },
   };
 }
 
@@ -211,7 +263,8 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
     incidentId: incident.incidentId,
   });
   const capture = new HeadTailCapture(config.context.triage_prompt_cap);
-  const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap, input.rewrite);
+  const rewrite = hostToAgent(input.hostPaths ?? []);
+  const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap, rewrite);
   const started = now();
   const result = await runProcessGroup({
     command: script,
@@ -233,19 +286,8 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   });
   await out.close();
   const durationMs = now() - started;
-  const { bytes, lines, ...stdout } = captured(capture, input.agentLogPath ?? logPath, input.rewrite);
-  const products = await collectTriageProducts({
-    bundle: input.bundle,
-    rewrite: input.rewrite ?? ((text) => text),
-    reportCap: config.context.triage_prompt_cap,
-    log,
-  });
-  const agentDir = input.agentTriageDir ?? triageDir;
-  const kept = {
-    ...stdout,
-    text: withReport(stdout.text, products.report, path.posix.join(agentDir, TRIAGE_REPORT_FILE)),
-    products: products.files,
-  };
+  const { bytes, lines, ...stdout } = captured(capture, input.agentLogPath ?? logPath, rewrite);
+  const { kept, counts } = await withProducts(input, stdout, rewrite, input.agentTriageDir ?? triageDir);
   const base = {
     exitCode: result.exitCode,
     signal: result.signal,
@@ -253,8 +295,7 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
     bytes,
     lines,
     logPath,
-    products: products.files.length,
-    reportPreloaded: products.report !== undefined,
+    ...counts,
   };
   if (result.error) {
     const reason = `triage script ${script} could not be started: ${result.error}; check that the interpreter on its #! line is installed on the daemon's host`;

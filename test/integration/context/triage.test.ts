@@ -2,7 +2,6 @@ import { execa } from 'execa';
 import { chmod, copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hostToAgent } from '../../../src/context/paths.js';
 import { runTriage, type TriageInput } from '../../../src/context/triage.js';
 import { renderProducts } from '../../../src/context/triage-products.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -274,10 +273,10 @@ describe('triage products (a script with the k8s4agents contract)', () => {
         ? {
             agentLogPath: `${AGENT_RUN}/triage/output.log`,
             agentTriageDir: `${AGENT_RUN}/triage`,
-            rewrite: hostToAgent([
+            hostPaths: [
               { host: t.dir, agent: '/workspace' },
               { host: bundle.dir, agent: AGENT_RUN },
-            ]),
+            ],
           }
         : {}),
     });
@@ -333,5 +332,36 @@ describe('triage products (a script with the k8s4agents contract)', () => {
     expect(out.text).not.toContain('triage-report.md -----');
     expect(out.summary).toMatchObject({ status: 'ok', products: 0, reportPreloaded: false });
     expect(out.text).toContain('args:');
+  });
+});
+
+describe('reusing a saved triage with its products (an example)', () => {
+  const EXAMPLE = path.join(REPO_ROOT, 'examples/incidents/crashloop-payments-api/saved-triage');
+  const AGENT_RUN = '/workspace/.triage/runs/run-8';
+
+  it('brings the saved products into the run and names them by where this run keeps them', async () => {
+    const { input, bundle } = await setup('ok.sh');
+    const out = await runTriage({
+      ...input,
+      mode: { mode: 'reuse', logPath: path.join(EXAMPLE, 'output.log') },
+      agentLogPath: `${AGENT_RUN}/triage/output.log`,
+      agentTriageDir: `${AGENT_RUN}/triage`,
+      hostPaths: [{ host: bundle.dir, agent: AGENT_RUN }],
+    });
+    expect(out.summary).toMatchObject({ status: 'reused', reportPreloaded: true });
+    // The saved text named the folder the script was given in the original run.
+    const original = '/srv/triage/incidents/crashloop-payments-api/.triage/runs/20260314T020458Z-5c1e/triage';
+    expect(await readFile(path.join(EXAMPLE, 'output.log'), 'utf8')).toContain(original);
+    for (const text of [out.text, await readFile(bundle.path('triage/output.log'), 'utf8')]) {
+      expect(text).not.toContain(original);
+      expect(text).toContain(`Full report: ${AGENT_RUN}/triage/triage-report.md`);
+    }
+    expect(out.products?.map((p) => p.rel)).toContain('evidence/pods.json');
+    expect(await readFile(bundle.path('triage/evidence/pods.txt'), 'utf8')).toBe(
+      await readFile(path.join(EXAMPLE, 'evidence/pods.txt'), 'utf8'),
+    );
+    expect(await readFile(bundle.path('triage/triage-report.md'), 'utf8')).toContain(
+      `\`${AGENT_RUN}/triage/evidence/\``,
+    );
   });
 });
