@@ -160,8 +160,7 @@ async function validateReport(
       killGraceMs: env.config.skills.triage.kill_grace,
       marker: `validate-${ctx.request.runId}`,
     });
-  const { outputTail: _tail, ...fields } = record;
-  await ctx.audit('report_validated', fields);
+  await ctx.audit('report_validated', { ...record });
   ctx.log.info(
     { verdict: record.verdict, exitCode: record.exitCode },
     'report validated by the triage skill',

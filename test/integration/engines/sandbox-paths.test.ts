@@ -87,6 +87,47 @@ describe('paths in the prompt under the process engine', () => {
   );
 });
 
+describe("the triage skill's report validator in a run", () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  beforeAll(async () => {
+    root = await tempDir('triage-fidelity-validator-');
+    await copySkillSource(root.dir);
+  });
+  afterAll(async () => root?.cleanup());
+
+  it('records a non-compliant report in result.json and the audit trail without failing the run', async () => {
+    // Our check wants two headings of another template; the skill's validator wants its seven.
+    const config = fidelityConfig(root.dir, {
+      engine: 'process',
+      agent: { command: PATH_CHECK, report_sections: ['Summary', 'Root Cause'] },
+    });
+    const workspace = await fidelityWorkspace(root.dir, 'validator-other-template');
+    const run = await runFidelity({
+      config,
+      engine: createProcessEngine(config, silentLogger(), { env: { PATH: process.env.PATH } }),
+      agent: 'claude',
+      workspace,
+      runId: `validator-${process.pid}`,
+    });
+    expect(run.outcome).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    expect(run.result.report.missingSections).toEqual([]);
+    expect(run.result.validator).toMatchObject({
+      skill: 'k8s4agents/skills/k8s-troubleshooter',
+      command: './scripts/validate-report.sh',
+      verdict: 'non_compliant',
+      exitCode: 1,
+      outputTail: expect.stringContaining('ERROR: missing heading: ## 0. Executive Triage Card'),
+    });
+    const audit = (await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; verdict?: string });
+    const types = audit.map((e) => e.type);
+    expect(audit.find((e) => e.type === 'report_validated')).toMatchObject({ verdict: 'non_compliant' });
+    expect(types.indexOf('report_validated')).toBeLessThan(types.lastIndexOf('finished'));
+  });
+});
+
 const docker = await requireEngine();
 
 describe.skipIf(!docker)('paths in the prompt under the docker engine (test image)', () => {
