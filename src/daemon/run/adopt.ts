@@ -1,7 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { RUN_FILES, RunBundle, runDirOf } from '../../audit/bundle.js';
 import { readRunManifest } from '../../audit/run-record.js';
-import { findReportValidator } from '../../context/report-validator.js';
 import { AGENT_NAMES, ENGINE_NAMES, keepRuns, type AgentName, type EngineName } from '../../config/schema.js';
 import { RUN_LABELS } from '../../engines/labels.js';
 import type { RunInfo } from '../../engines/types.js';
@@ -67,9 +66,10 @@ export async function adoptRun(
   };
   await audit('reattached', { engine: engineName, id: info.handle.id, running: info.running });
   try {
-    ctx.adapter = env.agents(agent);
+    ctx.adapter = await env.agents(agent);
     // The report validator as the skills cache has it now (the launching daemon's lookup died with it).
     ctx.snapshot = await env.skills.acquire();
+    const { findReportValidator } = await import('../../context/report-validator.js');
     ctx.reportValidator = await findReportValidator(config, ctx.snapshot);
     const supervised = await reattach(env, ctx, info);
     const hostPath = manifest?.report.hostPath ?? path.join(request.workspace.dir, OUTPUT_DIR, REPORT_FILE);

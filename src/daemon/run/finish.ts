@@ -2,9 +2,8 @@ import path from 'node:path';
 import { scrubFile } from '../../audit/bundle.js';
 import { fileDigest, folderDigests } from '../../audit/digest.js';
 import { checkReport, type ReportCheck } from '../../audit/report.js';
-import { earlyResult, writeRunResult, type RunResult } from '../../audit/run-record.js';
+import { earlyResult, writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
 import type { AgentOutcome } from '../../agents/types.js';
-import { runReportValidator, type ValidatorRecord } from '../../context/report-validator.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RunOutcome } from '../types.js';
 import { buildResult, killedFromOutside, verdict } from './collect.js';
@@ -23,6 +22,8 @@ export interface CollectInput {
   triageStatus?: string;
   /** Collected by a daemon other than the one that launched it. */
   adopted?: boolean;
+  /** The agent's events showed the model API refusing the credentials (it was stopped for it). */
+  authFailure?: string;
 }
 
 /** The one-line answer the agent gave at the end (the user prompt asks for it), if any. */
@@ -53,6 +54,7 @@ export async function collectRun(
   });
   // The exit code is never masked, whatever the adapter read.
   outcome = { ...outcome, exitCode: exit.exitCode };
+  if (input.authFailure) outcome = { ...outcome, status: 'auth_failed', error: input.authFailure };
   // The report is the artifact people share: known secret values and token shapes are scrubbed from it.
   await scrubFile(input.report.hostPath, env.redactor).catch((err: unknown) =>
     ctx.log.warn(
@@ -151,7 +153,9 @@ async function validateReport(
       reason: report.refused ?? 'there is no report to validate',
     };
   else
-    record = await runReportValidator(lookup.validator, {
+    record = await (
+      await import('../../context/report-validator.js')
+    ).runReportValidator(lookup.validator, {
       workspaceDir: ctx.request.workspace.dir,
       reportHostPath,
       env: env.env,
