@@ -24,10 +24,13 @@ const PERSONA_DIR = path.join(PERSONAS, 'kubernetes-sre');
 const VIEW: AgentView = {
   workspaceDir: '/workspace',
   runDir: '/workspace/.triage/runs/bench',
+  triageDir: '/workspace/.triage/runs/bench/triage',
   reportPath: '/workspace/output/investigation.md',
   skillsDir: '/home/agent/.claude/skills',
   personasDir: '/opt/triage/personas',
   briefsDir: '/opt/triage/briefs',
+  skillsListedByCli: false,
+  hostPaths: [],
 };
 const INCIDENT: Incident = {
   incidentId: 'bench',

@@ -31,10 +31,13 @@ const AGENT = (process.env.BENCH_AGENT ?? 'claude') as AgentName;
 const view: AgentView = {
   workspaceDir: '/workspace',
   runDir: '/workspace/.triage/runs/bench',
+  triageDir: '/workspace/.triage/runs/bench/triage',
   reportPath: '/workspace/output/investigation.md',
   skillsDir: '/home/agent/.claude/skills',
   personasDir: '/opt/triage/personas',
   briefsDir: '/opt/triage/briefs',
+  skillsListedByCli: false,
+  hostPaths: [],
 };
 const config = configSchema.parse({
   system_prompt_file: path.join(ROOT, 'configs/triage-system-prompt.md'),

@@ -136,7 +136,9 @@ export const claude: AgentAdapter = {
   id: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
   placement: 'system',
+  // Claude Code lists `~/.claude/skills/<name>/SKILL.md` (one level; symlinks followed) in its first user message.
   skillsDirs: ['.claude/skills'],
+  listsSkills: true,
   writableHomeDirs: ['.claude'],
   authSecrets: () => ['ANTHROPIC_API_KEY'],
   buildInvocation,

@@ -146,7 +146,9 @@ export const codex: AgentAdapter = {
   id: 'codex',
   npmPackage: '@openai/codex',
   placement: 'user',
-  skillsDirs: ['.agents/skills'],
+  // Codex lists `~/.agents/skills/**/SKILL.md` in its developer message; it does not scan `~/.claude/skills`.
+  skillsDirs: ['.agents/skills', '.claude/skills'],
+  listsSkills: true,
   writableHomeDirs: ['.codex'],
   authSecrets: () => ['CODEX_API_KEY', 'OPENAI_API_KEY'],
   buildInvocation,

@@ -121,7 +121,9 @@ export const gemini: AgentAdapter = {
   id: 'gemini',
   npmPackage: '@google/gemini-cli',
   placement: 'user',
-  skillsDirs: ['.gemini/skills'],
+  // Gemini CLI lists `~/.gemini/skills/*/SKILL.md` (and `~/.agents/skills`) in its system prompt; not `~/.claude/skills`.
+  skillsDirs: ['.gemini/skills', '.claude/skills'],
+  listsSkills: true,
   writableHomeDirs: ['.gemini'],
   authSecrets: () => ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
   buildInvocation,

@@ -155,7 +155,10 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
 export const goose: AgentAdapter = {
   id: 'goose',
   placement: 'user',
-  skillsDirs: ['.agents/skills'],
+  // Goose 1.9.0 (the image's pin) predates Goose's skills support (block/goose#5760, Nov 2025): our
+  // index is its only listing. The skills still sit where newer Goose versions look (`~/.agents/skills`).
+  skillsDirs: ['.agents/skills', '.claude/skills'],
+  listsSkills: false,
   writableHomeDirs: ['.config/goose', '.local/share/goose', '.local/state/goose'],
   authSecrets: (providers) => PROVIDERS[providers.gooseProvider ?? GOOSE_DEFAULT_PROVIDER]?.keySources ?? [],
   buildInvocation,

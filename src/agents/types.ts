@@ -85,8 +85,18 @@ export interface AgentAdapter {
   npmPackage?: string;
   /** Claude gets the preloaded context in its system prompt; the others before the user prompt. */
   placement: PreloadPlacement;
-  /** Folders, relative to HOME, where this CLI looks for skills (the skills are mounted there read-only). */
+  /**
+   * Folders, relative to HOME, where the run lays out its skills, one folder per skill
+   * (`<dir>/<name>/SKILL.md`, read-only). The first is where the prompt names them: the folder the CLI
+   * discovers skills in when it has native skills. The others are aliases that CLI does not scan
+   * (`.claude/skills`, which skills' own instructions hard-code), so nothing is discovered twice.
+   */
   skillsDirs: string[];
+  /**
+   * The CLI discovers the skills in `skillsDirs[0]` by itself and lists them (name and description) in
+   * its own prompt; our prompt then points at that listing instead of repeating it.
+   */
+  listsSkills: boolean;
   /** Folders, relative to HOME, that the CLI must be able to write (tmpfs in containers). */
   writableHomeDirs: string[];
   /**

@@ -77,9 +77,12 @@ export class RunBundle {
     await writeFileAtomic(this.path(name), `${JSON.stringify(this.redactor.redactValue(value), null, 2)}\n`);
   }
 
-  /** A stream for a log the run produces (agent stdout/stderr, triage output), redacted line by line and capped. */
-  openLog(name: string, capBytes = 64 * 1024 * 1024): RedactingLog {
-    return new RedactingLog(this.path(name), this.redactor, capBytes);
+  /**
+   * A stream for a log the run produces (agent stdout/stderr, triage output), redacted line by line and
+   * capped; `rewrite` (e.g. host paths to the agent's) is applied to each line before redaction.
+   */
+  openLog(name: string, capBytes = 64 * 1024 * 1024, rewrite?: (text: string) => string): RedactingLog {
+    return new RedactingLog(this.path(name), this.redactor, capBytes, rewrite);
   }
 
   /** Makes a sub-folder of the bundle (never through a symlink). */
@@ -110,6 +113,7 @@ export class RedactingLog {
     readonly file: string,
     private readonly redactor: Redactor,
     private readonly capBytes: number,
+    private readonly rewrite: (text: string) => string = (text) => text,
   ) {
     // O_NOFOLLOW: a link planted in the bundle (the agent may write there) is not followed.
     try {
@@ -149,7 +153,7 @@ export class RedactingLog {
 
   private emit(text: string): void {
     if (this.truncated || this.error || this.closed || !this.stream) return;
-    const clean = this.redactor.redact(text);
+    const clean = this.redactor.redact(this.rewrite(text));
     const room = this.capBytes - this.written;
     if (Buffer.byteLength(clean) > room) {
       this.stream.write(Buffer.from(clean).subarray(0, Math.max(0, room)));

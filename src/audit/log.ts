@@ -25,6 +25,7 @@ export type AuditEventType =
   | 'triage_finished'
   | 'context_built'
   | 'launched'
+  | 'report_validated'
   | 'finished'
   | 'interrupted'
   | 'adopted'

@@ -12,6 +12,21 @@ export const MANIFEST_FILE = 'manifest.json';
 
 const tokens = z.object({ input: z.number(), output: z.number() });
 
+/** The triage skill's report validator, as run after the agent (src/context/report-validator.ts). */
+export const validatorRecordSchema = z.looseObject({
+  skill: z.string().optional(),
+  command: z.string().optional(),
+  verdict: z.enum(['compliant', 'warnings', 'non_compliant', 'failed', 'skipped']),
+  exitCode: z.number().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  timedOut: z.boolean().optional(),
+  durationMs: z.number().optional(),
+  outputTail: z.string().optional(),
+  reason: z.string().optional(),
+});
+export type ValidatorRecord = z.infer<typeof validatorRecordSchema>;
+export type ValidatorVerdict = ValidatorRecord['verdict'];
+
 /** `result.json`: the fixed fields first, then extensions (unknown fields are kept when read). */
 export const runResultSchema = z.looseObject({
   status: z.enum(['succeeded', 'failed', 'timed_out', 'interrupted']),
@@ -41,6 +56,8 @@ export const runResultSchema = z.looseObject({
   adopted: z.boolean().optional(),
   firstOutputAt: z.string().optional(),
   firstOutputMs: z.number().optional(),
+  /** The triage skill's own report check, when the skill declares one. */
+  validator: validatorRecordSchema.optional(),
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 

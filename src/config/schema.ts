@@ -52,15 +52,18 @@ export const ENGINE_NAMES = ['docker', 'process', 'kubernetes'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
-/** The k8s-troubleshooter report template's mandated sections (0–6). */
+/**
+ * The level-2 headings of the default skill's report template (k8s4agents k8s-troubleshooter SKILL.md,
+ * "Report Template - MANDATORY STRUCTURE"), which its validate-report.sh checks verbatim.
+ */
 export const DEFAULT_REPORT_SECTIONS = [
-  '0. Executive Summary',
-  '1. Incident Overview',
-  '2. Evidence (Facts)',
-  '3. Analysis and Hypotheses',
-  '4. Root Cause',
-  '5. Remediation',
-  '6. Follow-up and Prevention',
+  '0. Executive Triage Card',
+  '1. Problem Statement',
+  '2. Assessment & Findings',
+  '3. Root Cause Analysis',
+  '4. Remediation Plan',
+  '5. Proof of Work',
+  '6. Supporting Evidence',
 ];
 
 const secretSource = z
@@ -238,7 +241,9 @@ const baseSchema = z.strictObject({
       report_sections: z
         .array(z.string().min(1))
         .default(DEFAULT_REPORT_SECTIONS)
-        .describe('markdown headings the report must contain (checked, recorded in result.json)'),
+        .describe(
+          "level-2 headings the report must contain, in order (checked, recorded in result.json); the prompt files list them where they say {{report_sections}}; the default is the k8s4agents skill's template",
+        ),
       extra_args: z
         .array(z.string())
         .default([])
@@ -458,10 +463,22 @@ const baseSchema = z.strictObject({
             .describe('script path inside the source'),
           args: z
             .array(z.string())
-            .default(['--skip-dump', '--output-dir', '{triage_dir}'])
-            .describe('arguments; {triage_dir}, {namespace}, {incident_id} are substituted'),
+            .default(['--skip-dump', '--namespace', '{namespace}', '--output-dir', '{triage_dir}'])
+            .describe(
+              "arguments; {triage_dir} (the run's triage folder on the host; the agent is told its own path to it), {namespace}, {incident_id} are substituted",
+            ),
           timeout: duration('30s', 'triage script wall-clock limit'),
           kill_grace: duration('2s', 'after SIGTERM, wait this long before SIGKILL'),
+          validate_report: z
+            .boolean()
+            .default(true)
+            .describe(
+              "run the triage skill's report validator (a Stop hook command in its skill-hooks.json) on the agent's report; recorded in result.json",
+            ),
+          validator_timeout: duration(
+            '30s',
+            "the report validator's wall-clock limit (a lower timeout the hook declares wins)",
+          ),
         })
         .prefault({}),
     })

@@ -9,10 +9,18 @@ import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { fitToBudget, type MarkerInfo } from './budget.js';
 import { BootError, buildDisclosure, type Disclosure } from './disclosure/index.js';
-import { assemblePrompt, renderPromptSent, substituteReportPath, substituteViewPaths } from './prompt.js';
+import {
+  assemblePrompt,
+  renderPromptSent,
+  substituteReportPath,
+  substituteReportSections,
+  substituteViewPaths,
+} from './prompt.js';
 import { escapeTextContent, renderIncident, renderPermissions, renderTriage } from './sections.js';
 import { tokenCounter } from './tokens.js';
 import { runTriage, type TriageMode } from './triage.js';
+import { renderProducts } from './triage-products.js';
+import type { SkillEntry } from './disclosure/skill-types.js';
 import type {
   AgentView,
   ContextReport,
@@ -53,6 +61,8 @@ export interface PreparedContext {
   context: ContextReport;
   promptSent: string;
   promptSha256: string;
+  /** The skills the prompt names, to be laid out where the agent's CLI finds them (sorted by name). */
+  skills: SkillEntry[];
 }
 
 /** sha256 over both parts, separated so that moving text between them changes the hash. */
@@ -88,9 +98,15 @@ function triageNote(summary: TriageSummary, fullOutputPath: string, timeoutMs: n
   }
 }
 
-async function readPromptFile(file: string, key: string, view: AgentView): Promise<string> {
+async function readPromptFile(
+  file: string,
+  key: string,
+  view: AgentView,
+  sections: readonly string[],
+): Promise<string> {
   try {
-    return substituteViewPaths(substituteReportPath(await readFile(file, 'utf8'), view.reportPath), view);
+    const text = substituteReportPath(await readFile(file, 'utf8'), view.reportPath);
+    return substituteReportSections(substituteViewPaths(text, view), sections);
   } catch (err) {
     throw new Error(
       `${key} ${file} cannot be read (${errorMessage(err)}): point ${key} at an existing file`,
@@ -104,6 +120,7 @@ const NO_DISCLOSURE: Disclosure = {
   subjects: [],
   bootMode: 'none',
   degradable: [],
+  skills: [],
   render: () => ({ text: '', parts: [] }),
 };
 
@@ -117,8 +134,8 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     incompleteReasons.push(`skills source ${u.name} unavailable: ${u.reason}`);
 
   const [systemPrompt, userPrompt] = await Promise.all([
-    readPromptFile(config.system_prompt_file, 'system_prompt_file', view),
-    readPromptFile(config.user_prompt_file, 'user_prompt_file', view),
+    readPromptFile(config.system_prompt_file, 'system_prompt_file', view, config.agent.report_sections),
+    readPromptFile(config.user_prompt_file, 'user_prompt_file', view, config.agent.report_sections),
   ]);
 
   let disclosure = NO_DISCLOSURE;
@@ -158,6 +175,8 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
       ? { reportedLogPath: path.join(input.reportedRunDir, RUN_FILES.triageLog) }
       : {}),
     ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+    agentTriageDir: view.triageDir,
+    hostPaths: view.hostPaths,
   });
   input.metrics?.stage('triage', (performance.now() - triageStarted) / 1000);
   if (triage.summary.status === 'timed_out') input.metrics?.triageTimeout();
@@ -178,6 +197,8 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
   }
 
   const note = triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout);
+  // Ours, after the script's text: never cut by the budget.
+  const products = escapeTextContent(renderProducts(triage.products ?? [], view.triageDir));
   const incidentSection = renderIncident(workspace.incidentText);
   const permissionsSection = renderPermissions(workspace.permissionsText);
   const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
@@ -188,7 +209,9 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
   };
   if (omitted) omitted.length = Math.min(omitted.length, Math.max(0, triageText.length - omitted.at));
   const build = (degraded: ReadonlySet<string>, triageBody: string) => {
-    const preloaded = [incidentSection, permissionsSection, renderTriage(note, triageBody)].join('\n\n');
+    const preloaded = [incidentSection, permissionsSection, renderTriage(note, triageBody, products)].join(
+      '\n\n',
+    );
     const parts = assemblePrompt({
       systemPrompt,
       disclosure: disclosure.render(degraded).text,
@@ -211,7 +234,7 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
   });
 
   const rendered = disclosure.render(new Set(fit.degraded));
-  const triageSection = renderTriage(note, fit.triageBody);
+  const triageSection = renderTriage(note, fit.triageBody, products);
   const [incidentTokens, permissionsTokens, triageTokens, systemTokens, disclosureTokens, userTokens] = (
     await counter.rawMany([
       incidentSection,
@@ -304,5 +327,5 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
   await bundle.writeText(RUN_FILES.promptSent, promptSent);
   await bundle.writeJson(RUN_FILES.context, { ...context, promptSha256 });
   input.metrics?.stage('context', (performance.now() - started) / 1000);
-  return { prompt, context, promptSent, promptSha256 };
+  return { prompt, context, promptSent, promptSha256, skills: disclosure.skills };
 }

@@ -43,20 +43,45 @@ export function substituteReportPath(text: string, reportPath: string): string {
   return text.replace(/\{\{\s*report_path\s*\}\}/g, () => reportPath);
 }
 
-/** The agent-visible paths a prompt file may name: `{{workspace_dir}}`, `{{personas_dir}}`, `{{briefs_dir}}`. */
+/**
+ * The agent-visible paths a prompt file may name: `{{workspace_dir}}`, `{{personas_dir}}`,
+ * `{{briefs_dir}}`, `{{skills_dir}}` (one folder per skill) and `{{triage_dir}}` (the triage script's
+ * output folder, where the agent reads it).
+ */
 export function substituteViewPaths(
   text: string,
-  paths: { workspaceDir: string; personasDir: string; briefsDir: string },
+  paths: {
+    workspaceDir: string;
+    personasDir: string;
+    briefsDir: string;
+    skillsDir: string;
+    triageDir: string;
+  },
 ): string {
   const values: Record<string, string> = {
     workspace_dir: paths.workspaceDir,
     personas_dir: paths.personasDir,
     briefs_dir: paths.briefsDir,
+    skills_dir: paths.skillsDir,
+    triage_dir: paths.triageDir,
   };
   return text.replace(
-    /\{\{\s*(workspace_dir|personas_dir|briefs_dir)\s*\}\}/g,
+    /\{\{\s*(workspace_dir|personas_dir|briefs_dir|skills_dir|triage_dir)\s*\}\}/g,
     (_, key: string) => values[key] ?? '',
   );
+}
+
+/** The report's mandated headings (agent.report_sections) as the prompt lists them: one `- \`## …\`` line each. */
+export function renderReportSections(sections: readonly string[]): string {
+  return sections.map((s) => `- \`## ${s}\``).join('\n');
+}
+
+/**
+ * Replaces every `{{report_sections}}` with the configured headings: the prompt files render the one
+ * list the report check uses (agent.report_sections), so the agent is never given two templates.
+ */
+export function substituteReportSections(text: string, sections: readonly string[]): string {
+  return text.replace(/\{\{\s*report_sections\s*\}\}/g, () => renderReportSections(sections));
 }
 
 /** What the prompt-sent.md header shows besides the context report. */

@@ -49,9 +49,12 @@ export function renderPermissions(permissionsText: string | undefined): string {
   return wrapSection('kubernetes_cluster_access_permissions', escapeJsonContent(trimEnd(permissionsText)));
 }
 
-/** The triage section; `note` (status) is ours, `escapedBody` is the output after `escapeTextContent`. */
-export function renderTriage(note: string | undefined, escapedBody: string): string {
-  const parts = [note, escapedBody].filter((p): p is string => p !== undefined && p !== '');
+/**
+ * The triage section; `note` (status) and `escapedProducts` (the script's files by the agent's path) are
+ * ours, `escapedBody` is the output after `escapeTextContent`.
+ */
+export function renderTriage(note: string | undefined, escapedBody: string, escapedProducts = ''): string {
+  const parts = [note, escapedBody, escapedProducts].filter((p): p is string => p !== undefined && p !== '');
   return wrapSection('initial_triage_report', parts.join('\n'));
 }
 

@@ -9,6 +9,13 @@ import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { runProcessGroup } from '../util/process-group.js';
 import { HeadTailCapture } from './capture.js';
+import { hostToAgent, type PathMapping } from './paths.js';
+import {
+  adoptSavedProducts,
+  collectTriageProducts,
+  TRIAGE_REPORT_FILE,
+  type TriageProduct,
+} from './triage-products.js';
 import type { SkillsSnapshot, TriageSummary } from './types.js';
 
 // Runs the configured skill's triage script as a real process in its own process group and keeps a
@@ -37,12 +44,18 @@ export interface TriageInput {
   reportedLogPath?: string;
   /** Folders put before PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /** The triage folder as the agent sees it (AgentView.triageDir); default the host path. */
+  agentTriageDir?: string;
+  /** How host paths appear to the agent (AgentView.hostPaths): the script's output and products are rewritten with it. */
+  hostPaths?: PathMapping[];
 }
 
 export interface TriageOutcome {
   summary: TriageSummary;
-  /** Cleaned output kept for the prompt ('' when there is none). */
+  /** Cleaned output kept for the prompt, then the script's triage-report.md when it wrote one ('' when there is none). */
   text: string;
+  /** Files the script wrote into its output folder, relative to it (listed in the prompt by the agent's path). */
+  products?: TriageProduct[];
   /** What the bounded capture dropped: the gap line's place in `text`, and the lines and bytes it stands for. */
   omitted?: { at: number; length: number; lines: number; bytes: number };
 }
@@ -98,18 +111,33 @@ export async function runTriage(input: TriageInput): Promise<TriageOutcome> {
 const gapLine = (logPath: string) => (bytes: number, lines: number) =>
   `[triage-runner: ${lines} lines (${bytes} bytes) of triage output omitted here (context.triage_prompt_cap); full output: ${logPath}]`;
 
-/** The prompt copy of a capture, with what it dropped. */
+/**
+ * The prompt copy of a capture, with what it dropped. `rewrite` applies to the script's text on each
+ * side of the gap line (which is ours and already names the agent's path).
+ */
 function captured(
   capture: HeadTailCapture,
   logPath: string,
+  rewrite: (text: string) => string = (text) => text,
 ): Pick<TriageOutcome, 'text' | 'omitted'> & { bytes: number; lines: number } {
   const c = capture.finish(gapLine(logPath));
+  if (!c.gap) return { text: rewrite(c.text), bytes: c.bytes, lines: c.lines };
+  const head = rewrite(c.text.slice(0, c.gap.at));
+  const gap = c.text.slice(c.gap.at, c.gap.at + c.gap.length);
+  const tail = rewrite(c.text.slice(c.gap.at + c.gap.length));
   return {
-    text: c.text,
+    text: `${head}${gap}${tail}`,
     bytes: c.bytes,
     lines: c.lines,
-    ...(c.gap ? { omitted: { ...c.gap, bytes: c.droppedBytes } } : {}),
+    omitted: { ...c.gap, at: head.length, bytes: c.droppedBytes },
   };
+}
+
+/** The stdout copy followed by the script's own report, under a line naming where the agent reads it. */
+function withReport(text: string, report: string | undefined, agentPath: string): string {
+  if (report === undefined || report.trim() === '') return text;
+  const stdout = text.replace(/\s+$/, '');
+  return `${stdout}${stdout ? '\n\n' : ''}----- ${agentPath} -----\n${report.replace(/\s+$/, '')}\n`;
 }
 
 async function reuseTriage(input: TriageInput, source: string): Promise<TriageOutcome> {
@@ -123,19 +151,65 @@ async function reuseTriage(input: TriageInput, source: string): Promise<TriageOu
     return { summary: { status: 'missing', reason }, text: '' };
   }
   const capture = new HeadTailCapture(input.config.context.triage_prompt_cap);
-  const out = input.bundle.openLog(RUN_FILES.triageLog, input.config.context.triage_log_cap);
+  for await (const chunk of createReadStream(source)) capture.push(chunk as Buffer);
+  // The products saved beside the output come along; the folder the saved text names for them becomes
+  // this run's triage folder, where the agent finds them.
+  const agentDir = input.agentTriageDir ?? input.bundle.path(RUN_FILES.triageDir);
+  const { originalDir } = await adoptSavedProducts({
+    savedDir: path.dirname(source),
+    outputFile: path.basename(source),
+    text: capture.finish(() => '').text,
+    bundle: input.bundle,
+    log: input.log,
+  });
+  const rewrite = hostToAgent([
+    ...(input.hostPaths ?? []),
+    ...(originalDir ? [{ host: originalDir, agent: agentDir }] : []),
+  ]);
+  const out = input.bundle.openLog(RUN_FILES.triageLog, input.config.context.triage_log_cap, rewrite);
   try {
-    for await (const chunk of createReadStream(source)) {
-      capture.push(chunk as Buffer);
-      out.write(chunk as Buffer);
-    }
+    for await (const chunk of createReadStream(source)) out.write(chunk as Buffer);
   } finally {
     await out.close();
   }
-  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath);
+  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath, rewrite);
+  const products = await withProducts(input, kept, rewrite, agentDir);
   return {
-    summary: { status: 'reused', bytes, lines, logPath, reason: `reused saved output ${source}` },
-    ...kept,
+    summary: {
+      status: 'reused',
+      bytes,
+      lines,
+      logPath,
+      reason: `reused saved output ${source}`,
+      ...products.counts,
+    },
+    ...products.kept,
+  };
+}
+
+/** The script's products in the triage folder: the report joined after stdout, every file listed. */
+async function withProducts(
+  input: TriageInput,
+  stdout: Pick<TriageOutcome, 'text' | 'omitted'>,
+  rewrite: (text: string) => string,
+  agentDir: string,
+): Promise<{
+  kept: Pick<TriageOutcome, 'text' | 'omitted' | 'products'>;
+  counts: { products: number; reportPreloaded: boolean };
+}> {
+  const products = await collectTriageProducts({
+    bundle: input.bundle,
+    rewrite,
+    reportCap: input.config.context.triage_prompt_cap,
+    log: input.log,
+  });
+  return {
+    kept: {
+      ...stdout,
+      text: withReport(stdout.text, products.report, path.posix.join(agentDir, TRIAGE_REPORT_FILE)),
+      products: products.files,
+    },
+    counts: { products: products.files.length, reportPreloaded: products.report !== undefined },
   };
 }
 
@@ -181,13 +255,16 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
 
   const triageDir = input.bundle.path(RUN_FILES.triageDir);
   const logPath = input.reportedLogPath ?? input.bundle.path(RUN_FILES.triageLog);
+  // The script runs on the host and is given the host folder; what it prints and writes is rewritten to
+  // the agent's paths (the log too: the prompt points the agent at it).
   const args = triageArgs(t.args, {
     triageDir,
     namespace: incident.namespace,
     incidentId: incident.incidentId,
   });
   const capture = new HeadTailCapture(config.context.triage_prompt_cap);
-  const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap);
+  const rewrite = hostToAgent(input.hostPaths ?? []);
+  const out = input.bundle.openLog(RUN_FILES.triageLog, config.context.triage_log_cap, rewrite);
   const started = now();
   const result = await runProcessGroup({
     command: script,
@@ -209,7 +286,8 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   });
   await out.close();
   const durationMs = now() - started;
-  const { bytes, lines, ...kept } = captured(capture, input.agentLogPath ?? logPath);
+  const { bytes, lines, ...stdout } = captured(capture, input.agentLogPath ?? logPath, rewrite);
+  const { kept, counts } = await withProducts(input, stdout, rewrite, input.agentTriageDir ?? triageDir);
   const base = {
     exitCode: result.exitCode,
     signal: result.signal,
@@ -217,6 +295,7 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
     bytes,
     lines,
     logPath,
+    ...counts,
   };
   if (result.error) {
     const reason = `triage script ${script} could not be started: ${result.error}; check that the interpreter on its #! line is installed on the daemon's host`;

@@ -1,4 +1,7 @@
+import type { PathMapping } from './paths.js';
+
 export type { PromptParts, PreloadPlacement } from '../shared/types.js';
+export type { PathMapping } from './paths.js';
 // Shapes shared by the context pipeline (skills cache, triage, budget, disclosure, prompt) and its callers.
 
 export type SectionTag = 'incident' | 'kubernetes_cluster_access_permissions' | 'initial_triage_report';
@@ -33,6 +36,10 @@ export interface TriageSummary {
   lines?: number;
   /** Path of the full output inside the run bundle (host path). */
   logPath?: string;
+  /** Files the script wrote into its output folder (listed in the prompt). */
+  products?: number;
+  /** The script's triage-report.md joined the triage section. */
+  reportPreloaded?: boolean;
 }
 
 /** Level-1 cost of one progressive-disclosure part (persona, workflows index, skills index, said briefs). */
@@ -74,10 +81,16 @@ export interface AgentView {
   workspaceDir: string;
   /** This run's bundle, e.g. `/workspace/.triage/runs/<run-id>`. */
   runDir: string;
+  /** This run's triage output folder (`--output-dir` of the script), e.g. `<runDir>/triage`. */
+  triageDir: string;
   /** Where the agent writes its report, e.g. `/workspace/output/investigation.md`. */
   reportPath: string;
-  /** Folder under which each skills source appears as `<skillsDir>/<source>/`. */
+  /** Folder holding one folder per skill, `<skillsDir>/<name>/SKILL.md`, e.g. `/home/agent/.claude/skills`. */
   skillsDir: string;
+  /** The agent's CLI discovers the skills in `skillsDir` and lists them itself (our index then does not). */
+  skillsListedByCli: boolean;
+  /** Host folders the agent sees elsewhere (its mounts); host paths in text it reads are rewritten with these. */
+  hostPaths: PathMapping[];
   /** Persona folders, e.g. `/opt/triage/personas`. */
   personasDir: string;
   /** Briefs folder, e.g. `/opt/triage/briefs`. */

@@ -6,6 +6,7 @@ import type { AuditLog } from '../audit/log.js';
 import { readRunManifest } from '../audit/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../config/schema.js';
 import { promptDigest } from '../context/prepare.js';
+import { savedTriageFiles } from '../context/triage-products.js';
 import type { PromptParts } from '../context/types.js';
 import { INCIDENT_FILE, PERMISSIONS_FILE, readWorkspace } from '../intake/read.js';
 import type { Workspace } from '../intake/types.js';
@@ -257,16 +258,27 @@ export async function chooseOutDir(
   return out;
 }
 
-/** Copies the incident (and permissions) byte for byte into the new workspace, plus the saved triage output. */
+/**
+ * Copies the incident (and permissions) byte for byte into the new workspace, plus the saved triage
+ * output with the products the script saved beside it (triage-report.md, evidence/…), which the reused
+ * output names: `<out>/.triage/replay/triage-input/`.
+ */
 async function copyInputs(source: ReplaySource, outDir: string): Promise<string | undefined> {
   await mkdir(path.join(outDir, REPLAY_DIR), { recursive: true });
   await copyFile(path.join(source.workspaceDir, INCIDENT_FILE), path.join(outDir, INCIDENT_FILE));
   const permissions = path.join(source.workspaceDir, PERMISSIONS_FILE);
   if (await isFile(permissions)) await copyFile(permissions, path.join(outDir, PERMISSIONS_FILE));
   if (!source.savedTriageLog) return undefined;
-  const copy = path.join(outDir, REPLAY_DIR, 'triage-input.log');
-  await copyFile(source.savedTriageLog, copy);
-  return copy;
+  const saved = path.dirname(source.savedTriageLog);
+  const target = path.join(outDir, REPLAY_DIR, 'triage-input');
+  const log = path.basename(source.savedTriageLog);
+  await mkdir(target, { recursive: true });
+  await copyFile(source.savedTriageLog, path.join(target, log));
+  for (const f of await savedTriageFiles(saved, log)) {
+    await mkdir(path.dirname(path.join(target, f.rel)), { recursive: true });
+    await copyFile(path.join(saved, f.rel), path.join(target, f.rel));
+  }
+  return path.join(target, log);
 }
 
 function triageOverride(

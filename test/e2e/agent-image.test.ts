@@ -22,6 +22,17 @@ import {
 } from '../support/providers/anthropic.js';
 import type { AnthropicFake } from '../support/providers/anthropic.js';
 import { findRequestContaining } from '../support/providers/server.js';
+import { fixtureSkills, skillListings } from '../support/agent-clis.js';
+import {
+  FIXTURE_SKILLS,
+  PATH_CHECK,
+  copySkillSource,
+  fidelityConfig,
+  fidelityWorkspace,
+  parsePathCheck,
+  runFidelity,
+} from '../support/path-check.js';
+import { templateReport } from '../support/reports.js';
 import { REPO_ROOT, tempDir, testConfig } from '../support/runs.js';
 
 const docker = await requireEngine();
@@ -78,6 +89,7 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
 
   beforeAll(async () => {
     root = await tempDir('triage-agent-image-');
+    await copySkillSource(root.dir);
     provider = await startAnthropic();
     // Host networking: the CLI reaches the provider on the host's 127.0.0.1 (Podman and Docker alike).
     const config = testConfig(root.dir, {
@@ -175,7 +187,6 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
         runId,
         bundleDir,
         adapter: claude,
-        skills: { sources: [], unavailable: [], release: () => undefined },
       });
       const system = 'SYSTEM-PART-agent-image: you investigate Kubernetes incidents.';
       const user = 'USER-PART-agent-image: the payments-api pod is crash-looping; say what you would check.';
@@ -295,6 +306,74 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
         'the tool result went back to the model',
       ).toBe(true);
       expect(await engine.list({ [RUN_LABELS.run]: path.basename(bundle) })).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+  it(
+    'finds every path the prompt names inside the image, and the skills where claude looks (path-checking stand-in)',
+    async () => {
+      const config = fidelityConfig(root.dir, {
+        agent: { image: AGENT_IMAGE, command: 'path-check' },
+        docker: { host: dockerHost(), memory: '1g', network: 'none' },
+      });
+      const run = await runFidelity({
+        config,
+        engine,
+        agent: 'claude',
+        workspace: await fidelityWorkspace(root.dir, 'image-path-check'),
+        runId: `image-path-check-${process.pid}`,
+        // The stand-in is not in the image: its folder is mounted and put first on PATH.
+        overrides: { pathPrepend: [path.dirname(PATH_CHECK)] },
+      });
+      const check = parsePathCheck(run.stdout);
+      expect(check.missing, run.stdout).toEqual([]);
+      expect(check.checked).toBeGreaterThanOrEqual(25);
+      expect(check.skills['~/.claude/skills']).toEqual(FIXTURE_SKILLS);
+      expect(run.outcome).toMatchObject({ status: 'succeeded', exitCode: 0 });
+      expect(run.result.validator).toMatchObject({ verdict: 'compliant' });
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "runs an incident with the image's claude: the model request lists the laid-out skills once, the report passes both checks",
+    async () => {
+      const runId = `image-claude-skills-${process.pid}`;
+      const config = fidelityConfig(root.dir, {
+        agent: { image: AGENT_IMAGE, model: 'sonnet', timeout: '2m' },
+        providers: { anthropic_base_url: provider.url },
+        docker: { host: dockerHost(), memory: '1g', network: 'host' },
+      });
+      // The model's first answer writes the report with claude's Write tool, to the template.
+      provider.toolCall = {
+        name: 'Write',
+        input: { file_path: '/workspace/output/investigation.md', content: templateReport() },
+      };
+      const before = messageRequests(provider).length;
+      const run = await runFidelity({
+        config,
+        engine,
+        agent: 'claude',
+        workspace: await fidelityWorkspace(root.dir, 'image-claude-skills'),
+        runId,
+        secrets: { ANTHROPIC_API_KEY: 'sk-ant-agent-image-skills' },
+      });
+      const stderr = await readFile(path.join(run.bundle, 'agent-stderr.log'), 'utf8').catch(String);
+      expect(run.outcome, stderr).toMatchObject({ status: 'succeeded', exitCode: 0 });
+      const calls = messageRequests(provider).slice(before);
+      const main = calls.find((r) =>
+        r.body.includes('Investigate the incident described in the preloaded context'),
+      );
+      expect(main, 'the request carrying our user prompt').toBeDefined();
+      // Claude Code's own listing, from ~/.claude/skills/<name>: each skill once, ours does not repeat it.
+      const skills = await fixtureSkills('/home/agent/.claude/skills');
+      expect(skillListings(main?.body ?? '', skills)).toEqual({
+        'k8s-troubleshooter': 1,
+        'log-search': 1,
+      });
+      expect(main?.body).toContain('Your CLI lists the skills available to you');
+      expect(run.result.report.missingSections).toEqual([]);
+      expect(run.result.validator).toMatchObject({ verdict: 'compliant', exitCode: 0 });
     },
     TEST_TIMEOUT_MS,
   );

@@ -5,8 +5,18 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { AgentInvocation, AgentPaths, AgentRunOutput } from '../../src/agents/types.js';
+import { fileURLToPath } from 'node:url';
+import type {
+  AgentAdapter,
+  AgentInvocation,
+  AgentOutcome,
+  AgentPaths,
+  AgentRunOutput,
+} from '../../src/agents/types.js';
 import { loadConfig } from '../../src/config/load.js';
+import { indexSkills, type SkillEntry } from '../../src/context/disclosure/skills-index.js';
+import { skillMounts } from '../../src/daemon/run/layout.js';
+import type { Mount } from '../../src/engines/types.js';
 import { createProcessEngine } from '../../src/engines/process.js';
 import { isWaitTimeout } from '../../src/engines/labels.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -71,6 +81,7 @@ export async function runInvocation(
   paths: AgentPaths & { root?: string },
   binDir: string,
   timeoutMs: number,
+  mounts: Mount[] = [],
 ): Promise<AgentRunOutput> {
   await writeInvocationFiles(invocation, paths);
   const root = paths.root ?? dirname(paths.home);
@@ -92,7 +103,7 @@ export async function runInvocation(
     secretEnv: invocation.secretEnv,
     stdin: invocation.stdin,
     workdir: paths.workspaceDir,
-    mounts: [],
+    mounts,
     tmpfs: [],
     stateDir: join(root, 'state', runId),
     onStdout: (c) => void stdout.push(c),
@@ -138,4 +149,59 @@ export function hostilePrompt(label: string, bytes: number): string {
   }
   body.push(`END-${label}\n\n`);
   return body.join('');
+}
+
+/** The skills of the fixture skills source (test/fixtures/skill-source), indexed as a run indexes them. */
+export async function fixtureSkills(skillsDir: string): Promise<SkillEntry[]> {
+  const source = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'skill-source');
+  const index = await indexSkills({
+    snapshot: { sources: [{ name: 'k8s4agents', scope: 'project', dir: source, commit: 'local:fixture' }] },
+    maxSkillFileBytes: 256 * 1024,
+    skillsDir,
+    log: silentLogger(),
+  });
+  return index.skills;
+}
+
+/** The fixture skills laid out for `adapter` under the sandbox's HOME, as the run pipeline lays them out. */
+export async function fixtureSkillMounts(
+  adapter: Pick<AgentAdapter, 'skillsDirs'>,
+  paths: AgentPaths,
+): Promise<{ skills: SkillEntry[]; mounts: Mount[] }> {
+  const skills = await fixtureSkills(join(paths.home, adapter.skillsDirs[0] ?? ''));
+  return { skills, mounts: skillMounts(paths.home, adapter, skills) };
+}
+
+/** The marker the skills-listing contract tests put in the user part, to find the main model request. */
+export const SKILLS_MARKER = 'USER-skills-listing';
+
+/**
+ * Runs `adapter`'s CLI with the fixture skills laid out under HOME as a run lays them out; returns the
+ * adapter's reading of the output and, per skill, how often its description is in the model request
+ * that carries SKILLS_MARKER (1: the CLI lists it, once).
+ */
+export async function runWithFixtureSkills(input: {
+  adapter: AgentAdapter;
+  invocationInput: Parameters<AgentAdapter['buildInvocation']>[0];
+  paths: AgentPaths & { root?: string };
+  binDir: string;
+  timeoutMs: number;
+  requests: () => { body: string }[];
+}): Promise<{ outcome: AgentOutcome; listings: Record<string, number>; body: string; mounts: Mount[] }> {
+  const { skills, mounts } = await fixtureSkillMounts(input.adapter, input.paths);
+  const output = await runInvocation(
+    input.adapter.buildInvocation(input.invocationInput),
+    input.paths,
+    input.binDir,
+    input.timeoutMs,
+    mounts,
+  );
+  const outcome = input.adapter.parseOutput(output);
+  const body = input.requests().find((r) => r.body.includes(SKILLS_MARKER))?.body ?? '';
+  return { outcome, listings: skillListings(body, skills), body, mounts };
+}
+
+/** How often each skill's description occurs in `body` (a model request): 1 when the CLI lists it once. */
+export function skillListings(body: string, skills: readonly SkillEntry[]): Record<string, number> {
+  return Object.fromEntries(skills.map((s) => [s.name, body.split(s.description).length - 1]));
 }

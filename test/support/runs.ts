@@ -125,6 +125,7 @@ export function fakeAdapter(command: string, env: Record<string, string> = {}): 
     id: 'claude',
     placement: 'system',
     skillsDirs: ['.claude/skills'],
+    listsSkills: true,
     writableHomeDirs: ['.claude'],
     buildInvocation: (input) => ({
       command,

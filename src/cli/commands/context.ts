@@ -107,15 +107,20 @@ async function runContext(
     const runDir = runDirOf(dir, PREVIEW_RUN_ID);
     const adapter = getAgent(agent);
     // The same layout a run gets: container paths for docker/kubernetes, host paths for process.
-    const { view } = runLayout({
+    const layout = runLayout({
       config,
       placement: ENGINE_PLACEMENT[config.engine],
       workspaceDir: dir,
       runId: PREVIEW_RUN_ID,
       bundleDir: runDir,
       adapter,
-      skills,
     });
+    // The preview writes into a temporary bundle; what the triage script prints of it reads as the
+    // folder a real run would use.
+    const view = {
+      ...layout.view,
+      hostPaths: [{ host: bundle.dir, agent: layout.view.runDir }, ...layout.view.hostPaths],
+    };
     const prepared = await prepareContext({
       config,
       workspace: read.workspace,

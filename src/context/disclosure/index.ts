@@ -52,6 +52,8 @@ export interface Disclosure {
   bootMode: 'none' | 'simple' | 'subject';
   /** Said briefs that may be degraded to references, lowest priority first. */
   degradable: string[];
+  /** The skills the prompt names (said or indexed), sorted by name: the ones the run lays out for the agent. */
+  skills: SkillEntry[];
   /** Renders the Level-1 text; briefs whose ids are in `degraded` are rendered as references. */
   render(degraded: ReadonlySet<string>): { text: string; parts: { part: string; text: string }[] };
 }
@@ -138,7 +140,9 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
     briefPaths: new Map(briefs.map((b) => [b.id, path.posix.join(view.briefsDir, b.id)])),
     content,
     placements: plan.placements,
+    ...(view.skillsListedByCli ? { listedByCli: { skillsDir: view.skillsDir } } : {}),
   };
+  const booted = new Set(plan.placements.filter((p) => p.kind === 'skill').map((p) => p.id));
   log.debug(
     { bootMode: plan.mode, subjects: plan.subjects, briefs: briefs.length, skills: index.skills.length },
     'disclosure built',
@@ -150,6 +154,7 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
     subjects: plan.subjects,
     bootMode: plan.mode,
     degradable: degradationOrder(plan, content),
+    skills: index.skills.filter((s) => booted.has(skillId(s))),
     render(degraded) {
       const parts: { part: PartName; text: string }[] = [
         { part: 'persona', text: renderPersona(model.persona) },

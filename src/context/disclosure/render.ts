@@ -18,6 +18,16 @@ export interface RenderModel {
   /** Full text of said items, by id. */
   content: Map<string, string>;
   placements: Placement[];
+  /**
+   * Set when the agent's CLI lists the skills laid out in `skillsDir` itself: the index is not
+   * repeated (said skills still are, in full), a line points at the CLI's own listing instead.
+   */
+  listedByCli?: { skillsDir: string };
+}
+
+/** The line that stands for the index when the CLI lists the skills itself. */
+export function listedByCliLine(skillsDir: string): string {
+  return `Your CLI lists the skills available to you (name and description) in its own skills listing; this prompt does not repeat that list. Each skill's files are in ${skillsDir}/<name>/: when a task matches a description, read that skill's SKILL.md first.`;
 }
 
 export function renderPersona(p: PersonaLevel1 | undefined): string {
@@ -73,7 +83,9 @@ export function renderSkills(m: RenderModel, degraded: ReadonlySet<string>): str
       '</skill>',
     );
   }
-  if (index.length > 0) {
+  if (index.length > 0 && m.listedByCli) {
+    lines.push(escapeContent(listedByCliLine(m.listedByCli.skillsDir)));
+  } else if (index.length > 0) {
     lines.push('Skills to read on demand: when a task matches a description, read its SKILL.md first.');
     for (const s of index)
       lines.push(escapeContent(`- ${s.name}: ${s.description}`), escapeContent(`  → ${s.path}`));

@@ -27,6 +27,7 @@ export async function readSkill(
 
   const target = await realpath(file).catch(() => undefined);
   if (!target) return void problem('skipped', 'SKILL.md cannot be resolved (dangling symlink?)');
+  const hostDir = await realpath(dir);
   if (!inside(root, target)) {
     return void problem('skipped', `SKILL.md is a symlink to ${target}, outside the source; not read`);
   }
@@ -72,6 +73,7 @@ export async function readSkill(
   }
 
   const bootPath = relDir ? `${source.name}/${relDir}` : source.name;
+  const dirName = skillDirName(name, folder);
   return {
     name,
     description,
@@ -80,8 +82,30 @@ export async function readSkill(
     relDir,
     bootPath,
     file,
-    path: path.posix.join(opts.skillsDir, source.name, relDir, SKILL_FILE),
+    hostDir,
+    dirName,
+    path: path.posix.join(opts.skillsDir, dirName, SKILL_FILE),
   };
+}
+
+const SAFE_DIR = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * The folder a skill is laid out in, one level under the CLI's skills folder: its name (Claude Code
+ * lists a skill under its folder name), else a slug of the name or of its own folder, never a path.
+ */
+export function skillDirName(name: string, folder: string): string {
+  if (SAFE_DIR.test(name)) return name;
+  for (const candidate of [name, folder]) {
+    const slug = candidate
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, MAX_NAME)
+      .replace(/-+$/, '');
+    if (slug) return slug;
+  }
+  return 'skill';
 }
 
 function nameProblem(name: string, folder: string): string | undefined {

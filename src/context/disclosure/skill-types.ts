@@ -17,7 +17,14 @@ export interface SkillEntry {
   bootPath: string;
   /** Host path of SKILL.md. */
   file: string;
-  /** Where the agent reads it: `<AgentView.skillsDir>/<source>/<relDir>/SKILL.md`. */
+  /** Host path of the skill folder, without symlinks (what the run mounts or links for the agent). */
+  hostDir: string;
+  /**
+   * The skill's folder name where the run lays it out (`<skillsDir>/<dirName>/`): its name when that is
+   * a safe folder name (every valid name is), else a slug of it. Unique in an index.
+   */
+  dirName: string;
+  /** Where the agent reads it: `<AgentView.skillsDir>/<dirName>/SKILL.md`. */
   path: string;
 }
 
@@ -30,7 +37,7 @@ export interface SkillProblem {
   message: string;
 }
 
-/** Two skills with one name: the winner is in the index, the loser is not. */
+/** Two skills with one name (one folder name): the winner is in the index, the loser is not. */
 export interface SkillConflict {
   name: string;
   winner: string;

@@ -27,7 +27,8 @@ const READ_CONCURRENCY = 32;
 /**
  * Finds every skill in every source of a snapshot and validates it leniently: a bad name warns and
  * keeps the skill; a missing description, an oversize SKILL.md, a YAML error or a symlink that leaves
- * the source skips it. On a name conflict `project` sources win over `user` ones, then config order.
+ * the source skips it. On a name conflict (two skills laid out in one folder, `dirName`) `project`
+ * sources win over `user` ones, then config order; the run lays out the winners only.
  */
 export async function indexSkills(opts: IndexSkillsOptions): Promise<SkillsIndex> {
   const problems: SkillProblem[] = [];
@@ -45,9 +46,9 @@ export async function indexSkills(opts: IndexSkillsOptions): Promise<SkillsIndex
   const byName = new Map<string, SkillEntry>();
   const conflicts: SkillConflict[] = [];
   for (const { order: _order, ...skill } of found) {
-    const winner = byName.get(skill.name);
+    const winner = byName.get(skill.dirName);
     if (!winner) {
-      byName.set(skill.name, skill);
+      byName.set(skill.dirName, skill);
       continue;
     }
     const conflict = { name: skill.name, winner: label(winner), loser: label(skill) };

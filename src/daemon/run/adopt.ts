@@ -67,6 +67,10 @@ export async function adoptRun(
   await audit('reattached', { engine: engineName, id: info.handle.id, running: info.running });
   try {
     ctx.adapter = await env.agents(agent);
+    // The report validator as the skills cache has it now (the launching daemon's lookup died with it).
+    ctx.snapshot = await env.skills.acquire();
+    const { findReportValidator } = await import('../../context/report-validator.js');
+    ctx.reportValidator = await findReportValidator(config, ctx.snapshot);
     const supervised = await reattach(env, ctx, info);
     const hostPath = manifest?.report.hostPath ?? path.join(request.workspace.dir, OUTPUT_DIR, REPORT_FILE);
     const agentPath =
@@ -78,6 +82,7 @@ export async function adoptRun(
   } catch (err) {
     return failEarly(env, ctx, err);
   } finally {
+    ctx.snapshot?.release();
     if (!keepRuns(config)) {
       await engine
         .remove(info.handle)

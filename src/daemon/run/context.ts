@@ -2,6 +2,7 @@ import type { AgentAdapter } from '../../agents/types.js';
 import type { RunBundle } from '../../audit/bundle.js';
 import type { AuditEventType } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
+import type { ValidatorLookup } from '../../context/report-validator.js';
 import type { SkillsSnapshot } from '../../context/types.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
@@ -49,4 +50,6 @@ export interface RunContext {
   adapter?: AgentAdapter;
   snapshot?: SkillsSnapshot;
   hostHome?: string;
+  /** The triage skill's report validator, looked up while preparing; run after the agent. */
+  reportValidator?: ValidatorLookup;
 }

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { scrubFile } from '../../audit/bundle.js';
 import { fileDigest, folderDigests } from '../../audit/digest.js';
-import { checkReport } from '../../audit/report.js';
-import { earlyResult, writeRunResult, type RunResult } from '../../audit/run-record.js';
+import { checkReport, type ReportCheck } from '../../audit/report.js';
+import { earlyResult, writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
 import type { AgentOutcome } from '../../agents/types.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RunOutcome } from '../types.js';
@@ -68,6 +68,7 @@ export async function collectRun(
     config.agent.min_report_bytes,
     input.report.agentPath,
   );
+  const validator = await validateReport(env, ctx, input.report.hostPath, report);
   const engineError = exit.oomKilled
     ? `killed for memory (docker.memory ${config.docker.memory} bytes): raise docker.memory or lower what the agent loads`
     : (exit.error ?? killedFromOutside(supervised, engine));
@@ -108,6 +109,7 @@ export async function collectRun(
           }
         : {}),
       ...(input.adopted ? { adopted: true } : {}),
+      ...(validator ? { validator } : {}),
     },
   });
   await writeRunResult(bundle, result);
@@ -125,6 +127,49 @@ export async function collectRun(
     'agent run finished',
   );
   return { status: v.status, exitCode: exit.exitCode, ...(v.reason ? { reason: v.reason } : {}), result };
+}
+
+/**
+ * Runs the triage skill's report validator on the report (looked up while preparing) and records it in
+ * the audit trail. A non-compliant report does not fail the run: the report is still the investigation
+ * the on-call engineer needs, and re-running the agent for a formatting problem would cost a whole
+ * investigation; result.json's `validator.verdict` says it, next to `report.missingSections`.
+ */
+async function validateReport(
+  env: PipelineEnv,
+  ctx: RunContext,
+  reportHostPath: string,
+  report: ReportCheck,
+): Promise<ValidatorRecord | undefined> {
+  const lookup = ctx.reportValidator;
+  if (!lookup || lookup.kind === 'none') return undefined;
+  let record: ValidatorRecord;
+  if (lookup.kind === 'unusable') record = { verdict: 'skipped', reason: lookup.reason };
+  else if (!report.exists)
+    record = {
+      skill: lookup.validator.skill,
+      command: lookup.validator.command,
+      verdict: 'skipped',
+      reason: report.refused ?? 'there is no report to validate',
+    };
+  else
+    record = await (
+      await import('../../context/report-validator.js')
+    ).runReportValidator(lookup.validator, {
+      workspaceDir: ctx.request.workspace.dir,
+      reportHostPath,
+      env: env.env,
+      redact: (text) => env.redactor.redact(text),
+      signal: ctx.request.signal,
+      killGraceMs: env.config.skills.triage.kill_grace,
+      marker: `validate-${ctx.request.runId}`,
+    });
+  await ctx.audit('report_validated', { ...record });
+  ctx.log.info(
+    { verdict: record.verdict, exitCode: record.exitCode },
+    'report validated by the triage skill',
+  );
+  return record;
 }
 
 /** What the `finished` event records of the files the run wrote: every bundle file and the report. */

@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { AgentAdapter, AgentPaths } from '../../agents/types.js';
 import { RUN_FILES } from '../../audit/bundle.js';
 import type { Config } from '../../config/schema.js';
-import type { AgentView, SkillsSnapshot } from '../../context/types.js';
+import type { SkillEntry } from '../../context/disclosure/skill-types.js';
+import type { AgentView, PathMapping } from '../../context/types.js';
 import type { Mount, Placement } from '../../engines/types.js';
 import { TRIAGE_DIR } from '../../incident/types.js';
 import { ensureOwnDir, openDirNoFollow } from '../../util/safe-path.js';
@@ -51,8 +52,7 @@ export interface LayoutInput {
   workspaceDir: string;
   runId: string;
   bundleDir: string;
-  adapter: Pick<AgentAdapter, 'skillsDirs' | 'writableHomeDirs'>;
-  skills: SkillsSnapshot;
+  adapter: Pick<AgentAdapter, 'skillsDirs' | 'listsSkills' | 'writableHomeDirs'>;
   /** Base folder for per-run HOMEs under the process engine (default: the OS temp folder). */
   tmpDir?: string;
   /** Folders put first on the agent's PATH (RunOverrides.pathPrepend). */
@@ -67,23 +67,18 @@ export function runLayout(input: LayoutInput): RunLayout {
 
 /** Container paths: the workspace read-only, only output/ and the run's bundle writable. */
 export function containerLayout(input: LayoutInput): RunLayout {
-  const { config, workspaceDir, runId, bundleDir, adapter, skills } = input;
+  const { config, workspaceDir, runId, bundleDir, adapter } = input;
   const p = path.posix;
   const hostOutput = path.join(workspaceDir, OUTPUT_DIR);
   const hostFilesDir = path.join(bundleDir, RUN_FILES.agentFiles);
   const runDir = p.join(CONTAINER_WORKSPACE, TRIAGE_DIR, 'runs', runId);
   const outputDir = p.join(CONTAINER_WORKSPACE, OUTPUT_DIR);
-  const firstSkills = adapter.skillsDirs[0] ?? '.agents/skills';
   const mounts: Mount[] = [
     { source: workspaceDir, target: CONTAINER_WORKSPACE, readOnly: true },
     { source: hostOutput, target: outputDir, readOnly: false },
     { source: bundleDir, target: runDir, readOnly: false },
     { source: hostFilesDir, target: CONTAINER_AGENT_FILES, readOnly: true },
   ];
-  for (const dir of adapter.skillsDirs) {
-    for (const s of skills.sources)
-      mounts.push({ source: s.dir, target: p.join(CONTAINER_HOME, dir, s.name), readOnly: true });
-  }
   if (existsSync(config.personas_dir))
     mounts.push({ source: config.personas_dir, target: CONTAINER_PERSONAS, readOnly: true });
   if (existsSync(config.briefs_dir))
@@ -115,13 +110,21 @@ export function containerLayout(input: LayoutInput): RunLayout {
     view: {
       workspaceDir: CONTAINER_WORKSPACE,
       runDir,
+      triageDir: p.join(runDir, RUN_FILES.triageDir),
       reportPath,
-      skillsDir: p.join(CONTAINER_HOME, firstSkills),
+      skillsDir: p.join(CONTAINER_HOME, skillsDirOf(adapter)),
+      skillsListedByCli: adapter.listsSkills,
       personasDir: CONTAINER_PERSONAS,
       briefsDir: CONTAINER_BRIEFS,
+      hostPaths: mounts.map((m): PathMapping => ({ host: m.source, agent: m.target })),
     },
     mounts,
-    tmpfs: [CONTAINER_HOME, '/tmp', ...adapter.writableHomeDirs.map((d) => p.join(CONTAINER_HOME, d))],
+    // The skills folder the prompt names exists even when no skill is laid out in it.
+    tmpfs: [
+      CONTAINER_HOME,
+      '/tmp',
+      ...[...adapter.writableHomeDirs, skillsDirOf(adapter)].map((d) => p.join(CONTAINER_HOME, d)),
+    ],
     env,
     workdir: CONTAINER_WORKSPACE,
     hostFilesDir,
@@ -131,15 +134,11 @@ export function containerLayout(input: LayoutInput): RunLayout {
 
 /** Host paths: the agent runs on the host, with a per-run HOME where the skills are linked in. */
 export function hostLayout(input: LayoutInput): RunLayout {
-  const { config, workspaceDir, runId, bundleDir, adapter, skills } = input;
+  const { config, workspaceDir, runId, bundleDir, adapter } = input;
   const home = path.join(input.tmpDir ?? os.tmpdir(), `triage-runner-home-${runId}`);
   const hostOutput = path.join(workspaceDir, OUTPUT_DIR);
   const hostFilesDir = path.join(bundleDir, RUN_FILES.agentFiles);
   const mounts: Mount[] = [];
-  for (const dir of adapter.skillsDirs) {
-    for (const s of skills.sources)
-      mounts.push({ source: s.dir, target: path.join(home, dir, s.name), readOnly: true });
-  }
   const env: Record<string, string> = {
     HOME: home,
     TRIAGE_OUTPUT_DIR: hostOutput,
@@ -154,19 +153,43 @@ export function hostLayout(input: LayoutInput): RunLayout {
     view: {
       workspaceDir,
       runDir: bundleDir,
+      triageDir: path.join(bundleDir, RUN_FILES.triageDir),
       reportPath,
-      skillsDir: path.join(home, adapter.skillsDirs[0] ?? '.agents/skills'),
+      skillsDir: path.join(home, skillsDirOf(adapter)),
+      skillsListedByCli: adapter.listsSkills,
       personasDir: config.personas_dir,
       briefsDir: config.briefs_dir,
+      // The agent runs on the host: every host path is its own.
+      hostPaths: [],
     },
     mounts,
-    tmpfs: adapter.writableHomeDirs.map((d) => path.join(home, d)),
+    tmpfs: [...adapter.writableHomeDirs, skillsDirOf(adapter)].map((d) => path.join(home, d)),
     env,
     workdir: workspaceDir,
     hostHome: home,
     hostFilesDir,
     hostReportPath: reportPath,
   };
+}
+
+const skillsDirOf = (adapter: Pick<AgentAdapter, 'skillsDirs'>): string =>
+  adapter.skillsDirs[0] ?? '.agents/skills';
+
+/**
+ * Puts each skill the prompt names in its own folder under every one of the adapter's skills folders
+ * under HOME (`<HOME>/<dir>/<dirName>`, read-only): a bind mount in a container, a symlink under the
+ * process engine (which links every mount targeted under HOME). One folder per skill, not per source:
+ * Claude Code lists only `~/.claude/skills/<name>/SKILL.md`.
+ */
+export function skillMounts(
+  home: string,
+  adapter: Pick<AgentAdapter, 'skillsDirs'>,
+  skills: readonly Pick<SkillEntry, 'hostDir' | 'dirName'>[],
+): Mount[] {
+  const join = home.startsWith('/') ? path.posix.join : path.join;
+  return adapter.skillsDirs.flatMap((dir) =>
+    skills.map((s) => ({ source: s.hostDir, target: join(home, dir, s.dirName), readOnly: true })),
+  );
 }
 
 /**

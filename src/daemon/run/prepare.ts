@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { RUN_FILES, RunBundle } from '../../audit/bundle.js';
 import { prepareContext, type PreparedContext } from '../../context/prepare.js';
+import { findReportValidator } from '../../context/report-validator.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
 import type { PipelineEnv, RunContext } from './context.js';
-import { OUTPUT_DIR, prepareWritable, runLayout, type RunLayout } from './layout.js';
+import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
 
 // Prepare: the run bundle, the skills snapshot, where the agent sees things, the triage script and
 // the token-budgeted prompt. The incident is in `preparing` meanwhile; nothing is launched yet.
@@ -47,7 +48,6 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     runId: request.runId,
     bundleDir: bundle.dir,
     adapter,
-    skills: snapshot,
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend, basePath: env.env.PATH } : {}),
   });
   ctx.hostHome = layout.hostHome;
@@ -78,6 +78,11 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
+  // The skills the prompt names, one folder each where the agent's CLI discovers them.
+  layout.mounts.push(...skillMounts(layout.paths.home, adapter, context.skills));
+  ctx.reportValidator = await findReportValidator(config, snapshot);
+  if (ctx.reportValidator.kind === 'unusable')
+    log.warn({ reason: ctx.reportValidator.reason }, "the triage skill's report validator cannot be run");
   const t = context.context.triage;
   await audit('triage_finished', {
     status: t.status,

@@ -128,7 +128,7 @@ describe('secret scrubbing through the daemon and the real run pipeline', () => 
   // daemon scrubs it in place after the run (src/audit/bundle.ts scrubFile, called by the run pipeline).
   it("scrubs the planted secrets from the agent's report after the run", async () => {
     const report = await readFile(path.join(ws, 'output', 'investigation.md'), 'utf8');
-    expect(report).toContain('## 4. Root Cause');
+    expect(report).toContain('## 3. Root Cause Analysis');
     expect(await scanForSecrets(path.join(ws, 'output'), PLANTED)).toEqual([]);
   });
 

@@ -28,10 +28,13 @@ afterEach(async () => {
 const view: AgentView = {
   workspaceDir: '/workspace',
   runDir: '/workspace/.triage/runs/run-1',
+  triageDir: '/workspace/.triage/runs/run-1/triage',
   reportPath: '/workspace/output/investigation.md',
   skillsDir: '/home/agent/.claude/skills',
+  skillsListedByCli: false,
   personasDir: '/opt/triage/personas',
   briefsDir: '/opt/triage/briefs',
+  hostPaths: [],
 };
 
 function baseConfig(over: ConfigInput = {}): ConfigInput {
@@ -130,10 +133,13 @@ describe('prepareContext', () => {
     const hostView: AgentView = {
       workspaceDir: '/srv/incidents/inc-42',
       runDir: '/srv/incidents/inc-42/.triage/runs/run-1',
+      triageDir: '/srv/incidents/inc-42/.triage/runs/run-1/triage',
       reportPath: '/srv/incidents/inc-42/output/investigation.md',
       skillsDir: '/var/lib/triage/home/.claude/skills',
+      skillsListedByCli: true,
       personasDir: '/etc/triage/personas',
       briefsDir: '/etc/triage/briefs',
+      hostPaths: [],
     };
     const out = await prepareContext({ ...(await input()), view: hostView });
     expect(out.prompt.system).toContain('- `/srv/incidents/inc-42/incident.json`: the incident');

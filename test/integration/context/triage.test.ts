@@ -3,8 +3,17 @@ import { chmod, copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runTriage, type TriageInput } from '../../../src/context/triage.js';
+import { renderProducts } from '../../../src/context/triage-products.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { FIXTURES, fixtureSnapshot, incident, makeBundle, makeConfig, tempDir } from './helpers.js';
+import {
+  FIXTURES,
+  REPO_ROOT,
+  fixtureSnapshot,
+  incident,
+  makeBundle,
+  makeConfig,
+  tempDir,
+} from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -236,6 +245,123 @@ describe('triage script runner', () => {
     expect(out.summary.status).toBe('failed');
     expect(out.summary.reason).toMatch(
       /could not be started: .*ENOENT.*check that the interpreter on its #! line is installed/,
+    );
+  });
+});
+
+describe('triage products (a script with the k8s4agents contract)', () => {
+  const SKILL_SOURCE = path.join(REPO_ROOT, 'test/fixtures/skill-source');
+  const AGENT_RUN = '/workspace/.triage/runs/run-7';
+
+  /** Runs the fixture source's triage script with the default args; `mapped`: as a container run sees it. */
+  async function run(mapped: boolean) {
+    const t = await tempDir();
+    cleanups.push(t.cleanup);
+    const bundle = await makeBundle(t.dir, 'run-7');
+    const config = makeConfig({
+      skills: { triage: { script: 'skills/k8s-troubleshooter/scripts/incident_triage.sh', timeout: 5000 } },
+    });
+    const out = await runTriage({
+      config,
+      incident,
+      skills: fixtureSnapshot(SKILL_SOURCE),
+      bundle,
+      log: silentLogger(),
+      mode: { mode: 'run' },
+      env: { PATH: process.env.PATH },
+      ...(mapped
+        ? {
+            agentLogPath: `${AGENT_RUN}/triage/output.log`,
+            agentTriageDir: `${AGENT_RUN}/triage`,
+            hostPaths: [
+              { host: t.dir, agent: '/workspace' },
+              { host: bundle.dir, agent: AGENT_RUN },
+            ],
+          }
+        : {}),
+    });
+    return { out, bundle, host: bundle.path('triage') };
+  }
+
+  it('scopes the script to the incident namespace by default (--namespace {namespace})', async () => {
+    const { out } = await run(false);
+    expect(out.text).toContain('Scope: Namespace shop');
+  });
+
+  it("names only the agent's paths in the prompt copy, the log and the top-level products; evidence is left as written", async () => {
+    const { out, bundle, host } = await run(true);
+    expect(out.summary.status).toBe('ok');
+    const log = await readFile(bundle.path('triage/output.log'), 'utf8');
+    const report = await readFile(path.join(host, 'triage-report.md'), 'utf8');
+    const summary = await readFile(path.join(host, 'triage-summary.txt'), 'utf8');
+    for (const text of [out.text, log, report, summary]) {
+      expect(text).not.toContain(bundle.dir);
+      expect(text).toContain(`${AGENT_RUN}/triage`);
+    }
+    expect(out.text).toContain(`Full report: ${AGENT_RUN}/triage/triage-report.md`);
+    expect(report).toContain(`All evidence has been captured in: \`${AGENT_RUN}/triage/evidence/\``);
+    expect(await readFile(path.join(host, 'evidence', 'pods.txt'), 'utf8')).toContain('CrashLoopBackOff');
+  });
+
+  it("joins the script's triage-report.md to the prompt copy after its stdout, and lists every product", async () => {
+    const { out } = await run(true);
+    const stdoutEnd = out.text.indexOf('Evidence: ');
+    const reportAt = out.text.indexOf(
+      `----- ${AGENT_RUN}/triage/triage-report.md -----\n# Kubernetes Incident Triage Report`,
+    );
+    expect(stdoutEnd).toBeGreaterThan(0);
+    expect(reportAt).toBeGreaterThan(stdoutEnd);
+    expect(out.summary).toMatchObject({ status: 'ok', products: 7, reportPreloaded: true });
+    expect(out.products?.map((p) => p.rel)).toEqual([
+      'blast-radius.txt',
+      'evidence/nodes.txt',
+      'evidence/pods.json',
+      'evidence/pods.txt',
+      'evidence/warning-events.txt',
+      'triage-report.md',
+      'triage-summary.txt',
+    ]);
+    expect(renderProducts(out.products ?? [], `${AGENT_RUN}/triage`)).toContain(
+      `- ${AGENT_RUN}/triage/evidence/pods.json (`,
+    );
+  });
+
+  it('keeps stdout as the triage text when the script writes no report', async () => {
+    const { input } = await setup('ok.sh');
+    const out = await runTriage(input);
+    expect(out.text).not.toContain('triage-report.md -----');
+    expect(out.summary).toMatchObject({ status: 'ok', products: 0, reportPreloaded: false });
+    expect(out.text).toContain('args:');
+  });
+});
+
+describe('reusing a saved triage with its products (an example)', () => {
+  const EXAMPLE = path.join(REPO_ROOT, 'examples/incidents/crashloop-payments-api/saved-triage');
+  const AGENT_RUN = '/workspace/.triage/runs/run-8';
+
+  it('brings the saved products into the run and names them by where this run keeps them', async () => {
+    const { input, bundle } = await setup('ok.sh');
+    const out = await runTriage({
+      ...input,
+      mode: { mode: 'reuse', logPath: path.join(EXAMPLE, 'output.log') },
+      agentLogPath: `${AGENT_RUN}/triage/output.log`,
+      agentTriageDir: `${AGENT_RUN}/triage`,
+      hostPaths: [{ host: bundle.dir, agent: AGENT_RUN }],
+    });
+    expect(out.summary).toMatchObject({ status: 'reused', reportPreloaded: true });
+    // The saved text named the folder the script was given in the original run.
+    const original = '/srv/triage/incidents/crashloop-payments-api/.triage/runs/20260314T020458Z-5c1e/triage';
+    expect(await readFile(path.join(EXAMPLE, 'output.log'), 'utf8')).toContain(original);
+    for (const text of [out.text, await readFile(bundle.path('triage/output.log'), 'utf8')]) {
+      expect(text).not.toContain(original);
+      expect(text).toContain(`Full report: ${AGENT_RUN}/triage/triage-report.md`);
+    }
+    expect(out.products?.map((p) => p.rel)).toContain('evidence/pods.json');
+    expect(await readFile(bundle.path('triage/evidence/pods.txt'), 'utf8')).toBe(
+      await readFile(path.join(EXAMPLE, 'evidence/pods.txt'), 'utf8'),
+    );
+    expect(await readFile(bundle.path('triage/triage-report.md'), 'utf8')).toContain(
+      `\`${AGENT_RUN}/triage/evidence/\``,
     );
   });
 });

@@ -436,10 +436,10 @@ describe('boot output structure', () => {
     );
     expect(b.parts.refs).toContain('<ref path="/opt/triage/briefs/runbooks/crashloop.md"/>');
     expect(b.parts.skills).toContain(
-      `<skill name="k8s-troubleshooter" path="/opt/triage/skills/${TROUBLESHOOTER}/SKILL.md">\n---\nname: k8s-troubleshooter`,
+      `<skill name="k8s-troubleshooter" path="/opt/triage/skills/k8s-troubleshooter/SKILL.md">\n---\nname: k8s-troubleshooter`,
     );
     expect(b.parts.skills).toContain(
-      '- log-search: Search container logs for error signatures\n  → /opt/triage/skills/k8s4agents/skills/log-search/SKILL.md',
+      '- log-search: Search container logs for error signatures\n  → /opt/triage/skills/log-search/SKILL.md',
     );
   });
 

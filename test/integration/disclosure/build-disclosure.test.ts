@@ -53,7 +53,7 @@ afterAll(() => tmp.cleanup());
 
 async function build(
   boot: string | null,
-  extra: { subjects?: string[]; persona?: string } = {},
+  extra: { subjects?: string[]; persona?: string; listedByCli?: boolean } = {},
 ): Promise<Disclosure> {
   const bootFile = path.join(tmp.dir, `boot-${++n}.yml`);
   if (boot !== null) writeFileSync(bootFile, boot);
@@ -67,7 +67,7 @@ async function build(
     incident: incident(),
     ...(extra.subjects ? { subjects: extra.subjects } : {}),
     skills,
-    view: VIEW,
+    view: { ...VIEW, skillsListedByCli: extra.listedByCli ?? false },
     log: silentLogger(),
   });
 }
@@ -112,7 +112,7 @@ describe('buildDisclosure', () => {
       '<ref path="/opt/triage/briefs/crash/b.md"/> (not preloaded, to fit the token budget)',
     );
     expect(cut.text).not.toContain('<skill name="logs"');
-    expect(cut.text).toContain('- logs: Log search\n  → /opt/triage/skills/k8s4agents/skills/logs/SKILL.md');
+    expect(cut.text).toContain('- logs: Log search\n  → /opt/triage/skills/logs/SKILL.md');
     expect(cut.text.length).toBeLessThan(full.text.length);
   });
 
@@ -134,12 +134,35 @@ describe('buildDisclosure', () => {
     expect(a).toEqual(b);
   });
 
+  it('does not repeat the index for a CLI that lists the skills itself: one line points at its listing, said skills stay in full', async () => {
+    const d = await build('skills: { say: [k8s4agents/skills/triage] }\nbriefs: { say: [] }\n', {
+      listedByCli: true,
+    });
+    const part = d.render(new Set()).parts.find((p) => p.part === 'skills')?.text ?? '';
+    expect(part).toContain('<skill name="triage" path="/opt/triage/skills/triage/SKILL.md">');
+    expect(part).not.toMatch(/^- \w+: /m);
+    expect(part).not.toContain('Log search');
+    expect(part).toContain(
+      "Your CLI lists the skills available to you (name and description) in its own skills listing; this prompt does not repeat that list. Each skill's files are in /opt/triage/skills/<name>/",
+    );
+    // The skills laid out for the CLI are exactly the ones the prompt names (the project copy of triage).
+    expect(d.skills.map((s) => `${s.source}:${s.name}`)).toEqual([
+      'k8s4agents:logs',
+      'k8s4agents:sneaky',
+      'k8s4agents:triage',
+    ]);
+  });
+
+  it('lays out only the skills booted subjects name', async () => {
+    const d = await build(SUBJECTS, { subjects: ['oom'] });
+    // The oom subject says no skill and always says triage: logs and sneaky are left out.
+    expect(d.skills.map((s) => s.name)).toEqual(['triage']);
+  });
+
   it('indexes the project copy of a skill both sources define', async () => {
     const d = await build('skills: { say: [] }\nbriefs: { say: [] }\n');
     const skillsPart = d.render(new Set()).parts.find((p) => p.part === 'skills')?.text ?? '';
-    expect(skillsPart).toContain(
-      '- triage: Project triage skill\n  → /opt/triage/skills/k8s4agents/skills/triage/SKILL.md',
-    );
+    expect(skillsPart).toContain('- triage: Project triage skill\n  → /opt/triage/skills/triage/SKILL.md');
     expect(skillsPart).not.toContain('User copy');
   });
 
@@ -182,7 +205,7 @@ describe('buildDisclosure', () => {
     expect(d.problems).toEqual([
       expect.stringMatching(/Available personas in .*kubernetes-sre.*the prompt has no persona/),
     ]);
-    expect(d.render(new Set()).text).toContain('/opt/triage/skills/k8s4agents/skills/logs/SKILL.md');
+    expect(d.render(new Set()).text).toContain('/opt/triage/skills/logs/SKILL.md');
   });
 
   it('fails with BootError on a mixed-mode boot file when subjects are asked for by name, else references everything', async () => {

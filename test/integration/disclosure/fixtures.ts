@@ -12,10 +12,13 @@ import { createLogger, type Logger } from '../../../src/log/logger.js';
 export const VIEW: AgentView = {
   workspaceDir: '/workspace',
   runDir: '/workspace/.triage/runs/r1',
+  triageDir: '/workspace/.triage/runs/r1/triage',
   reportPath: '/workspace/output/investigation.md',
   skillsDir: '/opt/triage/skills',
   personasDir: '/opt/triage/personas',
   briefsDir: '/opt/triage/briefs',
+  skillsListedByCli: false,
+  hostPaths: [],
 };
 
 export const SHIPPED_PERSONAS = path.resolve(import.meta.dirname, '../../../configs/personas');

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexSkills, type SkillsIndex } from '../../../src/context/disclosure/skills-index.js';
@@ -43,6 +43,11 @@ beforeAll(async () => {
       ),
       'skills/Bad_Name/SKILL.md': skillMd('Bad_Name', 'Has an invalid name but a description, so it is kept'),
       'skills/folder-a/SKILL.md': skillMd('other-name', 'Name differs from its folder; kept with a warning'),
+      'skills/odd/SKILL.md': skillMd('Odd Name/../x', 'A name that is no folder name, laid out under a slug'),
+      'skills/zz-clash/SKILL.md': skillMd(
+        'odd-name-x',
+        'A valid name whose folder the odd one already takes',
+      ),
       'skills/no-description/SKILL.md': '---\nname: no-description\nlicense: MIT\n---\n# body\n',
       'skills/no-frontmatter/SKILL.md': '# Just markdown\n\nNo frontmatter at all.\n',
       'skills/broken-yaml/SKILL.md':
@@ -96,16 +101,31 @@ const names = () => index.skills.map((s) => s.name);
 const problemFor = (rel: string) => index.problems.filter((p) => p.file.includes(rel));
 
 describe('skills index from real git checkouts', () => {
-  it('finds a nested skill and gives the path the agent reads inside its container', () => {
+  it('finds a nested skill and gives the path the agent reads inside its container: one folder per skill, flat', () => {
     const s = index.skills.find((x) => x.name === 'k8s-troubleshooter');
     expect(s).toMatchObject({
+      dirName: 'k8s-troubleshooter',
       source: 'k8s4agents',
       scope: 'project',
       relDir: 'skills/k8s-troubleshooter',
       bootPath: 'k8s4agents/skills/k8s-troubleshooter',
       description: 'Systematic Kubernetes troubleshooting and incident response.',
-      path: '/opt/triage/skills/k8s4agents/skills/k8s-troubleshooter/SKILL.md',
+      path: '/opt/triage/skills/k8s-troubleshooter/SKILL.md',
       file: path.join(projectDir, 'skills/k8s-troubleshooter/SKILL.md'),
+      hostDir: realpathSync(path.join(projectDir, 'skills/k8s-troubleshooter')),
+    });
+  });
+
+  it('lays out a skill whose name is no safe folder name under a slug, and resolves a folder clash like a name clash', () => {
+    expect(index.skills.find((x) => x.name === 'Odd Name/../x')).toMatchObject({
+      dirName: 'odd-name-x',
+      path: '/opt/triage/skills/odd-name-x/SKILL.md',
+    });
+    expect(index.skills.filter((x) => x.dirName === 'odd-name-x')).toHaveLength(1);
+    expect(index.conflicts).toContainEqual({
+      name: 'odd-name-x',
+      winner: 'k8s4agents/skills/odd (project)',
+      loser: 'k8s4agents/skills/zz-clash (project)',
     });
   });
 
@@ -113,6 +133,7 @@ describe('skills index from real git checkouts', () => {
     expect(names()).toEqual([...names()].sort());
     expect(names()).toEqual([
       'Bad_Name',
+      'Odd Name/../x',
       'depth-four',
       'k8s-troubleshooter',
       'other-name',

@@ -112,8 +112,11 @@ let clock = Date.parse('2026-11-22T03:00:00Z');
 const now = () => (clock += 1000);
 
 describe('replay', () => {
-  it('copies the inputs into a new workspace under ./replays and never touches the original', async () => {
-    const ws = await makeWorkspace('inc-42', { 'saved-triage/output.log': 'pods: 3 crashing\n' });
+  it('copies the inputs, and the saved triage with its products, into a new workspace under ./replays and never touches the original', async () => {
+    const ws = await makeWorkspace('inc-42', {
+      'saved-triage/output.log': 'pods: 3 crashing\n',
+      'saved-triage/evidence/pods.txt': 'api-1 CrashLoopBackOff\n',
+    });
     const before = await treeHash(ws);
     const calls: RunRequest[] = [];
     const result = await replay(options(ws), { executor: promptExecutor(calls), log: silentLogger(), now });
@@ -125,8 +128,14 @@ describe('replay', () => {
     expect(calls[0]?.workspace.dir).toBe(result.outDir);
     expect(result.overrides.triage).toEqual({
       mode: 'reuse',
-      logPath: path.join(result.outDir, '.triage', 'replay', 'triage-input.log'),
+      logPath: path.join(result.outDir, '.triage', 'replay', 'triage-input', 'output.log'),
     });
+    expect(
+      await readFile(
+        path.join(result.outDir, '.triage', 'replay', 'triage-input', 'evidence', 'pods.txt'),
+        'utf8',
+      ),
+    ).toBe('api-1 CrashLoopBackOff\n');
     expect(result.outcome.status).toBe('succeeded');
     expect(result.original).toBeUndefined();
     expect(result.replayed?.sha256).toMatch(/^[0-9a-f]{64}$/);

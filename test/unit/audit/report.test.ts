@@ -19,15 +19,15 @@ afterEach(async () => {
 });
 
 const fullReport = [
-  '# Investigation: payments-api CrashLoopBackOff',
-  '## 0. Executive Summary',
+  '# Kubernetes Incident Triage Report',
+  '## 0. Executive Triage Card',
   'The pod crashes because the DB password secret is missing.',
-  '## 1) Incident overview',
-  '## 🔎 2. Evidence',
-  '### Section 3: Analysis & Hypotheses',
-  '## **4. Root Cause**',
-  '## 5 - Remediation steps',
-  '## 6. Follow-up and Prevention ##',
+  '## 1) Problem statement',
+  '## 🔎 2. Assessment and Findings',
+  '### Section 3: Root Cause Analysis',
+  '## **4. Remediation Plan**',
+  '## 5 - Proof of Work (commands)',
+  '## 6. Supporting Evidence ##',
 ].join('\n');
 
 describe('checkReport', () => {
@@ -47,14 +47,14 @@ describe('checkReport', () => {
 
   it('lists the sections whose headings are absent, in the configured order', async () => {
     const file = path.join(dir, 'investigation.md');
-    await writeFile(file, '## 0. Executive Summary\n## 4. ROOT CAUSE\nbody\n');
+    await writeFile(file, '## 0. Executive Triage Card\n## 3. ROOT CAUSE ANALYSIS\nbody\n');
     const result = await checkReport(file, DEFAULT_REPORT_SECTIONS, 0);
     expect(result.missingSections).toEqual([
-      '1. Incident Overview',
-      '2. Evidence (Facts)',
-      '3. Analysis and Hypotheses',
-      '5. Remediation',
-      '6. Follow-up and Prevention',
+      '1. Problem Statement',
+      '2. Assessment & Findings',
+      '4. Remediation Plan',
+      '5. Proof of Work',
+      '6. Supporting Evidence',
     ]);
   });
 

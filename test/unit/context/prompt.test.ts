@@ -3,7 +3,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
-import { assemblePrompt, renderPromptSent, substituteReportPath } from '../../../src/context/prompt.js';
+import {
+  assemblePrompt,
+  renderPromptSent,
+  substituteReportPath,
+  substituteReportSections,
+} from '../../../src/context/prompt.js';
 import type { ContextReport } from '../../../src/context/types.js';
 import { parsePromptSent } from '../../support/prompt-sent.js';
 
@@ -122,13 +127,33 @@ describe('parsePromptSent on a minimal file', () => {
 describe('shipped prompt files', () => {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-  it('mandate exactly the report headings the collector checks (DEFAULT_REPORT_SECTIONS), in order', async () => {
-    const system = await readFile(path.join(root, 'configs/triage-system-prompt.md'), 'utf8');
-    const headings = [...system.matchAll(/^- `## ([^`]+)`/gm)].map((m) => m[1]);
-    expect(headings).toEqual([...DEFAULT_REPORT_SECTIONS]);
-    const user = await readFile(path.join(root, 'configs/user-prompt.md'), 'utf8');
-    expect(user).toContain(`\`## ${DEFAULT_REPORT_SECTIONS[0]}\``);
-    expect(user).toContain(`\`## ${DEFAULT_REPORT_SECTIONS.at(-1)}\``);
-    for (const text of [system, user]) expect(text).toContain('{{report_path}}');
+  const files = [
+    'configs/triage-system-prompt.md',
+    'configs/user-prompt.md',
+    'deploy/kubernetes/config/triage-system-prompt.md',
+  ];
+
+  it.each(files)(
+    '%s lists exactly the report headings the collector checks (agent.report_sections), from the config, and no others',
+    async (file) => {
+      const text = await readFile(path.join(root, file), 'utf8');
+      expect(text).toContain('{{report_path}}');
+      // One template: the file hard-codes no heading of its own, it renders the configured list.
+      expect(text).not.toMatch(/^- `## /m);
+      const headingsOf = (sections: string[]) =>
+        [...substituteReportSections(text, sections).matchAll(/^- `## ([^`]+)`/gm)].map((m) => m[1]);
+      expect(headingsOf([...DEFAULT_REPORT_SECTIONS])).toEqual([...DEFAULT_REPORT_SECTIONS]);
+      expect(headingsOf(['Summary', 'Root Cause'])).toEqual(['Summary', 'Root Cause']);
+    },
+  );
+
+  it("defaults to the headings of the troubleshooting skill's report template", async () => {
+    const skill = await readFile(
+      path.join(root, 'test/fixtures/skill-source/skills/k8s-troubleshooter/SKILL.md'),
+      'utf8',
+    );
+    const template = [...skill.matchAll(/^## (\d\. .+)$/gm)].map((m) => m[1]);
+    expect(template).toHaveLength(7);
+    expect(DEFAULT_REPORT_SECTIONS).toEqual(template);
   });
 });

@@ -12,8 +12,7 @@ import {
 } from '../../../src/daemon/run/layout.js';
 import { testConfig } from '../../support/runs.js';
 
-const adapter = { skillsDirs: ['.claude/skills'], writableHomeDirs: ['.claude'] };
-const skills = { sources: [], unavailable: [], release: () => undefined };
+const adapter = { skillsDirs: ['.claude/skills'], listsSkills: true, writableHomeDirs: ['.claude'] };
 const root = '/tmp/triage-path-prepend-test';
 const base = {
   config: testConfig(root),
@@ -21,7 +20,6 @@ const base = {
   runId: 'r1',
   bundleDir: path.join(root, 'ws', '.triage', 'runs', 'r1'),
   adapter,
-  skills,
   tmpDir: root,
 };
 

@@ -33,13 +33,13 @@ const report = (sections: Partial<Record<string, string>>) =>
   DEFAULT_REPORT_SECTIONS.map((s) => `## ${s}\n\n${sections[s] ?? 'See the evidence above.'}\n`).join('\n');
 
 const GOOD = report({
-  '0. Executive Summary':
+  '0. Executive Triage Card':
     'New pod orders-api-7f9c6d5b8d-x7k2p is in CrashLoopBackOff; the two revision 6 pods still serve (2/2 available).',
-  '2. Evidence (Facts)':
+  '2. Assessment & Findings':
     '- [FACT-1] Last State Terminated, exit code 1.\n- [FACT-2] Log: HTTP_PORT: strconv.Atoi: parsing "8O80": invalid syntax.',
-  '4. Root Cause':
+  '3. Root Cause Analysis':
     'ConfigMap orders-api-config sets HTTP_PORT to "8O80" (a letter O typed for a zero). The value does not parse, so orders-api exits at start-up.',
-  '5. Remediation':
+  '4. Remediation Plan':
     '1. Fix HTTP_PORT in orders-api-config (values file) to 8080 and roll out again.\n2. If the rollout must be stopped first, `kubectl rollout undo deployment/orders-api -n orders`, after approval by the on-call owner.',
 });
 
@@ -91,7 +91,7 @@ describe('scoreRun', () => {
   });
 
   it('scores a partial report: right cause, facts and sections missing', () => {
-    const partial = '## 4. Root Cause\n\nConfigMap orders-api-config has HTTP_PORT=8O80.\n';
+    const partial = '## 3. Root Cause Analysis\n\nConfigMap orders-api-config has HTTP_PORT=8O80.\n';
     const s = scoreRun(input({ report: partial }));
     expect(s.rootCause).toMatchObject({ entityScore: 1, causeScore: 1 });
     expect(s.factsScore).toBe(0);
@@ -103,8 +103,8 @@ describe('scoreRun', () => {
 
   it('scores a wrong root cause 0 on entities even with the facts right', () => {
     const wrong = GOOD.replace(
-      /## 4\. Root Cause\n\n[^\n]+/,
-      '## 4. Root Cause\n\nThe node ip-10-42-70-155.ec2.internal is unhealthy and kills the container.',
+      /## 3\. Root Cause Analysis\n\n[^\n]+/,
+      '## 3. Root Cause Analysis\n\nThe node ip-10-42-70-155.ec2.internal is unhealthy and kills the container.',
     );
     const s = scoreRun(input({ report: wrong }));
     expect(s.rootCause).toMatchObject({ entityScore: 0, wrong: ['ip-10-42-70-155.ec2.internal'] });
@@ -181,7 +181,7 @@ describe('scoreRun', () => {
   });
 
   it('needs a root-cause section to credit entities or cause', () => {
-    const s = scoreRun(input({ report: GOOD.replace('## 4. Root Cause', '## Thoughts') }));
+    const s = scoreRun(input({ report: GOOD.replace('## 3. Root Cause Analysis', '## Thoughts') }));
     expect(s.rootCause).toMatchObject({ section: false, entityScore: 0, causeScore: 0 });
     expect(s.reasons[0]).toBe('the report has no "Root Cause" section');
   });
@@ -189,8 +189,8 @@ describe('scoreRun', () => {
   describe('several true causes (ITBench-AA rule)', () => {
     const pvcReport = (rootCause: string) =>
       report({
-        '4. Root Cause': rootCause,
-        '2. Evidence (Facts)':
+        '3. Root Cause Analysis': rootCause,
+        '2. Assessment & Findings':
           'PVC data-postgres-0 is Pending (FailedBinding); the pod has unbound immediate PersistentVolumeClaims. CSI-1142 migration.',
       });
     const score = (rootCause: string) =>

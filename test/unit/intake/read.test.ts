@@ -62,6 +62,51 @@ describe('readWorkspace', () => {
     expect(result.reason).toMatch(/resource\.name: /);
   });
 
+  it.each([
+    [
+      'an option-like namespace',
+      { namespace: '--output-dir' },
+      /namespace: "--output-dir" must be a Kubernetes namespace name \(DNS-1123 label/,
+    ],
+    [
+      'an upper-case namespace',
+      { namespace: 'Payments' },
+      /namespace: "Payments" must be a Kubernetes namespace name/,
+    ],
+    [
+      'a 64-character namespace',
+      { namespace: 'a'.repeat(64) },
+      /namespace: "a{64}" must be a Kubernetes namespace name/,
+    ],
+    [
+      'a resource namespace with a space',
+      { resource: { apiVersion: 'v1', kind: 'Pod', name: 'web-1', namespace: 'shop x' } },
+      /resource\.namespace: "shop x" must be a Kubernetes namespace name/,
+    ],
+    [
+      'a pod name with a slash',
+      { resource: { apiVersion: 'v1', kind: 'Pod', name: '../etc', namespace: 'shop' } },
+      /resource\.name: "\.\.\/etc" must be a Kubernetes object name \(DNS-1123 subdomain/,
+    ],
+  ])('rejects %s with the value and what a Kubernetes name looks like', async (_, fields, reason) => {
+    const result = await read(await folderWith(`k8s-${Math.random()}`, JSON.stringify(incidentJson(fields))));
+    expect(result).toMatchObject({ kind: 'invalid', reason: expect.stringMatching(reason) });
+    if (result.kind === 'invalid') expect(result.reason).toMatch(/save it again to retry/);
+  });
+
+  it('accepts Kubernetes names: dotted object names, RBAC path segments, cluster-scoped and non-Kubernetes resources', async () => {
+    for (const resource of [
+      { apiVersion: 'v1', kind: 'Node', name: 'ip-10-0-1-5.ec2.internal', namespace: '' },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'system:controller:job' },
+      { kind: 'PagerDutyService', name: 'Payments API' },
+    ]) {
+      const result = await read(
+        await folderWith(`ok-${Math.random()}`, JSON.stringify(incidentJson({ resource }))),
+      );
+      expect(result.kind, JSON.stringify(resource)).toBe('ok');
+    }
+  });
+
   it('rejects a file over the size limit without reading it', async () => {
     const result = await read(
       await folderWith('big', JSON.stringify(incidentJson({ pad: 'x'.repeat(5000) }))),

@@ -6,15 +6,15 @@ import { DEFAULT_REPORT_SECTIONS } from '../../../../src/config/schema.js';
 describe('report check', () => {
   it('matches headings of any level case-insensitively, tolerating emoji, bold and trailing text', () => {
     const md = [
-      '# 0. Executive summary',
-      '## 🧭 1. Incident Overview (prod)',
-      '### **2. Evidence (Facts)**',
-      '#### 3. analysis and hypotheses ####',
-      'Root Cause is discussed below, but not as a heading.',
-      '## 5. Remediation',
-      '###### 6. Follow-up and Prevention — next steps',
+      '# 0. Executive triage card',
+      '## 🧭 1. Problem Statement (prod)',
+      '### **2. Assessment & Findings**',
+      '#### 3. root cause analysis ####',
+      'Remediation Plan is discussed below, but not as a heading.',
+      '## 5. Proof of Work',
+      '###### 6. Supporting Evidence — logs and kubectl output',
     ].join('\n');
-    expect(missingSections(md, DEFAULT_REPORT_SECTIONS)).toEqual(['4. Root Cause']);
+    expect(missingSections(md, DEFAULT_REPORT_SECTIONS)).toEqual(['4. Remediation Plan']);
   });
 
   it('does not count text outside headings or headings with a different start', () => {

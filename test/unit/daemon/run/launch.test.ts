@@ -6,17 +6,20 @@ import {
   providerSettings,
   writeInvocationFiles,
 } from '../../../../src/daemon/run/launch.js';
-import { containerLayout, hostLayout } from '../../../../src/daemon/run/layout.js';
+import { containerLayout, hostLayout, skillMounts } from '../../../../src/daemon/run/layout.js';
 import { TailBuffer } from '../../../../src/daemon/run/output.js';
 import type { AgentInvocation } from '../../../../src/agents/types.js';
 import { tempDir, testConfig } from '../../../support/runs.js';
 
-const adapter = { skillsDirs: ['.gemini/skills', '.agents/skills'], writableHomeDirs: ['.gemini'] };
-const skills = {
-  sources: [{ name: 'k8s4agents', scope: 'project' as const, dir: '/cache/k8s4agents/abc', commit: 'abc' }],
-  unavailable: [],
-  release: () => undefined,
+const adapter = {
+  skillsDirs: ['.gemini/skills', '.claude/skills'],
+  listsSkills: true,
+  writableHomeDirs: ['.gemini'],
 };
+const skills = [
+  { hostDir: '/cache/k8s4agents/abc/skills/k8s-troubleshooter', dirName: 'k8s-troubleshooter' },
+  { hostDir: '/cache/team/def/helm-debug', dirName: 'helm-debug' },
+];
 
 describe('launch helpers', () => {
   let root: { dir: string; cleanup: () => Promise<void> };
@@ -34,7 +37,7 @@ describe('launch helpers', () => {
     files,
   });
 
-  it('mounts each skills source read-only under every skills dir of the adapter, and HOME files at their place', async () => {
+  it('lays out each skill in its own folder, read-only, under every skills dir of the adapter, and HOME files at their place', async () => {
     const config = testConfig(root.dir);
     const bundleDir = path.join(root.dir, 'ws', '.triage', 'runs', 'r1');
     const layout = containerLayout({
@@ -44,14 +47,38 @@ describe('launch helpers', () => {
       runId: 'r1',
       bundleDir,
       adapter,
-      skills,
     });
-    expect(layout.mounts.filter((m) => m.source === '/cache/k8s4agents/abc')).toEqual([
-      { source: '/cache/k8s4agents/abc', target: '/home/agent/.gemini/skills/k8s4agents', readOnly: true },
-      { source: '/cache/k8s4agents/abc', target: '/home/agent/.agents/skills/k8s4agents', readOnly: true },
+    expect(skillMounts(layout.paths.home, adapter, skills)).toEqual([
+      {
+        source: '/cache/k8s4agents/abc/skills/k8s-troubleshooter',
+        target: '/home/agent/.gemini/skills/k8s-troubleshooter',
+        readOnly: true,
+      },
+      {
+        source: '/cache/team/def/helm-debug',
+        target: '/home/agent/.gemini/skills/helm-debug',
+        readOnly: true,
+      },
+      {
+        source: '/cache/k8s4agents/abc/skills/k8s-troubleshooter',
+        target: '/home/agent/.claude/skills/k8s-troubleshooter',
+        readOnly: true,
+      },
+      {
+        source: '/cache/team/def/helm-debug',
+        target: '/home/agent/.claude/skills/helm-debug',
+        readOnly: true,
+      },
     ]);
     expect(layout.view.skillsDir).toBe('/home/agent/.gemini/skills');
-    expect(layout.tmpfs).toEqual(['/home/agent', '/tmp', '/home/agent/.gemini']);
+    expect(layout.view.skillsListedByCli).toBe(true);
+    // The skills folder the prompt names exists even with no skill in it.
+    expect(layout.tmpfs).toEqual([
+      '/home/agent',
+      '/tmp',
+      '/home/agent/.gemini',
+      '/home/agent/.gemini/skills',
+    ]);
 
     const mounts = await writeInvocationFiles(
       invocation([
@@ -80,7 +107,6 @@ describe('launch helpers', () => {
       runId: 'r2',
       bundleDir: path.join(root.dir, 'b'),
       adapter,
-      skills,
       tmpDir: root.dir,
     });
     expect(layout.paths.home).toBe(path.join(root.dir, 'triage-runner-home-r2'));
@@ -102,7 +128,6 @@ describe('launch helpers', () => {
       runId: 'r3',
       bundleDir: root.dir,
       adapter,
-      skills,
       tmpDir: root.dir,
     });
     await expect(
