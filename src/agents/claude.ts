@@ -6,12 +6,13 @@ import type {
   AgentOutcome,
   AgentRunOutput,
   InvocationInput,
+  ToolDenial,
 } from './types.js';
 import { field, findJsonObject, num } from './shared/json.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
+import { claudePermissionArgs } from './shared/permissions.js';
 
-/** Tools pre-approved for the unattended run; everything else is denied (`--permission-mode dontAsk`). */
-export const CLAUDE_ALLOWED_TOOLS = ['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'TodoWrite', 'Skill'];
+export { CLAUDE_ALLOWED_TOOLS } from './shared/permissions.js';
 export const CLAUDE_SYSTEM_PROMPT_FILE = 'system-prompt.md';
 
 function buildInvocation(input: InvocationInput): AgentInvocation {
@@ -27,7 +28,7 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     // process engine inside a pod may); dontAsk with an explicit allow-list works as any user.
     '--permission-mode',
     'dontAsk',
-    `--allowedTools=${CLAUDE_ALLOWED_TOOLS.join(',')}`,
+    ...claudePermissionArgs(input.permissions),
   ];
   if (input.model) args.push('--model', input.model);
   args.push(...input.extraArgs);
@@ -100,6 +101,19 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
   return makeOutcome('claude', output, { ...common, status: 'succeeded' });
 }
 
+/** The result's `permission_denials`: the tool calls Claude Code refused by its permission rules. */
+function deniedCalls(output: AgentRunOutput): ToolDenial[] {
+  const result = findJsonObject(output.stdout);
+  const denials = result?.permission_denials;
+  if (!Array.isArray(denials)) return [];
+  return denials.flatMap((d: unknown): ToolDenial[] => {
+    const tool = field(d, 'tool_name');
+    if (typeof tool !== 'string') return [];
+    const command = field(field(d, 'tool_input'), 'command');
+    return [typeof command === 'string' ? { tool, command } : { tool }];
+  });
+}
+
 export const claude: AgentAdapter = {
   id: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
@@ -109,4 +123,5 @@ export const claude: AgentAdapter = {
   authSecrets: () => ['ANTHROPIC_API_KEY'],
   buildInvocation,
   parseOutput,
+  deniedCalls,
 };

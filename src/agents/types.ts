@@ -1,5 +1,5 @@
 import type { AgentName } from '../config/schema.js';
-import type { PreloadPlacement, PromptParts } from '../shared/types.js';
+import type { PreloadPlacement, PromptParts, ToolPermissions } from '../shared/types.js';
 
 // An agent adapter is mostly data: what to run for one CLI and how to read what it printed.
 // It never starts processes or containers itself; the run pipeline in daemon/ joins it to an engine.
@@ -31,6 +31,8 @@ export interface InvocationInput {
   };
   /** Secret variables (API keys) available to hand to the agent; the adapter picks the ones its CLI uses. */
   secrets: Record<string, string>;
+  /** The persona's tool policy, for the CLI's own permission settings (src/agents/shared/permissions.ts). */
+  permissions?: ToolPermissions;
 }
 
 /** A file the adapter needs inside the agent's environment, written by the pipeline before launch. */
@@ -78,6 +80,14 @@ export interface AgentOutcome {
   finalMessage?: string;
 }
 
+/** A tool call the CLI refused by its own permission rules, as its output reports it. */
+export interface ToolDenial {
+  /** The CLI's tool name (`Bash`). */
+  tool: string;
+  /** The command line, for a shell tool. */
+  command?: string;
+}
+
 export interface AgentAdapter {
   id: AgentName;
   /** The npm package of the CLI, when it has one. */
@@ -95,4 +105,6 @@ export interface AgentAdapter {
   authSecrets?(providers: { gooseProvider?: string }): readonly string[];
   buildInvocation(input: InvocationInput): AgentInvocation;
   parseOutput(output: AgentRunOutput): AgentOutcome;
+  /** Tool calls the CLI refused itself (its permission rules), when its output lists them. */
+  deniedCalls?(output: AgentRunOutput): ToolDenial[];
 }

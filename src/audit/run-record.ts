@@ -41,6 +41,15 @@ export const runResultSchema = z.looseObject({
   adopted: z.boolean().optional(),
   firstOutputAt: z.string().optional(),
   firstOutputMs: z.number().optional(),
+  /** The agent's cluster calls: how they were guarded, how many, how many refused, and the call log. */
+  kubectl: z
+    .object({
+      guard: z.enum(['broker', 'off', 'unavailable']),
+      calls: z.number(),
+      refused: z.number(),
+      log: z.string().optional(),
+    })
+    .optional(),
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 

@@ -575,3 +575,29 @@ export function splitCommandLine(line: string): string[] | undefined {
   if (inWord) words.push(word);
   return words;
 }
+
+/** One command kubectl has: its verb, a subcommand when it has them, and how a plain call of it is classified. */
+export interface KubectlCatalogEntry {
+  verb: string;
+  subcommand?: string;
+  category: KubectlCategory;
+}
+
+/**
+ * Every verb and subcommand this parser knows, classified as a call without flags would be. Tool
+ * permission rules that CLIs match by command prefix (`kubectl delete`) are derived from it.
+ */
+export function kubectlCatalog(): KubectlCatalogEntry[] {
+  const out: KubectlCatalogEntry[] = [];
+  for (const verb of KNOWN_VERBS) {
+    const sub = SUBCOMMANDS[verb];
+    if (ACCESS_VERBS.has(verb)) out.push({ verb, category: 'workload-access' });
+    else if (MUTATE_VERBS.has(verb)) out.push({ verb, category: 'mutate' });
+    else if (READ_VERBS.has(verb) || BARE_READS.has(verb)) out.push({ verb, category: 'read' });
+    else if (!sub) out.push({ verb, category: 'unknown' });
+    for (const subcommand of sub?.all ?? []) {
+      out.push({ verb, subcommand, category: sub?.read.includes(subcommand) ? 'read' : 'mutate' });
+    }
+  }
+  return out;
+}

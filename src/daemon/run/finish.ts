@@ -43,13 +43,14 @@ export async function collectRun(
   const started = performance.now();
   const { supervised, output } = input;
   const { exit } = supervised;
-  let outcome: AgentOutcome = adapter.parseOutput({
+  const runOutput = {
     exitCode: exit.exitCode,
     signal: exit.signal,
     timedOut: supervised.timedOut,
     stdout: output.stdout.text(),
     stderr: output.stderr.text(),
-  });
+  };
+  let outcome: AgentOutcome = adapter.parseOutput(runOutput);
   // The exit code is never masked, whatever the adapter read.
   outcome = { ...outcome, exitCode: exit.exitCode };
   // The report is the artifact people share: known secret values and token shapes are scrubbed from it.
@@ -77,6 +78,8 @@ export async function collectRun(
     ...(engineError ? { engineError } : {}),
   });
   const answer = answerOf(outcome);
+  // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
+  const kubectl = await ctx.guard?.finish(adapter.deniedCalls?.(runOutput) ?? []);
   const result = buildResult({
     verdict: v,
     outcome,
@@ -105,6 +108,7 @@ export async function collectRun(
           }
         : {}),
       ...(input.adopted ? { adopted: true } : {}),
+      ...(kubectl ? { kubectl } : {}),
     },
   });
   await writeRunResult(bundle, result);

@@ -3,6 +3,7 @@ import { RUN_FILES, RunBundle } from '../../audit/bundle.js';
 import { prepareContext, type PreparedContext } from '../../context/prepare.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
 import type { PipelineEnv, RunContext } from './context.js';
+import { planGuard } from './kubectl-guard.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, type RunLayout } from './layout.js';
 
 // Prepare: the run bundle, the skills snapshot, where the agent sees things, the triage script and
@@ -40,16 +41,34 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     unavailable: snapshot.unavailable,
   });
 
-  const layout = runLayout({
+  const guard = await planGuard({
     config,
+    engine,
+    bundleDir: bundle.dir,
+    workspaceDir: request.workspace.dir,
+    runId: request.runId,
+    agent: ctx.agent,
+    incident: request.workspace.incident,
+    env: env.env,
+    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
+    redact: (text) => env.redactor.redact(text),
+    audit,
+    now: env.now,
+  });
+  ctx.guard = guard;
+  const agentPath = [...guard.pathPrepend, ...(overrides.pathPrepend ?? [])];
+  const layout = runLayout({
+    // With the kubectl guard the kubeconfig stays with the daemon: the agent's view is built without it.
+    config: guard.withholdKubeconfig ? { ...config, kubeconfig: undefined } : config,
     placement: engine.placement,
     workspaceDir: request.workspace.dir,
     runId: request.runId,
     bundleDir: bundle.dir,
     adapter,
     skills: snapshot,
-    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend, basePath: env.env.PATH } : {}),
+    ...(agentPath.length > 0 ? { pathPrepend: agentPath, basePath: env.env.PATH } : {}),
   });
+  await guard.install(layout.view.runDir);
   ctx.hostHome = layout.hostHome;
   await prepareWritable(
     { output: path.join(request.workspace.dir, OUTPUT_DIR), bundle: bundle.dir },
