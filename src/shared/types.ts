@@ -64,7 +64,7 @@ export const AGENT_TOOLS = [
 export type AgentTool = (typeof AGENT_TOOLS)[number];
 
 /**
- * A persona's tool policy as every CLI can be told it (src/kubectl/permissions.ts derives it from the
+ * A persona's tool policy as every CLI can be told it (src/kubectl/policy/permissions.ts derives it from the
  * persona's helpers.yaml): the built-in tools allowed and denied, and shell commands refused by word
  * prefix. Each adapter applies what its CLI supports; the kubectl guard enforces the rest.
  */

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexRulesFile } from '../../src/agents/shared/permissions.js';
-import { toolPermissions } from '../../src/kubectl/permissions.js';
-import { loadToolPolicy } from '../../src/kubectl/policy.js';
+import { toolPermissions } from '../../src/kubectl/policy/permissions.js';
+import { loadToolPolicy } from '../../src/kubectl/policy/policy.js';
 import { requireCli } from '../support/agent-clis.js';
 import { REPO_ROOT, tempDir } from '../support/runs.js';
 

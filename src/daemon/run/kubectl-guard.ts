@@ -3,13 +3,13 @@ import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
 import { triageEnv } from '../../context/triage.js';
 import type { Engine } from '../../engines/types.js';
-import { startBroker, type RunningBroker } from '../../kubectl/broker.js';
-import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/calls.js';
+import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
+import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
-import { installGuard } from '../../kubectl/install-guard.js';
+import { installGuard } from '../../kubectl/broker/install-guard.js';
 import { parseKubectl, splitCommandLine } from '../../kubectl/parse.js';
-import { toolPermissions } from '../../kubectl/permissions.js';
-import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy.js';
+import { toolPermissions } from '../../kubectl/policy/permissions.js';
+import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
 import type { AuditFn } from './context.js';
 

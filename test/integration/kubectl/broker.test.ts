@@ -7,10 +7,10 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startBroker, type RunningBroker } from '../../../src/kubectl/broker.js';
-import { CLUSTER_CALLS_FILE, CallLog, readCallLog } from '../../../src/kubectl/calls.js';
-import { installGuard } from '../../../src/kubectl/install-guard.js';
-import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy.js';
+import { startBroker, type RunningBroker } from '../../../src/kubectl/broker/broker.js';
+import { CLUSTER_CALLS_FILE, CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { installGuard } from '../../../src/kubectl/broker/install-guard.js';
+import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy/policy.js';
 import { until } from '../../support/cli-daemon.js';
 import { tempDir } from '../../support/runs.js';
 

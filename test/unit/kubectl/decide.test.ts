@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decideCall } from '../../../src/kubectl/decide.js';
+import { decideCall } from '../../../src/kubectl/policy/decide.js';
 import { splitCommandLine } from '../../../src/kubectl/parse.js';
-import { compilePolicy, parseHelpers } from '../../../src/kubectl/policy.js';
+import { compilePolicy, parseHelpers } from '../../../src/kubectl/policy/policy.js';
 
 // A policy that allows every kubectl call: what is still refused is the guard's own rule.
 const everything = compilePolicy(parseHelpers("include: ['kubectl *']\n", 'h.yaml'), 'open', 'h.yaml');

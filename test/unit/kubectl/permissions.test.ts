@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deniedCommands, toolPermissions } from '../../../src/kubectl/permissions.js';
-import { compilePolicy, loadToolPolicy, parseHelpers } from '../../../src/kubectl/policy.js';
+import { deniedCommands, toolPermissions } from '../../../src/kubectl/policy/permissions.js';
+import { compilePolicy, loadToolPolicy, parseHelpers } from '../../../src/kubectl/policy/policy.js';
 import { REPO_ROOT } from '../../support/runs.js';
 
 const shipped = () => loadToolPolicy(path.join(REPO_ROOT, 'configs/personas'), 'kubernetes-sre');

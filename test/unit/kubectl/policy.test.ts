@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decideCall } from '../../../src/kubectl/decide.js';
+import { decideCall } from '../../../src/kubectl/policy/decide.js';
 import { splitCommandLine } from '../../../src/kubectl/parse.js';
 import {
   DEFAULT_HELPERS,
@@ -12,7 +12,7 @@ import {
   parseHelpers,
   toolAllowed,
   type ToolPolicy,
-} from '../../../src/kubectl/policy.js';
+} from '../../../src/kubectl/policy/policy.js';
 import { REPO_ROOT, tempDir } from '../../support/runs.js';
 
 const PERSONAS = path.join(REPO_ROOT, 'configs/personas');

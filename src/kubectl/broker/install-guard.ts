@@ -1,8 +1,8 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shellQuote } from './parse.js';
-import { SOCKET_ENV } from './guard/client.js';
+import { shellQuote } from '../parse.js';
+import { SOCKET_ENV } from '../guard/client.js';
 
 // Writes the guard's `kubectl` into a folder the run puts first on the agent's PATH: an sh wrapper that
 // names the run's broker socket, and the client (three small ES modules using node builtins only), so
@@ -29,7 +29,7 @@ export interface GuardInstallOptions {
 }
 
 async function moduleSource(name: string): Promise<string> {
-  const dir = path.join(HERE, 'guard');
+  const dir = path.join(HERE, '..', 'guard');
   if (COMPILED) return readFile(path.join(dir, `${name}.js`), 'utf8');
   const ts = await import('typescript');
   const source = await readFile(path.join(dir, `${name}.ts`), 'utf8');

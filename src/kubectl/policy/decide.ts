@@ -1,5 +1,5 @@
-import { redactArgv } from './flags.js';
-import { parseKubectl, type KubectlCommand } from './parse.js';
+import { redactArgv } from '../flags.js';
+import { parseKubectl, type KubectlCommand } from '../parse.js';
 import { decide, kubectlNames, type ToolPolicy } from './policy.js';
 
 // What the kubectl guard does with one call: the rules no persona can lift (the daemon's credentials

@@ -3,10 +3,10 @@ import { closeSync, openSync, constants as fsConstants } from 'node:fs';
 import { chmod, chown, lstat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { runProcessGroup, type GroupResult } from '../util/process-group.js';
+import { runProcessGroup, type GroupResult } from '../../util/process-group.js';
 import type { ClusterCallRecord } from './calls.js';
-import { decideCall, type CallDecision } from './decide.js';
-import { redactArgv } from './flags.js';
+import { decideCall, type CallDecision } from '../policy/decide.js';
+import { redactArgv } from '../flags.js';
 import {
   FRAME_STDERR,
   FRAME_STDOUT,
@@ -15,8 +15,8 @@ import {
   encodeFrame,
   exitFrame,
   type GuardRequest,
-} from './guard/protocol.js';
-import type { ToolPolicy } from './policy.js';
+} from '../guard/protocol.js';
+import type { ToolPolicy } from '../policy/policy.js';
 
 // The kubectl broker of one run: a unix socket the daemon listens on, which the guard's `kubectl`
 // (the agent's) connects to. Each call is decided with the shared parser and the persona's policy; an

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { Minimatch } from 'minimatch';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { AGENT_TOOLS, type AgentTool } from '../shared/types.js';
-import type { KubectlCommand } from './parse.js';
+import { AGENT_TOOLS, type AgentTool } from '../../shared/types.js';
+import type { KubectlCommand } from '../parse.js';
 
 // A persona's tool policy: `helpers.yaml` next to its PERSONA.md says which helpers the persona may
 // use, as glob patterns over helper names (the seed's include/exclude, with categories naming groups of

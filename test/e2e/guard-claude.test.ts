@@ -1,0 +1,159 @@
+// Acceptance for the kubectl guard with the REAL Claude Code CLI: `triage-runner daemon --engine
+// process --agent claude`, with a scripted model behind a local Anthropic API, has Claude's Bash tool
+// run `kubectl delete pod`, `kubectl get pods` and a delete spelled with the flags first. Claude's own
+// permission rules (--disallowedTools, from the persona's helpers.yaml) refuse the first, the second
+// passes through the guard and the broker to a daemon-side stand-in for kubectl, and the broker refuses
+// the third, which the CLI's prefix rule does not catch. Every call is in the bundle and result.json.
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
+import { requireCli } from '../support/agent-clis.js';
+import { dropIncident, startCliDaemon, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';
+import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../support/guard.js';
+import { startScriptedModel, type ScriptedModel } from '../support/providers/scripted-anthropic.js';
+
+const cli = requireCli('claude');
+const API_KEY = 'sk-ant-e2e-guard-0123456789abcdef';
+const INCIDENT_ID = 'e2e-guard-1';
+
+const REPORT = `# Report
+
+## Summary
+web-1 crash-loops; the pods table from the cluster:
+
+{{result 2}}
+
+## Root Cause
+Not established in this scripted run.
+`;
+
+/** The tool results in the longest conversation the model was sent, in order. */
+function toolResults(model: ScriptedModel): string[] {
+  let best: string[] = [];
+  for (const req of model.requests) {
+    if (!req.url.startsWith('/v1/messages')) continue;
+    let body: { messages?: { content?: unknown }[] };
+    try {
+      body = JSON.parse(req.body) as typeof body;
+    } catch {
+      continue;
+    }
+    const results: string[] = [];
+    for (const m of body.messages ?? []) {
+      if (!Array.isArray(m.content)) continue;
+      for (const block of m.content as { type?: string; content?: unknown }[]) {
+        if (block.type !== 'tool_result') continue;
+        const c = block.content;
+        results.push(
+          typeof c === 'string'
+            ? c
+            : Array.isArray(c)
+              ? (c as { text?: string }[]).map((b) => b.text ?? '').join('')
+              : '',
+        );
+      }
+    }
+    if (results.length > best.length) best = results;
+  }
+  return best;
+}
+
+describe.skipIf(!cli)('kubectl guard with the real Claude CLI (process engine)', () => {
+  let fx: GuardFixture;
+  let model: ScriptedModel;
+  let daemon: CliDaemon | undefined;
+
+  beforeAll(async () => {
+    fx = await guardFixture('triage-e2e-guard-');
+    model = await startScriptedModel(
+      new Map([
+        [
+          INCIDENT_ID,
+          {
+            steps: [
+              { bash: 'kubectl delete pod web-1 -n shop; echo "delete exit=$?"' },
+              { bash: 'kubectl get pods -n shop; echo "get exit=$?"' },
+              { bash: 'kubectl -n shop delete pod web-1; echo "flags-first delete exit=$?"' },
+              { write_report: REPORT },
+            ],
+            answer: 'Hypothesis: web-1 crash-loops (confidence low). First action: read its previous logs.',
+          },
+        ],
+      ]),
+    );
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+    await model?.close();
+    await fx?.root.cleanup();
+  });
+
+  it('refuses both deletes (Claude rule, then the guard), passes the get to the daemon-side kubectl and records all three', async () => {
+    const { root, real, kubeconfig } = fx;
+    const incidents = path.join(root.dir, 'incidents');
+    await mkdir(incidents, { recursive: true });
+    daemon = await startCliDaemon({
+      dir: root.dir,
+      config: {
+        workspaces_root: incidents,
+        agent: {
+          command: cli,
+          model: 'sonnet',
+          timeout: '3m',
+          min_report_bytes: 40,
+          report_sections: ['Summary', 'Root Cause'],
+        },
+        providers: { anthropic_base_url: model.url },
+        kubeconfig,
+        kubectl: { command: real.command },
+      },
+      args: ['--engine', 'process', '--agent', 'claude'],
+      env: {
+        PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+        HOME: root.dir,
+        ANTHROPIC_API_KEY: API_KEY,
+      },
+    });
+    const ws = path.join(incidents, 'crashloop-web-1');
+    await dropIncident(ws, {
+      incidentId: INCIDENT_ID,
+      cluster: 'prod-1',
+      namespace: 'shop',
+      resource: { apiVersion: 'v1', kind: 'Pod', name: 'web-1', namespace: 'shop' },
+      faultType: 'CrashLoop',
+      severity: 'high',
+      timestamp: '2026-11-23T01:00:00Z',
+    });
+    const { state, bundle, result = {} } = await waitForFinalRun(ws, 150_000, daemon.tail);
+    expect(state.state, `${JSON.stringify(result)} ${daemon.tail()}`).toBe('succeeded');
+
+    // What Claude's Bash tool returned: its own refusal, the table from the daemon side, the guard's refusal.
+    const [denied, got, refused] = toolResults(model);
+    expect(denied).toBe(
+      'Permission to use Bash with command kubectl delete pod web-1 -n shop; echo "delete exit=$?" has been denied.',
+    );
+    expect(got).toBe(`${FAKE_PODS_TABLE}get exit=0`);
+    expect(refused).toContain('kubectl guard: refused `kubectl delete pods/web-1 --namespace=shop`');
+    expect(refused).toContain('flags-first delete exit=1');
+    expect(await readFile(path.join(ws, 'output', 'investigation.md'), 'utf8')).toContain('CrashLoopBackOff');
+
+    // Only the get reached the daemon's kubectl.
+    expect(await real.calls()).toEqual([`get pods -n shop | KUBECONFIG=${kubeconfig} TRIAGE_STAGE=agent`]);
+    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    expect(records.map((r) => [r.by, r.decision, r.normalized, r.category])).toEqual([
+      ['guard', 'allowed', 'get pods --namespace=shop', 'read'],
+      ['guard', 'refused', 'delete pods/web-1 --namespace=shop', 'mutate'],
+      ['cli', 'refused', 'delete pods/web-1 --namespace=shop', 'mutate'],
+    ]);
+    expect(records[2]?.rule).toBe('claude permission rules');
+    expect(result.kubectl).toEqual({ guard: 'broker', calls: 3, refused: 2, log: CLUSTER_CALLS_FILE });
+    const audit = (await readFile(path.join(ws, '.triage', 'audit.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.type === 'kubectl_refused');
+    expect(audit.map((e) => e.by)).toEqual(['guard', 'cli']);
+  });
+});
