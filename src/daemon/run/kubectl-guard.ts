@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
@@ -11,7 +12,7 @@ import { parseKubectl, splitCommandLine } from '../../kubectl/parse.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
-import type { AuditFn } from './context.js';
+import type { AuditFn, PipelineEnv, RunContext } from './context.js';
 
 // The kubectl guard of one run, joined to the pipeline: the persona's tool policy (for the CLI's own
 // permission settings and for the broker), the guard's `kubectl` first on the agent's PATH, the
@@ -103,6 +104,39 @@ export function denialRecord(denial: ToolDenial, at: Date, agent: string): Clust
   }
   const shown = denial.command !== undefined ? `${denial.tool}: ${text.slice(0, 500)}` : denial.tool;
   return { ...base, tool: 'kubectl', argv: [], normalized: shown, category: 'unknown' };
+}
+
+/** The guard of the run in `ctx` (prepare and adoption build it the same way). */
+export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
+  const { request, bundle, engine } = ctx;
+  if (!bundle || !engine) throw new Error('kubectl guard before the bundle and engine exist');
+  const pathPrepend = request.overrides?.pathPrepend;
+  return planGuard({
+    config: env.config,
+    engine,
+    bundleDir: bundle.dir,
+    workspaceDir: request.workspace.dir,
+    runId: request.runId,
+    agent: ctx.agent,
+    incident: request.workspace.incident,
+    env: env.env,
+    ...(pathPrepend ? { pathPrepend } : {}),
+    redact: (text) => env.redactor.redact(text),
+    audit: ctx.audit,
+    now: env.now,
+  });
+}
+
+/**
+ * The guard of a run a dead daemon launched: its broker listens again on the same socket, which the
+ * agent still sees in its run folder, and the call log goes on. Undefined when the run had no guard.
+ */
+export async function resumeGuard(env: PipelineEnv, ctx: RunContext): Promise<RunGuard | undefined> {
+  const dir = ctx.bundle ? path.join(ctx.bundle.dir, GUARD_DIR) : undefined;
+  if (!dir || !(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
+  const guard = await guardFor(env, ctx);
+  await guard.start();
+  return guard;
 }
 
 /** The run's guard: loads the persona's policy (throws ToolPolicyError for a broken helpers.yaml). */

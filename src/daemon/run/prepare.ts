@@ -3,7 +3,7 @@ import { RUN_FILES, RunBundle } from '../../audit/bundle.js';
 import { prepareContext, type PreparedContext } from '../../context/prepare.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
 import type { PipelineEnv, RunContext } from './context.js';
-import { planGuard } from './kubectl-guard.js';
+import { guardFor } from './kubectl-guard.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, type RunLayout } from './layout.js';
 
 // Prepare: the run bundle, the skills snapshot, where the agent sees things, the triage script and
@@ -41,20 +41,7 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     unavailable: snapshot.unavailable,
   });
 
-  const guard = await planGuard({
-    config,
-    engine,
-    bundleDir: bundle.dir,
-    workspaceDir: request.workspace.dir,
-    runId: request.runId,
-    agent: ctx.agent,
-    incident: request.workspace.incident,
-    env: env.env,
-    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
-    redact: (text) => env.redactor.redact(text),
-    audit,
-    now: env.now,
-  });
+  const guard = await guardFor(env, ctx);
   ctx.guard = guard;
   const agentPath = [...guard.pathPrepend, ...(overrides.pathPrepend ?? [])];
   const layout = runLayout({

@@ -276,7 +276,12 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
       // The client keeps its side open while it waits: its end means it went away (Ctrl-C, a tool
       // timeout, killed), which stops its kubectl.
       if (started) abort.abort();
-      else begin(buffered.length ? decodeRequest(buffered.toString('utf8')) : 'empty request');
+      // A connection that sent nothing asked for nothing (a probe): no call, no record.
+      else if (buffered.length === 0) {
+        started = true;
+        socket.destroy();
+        end();
+      } else begin(decodeRequest(buffered.toString('utf8')));
     });
     socket.on('close', () => abort.abort());
   };

@@ -51,22 +51,28 @@ export class CallLog {
 
   /**
    * Opens `file` for appending without following a symlink at its place; it must be a regular file
-   * (created when missing, kept when a daemon takes over a run).
+   * (created when missing, kept and counted when a daemon takes over a run).
    */
   static async open(file: string, redact: (text: string) => string = (t) => t): Promise<CallLog> {
-    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+    const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
     const handle = await open(file, flags, 0o644);
     const info = await handle.stat();
     if (!info.isFile()) {
       await handle.close();
       throw new Error(`${file} is not a regular file; remove it so the run can record its cluster calls`);
     }
-    return new CallLog(file, handle, redact);
+    const log = new CallLog(file, handle, redact);
+    for (const record of parseCallLog(await handle.readFile('utf8')).records) log.count(record);
+    return log;
+  }
+
+  private count(record: Pick<ClusterCallRecord, 'decision'>): void {
+    this.counts.calls++;
+    if (record.decision === 'refused') this.counts.refused++;
   }
 
   async append(record: ClusterCallRecord): Promise<void> {
-    this.counts.calls++;
-    if (record.decision === 'refused') this.counts.refused++;
+    this.count(record);
     if (this.closed) return;
     await this.handle.write(`${this.redact(JSON.stringify(record))}\n`);
   }
@@ -86,7 +92,10 @@ export class CallLog {
 export async function readCallLog(
   file: string,
 ): Promise<{ records: ClusterCallRecord[]; unreadable: number }> {
-  const text = await readFile(file, 'utf8').catch(() => '');
+  return parseCallLog(await readFile(file, 'utf8').catch(() => ''));
+}
+
+function parseCallLog(text: string): { records: ClusterCallRecord[]; unreadable: number } {
   const records: ClusterCallRecord[] = [];
   let unreadable = 0;
   for (const line of text.split('\n')) {
