@@ -6,19 +6,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditLog } from '../../../src/audit/log.js';
 import { runDirOf } from '../../../src/audit/bundle.js';
 import { readRunResult } from '../../../src/audit/run-record.js';
 import { BROKER_SOCKET } from '../../../src/daemon/run/kubectl-guard.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
-import { createProcessEngine } from '../../../src/engines/process.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { Redactor } from '../../../src/log/redact.js';
 import { until } from '../../support/cli-daemon.js';
 import { guardFixture, type GuardFixture } from '../../support/guard.js';
-import { REPO_ROOT, emptySkills, fakeAdapter, makeWorkspace } from '../../support/runs.js';
-import { guardOrphanConfig } from './fixtures/guard-orphan.js';
+import { REPO_ROOT, makeWorkspace } from '../../support/runs.js';
+import { guardOrphanConfig, guardOrphanExecutor } from './fixtures/guard-orphan.js';
 
 const canConnect = (socket: string) =>
   new Promise<boolean>((resolve) => {
@@ -72,17 +68,7 @@ describe('kubectl guard across a daemon restart', () => {
     expect(await canConnect(socket)).toBe(false);
 
     const config = guardOrphanConfig(fx.root.dir, fx.real.command);
-    const executor = createRunExecutor({
-      config,
-      log: silentLogger(),
-      redactor: new Redactor(),
-      secrets: {},
-      audit: new AuditLog(),
-      env: { PATH: process.env.PATH },
-      engine: createProcessEngine(config, silentLogger()),
-      skills: emptySkills(),
-      agents: () => fakeAdapter('sh'),
-    });
+    const executor = guardOrphanExecutor(config);
     const adopted = executor.adopt({
       workspace,
       runId,
