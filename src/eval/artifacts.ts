@@ -97,7 +97,7 @@ async function guardRefusals(runDir: string, problems: string[]): Promise<Kubect
   if (unreadable > 0)
     problems.push(`${CLUSTER_CALLS_FILE} has ${unreadable} lines that are not call records`);
   return records
-    .filter((r) => r.decision === 'refused')
+    .filter((r) => r.decision === 'refused' && r.tool === 'kubectl')
     .map((r): KubectlCallRecord => ({
       at: r.at,
       stage: 'agent',

@@ -8,7 +8,7 @@ import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js'
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
-import { parseKubectl, splitCommandLine } from '../../kubectl/parse.js';
+import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
@@ -78,8 +78,11 @@ function socketOwner(user: string, getuid: () => number): { uid: number; gid: nu
 
 const SHELL_OPERATOR = /;|&&|\|\||\||\n/;
 
-/** A CLI's refusal as a call record: the kubectl command in it parsed where there is one. */
-export function denialRecord(denial: ToolDenial, at: Date, agent: string): ClusterCallRecord {
+/**
+ * A CLI's refusal of a cluster call as a call record: the first kubectl or helm command in its shell
+ * text (a kubectl one parsed); undefined for a refusal that touched no cluster tool.
+ */
+export function denialRecord(denial: ToolDenial, at: Date, agent: string): ClusterCallRecord | undefined {
   const base = {
     at: at.toISOString(),
     by: 'cli' as const,
@@ -96,14 +99,17 @@ export function denialRecord(denial: ToolDenial, at: Date, agent: string): Clust
     if (!words) continue;
     // Leading `VAR=value` assignments (`KUBECONFIG=/tmp/x kubectl …`) are not the command.
     const start = words.findIndex((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
-    const program = start === -1 ? undefined : words[start];
-    if (!program || path.posix.basename(program) !== 'kubectl') continue;
+    const tool = start === -1 ? undefined : path.posix.basename(words[start] ?? '');
+    if (tool !== 'kubectl' && tool !== 'helm') continue;
     const argv = redactArgv(words.slice(start + 1));
+    if (tool === 'helm') {
+      const normalized = argv.map(shellQuote).join(' ');
+      return { ...base, tool, argv, normalized, category: 'unknown' };
+    }
     const cmd = parseKubectl(argv);
-    return { ...base, tool: 'kubectl', argv, normalized: cmd.normalized, category: cmd.category };
+    return { ...base, tool, argv, normalized: cmd.normalized, category: cmd.category };
   }
-  const shown = denial.command !== undefined ? `${denial.tool}: ${text.slice(0, 500)}` : denial.tool;
-  return { ...base, tool: 'kubectl', argv: [], normalized: shown, category: 'unknown' };
+  return undefined;
 }
 
 /** The guard of the run in `ctx` (prepare and adoption build it the same way). */
@@ -156,7 +162,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     if (record.decision === 'refused') {
       await input.audit('kubectl_refused', {
         by: record.by,
-        command: `kubectl ${record.normalized}`,
+        command: `${record.tool} ${record.normalized}`,
         category: record.category,
         rule: record.rule,
       });
@@ -217,7 +223,10 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
         );
       }
       await broker?.stop();
-      for (const denial of denials) await onCall(denialRecord(denial, at, input.agent));
+      for (const denial of denials) {
+        const record = denialRecord(denial, at, input.agent);
+        if (record) await onCall(record);
+      }
       const totals = log?.totals() ?? { calls: 0, refused: 0 };
       await stop();
       return {

@@ -11,10 +11,11 @@ export const CLUSTER_CALLS_FILE = 'cluster-calls.jsonl';
 
 export interface ClusterCallRecord {
   at: string;
-  tool: 'kubectl';
+  /** kubectl; helm only in the CLI's own refusals (the guard brokers kubectl). */
+  tool: 'kubectl' | 'helm';
   /** Who decided: the kubectl guard (the broker), or the agent CLI's own permission rules. */
   by: 'guard' | 'cli';
-  /** Arguments after `kubectl`, credential flag values redacted. */
+  /** Arguments after the tool's name, credential flag values redacted. */
   argv: string[];
   /** The command as the shared parser normalises it (redacted), or the shell text a CLI refused. */
   normalized: string;
