@@ -405,6 +405,11 @@ const RAW_METHODS: Record<string, RawMethod> = {
 };
 
 const isSecretsPath = (p: string) => /\/secrets(\/|\?|$)/.test(p.split('?')[0] ?? '') || /\/secrets$/.test(p);
+/** A path through the API server's proxy to a pod, service or node: a request the workload answers, not the API. */
+const isProxyPath = (p: string) => {
+  const bare = p.split('?')[0] ?? '';
+  return /\/(pods|services|nodes)\/[^/]+\/proxy(\/|$)/.test(bare) || /^\/api\/v1\/proxy(\/|$)/.test(bare);
+};
 
 interface Verdict {
   category: KubectlCategory;
@@ -443,6 +448,12 @@ function categorize(cmd: Omit<KubectlCommand, 'category' | 'readOnly' | 'reason'
     const { method, path } = cmd.raw;
     if (method === 'GET' && isSecretsPath(path))
       return { category: 'secret-read', readOnly: false, reason: `raw GET of Secrets ${path}` };
+    if (isProxyPath(path))
+      return {
+        category: 'workload-access',
+        readOnly: false,
+        reason: `raw ${method} through the API server proxy ${path}`,
+      };
     return { category: 'raw', readOnly: method === 'GET', reason: `raw ${method} ${path}` };
   }
   if (cmd.plugin)
