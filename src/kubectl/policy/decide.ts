@@ -26,7 +26,20 @@ const CREDENTIAL_FLAGS = [
   'insecure-skip-tls-verify',
 ];
 /** Flags that read or write files where kubectl runs (the daemon's machine), not the agent's. */
-const LOCAL_FILE_FLAGS = ['filename', 'kustomize', 'cache-dir', 'profile', 'profile-output'];
+const LOCAL_FILE_FLAGS = [
+  'filename',
+  'kustomize',
+  'cache-dir',
+  'profile',
+  'profile-output',
+  'output-directory',
+  'from-file',
+  'from-env-file',
+  'patch-file',
+  'cert',
+  'key',
+  'custom-profile',
+];
 /** Output formats read from a file. */
 const FILE_OUTPUT = /^(jsonpath-file|go-template-file|templatefile|custom-columns-file)(=|$)/;
 

@@ -40,6 +40,8 @@ describe('decideCall: rules no persona can lift', () => {
     ['get -k ./dir', 'guard: --kustomize'],
     ['get pods --cache-dir /tmp/c', 'guard: --cache-dir'],
     ['get pods --profile cpu --profile-output /tmp/p', 'guard: --profile'],
+    ['cluster-info dump --output-directory /etc/cron.d', 'guard: --output-directory'],
+    ['create configmap x --from-file /etc/shadow', 'guard: --from-file'],
     ['get pods -o go-template-file=/etc/shadow', 'guard: -o file'],
     ['get pods -o jsonpath-file=/etc/shadow', 'guard: -o file'],
     ['kustomize ./overlay', 'guard: kustomize'],
