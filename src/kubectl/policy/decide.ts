@@ -40,6 +40,8 @@ const LOCAL_FILE_FLAGS = [
   'key',
   'custom-profile',
 ];
+/** Above this, kubectl logs request headers and where its credentials come from. */
+const MAX_VERBOSITY = 6;
 /** Output formats read from a file. */
 const FILE_OUTPUT = /^(jsonpath-file|go-template-file|templatefile|custom-columns-file)(=|$)/;
 
@@ -119,6 +121,14 @@ function invariant(request: CallRequest, parsed: Parsed): CallDecision | undefin
       parsed,
       'guard: -o file',
       `-o ${cmd.output.split('=')[0] ?? ''} reads a file, and kubectl runs outside your environment; pass the template inline (-o jsonpath=…, -o go-template=…)`,
+    );
+  }
+  const verbosity = Number(cmd.flags.v ?? '0');
+  if (!(verbosity <= MAX_VERBOSITY)) {
+    return refuse(
+      parsed,
+      'guard: -v',
+      `-v=${cmd.flags.v ?? ''} prints request headers and the daemon's client configuration; use -v=${MAX_VERBOSITY} or less`,
     );
   }
   if (cmd.verb === 'kustomize') {

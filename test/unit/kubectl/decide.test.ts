@@ -45,6 +45,8 @@ describe('decideCall: rules no persona can lift', () => {
     ['get pods -o go-template-file=/etc/shadow', 'guard: -o file'],
     ['get pods -o jsonpath-file=/etc/shadow', 'guard: -o file'],
     ['kustomize ./overlay', 'guard: kustomize'],
+    ['get pods -v=9', 'guard: -v'],
+    ['get pods --v x', 'guard: -v'],
     ['krew install foo', 'guard: plugin'],
     ['get pods --no-such-flag', 'guard: unreadable'],
     ['get --raw /api/v1/namespaces/shop/pods/x -X DELETE', 'guard: unreadable'],
@@ -63,6 +65,10 @@ describe('decideCall: rules no persona can lift', () => {
 
   it('keeps -f as --follow for logs, which reads no file', () => {
     expect(call('logs web-1 -f -n shop').allowed).toBe(true);
+  });
+
+  it('allows verbosity up to -v=6', () => {
+    expect(call('get pods -v=6').allowed).toBe(true);
   });
 });
 
