@@ -1,5 +1,5 @@
 // Claude Code (`claude -p`): the system part is appended to Claude's own system prompt from a file,
-// the user part arrives on stdin, and `--output-format json` prints one result object.
+// the user part arrives on stdin, and `--output-format stream-json` prints events, the last one the result.
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -9,6 +9,7 @@ import type {
   ToolDenial,
 } from './types.js';
 import { field, findJsonObject, num } from './shared/json.js';
+import { addTokens, isAuthStatus, jsonLineReader, type ProgressReader } from './shared/progress.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
 import { claudePermissionArgs } from './shared/permissions.js';
 
@@ -18,8 +19,10 @@ export const CLAUDE_SYSTEM_PROMPT_FILE = 'system-prompt.md';
 function buildInvocation(input: InvocationInput): AgentInvocation {
   const args = [
     '-p',
+    // Events as they happen (progress, API retries); the last line is the same result object as `json`.
     '--output-format',
-    'json',
+    'stream-json',
+    '--verbose',
     '--max-turns',
     String(input.maxTurns),
     '--append-system-prompt-file',
@@ -98,7 +101,36 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
       error: `claude reported an error${typeof apiStatus === 'number' ? ` (HTTP ${apiStatus})` : ''}: ${detail}`,
     });
   }
-  return makeOutcome('claude', output, { ...common, status: 'succeeded' });
+  return makeOutcome('claude', output, {
+    ...common,
+    status: 'succeeded',
+    ...(message ? { finalMessage: message } : {}),
+  });
+}
+
+/** Claude's stream-json: assistant messages (turns, usage, tool calls) and API retries (a refused key). */
+function progress(): ProgressReader {
+  let turns = 0;
+  let tokens = { input: 0, output: 0 };
+  return jsonLineReader((event, update) => {
+    if (event.type === 'assistant') {
+      const message = field(event, 'message');
+      turns += 1;
+      tokens = addTokens(
+        tokens,
+        field(message, 'usage'),
+        ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'],
+        'output_tokens',
+      );
+      Object.assign(update, { turns, tokens });
+      const content = field(message, 'content');
+      const tools = Array.isArray(content) ? content.filter((c) => field(c, 'type') === 'tool_use') : [];
+      const last = tools.at(-1);
+      if (last) update.lastTool = String(field(last, 'name') ?? 'tool');
+    } else if (event.type === 'system' && event.subtype === 'api_retry' && isAuthStatus(event.error_status)) {
+      update.authFailure = `claude: the model API refused the credentials (HTTP ${String(event.error_status)}) and Claude would keep retrying: check ANTHROPIC_API_KEY (or the secret configured for it) and providers.anthropic_base_url`;
+    }
+  });
 }
 
 /** The result's `permission_denials`: the tool calls Claude Code refused by its permission rules. */
@@ -123,5 +155,6 @@ export const claude: AgentAdapter = {
   authSecrets: () => ['ANTHROPIC_API_KEY'],
   buildInvocation,
   parseOutput,
+  progress,
   deniedCalls,
 };

@@ -11,6 +11,7 @@ import type {
 } from './types.js';
 import { field, num, parseJsonLines } from './shared/json.js';
 import type { JsonRecord } from './shared/json.js';
+import { addTokens, jsonLineReader, type ProgressReader } from './shared/progress.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, oneLine, unreadable } from './shared/outcome.js';
 import { codexRulesFile } from './shared/permissions.js';
 
@@ -87,7 +88,13 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
   const tokens = { input: 0, output: 0 };
   let completed = 0;
   let failure: string | undefined;
+  let finalMessage: string | undefined;
   for (const e of events) {
+    const item = field(e, 'item');
+    if (e.type === 'item.completed' && field(item, 'type') === 'agent_message') {
+      const text = field(item, 'text');
+      if (typeof text === 'string') finalMessage = text;
+    }
     if (e.type === 'turn.completed') {
       completed += 1;
       // An error the CLI recovered from (a retried stream) is followed by a completed turn.
@@ -113,7 +120,30 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
       error: `codex printed ${events.length} events but no turn.completed (exit code ${String(output.exitCode)}); see the run's stdout`,
     });
   }
-  return makeOutcome('codex', output, { ...common, status: 'succeeded' });
+  return makeOutcome('codex', output, {
+    ...common,
+    status: 'succeeded',
+    ...(finalMessage ? { finalMessage } : {}),
+  });
+}
+
+/** Codex's --json lines: turns, usage, commands run; a stream error that is an auth refusal. */
+function progress(): ProgressReader {
+  let turns = 0;
+  let tokens = { input: 0, output: 0 };
+  return jsonLineReader((event, update) => {
+    if (event.type === 'turn.started') update.turns = ++turns;
+    else if (event.type === 'turn.completed') {
+      tokens = addTokens(tokens, event.usage, ['input_tokens'], 'output_tokens');
+      update.tokens = tokens;
+    } else if (event.type === 'item.started' || event.type === 'item.completed') {
+      const kind = field(event.item, 'type');
+      if (kind === 'command_execution' || kind === 'mcp_tool_call' || kind === 'web_search')
+        update.lastTool = kind === 'command_execution' ? 'shell' : String(kind);
+    } else if (event.type === 'error' && looksLikeAuthFailure(errorMessage(event))) {
+      update.authFailure = `codex: the model API refused the credentials (${oneLine(errorMessage(event))}): check CODEX_API_KEY (or the secret configured for it) and providers.openai_base_url`;
+    }
+  });
 }
 
 export const codex: AgentAdapter = {
@@ -125,4 +155,5 @@ export const codex: AgentAdapter = {
   authSecrets: () => ['CODEX_API_KEY', 'OPENAI_API_KEY'],
   buildInvocation,
   parseOutput,
+  progress,
 };

@@ -1,5 +1,6 @@
 import type { AgentName } from '../config/schema.js';
 import type { PreloadPlacement, PromptParts, ToolPermissions } from '../shared/types.js';
+import type { ProgressReader } from './shared/progress.js';
 
 // An agent adapter is mostly data: what to run for one CLI and how to read what it printed.
 // It never starts processes or containers itself; the run pipeline in daemon/ joins it to an engine.
@@ -105,6 +106,8 @@ export interface AgentAdapter {
   authSecrets?(providers: { gooseProvider?: string }): readonly string[];
   buildInvocation(input: InvocationInput): AgentInvocation;
   parseOutput(output: AgentRunOutput): AgentOutcome;
+  /** Reads the CLI's streamed events while it runs (progress, an auth failure); absent: no stream. */
+  progress?(): ProgressReader;
   /** Tool calls the CLI refused itself (its permission rules), when its output lists them. */
   deniedCalls?(output: AgentRunOutput): ToolDenial[];
 }

@@ -116,25 +116,53 @@ export interface AuditLogOptions {
 export const entryMac = (key: string, hash: string): string =>
   createHmac('sha256', key).update(hash).digest('hex');
 
-/** Appends hash-chained events to `<dir>/audit.jsonl`, serialised within and across processes. */
+interface Pending {
+  event: AuditEvent;
+  resolve: (entry: AuditEntry) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Appends hash-chained events to `<dir>/audit.jsonl`, serialised within and across processes. Events
+ * for one folder that arrive while a write is under way are written together by the next one (one lock,
+ * one tail read, one fsync), in the order they were appended.
+ */
 export class AuditLog {
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly queues = new Map<string, { pending: Pending[]; writing: boolean }>();
   constructor(private readonly options: AuditLogOptions = {}) {}
 
-  /** `triageDir` is the workspace's `.triage/` folder. */
+  /** `triageDir` is the workspace's `.triage/` folder. Resolves once the event is durable. */
   append(triageDir: string, event: AuditEvent): Promise<AuditEntry> {
-    const previous = this.chains.get(triageDir) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.appendLocked(triageDir, event));
-    this.chains.set(triageDir, next);
-    // Cleanup must not re-raise: the caller handles `next`'s rejection; `finally` would leave an unhandled copy.
-    const forget = () => {
-      if (this.chains.get(triageDir) === next) this.chains.delete(triageDir);
-    };
-    next.then(forget, forget);
-    return next;
+    return new Promise<AuditEntry>((resolve, reject) => {
+      let queue = this.queues.get(triageDir);
+      if (!queue) {
+        queue = { pending: [], writing: false };
+        this.queues.set(triageDir, queue);
+      }
+      queue.pending.push({ event, resolve, reject });
+      if (!queue.writing) void this.drain(triageDir, queue);
+    });
   }
 
-  private async appendLocked(triageDir: string, event: AuditEvent): Promise<AuditEntry> {
+  private async drain(triageDir: string, queue: { pending: Pending[]; writing: boolean }): Promise<void> {
+    queue.writing = true;
+    while (queue.pending.length > 0) {
+      const batch = queue.pending.splice(0);
+      try {
+        const entries = await this.appendLocked(
+          triageDir,
+          batch.map((p) => p.event),
+        );
+        batch.forEach((p, i) => p.resolve(entries[i] as AuditEntry));
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+      }
+    }
+    queue.writing = false;
+    this.queues.delete(triageDir);
+  }
+
+  private async appendLocked(triageDir: string, events: AuditEvent[]): Promise<AuditEntry[]> {
     // Never through a symlink, and never re-creating a removed workspace (or root) above it.
     await ensureOwnDir(triageDir, path.dirname(path.dirname(triageDir)));
     const lock = await waitLock(path.join(triageDir, 'audit.lock'), {
@@ -144,34 +172,47 @@ export class AuditLog {
     });
     try {
       const file = path.join(triageDir, AUDIT_FILE);
-      const { last, repaired } = await lastLineRepairingTornTail(file);
-      const prevEntry = last ? parseEntry(last, file) : undefined;
-      const redacted = this.options.redactor ? this.options.redactor.redactValue(event) : event;
-      // Hash exactly what a reader will parse back (Dates become strings, undefined disappears).
-      const clean = JSON.parse(JSON.stringify(redacted)) as AuditEvent;
-      const base = {
-        ...clean,
-        ...(repaired ? { repaired } : {}),
-        seq: prevEntry ? prevEntry.seq + 1 : 0,
-        ts: (this.options.now?.() ?? new Date()).toISOString(),
-        prev: last ? sha256(last) : GENESIS,
-      };
-      const hash = entryHash(base);
-      const key = this.options.key;
-      const entry: AuditEntry = { ...base, hash, ...(key ? { mac: entryMac(key, hash) } : {}) };
-      const line = JSON.stringify(entry);
+      const tail = await lastLineRepairingTornTail(file);
+      let last = tail.last;
+      let repaired = tail.repaired;
+      let seq = last ? parseEntry(last, file).seq + 1 : 0;
+      const entries: AuditEntry[] = [];
+      const lines: string[] = [];
+      for (const event of events) {
+        const redacted = this.options.redactor ? this.options.redactor.redactValue(event) : event;
+        // Hash exactly what a reader will parse back (Dates become strings, undefined disappears).
+        const clean = JSON.parse(JSON.stringify(redacted)) as AuditEvent;
+        // How many entries follow this one in the same write: audit.head may lag by one whole write.
+        const rest = events.length - 1 - entries.length;
+        const base = {
+          ...clean,
+          ...(repaired ? { repaired } : {}),
+          ...(rest > 0 ? { rest } : {}),
+          seq: seq++,
+          ts: (this.options.now?.() ?? new Date()).toISOString(),
+          prev: last ? sha256(last) : GENESIS,
+        };
+        const hash = entryHash(base);
+        const key = this.options.key;
+        const entry: AuditEntry = { ...base, hash, ...(key ? { mac: entryMac(key, hash) } : {}) };
+        last = JSON.stringify(entry);
+        repaired = undefined;
+        entries.push(entry);
+        lines.push(last);
+      }
       const handle = await open(file, APPEND_NOFOLLOW, 0o644);
       try {
-        await handle.write(`${line}\n`);
+        await handle.write(lines.map((l) => `${l}\n`).join(''));
         await handle.sync();
       } finally {
         await handle.close();
       }
+      const lastEntry = entries.at(-1) as AuditEntry;
       await writeFileAtomic(
         path.join(triageDir, HEAD_FILE),
-        JSON.stringify({ seq: entry.seq, line: sha256(line) }),
+        JSON.stringify({ seq: lastEntry.seq, line: sha256(last as string) }),
       );
-      return entry;
+      return entries;
     } finally {
       await lock.release();
     }
@@ -374,7 +415,15 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
     const line = lines[seq];
     return head.seq === seq && line !== undefined && head.line === sha256(line);
   };
-  if (matches(lastSeq) || (lastSeq >= 1 && matches(lastSeq - 1))) return { ok: true, entries: lines.length };
+  if (matches(lastSeq)) return { ok: true, entries: lines.length };
+  // A crash between a write and the head update leaves the head at the entry before that write: the
+  // entries after it must then be exactly one write (the first says how many follow it).
+  const h = typeof head.seq === 'number' ? head.seq : -1;
+  if (h >= 0 && h < lastSeq && matches(h)) {
+    const first = JSON.parse(lines[h + 1] as string) as { rest?: unknown };
+    if ((typeof first.rest === 'number' ? first.rest : 0) === lastSeq - h - 1)
+      return { ok: true, entries: lines.length };
+  }
   if (head.seq === lastSeq && lastSeq >= 0) {
     return {
       ok: false,

@@ -30,7 +30,7 @@ export function commandNotifier(io: CliIO, config: Config, parts?: NotifyParts):
   else {
     const secrets = resolveSecrets(config, io.env);
     const redactor = new Redactor(secrets.values);
-    const log = createLogger({ level: config.log.level, redactor });
+    const log = createLogger({ level: config.log.level, format: config.log.format, redactor });
     for (const problem of secrets.problems)
       log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
     own = { log, redactor, audit: new AuditLogImpl({ redactor }), secrets: secrets.values };

@@ -25,7 +25,7 @@ export function buildRuntime(
 ): Runtime {
   const secrets = resolveSecrets(config, io.env);
   const redactor = new Redactor(secrets.values);
-  const log = createLogger({ level: config.log.level, redactor });
+  const log = createLogger({ level: config.log.level, format: config.log.format, redactor });
   for (const problem of secrets.problems)
     log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
   let key: string | undefined;

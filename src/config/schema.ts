@@ -622,6 +622,10 @@ const baseSchema = z.strictObject({
   log: z
     .strictObject({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+      format: z
+        .enum(['auto', 'json', 'pretty'])
+        .default('auto')
+        .describe('json: one object per line; pretty: for people; auto: pretty when stderr is a terminal'),
     })
     .prefault({}),
 });

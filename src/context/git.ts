@@ -1,5 +1,3 @@
-import { execa } from 'execa';
-
 // Thin wrapper over the real `git` binary (no shell). Failures become GitError with the command,
 // exit code and the tail of stderr, so callers branch on fields and users see what git said.
 
@@ -26,6 +24,8 @@ const tail = (text: string, max = 600): string => (text.length > max ? `…${tex
 
 /** Runs `git args…`; resolves to trimmed stdout, rejects with GitError. */
 export async function git(args: string[], options: GitOptions): Promise<string> {
+  // Loaded with the first git call: an idle daemon that only answers health checks does not pay for it.
+  const { execa } = await import('execa');
   const result = await execa('git', args, {
     cwd: options.cwd,
     timeout: options.timeoutMs,

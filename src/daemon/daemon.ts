@@ -9,7 +9,7 @@ import { createMetrics, type DaemonMetrics } from '../server/metrics.js';
 import { errorMessage } from '../util/errors.js';
 import { EngineGate } from './engine-gate.js';
 import { newDaemonId } from './ids.js';
-import { daemonReadiness } from './lifecycle.js';
+import { daemonReadiness, logPreflight } from './lifecycle.js';
 import type { Inspector } from './inspector.js';
 import type { RootMonitor } from './root-monitor.js';
 import type { RunQueue } from './run-queue.js';
@@ -120,6 +120,7 @@ export class Daemon {
     await this.monitor.open();
     if (this.stopping) return;
     await this.startHttp();
+    void logPreflight(this.deps.executor, this.log);
     // Scan first so that the watcher can skip finished folders; a catch-up scan after the watcher is
     // ready finds whatever arrived during the scan.
     const t0 = this.now();

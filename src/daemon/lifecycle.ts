@@ -62,3 +62,16 @@ export async function daemonReadiness(
   }));
   return { ok: intake.ok && disk.ok && ex.ok, checks: [intake, disk, ...ex.checks] };
 }
+
+/** Says at start-up what would keep an incident from running (engine, agent image or CLI, API key, skills). */
+export async function logPreflight(
+  executor: { readiness(): Promise<Readiness> },
+  log: { error(o: object, m: string): void; warn(o: object, m: string): void },
+): Promise<void> {
+  const r = await executor.readiness().catch(() => undefined);
+  for (const c of r?.checks ?? []) {
+    const meta = { check: c.name, detail: c.detail };
+    if (!c.ok) log.error(meta, `preflight: ${c.name} is not ready: ${c.detail ?? ''}`);
+    else if (c.degraded) log.warn(meta, `preflight: ${c.name} degraded: ${c.detail ?? ''}`);
+  }
+}

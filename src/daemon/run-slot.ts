@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncidentEvent } from '../incident/machine.js';
 import type { IncidentStore } from '../incident/store.js';
-import { IN_ENGINE_STATES, RUNNABLE_STATES, type StateFile } from '../incident/types.js';
+import { IN_ENGINE_STATES, RUNNABLE_STATES, type RunProgress, type StateFile } from '../incident/types.js';
 import {
   acquireLease,
   inspectLease,
@@ -49,7 +49,7 @@ export interface SlotEnd {
 }
 
 /** Progress is written to state.json at most this often (ms). */
-const PROGRESS_WRITE_MS = 5000;
+const PROGRESS_WRITE_MS = 2000;
 
 export class RunSlot {
   readonly controller = new AbortController();
@@ -59,6 +59,10 @@ export class RunSlot {
   reconsider = false;
   done: Promise<SlotEnd> = Promise.resolve({ reconsider: false });
   private lastProgress = 0;
+  private pendingProgress: RunProgress | undefined;
+  private progressTimer: NodeJS.Timeout | undefined;
+  /** Set once the outcome is being recorded: no progress is written after it. */
+  private finished = false;
 
   private constructor(
     private readonly deps: SlotDeps,
@@ -153,12 +157,21 @@ export class RunSlot {
       );
       return;
     }
-    const now = this.deps.now();
-    if (now - this.lastProgress < PROGRESS_WRITE_MS) return;
-    this.lastProgress = now;
-    await this.apply({ type: 'Progress', runId: this.runId, progress: stage.progress }, log).catch(
-      (err: unknown) => log.debug({ err: errorMessage(err) }, 'progress not recorded'),
-    );
+    // At most one write per PROGRESS_WRITE_MS; the latest progress inside a window is written at its end.
+    this.pendingProgress = stage.progress;
+    if (this.progressTimer) return;
+    const wait = Math.max(0, this.lastProgress + PROGRESS_WRITE_MS - this.deps.now());
+    this.progressTimer = setTimeout(() => {
+      this.progressTimer = undefined;
+      const progress = this.pendingProgress;
+      this.pendingProgress = undefined;
+      if (!progress || this.finished) return;
+      this.lastProgress = this.deps.now();
+      void this.apply({ type: 'Progress', runId: this.runId, progress }, log).catch((err: unknown) =>
+        log.debug({ err: errorMessage(err) }, 'progress not recorded'),
+      );
+    }, wait);
+    this.progressTimer.unref();
   }
 
   /** Renews the lease while `work` runs; a lost lease aborts the run and nothing more is written. */
@@ -205,6 +218,8 @@ export class RunSlot {
     started: number,
     incidentId: string,
   ): Promise<SlotEnd> {
+    this.finished = true;
+    clearTimeout(this.progressTimer);
     const lease = this.lease as Lease;
     const keepFresh = setInterval(
       () => void lease.renew().catch(() => undefined),

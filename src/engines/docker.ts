@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
+import { request as httpRequest } from 'node:http';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { TransientError, errorMessage } from '../util/errors.js';
@@ -59,9 +60,14 @@ export function dockerEndpoint(
 }
 
 /** A dockerode client for a DOCKER_HOST-style address (unix://, tcp:// with DOCKER_TLS_VERIFY, ssh://). */
-export function dockerClient(endpoint: string, env: Record<string, string | undefined>): Docker {
-  if (endpoint.startsWith('unix://')) return new Docker({ socketPath: endpoint.slice('unix://'.length) });
-  if (endpoint.startsWith('/')) return new Docker({ socketPath: endpoint });
+export function dockerClient(
+  endpoint: string,
+  env: Record<string, string | undefined>,
+  DockerClass: typeof Docker,
+): Docker {
+  if (endpoint.startsWith('unix://'))
+    return new DockerClass({ socketPath: endpoint.slice('unix://'.length) });
+  if (endpoint.startsWith('/')) return new DockerClass({ socketPath: endpoint });
   let url: URL;
   try {
     url = new URL(endpoint);
@@ -71,12 +77,17 @@ export function dockerClient(endpoint: string, env: Record<string, string | unde
     );
   }
   if (url.protocol === 'ssh:') {
-    return new Docker({ protocol: 'ssh', host: url.hostname, port: url.port || 22, username: url.username });
+    return new DockerClass({
+      protocol: 'ssh',
+      host: url.hostname,
+      port: url.port || 22,
+      username: url.username,
+    });
   }
   if (url.protocol === 'tcp:' || url.protocol === 'http:' || url.protocol === 'https:') {
     const tls = url.protocol === 'https:' || (!!env.DOCKER_TLS_VERIFY && env.DOCKER_TLS_VERIFY !== '0');
     const certDir = env.DOCKER_CERT_PATH;
-    return new Docker({
+    return new DockerClass({
       protocol: tls ? 'https' : 'http',
       host: url.hostname,
       port: url.port || (tls ? 2376 : 2375),
@@ -215,6 +226,47 @@ export function hardenedHostConfig(
   };
 }
 
+/**
+ * A GET on the engine's API without dockerode, for what an idle daemon asks (ping, image present, the
+ * start-up sweep's listing): unix sockets and plain http. Undefined for other endpoints (ssh, TLS), which
+ * go through dockerode. Rejects with the socket error, or an AbortError after `timeoutMs`.
+ */
+export async function lightGet(
+  endpoint: string,
+  pathname: string,
+  timeoutMs: number,
+  tls: boolean,
+): Promise<{ status: number; body: string } | undefined> {
+  let target: { socketPath: string } | { host: string; port: number } | undefined;
+  if (endpoint.startsWith('unix://')) target = { socketPath: endpoint.slice('unix://'.length) };
+  else if (endpoint.startsWith('/')) target = { socketPath: endpoint };
+  else if (!tls && /^(tcp|http):\/\//.test(endpoint)) {
+    const url = new URL(endpoint.replace(/^tcp:/, 'http:'));
+    target = { host: url.hostname, port: Number(url.port || 2375) };
+  }
+  if (!target) return undefined;
+  const where = target;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { ...where, path: pathname, method: 'GET', signal: AbortSignal.timeout(timeoutMs) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** An error carrying the HTTP status, as dockerode's are. */
+const httpError = (status: number, body: string): Error =>
+  Object.assign(new Error(`HTTP ${status}: ${body.slice(0, 200)}`), { statusCode: status });
+
 interface Tracked {
   /** Resolves once the output stream of the container has ended. */
   output: Promise<void>;
@@ -225,7 +277,11 @@ type DialFn = (opts: Record<string, unknown>, cb: (err: Error | null, stream: Du
 export function createDockerEngine(config: Config, log: Logger, options: DockerEngineOptions = {}): Engine {
   const env = options.env ?? process.env;
   const endpoint = dockerEndpoint(config, env, options.exists);
-  const docker = dockerClient(endpoint, env);
+  // dockerode (with ssh2) is loaded with the first run, not for health checks: an idle daemon stays small.
+  let client: Promise<Docker> | undefined;
+  const tls = !!env.DOCKER_TLS_VERIFY && env.DOCKER_TLS_VERIFY !== '0';
+  const api = (): Promise<Docker> =>
+    (client ??= import('dockerode').then((m) => dockerClient(endpoint, env, m.default)));
   const tracked = new Map<string, Tracked>();
   const apiMs = options.apiTimeoutMs ?? API_TIMEOUT_MS;
   /** Every short API call is bounded: a hung engine turns into a TransientError naming the call. */
@@ -238,7 +294,10 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
   };
   let flavor: Promise<EngineFlavor> | undefined;
   const engineFlavor = (): Promise<EngineFlavor> => {
-    flavor ??= timed('read the engine version', docker.version()).then(
+    flavor ??= timed(
+      'read the engine version',
+      api().then((d) => d.version()),
+    ).then(
       (v) => (v.Components?.some((c) => /podman/i.test(c.Name)) ? 'podman' : 'docker'),
       (err: unknown) => {
         flavor = undefined;
@@ -278,7 +337,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
    * body keeps stdin byte-identical on both engines. The upgraded socket is a raw duplex: writing and
    * then ending it delivers stdin and EOF (StdinOnce closes the container's stdin after that).
    */
-  const attachHijacked = (id: string): Promise<Duplex> =>
+  const attachHijacked = (docker: Docker, id: string): Promise<Duplex> =>
     new Promise((resolve, reject) => {
       const dial = (docker.modem as unknown as { dial: DialFn }).dial.bind(docker.modem);
       dial(
@@ -297,6 +356,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     });
 
   const demux = (
+    docker: Docker,
     stream: Readable,
     onStdout: (c: Buffer) => void,
     onStderr: (c: Buffer) => void,
@@ -317,6 +377,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
   /** Creates, attaches and starts the container; on any failure after create, removes it. */
   const startRun = async (spec: RunSpec): Promise<RunHandle> => {
     const user = assertNonRootUser(config.docker.user);
+    const docker = await api();
     const hostConfig = hardenedHostConfig(config, spec, await engineFlavor());
     const envList = Object.entries({ ...spec.env, ...spec.secretEnv }).map(([k, v]) => `${k}=${v}`);
     let container: Docker.Container;
@@ -358,8 +419,8 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     const handle: RunHandle = { engine: 'docker', id: container.id, runId: spec.runId };
     let stream: Duplex | undefined;
     try {
-      stream = await timed(`attach to container ${container.id}`, attachHijacked(container.id));
-      const output = demux(stream, spec.onStdout, spec.onStderr);
+      stream = await timed(`attach to container ${container.id}`, attachHijacked(docker, container.id));
+      const output = demux(docker, stream, spec.onStdout, spec.onStderr);
       tracked.set(container.id, { output });
       await timed(`start container ${container.id}`, container.start());
       stream.on('error', (err) =>
@@ -405,11 +466,16 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     },
 
     async ping() {
-      const ping = docker.ping.bind(docker) as unknown as (o: {
-        abortSignal: AbortSignal;
-      }) => Promise<unknown>;
       try {
-        await ping({ abortSignal: AbortSignal.timeout(PING_TIMEOUT_MS) });
+        const light = await lightGet(endpoint, '/_ping', PING_TIMEOUT_MS, tls);
+        if (light && light.status !== 200) throw httpError(light.status, light.body);
+        if (!light) {
+          const docker = await api();
+          const ping = docker.ping.bind(docker) as unknown as (o: {
+            abortSignal: AbortSignal;
+          }) => Promise<unknown>;
+          await ping({ abortSignal: AbortSignal.timeout(PING_TIMEOUT_MS) });
+        }
       } catch (err) {
         const name = (err as Error | undefined)?.name;
         if (name === 'AbortError' || name === 'TimeoutError') {
@@ -435,7 +501,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     },
 
     async wait(handle, timeoutMs) {
-      const container = docker.getContainer(handle.id);
+      const container = (await api()).getContainer(handle.id);
       const abort = new AbortController();
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
@@ -480,7 +546,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       try {
         await timed(
           `send ${signal} to container ${handle.id}`,
-          docker.getContainer(handle.id).kill({ signal }),
+          api().then((d) => d.getContainer(handle.id).kill({ signal })),
         );
       } catch (err) {
         // 404: already removed; 409 (Docker) / 500 (Podman): not running. Either way nothing to signal.
@@ -488,7 +554,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
         if (code === 404 || code === 409) return;
         const running = await timed(
           `inspect container ${handle.id}`,
-          docker.getContainer(handle.id).inspect(),
+          api().then((d) => d.getContainer(handle.id).inspect()),
         ).then(
           (i) => i.State.Running,
           () => false,
@@ -503,7 +569,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       try {
         await timed(
           `remove container ${handle.id}`,
-          docker.getContainer(handle.id).remove({ force: true, v: true }),
+          api().then((d) => d.getContainer(handle.id).remove({ force: true, v: true })),
         );
       } catch (err) {
         const code = statusOf(err);
@@ -516,14 +582,14 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
 
     async list(labels) {
       let containers: Docker.ContainerInfo[];
+      const filters = { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) };
       try {
-        containers = await timed(
-          'list containers',
-          docker.listContainers({
-            all: true,
-            filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
-          }),
-        );
+        const query = `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify(filters))}`;
+        const light = await lightGet(endpoint, query, apiMs, tls);
+        if (light && light.status !== 200) throw httpError(light.status, light.body);
+        containers = light
+          ? (JSON.parse(light.body) as Docker.ContainerInfo[])
+          : await timed('list containers', (await api()).listContainers({ all: true, filters }));
       } catch (err) {
         throw translate(err, 'list containers');
       }
@@ -538,7 +604,10 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
 
     async hasImage(image) {
       try {
-        await timed(`inspect image ${image}`, docker.getImage(image).inspect());
+        const light = await lightGet(endpoint, `/images/${encodeURIComponent(image)}/json`, apiMs, tls);
+        if (light?.status === 404) return false;
+        if (light && light.status !== 200) throw httpError(light.status, light.body);
+        if (!light) await timed(`inspect image ${image}`, (await api()).getImage(image).inspect());
         return true;
       } catch (err) {
         if (statusOf(err) === 404) return false;
@@ -552,12 +621,12 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       try {
         stream = (await timed(
           `follow the logs of container ${handle.id}`,
-          docker.getContainer(handle.id).logs({ follow: true, stdout: true, stderr: true }),
+          (await api()).getContainer(handle.id).logs({ follow: true, stdout: true, stderr: true }),
         )) as unknown as Readable;
       } catch (err) {
         throw translate(err, `follow the logs of container ${handle.id}`);
       }
-      tracked.set(handle.id, { output: demux(stream, onStdout, onStderr) });
+      tracked.set(handle.id, { output: demux(await api(), stream, onStdout, onStderr) });
     },
 
     async close() {

@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { errorMessage } from '../util/errors.js';
-import { isSameProcessAlive, processStartTime } from '../util/process.js';
+import { isSameProcessAlive, processStartTime, resolveCommand } from '../util/process.js';
 import { RUN_MARKER_ENV, signalTree } from '../util/process-group.js';
 import { WaitTimeoutError, assertNoEngineSocket } from './labels.js';
 import type { Engine, RunExit, RunInfo, RunSpec, StopSignal } from './types.js';
@@ -73,6 +73,7 @@ export interface ProcessEngineOptions {
 /** Follows a file another process appends to, from `offset`, handing each new chunk to `onData`. */
 class FileTail {
   private offset = 0;
+  private handle: FileHandle | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -96,28 +97,28 @@ class FileTail {
   /** Reads the rest and stops following. */
   async finish(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    if (this.stopped) return this.reading;
-    this.stopped = true;
-    await this.drain();
+    if (!this.stopped) {
+      this.stopped = true;
+      await this.drain();
+    }
+    await this.reading;
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => undefined);
   }
 
   private async readNew(): Promise<void> {
-    let handle: FileHandle;
-    try {
-      handle = await open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
-    } catch {
-      return;
-    }
-    try {
-      const buffer = Buffer.alloc(64 * 1024);
-      for (;;) {
-        const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
-        if (bytesRead === 0) return;
-        this.offset += bytesRead;
-        this.onData(Buffer.from(buffer.subarray(0, bytesRead)));
-      }
-    } finally {
-      await handle.close();
+    // Opened once (never through a symlink) and kept: each poll is one fstat, and a read when it grew.
+    this.handle ??= await open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+    const handle = this.handle;
+    if (!handle) return;
+    if ((await handle.stat()).size <= this.offset) return;
+    const buffer = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
+      if (bytesRead === 0) return;
+      this.offset += bytesRead;
+      this.onData(Buffer.from(buffer.subarray(0, bytesRead)));
     }
   }
 }
@@ -148,29 +149,6 @@ export function processEnv(
     if (value !== undefined) env[key] = value;
   }
   return { ...env, ...spec.env, ...spec.secretEnv };
-}
-
-/** The absolute path of `command` as exec would find it on `PATH`, or undefined. */
-export async function resolveCommand(
-  command: string,
-  searchPath: string | undefined,
-): Promise<string | undefined> {
-  const candidates = command.includes('/')
-    ? [command]
-    : (searchPath ?? '')
-        .split(':')
-        .filter(Boolean)
-        .map((dir) => path.join(dir, command));
-  for (const candidate of candidates) {
-    if (
-      await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return path.resolve(candidate);
-  }
-  return undefined;
 }
 
 /** `{ createdAt }` from a pid file's start time, when it is a valid date. */

@@ -75,9 +75,14 @@ export function base64Forms(value: string): string[] {
   return out;
 }
 
+const MEMO_MIN_CHARS = 4096;
+const MEMO_ENTRIES = 16;
+
 export class Redactor {
   private readonly values = new Map<string, string>();
   private sorted: [string, string][] | undefined;
+  /** Recent large texts and their redaction (cleared when a secret is added). */
+  private readonly memo = new Map<string, string>();
 
   constructor(secrets: Record<string, string | undefined> = {}) {
     for (const [name, value] of Object.entries(secrets)) if (value) this.add(name, value);
@@ -96,6 +101,7 @@ export class Redactor {
     if (escaped !== trimmed && !this.values.has(escaped)) this.values.set(escaped, name);
     for (const form of base64Forms(trimmed)) if (!this.values.has(form)) this.values.set(form, name);
     this.sorted = undefined;
+    this.memo.clear();
   }
 
   get size(): number {
@@ -103,6 +109,21 @@ export class Redactor {
   }
 
   redact(text: string): string {
+    // The same large texts (prompt parts) are redacted several times per run: remember the last few.
+    if (text.length >= MEMO_MIN_CHARS) {
+      const known = this.memo.get(text);
+      if (known !== undefined) return known;
+      const out = this.redactUncached(text);
+      if (this.memo.size >= MEMO_ENTRIES) this.memo.delete(this.memo.keys().next().value as string);
+      this.memo.set(text, out);
+      // Redacting the result again gives the result: remember that too.
+      if (out !== text) this.memo.set(out, out);
+      return out;
+    }
+    return this.redactUncached(text);
+  }
+
+  private redactUncached(text: string): string {
     let out = text;
     // Longest first so that a secret containing another is replaced whole.
     this.sorted ??= [...this.values.entries()].sort((a, b) => b[0].length - a[0].length);

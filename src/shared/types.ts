@@ -39,7 +39,9 @@ export type PreloadPlacement = 'system' | 'user';
 
 export interface Readiness {
   ok: boolean;
-  checks: { name: string; ok: boolean; detail?: string }[];
+  /** Ready, but something runs without (e.g. a skills source that cannot be fetched). */
+  degraded?: boolean;
+  checks: { name: string; ok: boolean; degraded?: boolean; detail?: string }[];
 }
 
 /** What the pipeline reports to Prometheus; implemented by the server's metrics, faked in tests. */

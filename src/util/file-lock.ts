@@ -80,6 +80,11 @@ export async function readHolder(file: string): Promise<LockHolder | undefined> 
 
 const defaultAlive = (pid: number, startTime: string | null): boolean => isSameProcessAlive(pid, startTime);
 
+/** This process's own kernel start time, read once. */
+let ownStartTime: string | null | undefined;
+const startTimeOf = (pid: number): string | null =>
+  pid === process.pid ? (ownStartTime ??= processStartTime(pid)) : processStartTime(pid);
+
 function holderOf(options: LockOptions): LockHolder {
   const now = options.now ?? Date.now;
   const { holder, pid, host, ...extra } = options.identity ?? {};
@@ -89,7 +94,7 @@ function holderOf(options: LockOptions): LockHolder {
     holder: holder ?? `${host ?? hostname()}:${ownPid}:${randomBytes(6).toString('hex')}`,
     pid: ownPid,
     host: host ?? hostname(),
-    startTime: processStartTime(ownPid),
+    startTime: startTimeOf(ownPid),
     acquiredAt: new Date(now()).toISOString(),
   };
 }

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
 
 /** Start time (clock ticks since boot) and state letter of a pid from /proc (Linux), or null. */
 export function procStat(pid: number): { startTime: string; state: string } | null {
@@ -29,3 +31,26 @@ export function isSameProcessAlive(pid: number, startTime: string | null = null)
 
 /** True when a process with this pid exists and is not a zombie (a killed process nobody reaped). */
 export const pidAlive = (pid: number): boolean => isSameProcessAlive(pid);
+
+/** The absolute path of `command` as exec would find it on `PATH`, or undefined. */
+export async function resolveCommand(
+  command: string,
+  searchPath: string | undefined,
+): Promise<string | undefined> {
+  const candidates = command.includes('/')
+    ? [command]
+    : (searchPath ?? '')
+        .split(':')
+        .filter(Boolean)
+        .map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return path.resolve(candidate);
+  }
+  return undefined;
+}

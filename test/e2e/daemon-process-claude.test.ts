@@ -14,6 +14,7 @@ import {
 } from '../support/providers/anthropic.js';
 import { findRequestContaining } from '../support/providers/server.js';
 import { tempDir } from '../support/runs.js';
+import { hasRepeatedKey } from '../../src/log/logger.js';
 
 const cli = requireCli('claude');
 const API_KEY = 'sk-ant-e2e-process-0123456789abcdef';
@@ -95,5 +96,78 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
     const invocation = await readFile(path.join(bundle, 'invocation.json'), 'utf8');
     expect(invocation).not.toContain(API_KEY);
     expect(await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8')).not.toContain(API_KEY);
+
+    // Every line the daemon logged for the whole run is JSON naming each key once.
+    const lines = daemon.logs().split('\n').filter((l) => l.startsWith('{'));
+    expect(lines.length).toBeGreaterThan(5);
+    for (const line of lines) {
+      expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+      expect(hasRepeatedKey(line), line).toBe(false);
+    }
+  });
+
+  it('records progress in state.json while the real CLI works (turns, tokens, last tool, elapsed time)', async () => {
+    if (!daemon) throw new Error('the first test starts the daemon');
+    const incidents = path.join(root.dir, 'incidents');
+    const ws = path.join(incidents, 'slow-model-1');
+    await mkdir(ws, { recursive: true });
+    const report = path.join(ws, 'output', 'investigation.md');
+    provider.toolCommand = `mkdir -p ${path.dirname(report)} && printf '# Report\\n\\n## Summary\\nslow.\\n\\n## Root Cause\\nslow model.\\n' > ${report}`;
+    provider.delayMs = 3000;
+    const seen: { turns: number; lastTool?: string; elapsedMs: number; tokens: { input: number } }[] = [];
+    let done = false;
+    const watcher = (async () => {
+      while (!done) {
+        const state = await readFile(path.join(ws, '.triage', 'state.json'), 'utf8')
+          .then((t) => JSON.parse(t) as { state: string; progress?: (typeof seen)[number] })
+          .catch(() => undefined);
+        if (state?.state === 'running' && state.progress) seen.push(state.progress);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    try {
+      await dropIncident(ws, {
+        incidentId: 'e2e-progress-1',
+        cluster: 'prod-1',
+        namespace: 'shop',
+        resource: { apiVersion: 'v1', kind: 'Pod', name: 'slow-1', namespace: 'shop' },
+        faultType: 'CrashLoop',
+        severity: 'high',
+        timestamp: '2026-11-22T01:00:00Z',
+      });
+      const { state } = await waitForFinalRun(ws, 150_000, daemon.tail);
+      expect(state.state, daemon.tail()).toBe('succeeded');
+    } finally {
+      done = true;
+      await watcher;
+      provider.delayMs = undefined;
+    }
+    expect(seen.some((p) => p.turns >= 1 && p.lastTool === 'Bash' && p.tokens.input > 0), JSON.stringify(seen)).toBe(true);
+    const elapsed = [...new Set(seen.map((p) => p.elapsedMs))];
+    expect(elapsed.length, JSON.stringify(seen)).toBeGreaterThanOrEqual(2);
+  });
+
+  it('ends a run whose API key the model API refuses as auth_failed within seconds', async () => {
+    if (!daemon) throw new Error('the first test starts the daemon');
+    const ws = path.join(root.dir, 'incidents', 'bad-key-1');
+    provider.failWith = 401;
+    try {
+      await dropIncident(ws, {
+        incidentId: 'e2e-401-1',
+        cluster: 'prod-1',
+        namespace: 'shop',
+        resource: { apiVersion: 'v1', kind: 'Pod', name: 'k-1', namespace: 'shop' },
+        faultType: 'CrashLoop',
+        severity: 'high',
+        timestamp: '2026-11-22T01:00:00Z',
+      });
+      const { state, result = {} } = await waitForFinalRun(ws, 60_000, daemon.tail);
+      expect(state.state).toBe('failed');
+      expect(result).toMatchObject({ status: 'failed', agentStatus: 'auth_failed' });
+      expect(result.durationMs as number).toBeLessThan(10_000);
+      expect(String(result.error)).toMatch(/401|authentication/i);
+    } finally {
+      provider.failWith = undefined;
+    }
   });
 });

@@ -4,7 +4,7 @@
 // `describe.skipIf(!docker)(...)`. Outside CI a missing engine skips those tests; with CI set it is an
 // error, so CI never silently skips engine tests.
 import { existsSync } from 'node:fs';
-import type Docker from 'dockerode';
+import Docker from 'dockerode';
 import { dockerClient as buildClient } from '../../src/engines/docker.js';
 
 /** Built by `bash .ci/build-test-image.sh` from test/images/agent-test/. */
@@ -27,7 +27,7 @@ export function dockerHost(env: NodeJS.ProcessEnv = process.env): string {
 
 /** A dockerode client for the test engine, built by the engine module itself (one place knows the address forms). */
 export function dockerClient(env: NodeJS.ProcessEnv = process.env): Docker {
-  return buildClient(dockerHost(env), env);
+  return buildClient(dockerHost(env), env, Docker);
 }
 
 /** CI set to anything but empty, 0 or false: missing real components fail tests instead of skipping them. */

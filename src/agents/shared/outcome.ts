@@ -43,6 +43,8 @@ export interface OutcomeParts {
   tokens?: { input: number; output: number };
   costUsd?: number;
   error?: string;
+  /** The agent's final message (its answer), when the CLI reports one. */
+  finalMessage?: string;
 }
 
 /**
@@ -68,6 +70,7 @@ export function makeOutcome(cli: string, output: AgentRunOutput, parts: OutcomeP
   };
   if (parts.turns !== undefined) outcome.turns = parts.turns;
   if (parts.costUsd !== undefined) outcome.costUsd = parts.costUsd;
+  if (parts.finalMessage) outcome.finalMessage = parts.finalMessage;
   if (status !== 'succeeded') {
     outcome.error = oneLine(error ?? `${cli} failed with exit code ${String(output.exitCode)}`);
   }

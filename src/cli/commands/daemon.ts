@@ -6,6 +6,11 @@ import { exposureProblem } from '../../server/exposure.js';
 import { httpLimits } from '../../server/limits.js';
 import { createMetrics } from '../../server/metrics.js';
 import { createIntakeRoutes } from '../../server/routes/intake.js';
+import type { StateChange } from '../../incident/store.js';
+import type { Logger } from '../../log/logger.js';
+import { registerNotifyMetrics } from '../../notify/metrics.js';
+import { Notifier } from '../../notify/notifier.js';
+import { errorMessage } from '../../util/errors.js';
 import { flagLayer, intOption } from '../config.js';
 import { checkedConfig } from '../config-check.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
@@ -54,7 +59,22 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   );
   const metrics = createMetrics();
   const daemonId = newDaemonId();
-  const { executor, log, audit, secrets } = buildRuntime(io, config, { daemonId, metrics });
+  const runtime = buildRuntime(io, config, { daemonId, metrics });
+  const { executor, log, audit, secrets } = runtime;
+  // Results out: a finished incident is delivered to the configured sinks (through the outbox).
+  const notifier =
+    config.notify.sinks.length === 0
+      ? undefined
+      : new Notifier({
+          notify: config.notify,
+          ...(config.http.public_url ? { publicUrl: config.http.public_url } : {}),
+          secrets,
+          redactor: runtime.redactor,
+          audit,
+          log: log.child({ component: 'notify' }),
+          metrics: registerNotifyMetrics(metrics.registry),
+          maxIncidentBytes: config.intake.max_incident_bytes,
+        });
   const token = secrets.HTTP_TOKEN;
   const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
   if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
@@ -65,6 +85,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     audit,
     metrics,
     daemonId,
+    ...(notifier ? { onChange: (change: StateChange) => notifyOnFinal(notifier, change, log) } : {}),
     server: (d) => ({
       ...(token ? { token } : {}),
       limits: httpLimits(config),
@@ -87,7 +108,25 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     { root: config.workspaces_root, engine: config.engine, agent: config.agent.name, port: daemon.httpPort },
     'triage-runner daemon started',
   );
+  // Deliveries a crash interrupted, and incidents that finished without one recorded, go out now.
+  if (notifier)
+    void notifier
+      .resumeAll(daemon.root, { catchUp: true })
+      .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'resuming notifications failed'));
   await daemon.whenStopped();
   removeHandlers();
+  // After the runs: what is not delivered in time stays in the outbox for the next start.
+  await notifier?.close(10_000);
   return EXIT.ok;
+}
+
+/** A run that ended an incident succeeded or failed: tell the sinks (recorded first, delivered after). */
+function notifyOnFinal(notifier: Notifier, change: StateChange, log: Logger): void {
+  const { record, event } = change;
+  if (event.type !== 'Finished' || (record.state !== 'succeeded' && record.state !== 'failed')) return;
+  void notifier
+    .notifyFinished(change.dir, record, event.runId)
+    .catch((err: unknown) =>
+      log.error({ err: errorMessage(err), workspace: change.dir }, 'notification could not be recorded'),
+    );
 }

@@ -67,7 +67,7 @@ export async function adoptRun(
   };
   await audit('reattached', { engine: engineName, id: info.handle.id, running: info.running });
   try {
-    ctx.adapter = env.agents(agent);
+    ctx.adapter = await env.agents(agent);
     // A running agent gets its kubectl broker back before anything else.
     if (info.running) ctx.guard = await resumeGuard(env, ctx);
     const supervised = await reattach(env, ctx, info);

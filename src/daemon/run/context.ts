@@ -29,7 +29,7 @@ export interface PipelineEnv {
   now: () => Date;
   /** Goes into the daemon label of every run. */
   daemonId: string;
-  agents: (name: AgentName) => AgentAdapter;
+  agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
 }

@@ -22,6 +22,8 @@ export interface CollectInput {
   triageStatus?: string;
   /** Collected by a daemon other than the one that launched it. */
   adopted?: boolean;
+  /** The agent's events showed the model API refusing the credentials (it was stopped for it). */
+  authFailure?: string;
 }
 
 /** The one-line answer the agent gave at the end (the user prompt asks for it), if any. */
@@ -53,6 +55,7 @@ export async function collectRun(
   let outcome: AgentOutcome = adapter.parseOutput(runOutput);
   // The exit code is never masked, whatever the adapter read.
   outcome = { ...outcome, exitCode: exit.exitCode };
+  if (input.authFailure) outcome = { ...outcome, status: 'auth_failed', error: input.authFailure };
   // The report is the artifact people share: known secret values and token shapes are scrubbed from it.
   await scrubFile(input.report.hostPath, env.redactor).catch((err: unknown) =>
     ctx.log.warn(

@@ -1,15 +1,16 @@
 import { hostname } from 'node:os';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { getAgent } from '../../agents/index.js';
 import type { SkillsCache } from '../../context/skills-cache.js';
 import type { AgentAdapter } from '../../agents/types.js';
 import { TRIAGE_DIR } from '../../audit/bundle.js';
 import type { AuditEventType, AuditLog } from '../../audit/log.js';
 import { keepRuns, type AgentName, type Config, type EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
+import { resolveCommand } from '../../util/process.js';
 import { RUN_LABELS } from '../../engines/labels.js';
 import type { Engine, RunHandle, RunInfo } from '../../engines/types.js';
+import type { RunProgress } from '../../incident/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
 import { errorMessage } from '../../util/errors.js';
@@ -26,7 +27,7 @@ import type { AuditFn, PipelineEnv, RunContext, SkillsCacheLike } from './contex
 import { collectRun, failEarly, type FailureSource } from './finish.js';
 import { planLaunch, startAgent } from './launch.js';
 import { openOutput } from './output.js';
-import { prepareRun } from './prepare.js';
+import { ProgressTracker } from './progress.js';
 import { supervise } from './supervise.js';
 
 // The run pipeline: prepare (skills, triage, context, prompt) → launch (adapter + engine) → supervise
@@ -88,7 +89,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
     now: deps.now ?? (() => new Date()),
     daemonId: deps.daemonId ?? hostname(),
-    agents: deps.agents ?? getAgent,
+    // The adapters (and their settings writers) load with the first run, not at start-up.
+    agents: deps.agents ?? (async (name) => (await import('../../agents/index.js')).getAgent(name)),
     skills: deps.skills ?? ownSkillsCache(config, deps.log),
     engineFor: (name: EngineName): Promise<Engine> => {
       let engine = engines.get(name);
@@ -102,20 +104,30 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     },
   };
 
+  /**
+   * A run's audit events: appended in order without waiting for each (the log writes those that queue up
+   * together); the `finished` event waits until every event before it is durable.
+   */
   const auditFor =
     (request: Omit<RunRequest, 'attempt'>) =>
-    (log: Logger): AuditFn =>
-    async (type: AuditEventType, fields: Record<string, unknown> = {}): Promise<void> => {
-      try {
-        await deps.audit.append(path.join(request.workspace.dir, TRIAGE_DIR), {
-          type,
-          incidentId: request.workspace.incident.incidentId,
-          runId: request.runId,
-          ...fields,
-        });
-      } catch (err) {
-        log.error({ err: errorMessage(err), type }, 'audit event could not be written');
-      }
+    (log: Logger): AuditFn => {
+      const pending = new Set<Promise<void>>();
+      return (type: AuditEventType, fields: Record<string, unknown> = {}): Promise<void> => {
+        const written = deps.audit
+          .append(path.join(request.workspace.dir, TRIAGE_DIR), {
+            type,
+            incidentId: request.workspace.incident.incidentId,
+            runId: request.runId,
+            ...fields,
+          })
+          .then(
+            () => undefined,
+            (err: unknown) => log.error({ err: errorMessage(err), type }, 'audit event could not be written'),
+          );
+        pending.add(written);
+        void written.then(() => pending.delete(written));
+        return type === 'finished' ? Promise.all([...pending]).then(() => undefined) : Promise.resolve();
+      };
     };
 
   const tracked = async <T>(runId: string, work: () => Promise<T>): Promise<T> => {
@@ -149,6 +161,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       stage = 'engine';
       await (await env.engineFor(engineName)).ping();
       stage = undefined;
+      // The context pipeline (tokenizer, disclosure, triage) loads with the first run, not at start-up.
+      const { prepareRun } = await import('./prepare.js');
       const prepared = await prepareRun(env, ctx);
       const plannedAt = performance.now();
       const spec = await planLaunch(env, ctx, prepared);
@@ -167,13 +181,33 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         await ctx.audit('finished', { status: 'interrupted', reason: 'daemon shutting down before launch' });
         return { status: 'interrupted', reason: 'the daemon shut down before the agent was launched' };
       }
-      const output = openOutput(ctx.bundle as NonNullable<RunContext['bundle']>, env.now);
+      const progress = new ProgressTracker(ctx.adapter?.progress?.(), env.now(), env.now);
+      const report = (p: RunProgress) => void request.onStage?.({ type: 'progress', progress: p });
+      // The credentials were refused: stop the agent now instead of letting its CLI retry for minutes.
+      const stopForAuth = () => {
+        if (handle && ctx.engine) void ctx.engine.signal(handle, 'SIGTERM').catch(() => undefined);
+      };
+      const output = openOutput(ctx.bundle as NonNullable<RunContext['bundle']>, env.now, (chunk, stream) => {
+        if (stream !== 'stdout') return;
+        const update = progress.push(chunk);
+        if (!update) return;
+        report(progress.snapshot());
+        if (update.authFailure) {
+          log.warn(
+            { reason: update.authFailure },
+            'the model API refused the credentials; stopping the agent',
+          );
+          stopForAuth();
+        }
+      });
       let supervised;
       try {
         stage = 'engine';
         handle = await startAgent(env, ctx, spec, output, plannedAt);
         stage = undefined;
         log.info({ id: handle.id }, 'agent launched');
+        if (progress.authFailure) stopForAuth();
+        progress.beat(report, log);
         supervised = await supervise({
           engine: ctx.engine as Engine,
           handle,
@@ -188,6 +222,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         });
         env.metrics?.stage('agent', supervised.durationMs / 1000);
       } finally {
+        progress.stop();
         await output.close();
       }
       return await collectRun(env, ctx, {
@@ -196,6 +231,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         report: { hostPath: prepared.layout.hostReportPath, agentPath: prepared.layout.paths.reportPath },
         promptSha256: prepared.context.promptSha256,
         triageStatus: prepared.context.context.triage.status,
+        ...(progress.authFailure ? { authFailure: progress.authFailure } : {}),
       });
     } catch (err) {
       return failEarly(env, ctx, err, stage);
@@ -217,28 +253,68 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     if (ctx.hostHome) await rm(ctx.hostHome, { recursive: true, force: true }).catch(() => undefined);
   };
 
+  /**
+   * Can an incident run now? The engine answers; the agent can start there (the image exists, or the CLI
+   * is on PATH); its API key is set. Skills that cannot be fetched leave the daemon ready but degraded:
+   * runs go on without them.
+   */
   const readiness = async (): Promise<Readiness> => {
     const checks: Readiness['checks'] = [];
-    try {
-      await (await env.engineFor(config.engine)).ping();
-      checks.push({ name: `engine:${config.engine}`, ok: true });
-    } catch (err) {
-      checks.push({ name: `engine:${config.engine}`, ok: false, detail: errorMessage(err) });
-    }
+    const check = async (name: string, probe: () => Promise<string | undefined>) => {
+      try {
+        const problem = await probe();
+        checks.push({ name, ok: problem === undefined, ...(problem ? { detail: problem } : {}) });
+      } catch (err) {
+        checks.push({ name, ok: false, detail: errorMessage(err) });
+      }
+    };
+    const engine = await env.engineFor(config.engine).catch((err: unknown) => err as Error);
+    await check(`engine:${config.engine}`, async () => {
+      if (engine instanceof Error) throw engine;
+      await engine.ping();
+      return undefined;
+    });
+    if (!(engine instanceof Error)) await check('agent', () => agentProblem(engine));
+    await check('api-key', async () => keyProblem(await env.agents(config.agent.name)));
     try {
       const r = await env.skills.readiness();
       const missing = r.sources.filter((s) => !s.available);
       checks.push({
         name: 'skills',
-        ok: r.ready,
+        ok: true,
         ...(missing.length
-          ? { detail: missing.map((s) => `${s.name}: ${s.detail ?? 'unavailable'}`).join('; ') }
+          ? {
+              degraded: true,
+              detail: `runs go on without: ${missing.map((s) => `${s.name}: ${s.detail ?? 'unavailable'}`).join('; ')}`,
+            }
           : {}),
       });
     } catch (err) {
-      checks.push({ name: 'skills', ok: false, detail: errorMessage(err) });
+      checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
     }
-    return { ok: checks.every((c) => c.ok), checks };
+    return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
+  };
+
+  /** Why the configured agent cannot start on `engine`, or undefined. */
+  const agentProblem = async (engine: Engine): Promise<string | undefined> => {
+    const image = config.agent.image;
+    if (engine.placement === 'container') {
+      if (engine.hasImage && !(await engine.hasImage(image)))
+        return `agent image ${image} is not on the ${engine.name} engine: build it with \`docker build -t ${image} runners/\` (offline: \`bash .ci/build-agent-image.sh\`), or set agent.image`;
+      return undefined;
+    }
+    const command = config.agent.command ?? config.agent.name;
+    if (await resolveCommand(command, deps.env.PATH)) return undefined;
+    return `agent CLI ${command} is not on the daemon's PATH: install it (npm install -g ${(await env.agents(config.agent.name)).npmPackage ?? command}) or set agent.command to its path`;
+  };
+
+  /** Why the configured agent has no API key, or undefined. */
+  const keyProblem = (adapter: AgentAdapter): string | undefined => {
+    const keys =
+      adapter.authSecrets?.({ gooseProvider: config.providers.goose_provider ?? deps.env.GOOSE_PROVIDER }) ??
+      [];
+    if (keys.length === 0 || keys.some((k) => deps.secrets[k])) return undefined;
+    return `agent ${adapter.id} needs ${keys.join(' or ')}, which is not set: set the variable (or the secret configured for it under secrets:) where the daemon runs`;
   };
 
   /**

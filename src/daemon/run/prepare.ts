@@ -27,7 +27,7 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(overrides.dryRun ? { dryRun: true } : {}),
   });
-  const adapter = env.agents(ctx.agent);
+  const adapter = await env.agents(ctx.agent);
   ctx.adapter = adapter;
   const engine = await env.engineFor(ctx.engineName);
   ctx.engine = engine;

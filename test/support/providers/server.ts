@@ -27,6 +27,8 @@ export interface FakeProvider {
   unknown: RecordedRequest[];
   /** While set, every request gets this HTTP status and an error body in the provider's shape. */
   failWith: number | undefined;
+  /** While set, every answer waits this long first (a slow model). */
+  delayMs?: number;
   close(): Promise<void>;
 }
 
@@ -110,7 +112,8 @@ export async function startProvider(
           send(res, { kind: 'json', status: 404, body: errorBody(404) });
           return;
         }
-        send(res, reply);
+        if (provider.delayMs) setTimeout(() => send(res, reply), provider.delayMs);
+        else send(res, reply);
       },
       (err: unknown) => {
         res.writeHead(413);

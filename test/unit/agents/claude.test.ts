@@ -13,11 +13,11 @@ describe('claude invocation', () => {
     expect(inv.args[at + 1]).toBe(`/opt/triage/files/${CLAUDE_SYSTEM_PROMPT_FILE}`);
   });
 
-  it('runs headless with JSON output, the turn limit, the model and unattended permissions', () => {
+  it('runs headless with streamed JSON events, the turn limit, the model and unattended permissions', () => {
     const inv = claude.buildInvocation(sampleInput());
     expect(inv.command).toBe('claude');
-    expect(inv.args.slice(0, 5)).toEqual(['-p', '--output-format', 'json', '--max-turns', '7']);
-    expect(inv.args).not.toContain('--verbose');
+    // stream-json needs --verbose in print mode; its last line is the same result object as json.
+    expect(inv.args.slice(0, 6)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--max-turns', '7']);
     expect(inv.args).not.toContain('--dangerously-skip-permissions');
     expect(inv.args.join(' ')).toContain('--permission-mode dontAsk');
     expect(inv.args.some((a) => a.startsWith('--allowedTools=') && a.includes('Bash'))).toBe(true);
@@ -47,7 +47,36 @@ describe('claude output', () => {
       turns: 1,
       tokens: { input: 1234, output: 56 },
       costUsd: expect.any(Number) as number,
+      finalMessage: expect.any(String) as string,
     });
+  });
+
+  it('reads progress from the stream as it arrives: turns, tokens, the last tool, and a refused key', () => {
+    const reader = claude.progress?.();
+    const assistant = (tool: string | undefined, input: number) =>
+      JSON.stringify({
+        type: 'assistant',
+        message: {
+          content: tool ? [{ type: 'text', text: 'x' }, { type: 'tool_use', name: tool }] : [{ type: 'text' }],
+          usage: { input_tokens: input, cache_read_input_tokens: 10, output_tokens: 5 },
+        },
+      });
+    const first = assistant('Bash', 100);
+    // A line split across two chunks is read once it is complete.
+    expect(reader?.push(Buffer.from(first.slice(0, 40)))).toBeUndefined();
+    expect(reader?.push(Buffer.from(`${first.slice(40)}\n`))).toEqual({
+      turns: 1,
+      tokens: { input: 110, output: 5 },
+      lastTool: 'Bash',
+    });
+    expect(reader?.push(Buffer.from(`${assistant(undefined, 200)}\n`))).toEqual({
+      turns: 2,
+      tokens: { input: 320, output: 10 },
+    });
+    const retry = JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, error_status: 401 });
+    expect(reader?.push(Buffer.from(`${retry}\n`))?.authFailure).toMatch(/HTTP 401.*ANTHROPIC_API_KEY/);
+    const overloaded = JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, error_status: 529 });
+    expect(reader?.push(Buffer.from(`${overloaded}\n`))).toBeUndefined();
   });
 
   it('recognises a real 401 as an auth failure and keeps exit code 1', () => {

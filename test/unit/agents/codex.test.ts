@@ -82,7 +82,24 @@ describe('codex output', () => {
       exitCode: 0,
       turns: 1,
       tokens: { input: 2345, output: 67 },
+      finalMessage: 'Investigation complete: the node ran out of memory.',
     });
+  });
+
+  it('reads progress from its JSON lines: turns, usage, commands, and a refused key', () => {
+    const reader = codex.progress?.();
+    const lines = [
+      { type: 'turn.started' },
+      { type: 'item.started', item: { type: 'command_execution', command: 'kubectl get pods' } },
+      { type: 'turn.completed', usage: { input_tokens: 50, output_tokens: 7 } },
+    ].map((e) => JSON.stringify(e));
+    expect(reader?.push(Buffer.from(`${lines.join('\n')}\n`))).toEqual({
+      turns: 1,
+      lastTool: 'shell',
+      tokens: { input: 50, output: 7 },
+    });
+    const error = JSON.stringify({ type: 'error', message: 'unexpected status 401 Unauthorized: Incorrect API key' });
+    expect(reader?.push(Buffer.from(`${error}\n`))?.authFailure).toMatch(/refused the credentials.*CODEX_API_KEY/);
   });
 
   it('sums usage over several turns', () => {

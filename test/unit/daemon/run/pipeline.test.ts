@@ -456,15 +456,39 @@ describe('run executor', () => {
     expect(r.failed).toEqual([{ id: '', error: expect.stringContaining('unreachable') }]);
   });
 
-  it('is ready only when the engine answers and the skills are available', async () => {
+  it('is ready only when the engine answers, the agent image exists and its key is set; skills only degrade it', async () => {
     const ok = setup(new FakeEngine());
     expect(await ok.executor.readiness()).toEqual({
       ok: true,
+      degraded: false,
       checks: [
         { name: 'engine:docker', ok: true },
+        { name: 'agent', ok: true },
+        { name: 'api-key', ok: true },
         { name: 'skills', ok: true },
       ],
     });
+    const noImage = new FakeEngine();
+    Object.assign(noImage, { hasImage: async () => false });
+    const missing = await setup(noImage).executor.readiness();
+    expect(missing.ok).toBe(false);
+    expect(missing.checks.find((c) => c.name === 'agent')?.detail).toMatch(
+      /agent image triage-agent:latest is not on the docker engine: build it with `docker build -t triage-agent:latest runners\/`/,
+    );
+    const withKeys = { ...fakeAdapter('claude'), authSecrets: () => ['ANTHROPIC_API_KEY'] };
+    const noKey = await setup(new FakeEngine(), {}, { secrets: {}, agents: () => withKeys }).executor.readiness();
+    expect(noKey.checks.find((c) => c.name === 'api-key')).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/agent claude needs ANTHROPIC_API_KEY, which is not set/),
+    });
+    const offline = await setup(new FakeEngine(), {}, {
+      skills: {
+        ...emptySkills(),
+        readiness: async () => ({ ready: false, sources: [{ name: 'k8s4agents', available: false, detail: 'cannot fetch' }] }),
+      },
+    }).executor.readiness();
+    expect(offline).toMatchObject({ ok: true, degraded: true });
+    expect(offline.checks.find((c) => c.name === 'skills')?.detail).toMatch(/runs go on without: k8s4agents: cannot fetch/);
     const down = setup(new FakeEngine({ pingError: unreachable() }));
     const r = await down.executor.readiness();
     expect(r.ok).toBe(false);

@@ -1,0 +1,136 @@
+// Cheap runs: a burst of incidents through the daemon and the REAL run pipeline (process engine, claude
+// adapter, triage off, no skills sources) with a stand-in agent that sleeps 200 ms, against a bare
+// 8-wide pool spawning the same agent directly, measured in the same run. Also "run started" (claimed)
+// → "agent launched" from the audit trail, p50/p90.
+// Run: npx tsx bench/pipeline-burst.ts   (BURST_N=200 BURST_SLEEP_MS=200 BURST_CONCURRENCY=8)
+import { spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AuditLog } from '../src/audit/log.js';
+import { configSchema } from '../src/config/schema.js';
+import { Daemon } from '../src/daemon/daemon.js';
+import { createRunExecutor } from '../src/daemon/run/pipeline.js';
+import { readState } from '../src/incident/store.js';
+import { silentLogger } from '../src/log/logger.js';
+import { Redactor } from '../src/log/redact.js';
+import { percentile, printTable } from './table.js';
+
+const N = Number(process.env.BURST_N ?? 200);
+const SLEEP_MS = Number(process.env.BURST_SLEEP_MS ?? 200);
+const CONCURRENCY = Number(process.env.BURST_CONCURRENCY ?? 8);
+const TIMEOUT_MS = Number(process.env.BURST_TIMEOUT_MS ?? 600_000);
+
+const AGENT = `#!/bin/sh
+cat > /dev/null
+sleep ${(SLEEP_MS / 1000).toFixed(3)}
+mkdir -p output
+printf '# Report\\n\\n%s\\n' "$(printf 'x%.0s' $(seq 1 250))" > output/investigation.md
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"H1: fake, high confidence; first action: none","usage":{"input_tokens":3,"output_tokens":2},"total_cost_usd":0}'
+`;
+
+const incident = (i: number) => ({
+  incidentId: `burst-${i}`,
+  cluster: `cluster-${i % 4}`,
+  namespace: 'ns',
+  resource: { kind: 'Pod', name: `pod-${i}` },
+  faultType: 'CrashLoop',
+  severity: 'high',
+  timestamp: new Date().toISOString(),
+});
+
+async function barePool(agent: string, root: string): Promise<number> {
+  const dirs = await Promise.all(
+    Array.from({ length: N }, async (_, i) => {
+      const dir = path.join(root, `b${i}`);
+      await mkdir(dir, { recursive: true });
+      return dir;
+    }),
+  );
+  const t0 = performance.now();
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < N; i = next++) {
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(agent, [], { cwd: dirs[i], stdio: ['pipe', 'pipe', 'pipe'] });
+        child.stdout.resume();
+        child.stderr.resume();
+        child.stdin.end('prompt');
+        child.once('error', reject);
+        child.once('close', () => resolve());
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return performance.now() - t0;
+}
+
+const base = await mkdtemp(path.join(tmpdir(), 'bench-pipeline-burst-'));
+const agent = path.join(base, 'agent.sh');
+await writeFile(agent, AGENT);
+await chmod(agent, 0o755);
+const bareMs = await barePool(agent, path.join(base, 'bare'));
+
+const root = path.join(base, 'root');
+await mkdir(root);
+const config = configSchema.parse({
+  workspaces_root: root,
+  engine: 'process',
+  agent: { name: 'claude', command: agent, min_report_bytes: 10 },
+  http: { port: 0 },
+  skills: { sources: [], disable_triage_preload: true, cache_dir: path.join(base, 'skills') },
+  scheduling: {
+    max_concurrent: CONCURRENCY,
+    max_per_cluster: CONCURRENCY,
+    rescan_interval: '5s',
+    dedup_window: 0,
+  },
+});
+const log = silentLogger();
+const redactor = new Redactor();
+const audit = new AuditLog({ redactor });
+const executor = createRunExecutor({ config, log, redactor, secrets: {}, audit, env: process.env });
+const daemon = new Daemon({ config, log, executor, audit });
+await daemon.start();
+
+const t0 = performance.now();
+for (let i = 0; i < N; i++) {
+  const dir = path.join(root, `inc-${String(i).padStart(4, '0')}`);
+  const tmp = path.join(root, `.tmp-${i}`);
+  await mkdir(tmp);
+  await writeFile(path.join(tmp, 'incident.json'), JSON.stringify(incident(i)));
+  await rename(tmp, dir);
+}
+const folders = (await readdir(root)).filter((f) => f.startsWith('inc-'));
+let finals = 0;
+const deadline = Date.now() + TIMEOUT_MS;
+while (finals < N && Date.now() < deadline) {
+  await new Promise((r) => setTimeout(r, 100));
+  finals = (await Promise.all(folders.map((f) => readState(path.join(root, f))))).filter(
+    (s) => s?.state === 'succeeded' || s?.state === 'failed',
+  ).length;
+}
+const daemonMs = performance.now() - t0;
+await daemon.stop();
+
+const launchMs: number[] = [];
+let failed = 0;
+for (const f of folders) {
+  const lines = (await readFile(path.join(root, f, '.triage', 'audit.jsonl'), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; ts: string });
+  const claimed = lines.find((l) => l.type === 'claimed');
+  const launched = lines.find((l) => l.type === 'launched');
+  if (claimed && launched) launchMs.push(Date.parse(launched.ts) - Date.parse(claimed.ts));
+  if ((await readState(path.join(root, f)))?.state !== 'succeeded') failed++;
+}
+if (!process.env.BENCH_KEEP) await rm(base, { recursive: true, force: true });
+else console.log(root);
+
+printTable(`pipeline burst: ${N} incidents, ${SLEEP_MS} ms agent, concurrency ${CONCURRENCY}`, [
+  ['bare 8-wide pool (baseline)', `${(bareMs / 1000).toFixed(2)} s`, '1.00'],
+  ['daemon + real pipeline', `${(daemonMs / 1000).toFixed(2)} s`, (daemonMs / bareMs).toFixed(2)],
+  ['run started → agent launched, p50 / p90', `${percentile(launchMs, 50)} / ${percentile(launchMs, 90)} ms`, ''],
+  ['incidents not succeeded (must be 0)', String(failed + (N - finals)), ''],
+]);
