@@ -3,7 +3,7 @@
 // broker to the daemon-side kubectl with the daemon's kubeconfig, its delete, raw DELETE and KUBECONFIG
 // swap are refused; the bundle lists every call, result.json counts them and the audit log records
 // each refusal.
-import { readFile, stat } from 'node:fs/promises';
+import { appendFile, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunResult } from '../../../src/audit/run-record.js';
@@ -11,6 +11,7 @@ import { createProcessEngine } from '../../../src/engines/process.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { BROKER_SOCKET, GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
+import { verifyWorkspaceAudit } from '../../../src/daemon/verify.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
 import { runShAgent } from '../../support/sh-agent.js';
@@ -87,6 +88,10 @@ describe('kubectl guard under the process engine', () => {
     const finished = audit.find((e) => e.type === 'finished') as { files: Record<string, string> };
     expect(Object.keys(finished.files)).toContain(CLUSTER_CALLS_FILE);
     await expect(stat(path.join(bundle, BROKER_SOCKET))).rejects.toThrow(/ENOENT/);
+    // The call log is covered by audit verify: an edit to it afterwards is found.
+    expect(await verifyWorkspaceAudit(workspace.dir)).toMatchObject({ ok: true });
+    await appendFile(path.join(bundle, CLUSTER_CALLS_FILE), '{"forged":true}\n');
+    expect(await verifyWorkspaceAudit(workspace.dir)).toMatchObject({ ok: false });
   });
 
   it('hands the agent the kubeconfig and no guard when kubectl.guard is off', async () => {
