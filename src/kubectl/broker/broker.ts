@@ -92,16 +92,27 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
   let running = 0;
   let stopping = false;
 
-  const acquire = async (signal: AbortSignal): Promise<boolean> => {
-    while (running >= maxConcurrent) {
-      await new Promise<void>((resolve) => {
-        waiting.push(resolve);
-        signal.addEventListener('abort', () => resolve(), { once: true });
-      });
-      if (signal.aborted) return false;
+  /** A slot for one kubectl process: at once when one is free, else in turn; false when the call goes away first. */
+  const acquire = (signal: AbortSignal): Promise<boolean> => {
+    if (signal.aborted) return Promise.resolve(false);
+    if (running < maxConcurrent) {
+      running++;
+      return Promise.resolve(true);
     }
-    running++;
-    return true;
+    return new Promise((resolve) => {
+      const wake = () => {
+        signal.removeEventListener('abort', giveUp);
+        running++;
+        resolve(true);
+      };
+      const giveUp = () => {
+        const i = waiting.indexOf(wake);
+        if (i !== -1) waiting.splice(i, 1);
+        resolve(false);
+      };
+      waiting.push(wake);
+      signal.addEventListener('abort', giveUp, { once: true });
+    });
   };
   const release = () => {
     running--;
@@ -153,7 +164,7 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
           at,
           [],
           { shown: '', rule: 'guard: malformed request', message, category: 'unknown' },
-          message.length + 1,
+          Buffer.byteLength(message) + 1,
         ),
       );
       return;

@@ -43,7 +43,7 @@ describe('kubectl broker with the guard client', () => {
   let kubectl: string;
   let fakeDir: string;
 
-  const start = async (socketDir: string, extra: { callTimeoutMs?: number } = {}) => {
+  const start = async (socketDir: string, extra: { callTimeoutMs?: number; maxConcurrent?: number } = {}) => {
     await mkdir(socketDir, { recursive: true });
     log = await CallLog.open(path.join(root.dir, CLUSTER_CALLS_FILE));
     broker = await startBroker({
@@ -52,6 +52,7 @@ describe('kubectl broker with the guard client', () => {
       kubectl: { command: path.join(fakeDir, 'kubectl'), env: { PATH: '/usr/bin:/bin' }, cwd: root.dir },
       callTimeoutMs: extra.callTimeoutMs ?? 20_000,
       killGraceMs: 500,
+      ...(extra.maxConcurrent ? { maxConcurrent: extra.maxConcurrent } : {}),
       onCall: (r) => log.append(r),
     });
     kubectl = (
@@ -195,6 +196,31 @@ describe('kubectl broker with the guard client', () => {
       decision: 'allowed',
       normalized: 'logs pods/web-1 --follow',
     });
+  });
+
+  it('runs calls over the concurrency limit in turn, skipping a caller that left while it waited', async () => {
+    await start(root.dir, { maxConcurrent: 1 });
+    const spawnCall = (args: string[]) =>
+      spawn(kubectl, args, { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'ignore'] });
+    const blocker = spawnCall(['logs', 'web-1', '-f']);
+    await until('the blocking call to run', 10_000, () =>
+      readFile(path.join(fakeDir, 'sleeper.pid'), 'utf8').catch(() => undefined),
+    );
+    // The quitter queues first (node starts in well under 300 ms), then the waiter.
+    const quitter = spawnCall(['get', 'pods', '-n', 'gone']);
+    await new Promise((r) => setTimeout(r, 300));
+    const waiter = spawnCall(['get', 'pods', '-n', 'shop']);
+    let out = '';
+    waiter.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const waited = new Promise<number | null>((resolve) => waiter.once('exit', resolve));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await fakeCalls()).toBe('logs web-1 -f');
+    quitter.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    blocker.kill('SIGKILL');
+    expect(await waited).toBe(0);
+    expect(out).toContain('web-1   1/1     Running');
+    expect((await fakeCalls()).split('\n')).toEqual(['logs web-1 -f', 'get pods -n shop']);
   });
 
   it('ends a call in flight when the broker stops, telling the caller why', async () => {
