@@ -217,16 +217,14 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     },
     finish: async (denials) => {
       const at = input.now();
-      if (denials.length > 0 && !log) {
+      const refusedByCli = denials.flatMap((d) => denialRecord(d, at, input.agent) ?? []);
+      if (refusedByCli.length > 0 && !log) {
         log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact).catch(
           () => undefined,
         );
       }
       await broker?.stop();
-      for (const denial of denials) {
-        const record = denialRecord(denial, at, input.agent);
-        if (record) await onCall(record);
-      }
+      for (const record of refusedByCli) await onCall(record);
       const totals = log?.totals() ?? { calls: 0, refused: 0 };
       await stop();
       return {
