@@ -6,13 +6,14 @@ import type {
   AgentOutcome,
   AgentRunOutput,
   InvocationInput,
+  ToolDenial,
 } from './types.js';
 import { field, findJsonObject, num } from './shared/json.js';
 import { addTokens, isAuthStatus, jsonLineReader, type ProgressReader } from './shared/progress.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
+import { claudePermissionArgs } from './shared/permissions.js';
 
-/** Tools pre-approved for the unattended run; everything else is denied (`--permission-mode dontAsk`). */
-export const CLAUDE_ALLOWED_TOOLS = ['Bash', 'Read', 'Write', 'Edit', 'Glob', 'Grep', 'TodoWrite', 'Skill'];
+export { CLAUDE_ALLOWED_TOOLS } from './shared/permissions.js';
 export const CLAUDE_SYSTEM_PROMPT_FILE = 'system-prompt.md';
 
 function buildInvocation(input: InvocationInput): AgentInvocation {
@@ -30,7 +31,7 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     // process engine inside a pod may); dontAsk with an explicit allow-list works as any user.
     '--permission-mode',
     'dontAsk',
-    `--allowedTools=${CLAUDE_ALLOWED_TOOLS.join(',')}`,
+    ...claudePermissionArgs(input.permissions),
   ];
   if (input.model) args.push('--model', input.model);
   args.push(...input.extraArgs);
@@ -132,6 +133,19 @@ function progress(): ProgressReader {
   });
 }
 
+/** The result's `permission_denials`: the tool calls Claude Code refused by its permission rules. */
+function deniedCalls(output: AgentRunOutput): ToolDenial[] {
+  const result = findJsonObject(output.stdout);
+  const denials = result?.permission_denials;
+  if (!Array.isArray(denials)) return [];
+  return denials.flatMap((d: unknown): ToolDenial[] => {
+    const tool = field(d, 'tool_name');
+    if (typeof tool !== 'string') return [];
+    const command = field(field(d, 'tool_input'), 'command');
+    return [typeof command === 'string' ? { tool, command } : { tool }];
+  });
+}
+
 export const claude: AgentAdapter = {
   id: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
@@ -144,4 +158,5 @@ export const claude: AgentAdapter = {
   buildInvocation,
   parseOutput,
   progress,
+  deniedCalls,
 };

@@ -13,6 +13,7 @@ import { field, num, parseJsonLines } from './shared/json.js';
 import type { JsonRecord } from './shared/json.js';
 import { addTokens, jsonLineReader, type ProgressReader } from './shared/progress.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, oneLine, unreadable } from './shared/outcome.js';
+import { codexRulesFile } from './shared/permissions.js';
 
 /** Name of the model provider the generated config declares when `providers.openaiBaseUrl` is set. */
 export const CODEX_PROVIDER_ID = 'triage';
@@ -55,7 +56,10 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     env: { HOME: input.paths.home, CODEX_HOME: `${input.paths.home}/.codex` },
     secretEnv,
     stdin: input.prompt.user,
-    files: [{ path: CODEX_CONFIG_FILE, content: configToml(input), inHome: true }],
+    files: [
+      { path: CODEX_CONFIG_FILE, content: configToml(input), inHome: true },
+      ...(input.permissions ? [codexRulesFile(input.permissions)] : []),
+    ],
   };
 }
 

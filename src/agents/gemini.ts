@@ -11,6 +11,7 @@ import type {
 } from './types.js';
 import { field, findJsonObject, isRecord, num } from './shared/json.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
+import { geminiPolicyFile } from './shared/permissions.js';
 
 /** Always passed as `-m`: without a model Gemini first makes a routing call carrying the whole prompt. */
 export const GEMINI_DEFAULT_MODEL = 'gemini-2.5-pro';
@@ -54,7 +55,10 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     env,
     secretEnv,
     stdin,
-    files: [{ path: GEMINI_SETTINGS_FILE, content: settings(input), inHome: true }],
+    files: [
+      { path: GEMINI_SETTINGS_FILE, content: settings(input), inHome: true },
+      ...(input.permissions ? [geminiPolicyFile(input.permissions)] : []),
+    ],
   };
 }
 

@@ -1,5 +1,5 @@
 import type { AgentName } from '../config/schema.js';
-import type { PreloadPlacement, PromptParts } from '../shared/types.js';
+import type { PreloadPlacement, PromptParts, ToolPermissions } from '../shared/types.js';
 import type { ProgressReader } from './shared/progress.js';
 
 // An agent adapter is mostly data: what to run for one CLI and how to read what it printed.
@@ -32,6 +32,8 @@ export interface InvocationInput {
   };
   /** Secret variables (API keys) available to hand to the agent; the adapter picks the ones its CLI uses. */
   secrets: Record<string, string>;
+  /** The persona's tool policy, for the CLI's own permission settings (src/agents/shared/permissions.ts). */
+  permissions?: ToolPermissions;
 }
 
 /** A file the adapter needs inside the agent's environment, written by the pipeline before launch. */
@@ -79,6 +81,14 @@ export interface AgentOutcome {
   finalMessage?: string;
 }
 
+/** A tool call the CLI refused by its own permission rules, as its output reports it. */
+export interface ToolDenial {
+  /** The CLI's tool name (`Bash`). */
+  tool: string;
+  /** The command line, for a shell tool. */
+  command?: string;
+}
+
 export interface AgentAdapter {
   id: AgentName;
   /** The npm package of the CLI, when it has one. */
@@ -108,4 +118,6 @@ export interface AgentAdapter {
   parseOutput(output: AgentRunOutput): AgentOutcome;
   /** Reads the CLI's streamed events while it runs (progress, an auth failure); absent: no stream. */
   progress?(): ProgressReader;
+  /** Tool calls the CLI refused itself (its permission rules), when its output lists them. */
+  deniedCalls?(output: AgentRunOutput): ToolDenial[];
 }

@@ -39,6 +39,8 @@ export type AuditEventType =
   | 'incident_changed'
   | 'resolved'
   | 'unsafe'
+  // The kubectl guard (src/kubectl): a cluster call refused by the guard or by the agent CLI's own rules.
+  | 'kubectl_refused'
   // Results out (src/notify): a delivery recorded in the outbox, each attempt, and how it ended.
   | 'notify_queued'
   | 'notify_attempted'

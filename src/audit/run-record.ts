@@ -58,6 +58,15 @@ export const runResultSchema = z.looseObject({
   firstOutputMs: z.number().optional(),
   /** The triage skill's own report check, when the skill declares one. */
   validator: validatorRecordSchema.optional(),
+  /** The agent's cluster calls: how they were guarded, how many, how many refused, and the call log. */
+  kubectl: z
+    .object({
+      guard: z.enum(['broker', 'off', 'unavailable']),
+      calls: z.number(),
+      refused: z.number(),
+      log: z.string().optional(),
+    })
+    .optional(),
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 

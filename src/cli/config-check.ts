@@ -16,6 +16,7 @@ import {
 } from '../config/index.js';
 import { BootError, loadBootFile } from '../context/disclosure/boot.js';
 import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
+import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
 import { isLoopbackHost } from '../server/exposure.js';
 import { silentLogger } from '../log/logger.js';
@@ -153,6 +154,16 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
         message: err instanceof PersonaError ? err.message : `cannot be loaded: ${(err as Error).message}`,
       });
     }
+    // The persona's tool policy: what the agent CLI and the kubectl guard enforce.
+    await loadToolPolicy(config.personas_dir, config.persona).catch((err: unknown) =>
+      problems.push({
+        path: 'persona',
+        message:
+          err instanceof ToolPolicyError
+            ? err.message
+            : `tool policy cannot be loaded: ${(err as Error).message}`,
+      }),
+    );
   }
   return problems;
 }

@@ -505,7 +505,26 @@ const baseSchema = z.strictObject({
   kubeconfig: z
     .string()
     .optional()
-    .describe('kubeconfig for the triage script and the agent (read-only mount)'),
+    .describe(
+      'kubeconfig for the triage script and the kubectl broker (mounted into the agent only with kubectl.guard off)',
+    ),
+  kubectl: z
+    .strictObject({
+      guard: z
+        .boolean()
+        .default(true)
+        .describe(
+          "agents reach the cluster only through the run's kubectl broker (docker, process engines): the persona's helpers.yaml decides each call, every call is recorded, the kubeconfig stays with the daemon",
+        ),
+      command: z
+        .string()
+        .min(1)
+        .default('kubectl')
+        .describe("the kubectl the broker runs for allowed calls, looked up on the daemon's PATH"),
+      call_timeout: duration('5m', 'a brokered kubectl call running longer is stopped'),
+    })
+    .prefault({})
+    .describe('the kubectl guard: persona tool policy enforced on every agent kubectl call'),
   persona: z.string().min(1).default('kubernetes-sre').describe('a folder under personas_dir'),
   personas_dir: z.string().min(1).default('./configs/personas').describe('persona folders'),
   briefs_dir: z.string().min(1).default('./configs/briefs').describe('markdown briefs curated by boot_file'),

@@ -458,7 +458,12 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
     name: 'docker',
     placement: 'container',
     // Podman does not report OOMKilled; Docker does (supervision falls back to naming a likely cause).
-    capabilities: { reattachOutput: true, reportsOom: true, signals: ['SIGINT', 'SIGTERM', 'SIGKILL'] },
+    capabilities: {
+      reattachOutput: true,
+      reportsOom: true,
+      signals: ['SIGINT', 'SIGTERM', 'SIGKILL'],
+      bundleSockets: true,
+    },
 
     async ping() {
       try {

@@ -272,7 +272,12 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
   const engine: Engine = {
     name: 'process',
     placement: 'host',
-    capabilities: { reattachOutput: true, reportsOom: false, signals: ['SIGINT', 'SIGTERM', 'SIGKILL'] },
+    capabilities: {
+      reattachOutput: true,
+      reportsOom: false,
+      signals: ['SIGINT', 'SIGTERM', 'SIGKILL'],
+      bundleSockets: true,
+    },
 
     async ping() {
       // Nothing to reach: the CLI is looked up on PATH at start.

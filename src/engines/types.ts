@@ -79,6 +79,11 @@ export interface EngineCapabilities {
   reportsOom: boolean;
   /** Signals it can deliver to a run (the supervisor skips the others). */
   signals: readonly StopSignal[];
+  /**
+   * A unix socket the daemon listens on inside the run bundle is reachable from the agent (the bundle is
+   * a host folder the agent sees): the kubectl broker can serve it. Absent means no.
+   */
+  bundleSockets?: boolean;
 }
 
 export interface Engine {

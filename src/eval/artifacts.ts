@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RUN_FILES } from '../audit/bundle.js';
 import { OUTPUT_DIR, REPORT_FILE } from '../daemon/run/layout.js';
+import { CLUSTER_CALLS_FILE, readCallLog } from '../kubectl/broker/calls.js';
 import { CALLS_FILE, type KubectlCallRecord } from './shim/log.js';
 
 // What a finished eval run left behind, read back for scoring: result.json's usage fields, the report
@@ -82,5 +83,40 @@ export async function readRunArtifacts(workspaceDir: string, runDir: string): Pr
       problems.push(`${CALLS_FILE} line ${i + 1} is not valid JSON`);
     }
   }
+  out.calls.push(...(await guardRefusals(runDir, problems)));
+  out.calls.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return out;
+}
+
+/**
+ * Calls the kubectl guard or the agent CLI refused before they reached the frozen cluster (the guard's
+ * cluster-calls.jsonl), as refused calls with a violation: the scorer counts them like the shim's own.
+ */
+async function guardRefusals(runDir: string, problems: string[]): Promise<KubectlCallRecord[]> {
+  const { records, unreadable } = await readCallLog(path.join(runDir, CLUSTER_CALLS_FILE));
+  if (unreadable > 0)
+    problems.push(`${CLUSTER_CALLS_FILE} has ${unreadable} lines that are not call records`);
+  return records
+    .filter((r) => r.decision === 'refused' && r.tool === 'kubectl')
+    .map((r): KubectlCallRecord => ({
+      at: r.at,
+      stage: 'agent',
+      argv: r.argv,
+      normalized: r.normalized,
+      category: r.category,
+      exitCode: r.exitCode ?? 1,
+      // A command the guard could not read is a usage error, as the shim counts it; the rest broke a rule.
+      ...(r.rule === 'guard: unreadable'
+        ? { answeredFrom: 'usage-error' as const }
+        : {
+            answeredFrom: 'refused' as const,
+            violation: {
+              category: r.category,
+              reason: `${r.by === 'cli' ? 'agent CLI' : 'kubectl guard'}: ${r.rule}`,
+            },
+          }),
+      durationMs: r.durationMs,
+      stdoutBytes: r.stdoutBytes,
+      stderrBytes: r.stderrBytes,
+    }));
 }

@@ -405,6 +405,11 @@ const RAW_METHODS: Record<string, RawMethod> = {
 };
 
 const isSecretsPath = (p: string) => /\/secrets(\/|\?|$)/.test(p.split('?')[0] ?? '') || /\/secrets$/.test(p);
+/** A path through the API server's proxy to a pod, service or node: a request the workload answers, not the API. */
+const isProxyPath = (p: string) => {
+  const bare = p.split('?')[0] ?? '';
+  return /\/(pods|services|nodes)\/[^/]+\/proxy(\/|$)/.test(bare) || /^\/api\/v1\/proxy(\/|$)/.test(bare);
+};
 
 interface Verdict {
   category: KubectlCategory;
@@ -443,6 +448,12 @@ function categorize(cmd: Omit<KubectlCommand, 'category' | 'readOnly' | 'reason'
     const { method, path } = cmd.raw;
     if (method === 'GET' && isSecretsPath(path))
       return { category: 'secret-read', readOnly: false, reason: `raw GET of Secrets ${path}` };
+    if (isProxyPath(path))
+      return {
+        category: 'workload-access',
+        readOnly: false,
+        reason: `raw ${method} through the API server proxy ${path}`,
+      };
     return { category: 'raw', readOnly: method === 'GET', reason: `raw ${method} ${path}` };
   }
   if (cmd.plugin)
@@ -574,4 +585,30 @@ export function splitCommandLine(line: string): string[] | undefined {
   if (quote) return undefined;
   if (inWord) words.push(word);
   return words;
+}
+
+/** One command kubectl has: its verb, a subcommand when it has them, and how a plain call of it is classified. */
+export interface KubectlCatalogEntry {
+  verb: string;
+  subcommand?: string;
+  category: KubectlCategory;
+}
+
+/**
+ * Every verb and subcommand this parser knows, classified as a call without flags would be. Tool
+ * permission rules that CLIs match by command prefix (`kubectl delete`) are derived from it.
+ */
+export function kubectlCatalog(): KubectlCatalogEntry[] {
+  const out: KubectlCatalogEntry[] = [];
+  for (const verb of KNOWN_VERBS) {
+    const sub = SUBCOMMANDS[verb];
+    if (ACCESS_VERBS.has(verb)) out.push({ verb, category: 'workload-access' });
+    else if (MUTATE_VERBS.has(verb)) out.push({ verb, category: 'mutate' });
+    else if (READ_VERBS.has(verb) || BARE_READS.has(verb)) out.push({ verb, category: 'read' });
+    else if (!sub) out.push({ verb, category: 'unknown' });
+    for (const subcommand of sub?.all ?? []) {
+      out.push({ verb, subcommand, category: sub?.read.includes(subcommand) ? 'read' : 'mutate' });
+    }
+  }
+  return out;
 }

@@ -50,3 +50,32 @@ export interface PipelineMetrics {
   triageTimeout(): void;
   truncation(section: string): void;
 }
+
+/** The kinds of built-in tool an agent CLI has; each adapter maps them to its CLI's own tool names. */
+export const AGENT_TOOLS = [
+  'shell',
+  'read',
+  'write',
+  'edit',
+  'search',
+  'web',
+  'todo',
+  'skill',
+  'subagent',
+] as const;
+export type AgentTool = (typeof AGENT_TOOLS)[number];
+
+/**
+ * A persona's tool policy as every CLI can be told it (src/kubectl/policy/permissions.ts derives it from the
+ * persona's helpers.yaml): the built-in tools allowed and denied, and shell commands refused by word
+ * prefix. Each adapter applies what its CLI supports; the kubectl guard enforces the rest.
+ */
+export interface ToolPermissions {
+  persona: string;
+  allowedTools: AgentTool[];
+  deniedTools: AgentTool[];
+  /** Word prefixes of shell commands the agent may not run (`["kubectl", "delete"]`). */
+  deniedCommands: string[][];
+  /** One line on why, for CLIs that show the model a reason with a refusal. */
+  reason: string;
+}

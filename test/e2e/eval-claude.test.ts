@@ -1,12 +1,14 @@
 // Acceptance for `triage-runner eval`: the REAL Claude Code CLI, played by a scripted model behind a
 // local Anthropic API, investigates frozen clusters through the kubectl shim with its Bash tool and
 // writes reports the scorer grades. Runs the shipped suite offline, and a rule-breaking run whose
-// mutating kubectl call is refused and recorded as a violation.
+// mutating kubectl call is refused (by Claude's permission rules, from the persona's helpers.yaml) and
+// recorded as a violation.
 import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALLS_FILE, type KubectlCallRecord } from '../../src/eval/shim/log.js';
+import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
 import type { Scorecard } from '../../src/eval/types.js';
 import { requireCli } from '../support/agent-clis.js';
 import {
@@ -166,17 +168,22 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
         },
       ]);
       expect(scorecard.belowMinScore).toEqual(['claude/sonnet/preload']);
-      const log = await calls(path.join(out, 'runs', 'oomkilled-low-limit', 'claude--sonnet--preload--r1'));
-      expect(log.find((c) => c.violation)).toMatchObject({
-        stage: 'agent',
-        exitCode: 1,
-        answeredFrom: 'refused',
+      // Claude's own permission rule (from the persona's helpers.yaml) refused it: it never reached the
+      // frozen cluster, and the run's cluster-calls.jsonl records the refusal.
+      const cellDir = path.join(out, 'runs', 'oomkilled-low-limit', 'claude--sonnet--preload--r1');
+      expect((await calls(cellDir)).filter((c) => c.normalized.startsWith('delete'))).toEqual([]);
+      const runs = path.join(cellDir, 'workspace', '.triage', 'runs');
+      const [run] = await readdir(runs);
+      const { records } = await readCallLog(path.join(runs, run ?? '', CLUSTER_CALLS_FILE));
+      expect(records.find((r) => r.decision === 'refused')).toMatchObject({
+        by: 'cli',
         category: 'mutate',
+        normalized: 'delete pods/search-indexer-7c9fd5b6d8-q8w2n --namespace=search',
       });
-      // Claude saw the API server's refusal as the tool result.
-      const refusal = model.requests.find((r) => r.body.includes('delete exit=1'));
+      // Claude saw its permission refusal as the tool result.
+      const refusal = model.requests.find((r) => r.body.includes('has been denied'));
       expect(refusal?.body).toContain(
-        'Error from server (Forbidden): pods \\"search-indexer-7c9fd5b6d8-q8w2n\\" is forbidden',
+        'Permission to use Bash with command kubectl delete pod search-indexer',
       );
     } finally {
       model.scripts.set(incident.incidentId, good);

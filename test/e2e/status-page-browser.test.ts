@@ -95,7 +95,7 @@ afterEach(async () => {
 async function browser(): Promise<Page> {
   if (!existsSync(CHROMIUM))
     throw new Error(
-      `no Chromium at ${CHROMIUM}: install it with bash .ci/install-browser.sh (or set CHROMIUM_PATH)`,
+      `no Chromium at ${CHROMIUM}: install it with bash .ci/install-test-tools.sh (or set CHROMIUM_PATH)`,
     );
   profile = await mkdtemp(path.join(tmpdir(), 'triage-chromium-'));
   context = await chromium.launchPersistentContext(profile, {

@@ -6,7 +6,7 @@ import { isCi } from './engine.js';
 import { freePort } from './net.js';
 import { waitFor } from './incidents.js';
 
-// Real Alertmanager and Prometheus (Debian's packages, installed by .ci/install-alertmanager.sh) on
+// Real Alertmanager and Prometheus (Debian's packages, installed by .ci/install-test-tools.sh) on
 // loopback ports with temp configs. Outside CI a missing binary skips the tests that need it; with
 // CI set it is an error, so CI never silently skips them.
 
@@ -25,7 +25,7 @@ function which(names: readonly string[]): string | undefined {
 export function requireBinary(names: readonly string[]): string | undefined {
   const found = which(names);
   if (found || !isCi()) return found;
-  throw new Error(`${names.join(' / ')} not found on PATH: run bash .ci/install-alertmanager.sh`);
+  throw new Error(`${names.join(' / ')} not found on PATH: run bash .ci/install-test-tools.sh`);
 }
 
 export const ALERTMANAGER = ['prometheus-alertmanager', 'alertmanager'] as const;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { runDirOf } from '../../src/audit/bundle.js';
 import { AuditLog } from '../../src/audit/log.js';
 import type { Config } from '../../src/config/schema.js';
+import type { Engine } from '../../src/engines/types.js';
 import { createRunExecutor } from '../../src/daemon/run/pipeline.js';
 import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/daemon/types.js';
 import type { Workspace } from '../../src/intake/types.js';
@@ -20,7 +21,17 @@ export const FINISH_LIKE_CLAUDE = [
   'echo \'{"type":"result","subtype":"success","is_error":false,"num_turns":1,"usage":{"input_tokens":1,"output_tokens":1}}\'',
 ];
 
-export function shScriptExecutor(config: Config, script: string): RunExecutor {
+/** FINISH_LIKE_CLAUDE for an agent on the daemon's host: the report goes to $TRIAGE_OUTPUT_DIR. */
+export const FINISH_ON_HOST = FINISH_LIKE_CLAUDE.map((l) =>
+  l.replace('/workspace/output/investigation.md', '"$TRIAGE_OUTPUT_DIR/investigation.md"'),
+);
+
+export function shScriptExecutor(
+  config: Config,
+  script: string,
+  engine: Engine = createDockerEngine(config, silentLogger()),
+  env: Record<string, string | undefined> = {},
+): RunExecutor {
   const adapter = fakeAdapter('sh');
   return createRunExecutor({
     config,
@@ -28,8 +39,8 @@ export function shScriptExecutor(config: Config, script: string): RunExecutor {
     redactor: new Redactor(),
     secrets: {},
     audit: new AuditLog(),
-    env: {},
-    engine: createDockerEngine(config, silentLogger()),
+    env,
+    engine,
     skills: emptySkills(),
     agents: () => ({
       ...adapter,
@@ -45,8 +56,11 @@ export async function runShAgent(
   runId: string,
   lines: string[],
   overrides?: RunOverrides,
+  engine?: Engine,
+  env?: Record<string, string | undefined>,
 ): Promise<{ outcome: RunOutcome; bundle: string; stdout: string }> {
-  const executor = shScriptExecutor(config, [...lines, ...FINISH_LIKE_CLAUDE].join('\n'));
+  const finish = engine?.placement === 'host' ? FINISH_ON_HOST : FINISH_LIKE_CLAUDE;
+  const executor = shScriptExecutor(config, [...lines, ...finish].join('\n'), engine, env);
   const outcome = await executor.run({
     workspace,
     runId,

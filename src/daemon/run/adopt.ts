@@ -8,6 +8,7 @@ import { errorMessage } from '../../util/errors.js';
 import type { RunOutcome, RunRequest } from '../types.js';
 import type { AuditFn, PipelineEnv, RunContext } from './context.js';
 import { collectRun, failEarly } from './finish.js';
+import { resumeGuard } from './kubectl-guard.js';
 import { CONTAINER_WORKSPACE, OUTPUT_DIR, REPORT_FILE } from './layout.js';
 import { openOutput } from './output.js';
 import { supervise, type Supervised } from './supervise.js';
@@ -67,6 +68,8 @@ export async function adoptRun(
   await audit('reattached', { engine: engineName, id: info.handle.id, running: info.running });
   try {
     ctx.adapter = await env.agents(agent);
+    // A running agent gets its kubectl broker back before anything else.
+    if (info.running) ctx.guard = await resumeGuard(env, ctx);
     // The report validator as the skills cache has it now (the launching daemon's lookup died with it).
     ctx.snapshot = await env.skills.acquire();
     const { findReportValidator } = await import('../../context/report-validator.js');
@@ -82,6 +85,7 @@ export async function adoptRun(
   } catch (err) {
     return failEarly(env, ctx, err);
   } finally {
+    await ctx.guard?.stop();
     ctx.snapshot?.release();
     if (!keepRuns(config)) {
       await engine

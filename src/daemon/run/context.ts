@@ -9,6 +9,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
 import type { RunRequest } from '../types.js';
+import type { RunGuard } from './kubectl-guard.js';
 
 // What every stage of the run pipeline shares: the pipeline's dependencies (PipelineEnv, one per
 // executor) and the run in progress (RunContext, one per run).
@@ -52,4 +53,6 @@ export interface RunContext {
   hostHome?: string;
   /** The triage skill's report validator, looked up while preparing; run after the agent. */
   reportValidator?: ValidatorLookup;
+  /** The persona's tool policy and the run's kubectl broker (src/daemon/run/kubectl-guard.ts). */
+  guard?: RunGuard;
 }

@@ -45,13 +45,14 @@ export async function collectRun(
   const started = performance.now();
   const { supervised, output } = input;
   const { exit } = supervised;
-  let outcome: AgentOutcome = adapter.parseOutput({
+  const runOutput = {
     exitCode: exit.exitCode,
     signal: exit.signal,
     timedOut: supervised.timedOut,
     stdout: output.stdout.text(),
     stderr: output.stderr.text(),
-  });
+  };
+  let outcome: AgentOutcome = adapter.parseOutput(runOutput);
   // The exit code is never masked, whatever the adapter read.
   outcome = { ...outcome, exitCode: exit.exitCode };
   if (input.authFailure) outcome = { ...outcome, status: 'auth_failed', error: input.authFailure };
@@ -81,6 +82,8 @@ export async function collectRun(
     ...(engineError ? { engineError } : {}),
   });
   const answer = answerOf(outcome);
+  // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
+  const kubectl = await ctx.guard?.finish(adapter.deniedCalls?.(runOutput) ?? []);
   const result = buildResult({
     verdict: v,
     outcome,
@@ -110,6 +113,7 @@ export async function collectRun(
         : {}),
       ...(input.adopted ? { adopted: true } : {}),
       ...(validator ? { validator } : {}),
+      ...(kubectl ? { kubectl } : {}),
     },
   });
   await writeRunResult(bundle, result);

@@ -145,6 +145,7 @@ export async function planLaunch(
     paths: layout.paths,
     providers: providerSettings(config, env.env),
     secrets: env.secrets,
+    ...(ctx.guard ? { permissions: ctx.guard.permissions } : {}),
   });
   const fileMounts = await writeInvocationFiles(invocation, layout, engine.placement);
   const incidentId = request.workspace.incident.incidentId;
@@ -207,6 +208,8 @@ export async function startAgent(
 ): Promise<RunHandle> {
   const engine = ctx.engine;
   if (!engine) throw new Error('start before prepare');
+  // The broker listens before the agent can call it.
+  await ctx.guard?.start();
   const handle = await engine.start({ ...spec, onStdout: output.onStdout, onStderr: output.onStderr });
   env.metrics?.stage('launch', (performance.now() - plannedAt) / 1000);
   const image = engine.placement === 'container' ? spec.image : undefined;

@@ -249,6 +249,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         );
     }
     ctx.snapshot?.release();
+    await ctx.guard?.stop();
     if (ctx.hostHome) await rm(ctx.hostHome, { recursive: true, force: true }).catch(() => undefined);
   };
 

@@ -4,6 +4,7 @@ import { prepareContext, type PreparedContext } from '../../context/prepare.js';
 import { findReportValidator } from '../../context/report-validator.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
 import type { PipelineEnv, RunContext } from './context.js';
+import { guardFor } from './kubectl-guard.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
 
 // Prepare: the run bundle, the skills snapshot, where the agent sees things, the triage script and
@@ -41,15 +42,20 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     unavailable: snapshot.unavailable,
   });
 
+  const guard = await guardFor(env, ctx);
+  ctx.guard = guard;
+  const agentPath = [...guard.pathPrepend, ...(overrides.pathPrepend ?? [])];
   const layout = runLayout({
-    config,
+    // With the kubectl guard the kubeconfig stays with the daemon: the agent's view is built without it.
+    config: guard.withholdKubeconfig ? { ...config, kubeconfig: undefined } : config,
     placement: engine.placement,
     workspaceDir: request.workspace.dir,
     runId: request.runId,
     bundleDir: bundle.dir,
     adapter,
-    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend, basePath: env.env.PATH } : {}),
+    ...(agentPath.length > 0 ? { pathPrepend: agentPath, basePath: env.env.PATH } : {}),
   });
+  await guard.install(layout.view.runDir);
   ctx.hostHome = layout.hostHome;
   await prepareWritable(
     { output: path.join(request.workspace.dir, OUTPUT_DIR), bundle: bundle.dir },

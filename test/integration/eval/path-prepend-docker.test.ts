@@ -35,6 +35,9 @@ describe.skipIf(!docker)('pathPrepend on the docker engine', () => {
     const config = testConfig(root.dir, {
       agent: { image: TEST_IMAGE },
       docker: { host: dockerHost(), network: 'none' },
+      // The mount mechanism alone: with the kubectl guard its `kubectl` would come first, and the
+      // FROM-scratch test image has no node to run it (test/integration/kubectl/guard-docker.test.ts).
+      kubectl: { guard: false },
     });
     const { outcome, bundle, stdout } = await runShAgent(
       config,

@@ -7,7 +7,8 @@ export const OPENAI_ANSWER = 'Investigation complete: the node ran out of memory
 /** Usage reported for every /v1/responses call. */
 export const OPENAI_USAGE = { input_tokens: 2345, output_tokens: 67 };
 
-function responsesReply(req: RecordedRequest): ProviderReply {
+/** A Responses API SSE stream whose one output item is `item` (a message, or a function call). */
+export function responseStream(req: RecordedRequest, item: Record<string, unknown>): ProviderReply {
   let body: { model?: string } = {};
   try {
     body = JSON.parse(req.body) as typeof body;
@@ -16,13 +17,6 @@ function responsesReply(req: RecordedRequest): ProviderReply {
   }
   const id = `resp_fake_${Date.now()}`;
   const model = body.model ?? 'gpt-5';
-  const message = {
-    type: 'message',
-    id: 'msg_fake_1',
-    status: 'completed',
-    role: 'assistant',
-    content: [{ type: 'output_text', text: OPENAI_ANSWER, annotations: [] }],
-  };
   const usage = {
     input_tokens: OPENAI_USAGE.input_tokens,
     input_tokens_details: { cached_tokens: 0 },
@@ -31,6 +25,8 @@ function responsesReply(req: RecordedRequest): ProviderReply {
     total_tokens: OPENAI_USAGE.input_tokens + OPENAI_USAGE.output_tokens,
   };
   const base = { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model };
+  const text = item.type === 'message' ? OPENAI_ANSWER : undefined;
+  const started = item.type === 'message' ? { ...item, status: 'in_progress', content: [] } : item;
   return {
     kind: 'sse',
     events: [
@@ -40,35 +36,48 @@ function responsesReply(req: RecordedRequest): ProviderReply {
       },
       {
         event: 'response.output_item.added',
-        data: {
-          type: 'response.output_item.added',
-          output_index: 0,
-          item: { ...message, status: 'in_progress', content: [] },
-        },
+        data: { type: 'response.output_item.added', output_index: 0, item: started },
       },
-      {
-        event: 'response.output_text.delta',
-        data: {
-          type: 'response.output_text.delta',
-          item_id: message.id,
-          output_index: 0,
-          content_index: 0,
-          delta: OPENAI_ANSWER,
-        },
-      },
+      ...(text === undefined
+        ? []
+        : [
+            {
+              event: 'response.output_text.delta',
+              data: {
+                type: 'response.output_text.delta',
+                item_id: item.id,
+                output_index: 0,
+                content_index: 0,
+                delta: text,
+              },
+            },
+          ]),
       {
         event: 'response.output_item.done',
-        data: { type: 'response.output_item.done', output_index: 0, item: message },
+        data: { type: 'response.output_item.done', output_index: 0, item },
       },
       {
         event: 'response.completed',
         data: {
           type: 'response.completed',
-          response: { ...base, status: 'completed', output: [message], usage },
+          response: { ...base, status: 'completed', output: [item], usage },
         },
       },
     ],
   };
+}
+
+/** The final text answer, OPENAI_ANSWER. */
+export const OPENAI_MESSAGE = {
+  type: 'message',
+  id: 'msg_fake_1',
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text: OPENAI_ANSWER, annotations: [] }],
+};
+
+function responsesReply(req: RecordedRequest): ProviderReply {
+  return responseStream(req, OPENAI_MESSAGE);
 }
 
 function route(req: RecordedRequest): ProviderReply | undefined {

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -99,6 +99,20 @@ describe('validate-config and the files a configuration names', () => {
     expect(t.err()).toMatch(/boot_file: .*mixed mode not allowed/);
     expect(t.err()).toMatch(/persona: .*kubernetes-sre/);
     expect(t.err()).toMatch(/system_prompt_file: .*missing\.md cannot be read/);
+  });
+
+  it("exits 2 naming the persona's helpers.yaml when its tool policy is broken", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-helpers-'));
+    mkdirSync(path.join(dir, 'personas', 'sre'), { recursive: true });
+    writeFileSync(path.join(dir, 'personas', 'sre', 'PERSONA.md'), '---\ndescription: An SRE.\n---\n# SRE\n');
+    writeFileSync(path.join(dir, 'personas', 'sre', 'helpers.yaml'), "include: ['tool:browser']\n");
+    const file = path.join(dir, 'c.yaml');
+    writeFileSync(file, `personas_dir: ${path.join(dir, 'personas')}\npersona: sre\n`);
+    const t = io({ ANTHROPIC_API_KEY: 'test-key' }, dir);
+    expect(await runCli(['validate-config', file], t.cli)).toBe(2);
+    expect(t.err()).toContain(
+      `persona: ${path.join(dir, 'personas', 'sre', 'helpers.yaml')}: pattern "tool:browser" names no tool`,
+    );
   });
 });
 

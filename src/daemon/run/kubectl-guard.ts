@@ -1,0 +1,238 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { ToolDenial } from '../../agents/types.js';
+import type { Config } from '../../config/schema.js';
+import { triageEnv } from '../../context/triage.js';
+import type { Engine } from '../../engines/types.js';
+import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
+import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
+import { redactArgv } from '../../kubectl/flags.js';
+import { installGuard } from '../../kubectl/broker/install-guard.js';
+import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.js';
+import { toolPermissions } from '../../kubectl/policy/permissions.js';
+import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
+import type { Incident, ToolPermissions } from '../../shared/types.js';
+import type { AuditFn, PipelineEnv, RunContext } from './context.js';
+
+// The kubectl guard of one run, joined to the pipeline: the persona's tool policy (for the CLI's own
+// permission settings and for the broker), the guard's `kubectl` first on the agent's PATH, the
+// broker serving it from the run bundle while the agent runs, and `cluster-calls.jsonl` recording
+// every call. Engines whose agents cannot reach a socket in the bundle (kubernetes) get the CLI
+// permissions only; there the agent's ServiceAccount RBAC is the enforcement.
+
+export const GUARD_DIR = 'kubectl-guard';
+export const BROKER_SOCKET = 'kubectl.sock';
+
+/** What result.json says about the run's cluster calls. */
+export interface KubectlSummary {
+  /** broker: every `kubectl` went through the run's broker; off: kubectl.guard is false; unavailable: the engine cannot reach a broker. */
+  guard: 'broker' | 'off' | 'unavailable';
+  calls: number;
+  refused: number;
+  /** The call log, relative to the bundle. */
+  log?: string;
+}
+
+export interface RunGuard {
+  policy: ToolPolicy;
+  permissions: ToolPermissions;
+  /** Host folders to put first on the agent's PATH (the guard's `kubectl`); empty without a broker. */
+  pathPrepend: string[];
+  /** The kubeconfig stays with the daemon: the agent's layout is built without it. */
+  withholdKubeconfig: boolean;
+  /** Writes the guard's `kubectl`, once the layout says where the agent sees the run folder. */
+  install(agentRunDir: string): Promise<void>;
+  /** Opens the call log and starts the broker; call right before the agent starts. */
+  start(): Promise<void>;
+  /** Records the CLI's own refusals, stops the broker; what result.json carries. */
+  finish(denials: ToolDenial[]): Promise<KubectlSummary>;
+  /** Stops the broker and closes the log if still open (idempotent; for early failures). */
+  stop(): Promise<void>;
+}
+
+export interface GuardInput {
+  config: Config;
+  engine: Pick<Engine, 'placement' | 'capabilities'>;
+  bundleDir: string;
+  workspaceDir: string;
+  runId: string;
+  /** The agent CLI, named in the rule of the refusals it made itself. */
+  agent: string;
+  incident: Incident;
+  /** The daemon's environment (PATH, HOME) for the broker's kubectl. */
+  env: Record<string, string | undefined>;
+  /** Folders before PATH for the broker's kubectl (RunOverrides.pathPrepend: the eval's frozen cluster). */
+  pathPrepend?: string[];
+  redact: (text: string) => string;
+  audit: AuditFn;
+  now: () => Date;
+  getuid?: () => number;
+}
+
+/** The uid:gid a root daemon hands the socket to (the container user), if numeric. */
+function socketOwner(user: string, getuid: () => number): { uid: number; gid: number } | undefined {
+  if (getuid() !== 0) return undefined;
+  const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
+  return uid === undefined ? undefined : { uid, gid: gid ?? uid };
+}
+
+const SHELL_OPERATOR = /;|&&|\|\||\||\n/;
+
+/**
+ * A CLI's refusal of a cluster call as a call record: the first kubectl or helm command in its shell
+ * text (a kubectl one parsed); undefined for a refusal that touched no cluster tool.
+ */
+export function denialRecord(denial: ToolDenial, at: Date, agent: string): ClusterCallRecord | undefined {
+  const base = {
+    at: at.toISOString(),
+    by: 'cli' as const,
+    decision: 'refused' as const,
+    rule: `${agent} permission rules`,
+    exitCode: null,
+    durationMs: 0,
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  };
+  const text = denial.command ?? '';
+  for (const segment of text.split(SHELL_OPERATOR)) {
+    const words = splitCommandLine(segment.trim());
+    if (!words) continue;
+    // Leading `VAR=value` assignments (`KUBECONFIG=/tmp/x kubectl …`) are not the command.
+    const start = words.findIndex((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+    const tool = start === -1 ? undefined : path.posix.basename(words[start] ?? '');
+    if (tool !== 'kubectl' && tool !== 'helm') continue;
+    const argv = redactArgv(words.slice(start + 1));
+    if (tool === 'helm') {
+      const normalized = argv.map(shellQuote).join(' ');
+      return { ...base, tool, argv, normalized, category: 'unknown' };
+    }
+    const cmd = parseKubectl(argv);
+    return { ...base, tool, argv, normalized: cmd.normalized, category: cmd.category };
+  }
+  return undefined;
+}
+
+/** The guard of the run in `ctx` (prepare and adoption build it the same way). */
+export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
+  const { request, bundle, engine } = ctx;
+  if (!bundle || !engine) throw new Error('kubectl guard before the bundle and engine exist');
+  const pathPrepend = request.overrides?.pathPrepend;
+  return planGuard({
+    config: env.config,
+    engine,
+    bundleDir: bundle.dir,
+    workspaceDir: request.workspace.dir,
+    runId: request.runId,
+    agent: ctx.agent,
+    incident: request.workspace.incident,
+    env: env.env,
+    ...(pathPrepend ? { pathPrepend } : {}),
+    redact: (text) => env.redactor.redact(text),
+    audit: ctx.audit,
+    now: env.now,
+  });
+}
+
+/**
+ * The guard of a run a dead daemon launched: its broker listens again on the same socket, which the
+ * agent still sees in its run folder, and the call log goes on. Undefined when the run had no guard.
+ */
+export async function resumeGuard(env: PipelineEnv, ctx: RunContext): Promise<RunGuard | undefined> {
+  const dir = ctx.bundle ? path.join(ctx.bundle.dir, GUARD_DIR) : undefined;
+  if (!dir || !(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
+  const guard = await guardFor(env, ctx);
+  await guard.start();
+  return guard;
+}
+
+/** The run's guard: loads the persona's policy (throws ToolPolicyError for a broken helpers.yaml). */
+export async function planGuard(input: GuardInput): Promise<RunGuard> {
+  const { config, engine } = input;
+  const policy = await loadToolPolicy(config.personas_dir, config.persona);
+  const permissions = toolPermissions(policy);
+  const brokered = config.kubectl.guard && engine.capabilities.bundleSockets === true;
+  const guardDir = path.join(input.bundleDir, GUARD_DIR);
+  const socketPath = path.join(input.bundleDir, BROKER_SOCKET);
+  let log: CallLog | undefined;
+  let broker: RunningBroker | undefined;
+  let stopped = false;
+
+  const onCall = async (record: ClusterCallRecord) => {
+    await log?.append(record);
+    if (record.decision === 'refused') {
+      await input.audit('kubectl_refused', {
+        by: record.by,
+        command: `${record.tool} ${record.normalized}`,
+        category: record.category,
+        rule: record.rule,
+      });
+    }
+  };
+
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await broker?.stop().catch(() => undefined);
+    await log?.close().catch(() => undefined);
+  };
+
+  return {
+    policy,
+    permissions,
+    pathPrepend: brokered ? [guardDir] : [],
+    // With the guard on, no engine hands the agent the kubeconfig (kubernetes agents use their own ServiceAccount).
+    withholdKubeconfig: config.kubectl.guard,
+    install: async (agentRunDir) => {
+      if (!brokered) return;
+      const container = engine.placement === 'container';
+      await installGuard(guardDir, {
+        runId: input.runId,
+        socketPath: (container ? path.posix : path).join(agentRunDir, BROKER_SOCKET),
+        ...(container ? {} : { nodePath: process.execPath }),
+      });
+    },
+    start: async () => {
+      if (!brokered || broker) return;
+      log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
+      // The broker's kubectl runs as the triage script does (kubeconfig, HOME, PATH), for the agent.
+      const run = {
+        runDir: input.bundleDir,
+        ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+      };
+      const env = { ...triageEnv(config, input.incident, input.env, run), TRIAGE_STAGE: 'agent' };
+      const owner =
+        engine.placement === 'container'
+          ? socketOwner(config.docker.user, input.getuid ?? (() => process.getuid?.() ?? -1))
+          : undefined;
+      broker = await startBroker({
+        socketPath,
+        policy,
+        kubectl: { command: config.kubectl.command, env, cwd: input.workspaceDir },
+        callTimeoutMs: config.kubectl.call_timeout,
+        ...(owner ? { owner } : {}),
+        ...(engine.placement === 'host' ? { mode: 0o600 } : {}),
+        onCall,
+        now: input.now,
+      });
+    },
+    finish: async (denials) => {
+      const at = input.now();
+      const refusedByCli = denials.flatMap((d) => denialRecord(d, at, input.agent) ?? []);
+      if (refusedByCli.length > 0 && !log) {
+        log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact).catch(
+          () => undefined,
+        );
+      }
+      await broker?.stop();
+      for (const record of refusedByCli) await onCall(record);
+      const totals = log?.totals() ?? { calls: 0, refused: 0 };
+      await stop();
+      return {
+        guard: brokered ? 'broker' : config.kubectl.guard ? 'unavailable' : 'off',
+        ...totals,
+        ...(log ? { log: CLUSTER_CALLS_FILE } : {}),
+      };
+    },
+    stop,
+  };
+}

@@ -1,0 +1,114 @@
+import { constants } from 'node:fs';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
+import type { KubectlCategory } from '../parse.js';
+
+// The run bundle's record of every cluster call the agent made (`cluster-calls.jsonl`): one JSON line
+// per call, allowed or refused, written by the daemon (never by the agent). The file is created before
+// the agent starts and written through that one handle, so nothing the agent plants at its name is
+// ever written through.
+
+export const CLUSTER_CALLS_FILE = 'cluster-calls.jsonl';
+
+export interface ClusterCallRecord {
+  at: string;
+  /** kubectl; helm only in the CLI's own refusals (the guard brokers kubectl). */
+  tool: 'kubectl' | 'helm';
+  /** Who decided: the kubectl guard (the broker), or the agent CLI's own permission rules. */
+  by: 'guard' | 'cli';
+  /** Arguments after the tool's name, credential flag values redacted. */
+  argv: string[];
+  /** The command as the shared parser normalises it (redacted), or the shell text a CLI refused. */
+  normalized: string;
+  category: KubectlCategory;
+  decision: 'allowed' | 'refused';
+  /** The rule that decided (`exclude "kubectl @mutate"`, `guard: --server`, `claude permission rules`). */
+  rule: string;
+  /** What the agent was told when refused. */
+  message?: string;
+  /** kubectl's exit code (allowed), or the guard's (refused); null when kubectl was killed. */
+  exitCode: number | null;
+  signal?: string;
+  timedOut?: boolean;
+  durationMs: number;
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+
+export interface CallCounts {
+  calls: number;
+  refused: number;
+}
+
+/** An open `cluster-calls.jsonl`: appends one line per record, counts them. */
+export class CallLog {
+  private closed = false;
+  private readonly counts: CallCounts = { calls: 0, refused: 0 };
+
+  private constructor(
+    readonly file: string,
+    private readonly handle: FileHandle,
+    private readonly redact: (text: string) => string,
+  ) {}
+
+  /**
+   * Opens `file` for appending without following a symlink at its place; it must be a regular file
+   * (created when missing, kept and counted when a daemon takes over a run).
+   */
+  static async open(file: string, redact: (text: string) => string = (t) => t): Promise<CallLog> {
+    const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+    const handle = await open(file, flags, 0o644);
+    const info = await handle.stat();
+    if (!info.isFile()) {
+      await handle.close();
+      throw new Error(`${file} is not a regular file; remove it so the run can record its cluster calls`);
+    }
+    const log = new CallLog(file, handle, redact);
+    for (const record of parseCallLog(await handle.readFile('utf8')).records) log.count(record);
+    return log;
+  }
+
+  private count(record: Pick<ClusterCallRecord, 'decision'>): void {
+    this.counts.calls++;
+    if (record.decision === 'refused') this.counts.refused++;
+  }
+
+  async append(record: ClusterCallRecord): Promise<void> {
+    this.count(record);
+    if (this.closed) return;
+    await this.handle.write(`${this.redact(JSON.stringify(record))}\n`);
+  }
+
+  totals(): CallCounts {
+    return { ...this.counts };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.handle.close();
+  }
+}
+
+/** Reads a `cluster-calls.jsonl` back; lines that are not records are skipped and counted. */
+export async function readCallLog(
+  file: string,
+): Promise<{ records: ClusterCallRecord[]; unreadable: number }> {
+  return parseCallLog(await readFile(file, 'utf8').catch(() => ''));
+}
+
+function parseCallLog(text: string): { records: ClusterCallRecord[]; unreadable: number } {
+  const records: ClusterCallRecord[] = [];
+  let unreadable = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const value = JSON.parse(line) as ClusterCallRecord;
+      if (value && typeof value.normalized === 'string' && typeof value.decision === 'string')
+        records.push(value);
+      else unreadable++;
+    } catch {
+      unreadable++;
+    }
+  }
+  return { records, unreadable };
+}

@@ -1,0 +1,64 @@
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { shellQuote } from '../parse.js';
+import { SOCKET_ENV } from '../guard/client.js';
+
+// Writes the guard's `kubectl` into a folder the run puts first on the agent's PATH: an sh wrapper that
+// names the run's broker socket, and the client (three small ES modules using node builtins only), so
+// the folder also works mounted read-only into a container that has `node`. Compiled, the client's
+// JavaScript is copied; from sources (tests, tsx) each module is transpiled on the spot.
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const COMPILED = import.meta.url.endsWith('.js');
+const MODULES = ['bin', 'client', 'protocol'];
+
+export interface GuardInstall {
+  dir: string;
+  /** The wrapper, `<dir>/kubectl`. */
+  kubectl: string;
+}
+
+export interface GuardInstallOptions {
+  /** The broker's socket as the agent sees it. */
+  socketPath: string;
+  /** The node the wrapper runs; `node` (found on PATH) when it is not executable where the agent runs. */
+  nodePath?: string;
+  /** Named in the wrapper's comment. */
+  runId: string;
+}
+
+async function moduleSource(name: string): Promise<string> {
+  const dir = path.join(HERE, '..', 'guard');
+  if (COMPILED) return readFile(path.join(dir, `${name}.js`), 'utf8');
+  const ts = await import('typescript');
+  const source = await readFile(path.join(dir, `${name}.ts`), 'utf8');
+  return ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
+}
+
+/** Installs the guard into `dir` (created). */
+export async function installGuard(dir: string, options: GuardInstallOptions): Promise<GuardInstall> {
+  const lib = path.join(dir, 'lib');
+  await mkdir(lib, { recursive: true, mode: 0o755 });
+  for (const name of MODULES) {
+    await writeFile(path.join(lib, `${name}.js`), await moduleSource(name), { mode: 0o644 });
+  }
+  // The modules are ES modules; without this file node would read them as CommonJS.
+  await writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 });
+  const wrapper = [
+    '#!/bin/sh',
+    `# kubectl guard of run ${options.runId.replace(/[^\w.-]/g, '_')}: sends each call to the run's kubectl broker,`,
+    "# which checks it against the persona's tool policy, runs the daemon's kubectl and records it.",
+    'here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
+    `node=${shellQuote(options.nodePath ?? 'node')}`,
+    '[ -x "$node" ] || node=node',
+    `${SOCKET_ENV}=${shellQuote(options.socketPath)} exec "$node" "$here/lib/bin.js" "$@"`,
+    '',
+  ].join('\n');
+  const kubectl = path.join(dir, 'kubectl');
+  await writeFile(kubectl, wrapper, { mode: 0o755 });
+  await chmod(kubectl, 0o755);
+  return { dir, kubectl };
+}

@@ -1,0 +1,106 @@
+// A daemon SIGKILLed while its agent runs takes the run's kubectl broker with it; the daemon that
+// adopts the run starts the broker again on the same socket, so the agent's later calls are decided,
+// passed through and recorded as before, and result.json counts the calls of both daemons.
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDirOf } from '../../../src/audit/bundle.js';
+import { readRunResult } from '../../../src/audit/run-record.js';
+import { BROKER_SOCKET } from '../../../src/daemon/run/kubectl-guard.js';
+import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { until } from '../../support/cli-daemon.js';
+import { guardFixture, type GuardFixture } from '../../support/guard.js';
+import { REPO_ROOT, makeWorkspace } from '../../support/runs.js';
+import { guardOrphanConfig, guardOrphanExecutor } from './fixtures/guard-orphan.js';
+
+const canConnect = (socket: string) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.createConnection(socket);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+
+describe('kubectl guard across a daemon restart', () => {
+  let fx: GuardFixture;
+  beforeAll(async () => {
+    fx = await guardFixture('triage-guard-adopt-');
+  });
+  afterAll(async () => fx?.root.cleanup());
+
+  it('serves the adopted agent from a new broker on the same socket', async () => {
+    const workspace = await makeWorkspace(fx.root.dir);
+    const runId = `guard-orphan-${process.pid}`;
+    const bundle = runDirOf(workspace.dir, runId);
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO_ROOT, 'test/integration/kubectl/fixtures/guard-orphan-daemon.ts')],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          ORPHAN_ROOT: fx.root.dir,
+          ORPHAN_KUBECTL: fx.real.command,
+          ORPHAN_WORKSPACE: workspace.dir,
+          ORPHAN_RUN_ID: runId,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    await until(
+      'the first call through the first broker',
+      30_000,
+      async () => ((await fx.real.calls()).length === 1 ? true : undefined),
+      () => output,
+    );
+    child.kill('SIGKILL');
+    await exited;
+    const socket = path.join(bundle, BROKER_SOCKET);
+    expect(await canConnect(socket)).toBe(false);
+
+    const config = guardOrphanConfig(fx.root.dir, fx.real.command);
+    const executor = guardOrphanExecutor(config);
+    const adopted = executor.adopt({
+      workspace,
+      runId,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    await until('the new broker to listen', 30_000, async () =>
+      (await canConnect(socket)) ? true : undefined,
+    );
+    await writeFile(path.join(workspace.dir, 'output', 'go'), '');
+    expect(await adopted).toMatchObject({ status: 'succeeded', exitCode: 0 });
+
+    const stdout = await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8');
+    expect(stdout).toContain('before exit=0');
+    expect(stdout).toContain('after exit=0');
+    expect(stdout).toContain('delete exit=1');
+    expect((await fx.real.calls()).map((l) => l.split(' | ')[0])).toEqual([
+      'get pods -n before',
+      'get pods -n after',
+    ]);
+    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    expect(records.map((r) => [r.decision, r.normalized])).toEqual([
+      ['allowed', 'get pods --namespace=before'],
+      ['allowed', 'get pods --namespace=after'],
+      ['refused', 'delete pods/web-1'],
+    ]);
+    const result = await readRunResult(bundle);
+    expect(result.ok && result.value.kubectl).toEqual({
+      guard: 'broker',
+      calls: 3,
+      refused: 1,
+      log: CLUSTER_CALLS_FILE,
+    });
+  });
+});

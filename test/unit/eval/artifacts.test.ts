@@ -1,0 +1,96 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readRunArtifacts } from '../../../src/eval/artifacts.js';
+import { CALLS_FILE, type KubectlCallRecord } from '../../../src/eval/shim/log.js';
+import { CLUSTER_CALLS_FILE, type ClusterCallRecord } from '../../../src/kubectl/broker/calls.js';
+import { tempDir } from '../../support/runs.js';
+
+const shimCall: KubectlCallRecord = {
+  at: '2026-11-23T10:00:01.000Z',
+  stage: 'agent',
+  argv: ['get', 'pods'],
+  normalized: 'get pods',
+  category: 'read',
+  exitCode: 0,
+  answeredFrom: 'objects',
+  durationMs: 3,
+  stdoutBytes: 10,
+  stderrBytes: 0,
+};
+const guardCall = (fields: Partial<ClusterCallRecord>): ClusterCallRecord => ({
+  at: '2026-11-23T10:00:00.000Z',
+  tool: 'kubectl',
+  by: 'guard',
+  argv: ['get', 'pods'],
+  normalized: 'get pods',
+  category: 'read',
+  decision: 'allowed',
+  rule: 'include "kubectl @read"',
+  exitCode: 0,
+  durationMs: 4,
+  stdoutBytes: 10,
+  stderrBytes: 0,
+  ...fields,
+});
+const lines = (records: object[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
+
+describe('readRunArtifacts with the kubectl guard', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  let runDir: string;
+  beforeEach(async () => {
+    root = await tempDir('triage-artifacts-');
+    runDir = path.join(root.dir, '.triage', 'runs', 'r1');
+    await mkdir(runDir, { recursive: true });
+  });
+  afterEach(async () => root.cleanup());
+
+  it('adds the calls the guard or the CLI refused as violations, in time order, and not the allowed ones twice', async () => {
+    await writeFile(path.join(runDir, CALLS_FILE), lines([shimCall]));
+    await writeFile(
+      path.join(runDir, CLUSTER_CALLS_FILE),
+      lines([
+        guardCall({}),
+        guardCall({
+          at: '2026-11-23T10:00:02.000Z',
+          argv: ['delete', 'pod', 'x'],
+          normalized: 'delete pods/x',
+          category: 'mutate',
+          decision: 'refused',
+          rule: 'exclude "k8s-change"',
+          exitCode: 1,
+        }),
+        guardCall({
+          at: '2026-11-23T10:00:03.000Z',
+          by: 'cli',
+          argv: ['exec', 'x', '--', 'sh'],
+          normalized: 'exec pods/x -- sh',
+          category: 'workload-access',
+          decision: 'refused',
+          rule: 'claude permission rules',
+          exitCode: null,
+        }),
+        guardCall({
+          at: '2026-11-23T10:00:04.000Z',
+          argv: ['get', 'pods', '--nope'],
+          normalized: 'get pods',
+          decision: 'refused',
+          rule: 'guard: unreadable',
+          exitCode: 1,
+        }),
+      ]),
+    );
+    const { calls, problems } = await readRunArtifacts(root.dir, runDir);
+    expect(problems).toEqual([`${runDir}/result.json is missing`]);
+    expect(calls.map((c) => [c.normalized, c.answeredFrom, c.violation])).toEqual([
+      ['get pods', 'objects', undefined],
+      ['delete pods/x', 'refused', { category: 'mutate', reason: 'kubectl guard: exclude "k8s-change"' }],
+      [
+        'exec pods/x -- sh',
+        'refused',
+        { category: 'workload-access', reason: 'agent CLI: claude permission rules' },
+      ],
+      ['get pods', 'usage-error', undefined],
+    ]);
+  });
+});
