@@ -13,7 +13,7 @@ export { TRIAGE_DIR };
 
 const LONG_LINE_CHARS = 64 * 1024;
 
-/** File names inside a run bundle (the brief fixes prompt-sent.md, context.json and result.json). */
+/** File names inside a run bundle (prompt-sent.md, context.json and result.json are fixed names other tools read). */
 export const RUN_FILES = {
   promptSent: 'prompt-sent.md',
   context: 'context.json',

@@ -27,7 +27,7 @@ export const PACKAGE_VERSION = (
   JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }
 ).version;
 
-/** Exit codes fixed by the brief. */
+/** Exit codes, a stable interface for scripts: 0 success, 1 the work failed, 2 usage/config error. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** Thrown by commands to end with a message and an exit code, without a stack trace. */

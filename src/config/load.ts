@@ -237,12 +237,12 @@ function lineOf(doc: ParsedYaml | undefined, keyPath: (string | number)[]): stri
   return `${doc.file}:${doc.lines.linePos(offset).line}`;
 }
 
-const SEED_ENV: Record<string, string[]> = {
+const SKILLS_ENV: Record<string, string[]> = {
   SKILLS_CACHE_DIR: ['skills', 'cache_dir'],
   SKILLS_DISABLE_TRIAGE_PRELOAD: ['skills', 'disable_triage_preload'],
 };
 
-/** Reads TRIAGE_RUNNER_* (and the seed's SKILLS_*) variables into a nested override object. */
+/** Reads TRIAGE_RUNNER_* (and the skills cache's own SKILLS_*) variables into a nested override object. */
 export function envOverrides(env: Env, problems: ConfigProblem[] = []): RawConfig {
   const out: RawConfig = {};
   const keys = configKeys();
@@ -252,7 +252,7 @@ export function envOverrides(env: Env, problems: ConfigProblem[] = []): RawConfi
       problems.push({ path: key.path.join('.'), message: value.message, source: `env ${name}` });
     else setIn(out, key.path, value);
   };
-  for (const [name, keyPath] of Object.entries(SEED_ENV)) {
+  for (const [name, keyPath] of Object.entries(SKILLS_ENV)) {
     const raw = env[name];
     const key = keys.find((k) => k.path.join('.') === keyPath.join('.'));
     if (raw !== undefined && raw !== '' && key) apply(key, name, raw);

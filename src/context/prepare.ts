@@ -150,8 +150,8 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
     });
     for (const problem of disclosure.problems) incompleteReasons.push(`disclosure: ${problem}`);
   } catch (err) {
-    // Subjects asked for by name (`context --subject`, replay) that boot.yml cannot boot fail fast,
-    // as the seed says; a run from the daemon degrades instead.
+    // Subjects asked for by name (`context --subject`, replay) that boot.yml cannot boot fail fast
+    // (the caller named them, so a silent fallback would mislead); a run from the daemon degrades instead.
     if (input.subjects !== undefined && err instanceof BootError) throw err;
     incompleteReasons.push(`skills/persona/briefs index unavailable: ${errorMessage(err)}`);
     log.warn(

@@ -1,8 +1,8 @@
 import { sharedTokenWorker } from './token-pool.js';
 
 // Token estimators. `o200k` is a real BPE (gpt-tokenizer's o200k_base), counted off the event loop in
-// a worker thread with a cost linear in the text (see token-count.ts); `chars4` is the seed's chars/4
-// rule. Both are multiplied by the agent's safety factor for models whose tokenizers count more.
+// a worker thread with a cost linear in the text (see token-count.ts); `chars4` is the
+// characters / 4 rule. Both are multiplied by the agent's safety factor for models whose tokenizers count more.
 
 export type EstimatorName = 'o200k' | 'chars4';
 

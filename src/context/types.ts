@@ -48,7 +48,7 @@ export interface DisclosurePartCost {
   tokens: number;
 }
 
-/** `context.json`: the brief's fields first, then our extensions. */
+/** `context.json`: the fixed fields first, then our extensions. */
 export interface ContextReport {
   estimator: 'o200k' | 'chars4';
   budget: { warn: number; truncate: number };

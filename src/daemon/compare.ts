@@ -12,7 +12,7 @@ import {
   type ReplayOptions,
 } from './replay.js';
 
-// `compare`: the seed's comparison test. Runs one saved incident for every agent × variant (with and
+// `compare`: the preload comparison (does the triage report help?). Runs one saved incident for every agent × variant (with and
 // without the preloaded triage report), each as a replay into its own workspace, and tabulates the results.
 
 export const VARIANTS = ['preload', 'no-preload'] as const;

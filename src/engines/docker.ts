@@ -155,7 +155,7 @@ export function scrubSecrets(err: Error, secretEnv: Record<string, string>): Err
   return clean;
 }
 
-/** HostConfig of an agent container: every hardening the brief asks for, on by default. */
+/** HostConfig of an agent container: every hardening (docs/architecture.md), on by default. */
 export type EngineFlavor = 'docker' | 'podman';
 
 /**

@@ -18,7 +18,7 @@ const AUDIT_MAX_BYTES = 16 << 20;
 /** The newest audit events shown; older ones are counted in `omitted`. */
 export const AUDIT_EVENTS_SHOWN = 1000;
 
-/** The token table of context.json (the fields the brief fixes; other fields are kept). */
+/** The token table of context.json (its fixed fields; other fields are kept). */
 const contextSchema = z.looseObject({
   estimator: z.string(),
   budget: z.object({ warn: z.number(), truncate: z.number() }),

@@ -7,7 +7,7 @@ import { CliExit, EXIT, type CliIO } from '../io.js';
 import { checkNotifyFlag, notifyRuns } from '../notify-runtime.js';
 import { commandPipeline, splitList } from './replay.js';
 
-// `triage-runner compare <saved-incident>`: the seed's comparison test as a command.
+// `triage-runner compare <saved-incident>`: every agent × preload variant on one saved incident, tabulated.
 
 interface CompareFlags {
   agents: string;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseYamlValue } from './frontmatter.js';
 import { GlobSet } from './glob.js';
 
-// boot.yml (seed 002): which briefs and skills are said (full content) and which are referenced
+// boot.yml: which briefs and skills are said (full content) and which are referenced
 // (path only). Simple mode: top-level `briefs:`/`skills:` with `say:` globs. Subject mode: `always:`
 // plus `subject.<slug>:` sections with `say:`/`ref:` globs. The two modes never mix.
 

@@ -7,7 +7,7 @@ import { AGENT_TOOLS, type AgentTool } from '../../shared/types.js';
 import type { KubectlCommand } from '../parse.js';
 
 // A persona's tool policy: `helpers.yaml` next to its PERSONA.md says which helpers the persona may
-// use, as glob patterns over helper names (the seed's include/exclude, with categories naming groups of
+// use, as glob patterns over helper names (include/exclude lists, with categories naming groups of
 // patterns). Helper names are `tool:<kind>` for a CLI's built-in tools and the words of a command for
 // shell commands (`kubectl delete`, `helm install`); a kubectl call also has the names its parse gives
 // it (`kubectl get pods`, `kubectl @mutate`, `kubectl --raw POST`). Exclude wins over include; what no

@@ -159,7 +159,7 @@ describe('triage-runner context', () => {
     expect(context.incompleteReasons[0]).toMatch(/^skills source k8s4agents unavailable: /);
   });
 
-  it('exits 2 with the seed message when --subject names a subject boot.yml does not define', async () => {
+  it('exits 2 naming the unknown subject and the known ones when --subject names a subject boot.yml does not define', async () => {
     const { ws, configFile, dir } = await setup();
     const cli = fakeIO(dir);
     const args = ['--config', configFile, 'context', ws, '--no-triage', '--subject', 'crashloop,nosuch'];

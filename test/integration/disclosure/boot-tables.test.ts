@@ -17,7 +17,7 @@ import {
   writeTree,
 } from './fixtures.js';
 
-// One test per row of seed 002's tables (simple-mode defaults, subject-mode defaults, edge cases,
+// One test per row of boot.yml's behaviour tables (simple-mode defaults, subject-mode defaults, edge cases,
 // mode detection), run through buildDisclosure over real brief files, a real boot.yml and skills
 // from a real git checkout.
 

@@ -22,7 +22,7 @@ function problemsOf(fn: () => unknown): ConfigError['problems'] {
 }
 
 describe('configuration defaults', () => {
-  it('uses the brief defaults: budget warn 8000 / truncate 10000, triage timeout 30s, agent timeout 15m', () => {
+  it('uses the documented defaults: budget warn 8000 / truncate 10000, triage timeout 30s, agent timeout 15m', () => {
     const { config } = loadConfig({ env: {}, cwd: tmpdir() });
     expect(config.context.budget).toEqual({ warn: 8000, truncate: 10_000 });
     expect(config.skills.triage.timeout).toBe(30_000);
@@ -98,7 +98,7 @@ describe('configuration precedence', () => {
     expect(config.scheduling.max_concurrent).toBe(7);
   });
 
-  it("honours the seed's SKILLS_CACHE_DIR and SKILLS_DISABLE_TRIAGE_PRELOAD", () => {
+  it("honours the skills cache's SKILLS_CACHE_DIR and SKILLS_DISABLE_TRIAGE_PRELOAD", () => {
     const env = { SKILLS_CACHE_DIR: '/var/cache/skills', SKILLS_DISABLE_TRIAGE_PRELOAD: 'true' };
     const { config } = loadConfig({ env, cwd: dir });
     expect(config.skills.cache_dir).toBe('/var/cache/skills');
