@@ -11,6 +11,8 @@ export interface CliIO {
   cwd: string;
   /** The terminal's width when stdout is a terminal (output such as `status` is cut to it). */
   columns?: () => number | undefined;
+  /** Where SIGTERM/SIGINT arrive (the daemon stops on the first, forces on the second); default `process`. */
+  signals?: NodeJS.Process;
 }
 
 export const processIO = (): CliIO => ({

@@ -104,7 +104,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       log,
     }),
   });
-  const removeHandlers = daemon.handleSignals();
+  const removeHandlers = daemon.handleSignals(io.signals);
   try {
     await daemon.start();
   } catch (err) {
