@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseYamlValue } from './frontmatter.js';
 import { GlobSet } from './glob.js';
+import { ParseCache } from '../../util/parse-cache.js';
 
 // boot.yml: which briefs and skills are said (full content) and which are referenced
 // (path only). Simple mode: top-level `briefs:`/`skills:` with `say:` globs. Subject mode: `always:`
@@ -79,8 +80,11 @@ export async function loadBootFile(file: string): Promise<BootSpec> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { mode: 'none', file };
     throw new BootError(`boot file ${file} cannot be read: ${(err as Error).message}`);
   }
-  return parseBootText(text, file);
+  return bootCache.get(file, text, () => parseBootText(text, file));
 }
+
+/** Parsed boot files by text: every run reads boot.yml, few change it. */
+const bootCache = new ParseCache<BootSpec>();
 
 /** Parses boot.yml text; throws BootError listing every problem (mixed modes fail before anything else). */
 export function parseBootText(text: string, file: string): BootSpec {

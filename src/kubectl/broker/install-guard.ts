@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../parse.js';
 import { SOCKET_ENV } from '../guard/client.js';
+import { ParseCache } from '../../util/parse-cache.js';
 
 // Writes the guard's `kubectl` into a folder the run puts first on the agent's PATH: an sh wrapper that
 // names the run's broker socket, and the client (three small ES modules using node builtins only), so
@@ -32,11 +33,20 @@ async function moduleSource(name: string): Promise<string> {
   const dir = path.join(HERE, '..', 'guard');
   if (COMPILED) return readFile(path.join(dir, `${name}.js`), 'utf8');
   const ts = await import('typescript');
-  const source = await readFile(path.join(dir, `${name}.ts`), 'utf8');
-  return ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  }).outputText;
+  const file = path.join(dir, `${name}.ts`);
+  const source = await readFile(file, 'utf8');
+  return transpiled.get(
+    file,
+    source,
+    () =>
+      ts.transpileModule(source, {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      }).outputText,
+  );
 }
+
+/** Guard sources transpiled once per text (running from source: every run installs the guard). */
+const transpiled = new ParseCache<string>();
 
 /** Installs the guard into `dir` (created). */
 export async function installGuard(dir: string, options: GuardInstallOptions): Promise<GuardInstall> {

@@ -5,6 +5,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { AGENT_TOOLS, type AgentTool } from '../../shared/types.js';
 import type { KubectlCommand } from '../parse.js';
+import { ParseCache } from '../../util/parse-cache.js';
 
 // A persona's tool policy: `helpers.yaml` next to its PERSONA.md says which helpers the persona may
 // use, as glob patterns over helper names (include/exclude lists, with categories naming groups of
@@ -176,8 +177,13 @@ export async function loadToolPolicy(personasDir: string, persona: string): Prom
       `${file} cannot be read (${code ?? (err as Error).message}); fix its permissions`,
     );
   }
-  return compilePolicy(parseHelpers(text, file), persona, file);
+  return policyCache.get(`${persona}\0${file}`, text, () =>
+    compilePolicy(parseHelpers(text, file), persona, file),
+  );
 }
+
+/** Compiled tool policies by persona, file and text: every run loads one, few change it. */
+const policyCache = new ParseCache<ToolPolicy>();
 
 /** Decides for a helper known by several names: any excluded name refuses, else any included name allows. */
 export function decide(policy: ToolPolicy, names: readonly string[]): PolicyDecision {
