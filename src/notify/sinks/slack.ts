@@ -1,9 +1,9 @@
-import {
+import type {
   WebAPIHTTPError,
   WebAPIPlatformError,
   WebAPIRateLimitedError,
   WebClient,
-  type Logger as SlackLogger,
+  Logger as SlackLogger,
   LogLevel,
 } from '@slack/web-api';
 import { DeliveryError, httpFailure, NOT_CONNECTED } from '../delivery.js';
@@ -52,7 +52,7 @@ export const slack: SinkAdapter<SlackPayload> = {
   },
   steps: (payload) => [PARENT, ...payload.parts.map((_, i) => partStep(i))],
   async send(ctx, step) {
-    const client = clientFor(ctx);
+    const client = await clientFor(ctx);
     const metadata = { event_type: SLACK_EVENT_TYPE, event_payload: { key: ctx.entry.idempotencyKey, step } };
     if (step === PARENT) {
       const { text, blocks } = ctx.payload.parent;
@@ -85,7 +85,7 @@ export const slack: SinkAdapter<SlackPayload> = {
     return { ts: String(res.ts), channel: String(res.channel) };
   },
   async reconcile(ctx, step, startedAt) {
-    const client = clientFor(ctx);
+    const client = await clientFor(ctx);
     const mine = (m: { metadata?: { event_type?: string; event_payload?: Record<string, unknown> } }) =>
       m.metadata?.event_type === SLACK_EVENT_TYPE &&
       m.metadata.event_payload?.key === ctx.entry.idempotencyKey &&
@@ -126,7 +126,9 @@ export const slack: SinkAdapter<SlackPayload> = {
   },
 };
 
-function clientFor(ctx: SendContext<SlackPayload>): WebClient {
+/** The Web API client; @slack/web-api (and its dependencies) load on the first Slack delivery only. */
+async function clientFor(ctx: SendContext<SlackPayload>): Promise<WebClient> {
+  const { WebClient } = await import('@slack/web-api');
   return new WebClient(ctx.credentials.secret, {
     ...(ctx.sink.api_url ? { slackApiUrl: ctx.sink.api_url } : {}),
     retryConfig: { retries: 0 },
@@ -147,8 +149,13 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The Web API client's error, told apart by its documented `code` (the classes load lazily). */
+function isSlackError<E>(err: unknown, code: string): err is E {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
 export function slackFailure(err: unknown): DeliveryError {
-  if (err instanceof WebAPIRateLimitedError)
+  if (isSlackError<WebAPIRateLimitedError>(err, 'slack_webapi_rate_limited_error'))
     return new DeliveryError(
       `Slack is rate limiting; retrying after ${err.retryAfter} s (Retry-After)`,
       'retry',
@@ -158,7 +165,7 @@ export function slackFailure(err: unknown): DeliveryError {
         retryAfterMs: err.retryAfter * 1000,
       },
     );
-  if (err instanceof WebAPIPlatformError) {
+  if (isSlackError<WebAPIPlatformError>(err, 'slack_webapi_platform_error')) {
     const code = err.data.error;
     const retry = RETRYABLE.has(code);
     return new DeliveryError(
@@ -167,7 +174,7 @@ export function slackFailure(err: unknown): DeliveryError {
       { status: 200, code, response: JSON.stringify(err.data) },
     );
   }
-  if (err instanceof WebAPIHTTPError) {
+  if (isSlackError<WebAPIHTTPError>(err, 'slack_webapi_http_error')) {
     const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body ?? '');
     return httpFailure('Slack', err.statusCode, body, err.headers['retry-after'] ?? null, Date.now());
   }
@@ -205,6 +212,6 @@ const quietLogger: SlackLogger = {
   warn: () => undefined,
   error: () => undefined,
   setLevel: () => undefined,
-  getLevel: () => LogLevel.ERROR,
+  getLevel: () => 'error' as LogLevel,
   setName: () => undefined,
 };
