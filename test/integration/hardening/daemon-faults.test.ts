@@ -1,7 +1,19 @@
 // Faults around the daemon rather than inside a run: a folder name too long to reuse as a file name, a
 // workspaces root deleted under the running daemon, a workspace deleted mid-run, and a daemon killed
 // mid-run whose run the next one adopts.
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  link,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -89,6 +101,26 @@ describe('daemon faults', () => {
       }
     });
   }
+
+  it('rejects a hard-linked incident.json with the reason, then runs it once replaced by a copy', async () => {
+    const outside = path.join(`${root}-removed`, 'incident.json');
+    await mkdir(path.dirname(outside), { recursive: true });
+    await writeFile(outside, JSON.stringify(incidentJson({ incidentId: 'hard-linked' })));
+    const ws = path.join(root, 'linked');
+    await mkdir(ws);
+    await link(outside, path.join(ws, 'incident.json'));
+    const executor = createMemoryExecutor({ durationMs: 5 });
+    await startDaemon(executor);
+    expect((await waitForState(ws, ['rejected'])).reason).toMatch(
+      /incident\.json in .*linked has a hard link count of 2: .* copy the file instead/,
+    );
+    expect(executor.calls).toHaveLength(0);
+    // What the reason says: the same bytes, as a file of its own.
+    await copyFile(outside, path.join(ws, 'incident.json.tmp'));
+    await rename(path.join(ws, 'incident.json.tmp'), path.join(ws, 'incident.json'));
+    await waitForState(ws, ['succeeded']);
+    expect(executor.calls.map((c) => c.incidentId)).toEqual(['hard-linked']);
+  });
 
   it('never re-creates a deleted workspaces root, and watches it again once it is back', async () => {
     const executor = createMemoryExecutor({ durationMs: 5 });
