@@ -64,7 +64,11 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
   await guard.install(layout.view.runDir);
   ctx.hostHome = layout.hostHome;
   await prepareWritable(
-    { output: path.join(request.workspace.dir, OUTPUT_DIR), bundle: bundle.dir },
+    {
+      workspace: request.workspace.dir,
+      output: path.join(request.workspace.dir, OUTPUT_DIR),
+      bundle: bundle.dir,
+    },
     engine.placement,
     config.docker.user,
   );
