@@ -4,7 +4,7 @@ import path from 'node:path';
 import { TRIAGE_DIR } from '../incident/types.js';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile } from '../util/safe-path.js';
+import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
 
 // One audit bundle per run: `<workspace>/.triage/runs/<run-id>/`. Everything written here passes
 // through the redactor first, and never through a symbolic link below the workspace.
@@ -191,17 +191,21 @@ const CUT_AFTER = new Set([...' \t\r"\',;{}[]()<>|&'].map((c) => c.charCodeAt(0)
 
 /**
  * Rewrites a file the agent produced (its report) through the redactor, atomically; resolves to true when
- * something was scrubbed, false when the file was clean or absent.
+ * something was scrubbed, false when the file was clean, absent or refused. With `base` (the workspace),
+ * a symbolic link in any folder between it and the file leaves the file alone: the agent may have
+ * swapped `output/` for a link to redirect this write.
  */
 export async function scrubFile(
   file: string,
   redactor: Redactor,
   maxBytes = 16 * 1024 * 1024,
+  base?: string,
 ): Promise<boolean> {
-  const read = await readOwnFile(file, maxBytes);
+  const read = base ? await readOwnFileBelow(base, file, maxBytes) : await readOwnFile(file, maxBytes);
   if (read.kind !== 'ok') return false;
   const clean = redactor.redact(read.text);
   if (clean === read.text) return false;
+  if (base) await assertNoSymlinkBelow(base, path.dirname(file));
   await writeFileAtomic(file, clean);
   return true;
 }

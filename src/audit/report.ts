@@ -1,4 +1,4 @@
-import { readOwnFile } from '../util/safe-path.js';
+import { readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
 
 // Checks the agent's report (`output/investigation.md`) against the skill's mandated sections, for
 // `result.json.report`. A heading matches a section when, after dropping numbering, emoji and
@@ -24,15 +24,19 @@ export interface ReportCheck {
 
 /**
  * Reads the report and lists which of `sections` have no heading; never throws for a missing file.
- * `shownAs` is the path the agent was told (the report's path in its sandbox).
+ * `shownAs` is the path the agent was told (the report's path in its sandbox). With `base` (the
+ * workspace), a symbolic link in a folder between it and the report refuses the report with the reason.
  */
 export async function checkReport(
   file: string,
   sections: string[],
   minBytes: number,
   shownAs: string = file,
+  base?: string,
 ): Promise<ReportCheck> {
-  const read = await readOwnFile(file, MAX_REPORT_BYTES);
+  const read = base
+    ? await readOwnFileBelow(base, file, MAX_REPORT_BYTES)
+    : await readOwnFile(file, MAX_REPORT_BYTES);
   if (read.kind !== 'ok') {
     return {
       path: shownAs,

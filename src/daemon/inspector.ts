@@ -13,7 +13,7 @@ import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { unsafeWorkspace } from '../util/safe-path.js';
 import { fileMark, formatMs } from './lifecycle.js';
-import { Limiter } from './limiter.js';
+import { Limiter } from '../util/limiter.js';
 import type { QueuedIncident } from './run-slot.js';
 
 // Intake as the daemon runs it: looks at a workspace folder (never two inspections of one folder at

@@ -6,9 +6,25 @@ import type { RunSlot } from './run-slot.js';
 // Stopping the runs at shutdown: wait up to shutdown_timeout (logging the countdown), then abort them
 // (the pipeline escalates SIGINT → SIGTERM → SIGKILL), and record the ones that ignore even that.
 
+type ShutdownConfig = Pick<Config, 'scheduling' | 'agent'>;
+
+/**
+ * How long runs still going at shutdown_timeout get to stop once aborted: the pipeline escalates
+ * SIGINT → SIGTERM → SIGKILL with stop_grace between, so both steps and a second are allowed for.
+ */
+export const interruptGraceMs = (config: ShutdownConfig): number => config.agent.stop_grace * 2 + 1000;
+
+/**
+ * The longest drainRuns can take: shutdown_timeout, then the interrupt grace. What an orchestrator's
+ * stop timeout (Kubernetes terminationGracePeriodSeconds) must exceed, with room for the state writes
+ * and the HTTP close that follow.
+ */
+export const worstCaseDrainMs = (config: ShutdownConfig): number =>
+  config.scheduling.shutdown_timeout + interruptGraceMs(config);
+
 export async function drainRuns(
   active: Map<string, RunSlot>,
-  config: Pick<Config, 'scheduling' | 'agent'>,
+  config: ShutdownConfig,
   log: Logger,
   now: () => number,
 ): Promise<void> {
@@ -38,8 +54,7 @@ export async function drainRuns(
     );
     for (const run of left)
       run.controller.abort(new Error(`daemon shutdown: runs did not finish within ${timeoutMs} ms`));
-    // The pipeline escalates SIGINT → SIGTERM → SIGKILL with stop_grace between: allow for both steps.
-    const graceMs = config.agent.stop_grace * 2 + 1000;
+    const graceMs = interruptGraceMs(config);
     if (
       await settledWithin(
         left.map((r) => r.done),

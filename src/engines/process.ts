@@ -229,7 +229,11 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
     return env;
   };
 
-  const spawnWrapped = async (spec: RunSpec, env: Record<string, string>): Promise<ChildProcess> => {
+  /** Spawns the wrapped agent; its exit is listened for at once, so a process that ends fast is not missed. */
+  const spawnWrapped = async (
+    spec: RunSpec,
+    env: Record<string, string>,
+  ): Promise<{ child: ChildProcess; exit: Promise<RunExit> }> => {
     const resolved = await resolveCommand(spec.command, env.PATH);
     if (!resolved) {
       throw new Error(
@@ -248,13 +252,16 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
         detached: true,
         stdio: ['pipe', out.fd, err.fd],
       });
+      const exit = new Promise<RunExit>((resolve) => {
+        child.once('exit', (code, signal) => resolve({ exitCode: code, signal, oomKilled: false }));
+      });
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
         child.once('error', (e) =>
           reject(new Error(`cannot start agent CLI ${spec.command}: ${errorMessage(e)}`, { cause: e })),
         );
       });
-      return child;
+      return { child, exit };
     } finally {
       await Promise.all([out.close(), err.close()]);
     }
@@ -285,11 +292,8 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
 
     async start(spec) {
       const env = await prepareHome(spec);
-      const child = await spawnWrapped(spec, env);
+      const { child, exit } = await spawnWrapped(spec, env);
       const pid = child.pid as number;
-      const exit = new Promise<RunExit>((resolve) => {
-        child.once('exit', (code, signal) => resolve({ exitCode: code, signal, oomKilled: false }));
-      });
       child.stdin?.on('error', (err) =>
         log.debug({ err: errorMessage(err), runId: spec.runId }, 'stdin write failed'),
       );

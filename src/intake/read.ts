@@ -161,6 +161,13 @@ async function readBounded(file: string, maxBytes: number): Promise<Bounded> {
         kind: 'invalid',
         reason: `${name} in ${dir} is not a regular file: replace it with a regular file to retry`,
       };
+    // Another name for the same file may live outside the workspace, where it can be edited after the
+    // daemon read it (or point into a folder the producer should not reach).
+    if (info.nlink > 1)
+      return {
+        kind: 'invalid',
+        reason: `${name} in ${dir} has a hard link count of ${info.nlink}: another name for the same file may edit it from outside the workspace; copy the file instead of hard-linking it (cp, or write and rename) to retry`,
+      };
     if (info.size > maxBytes) {
       return {
         kind: 'invalid',

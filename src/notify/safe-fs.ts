@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, lstat, mkdir, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, writeFileAtomic } from '../util/fs.js';
+import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../util/fs.js';
 
 // File access under a workspace that never follows a symbolic link: the agent writes output/ and could
 // plant a link to a host file there, and a hostile workspace could make .triage/outbox point elsewhere.
@@ -114,18 +114,11 @@ export async function createExclusive(dir: string, name: string, data: string): 
 }
 
 async function writeInPlaceExclusive(dir: string, file: string, data: string): Promise<boolean> {
-  let handle;
   try {
-    handle = await open(file, 'wx', 0o644);
+    await writeNewFileSynced(file, data);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
-  }
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
   await fsyncDir(dir);
   return true;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Limiter } from '../daemon/limiter.js';
+import { Limiter } from '../util/limiter.js';
 import type { StateChange } from '../incident/store.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';

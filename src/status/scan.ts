@@ -1,5 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
-import { Limiter } from '../daemon/limiter.js';
+import { Limiter } from '../util/limiter.js';
 import { folderNameProblem, readIncidentFacts, type IncidentFacts } from './read.js';
 
 // Reading a whole workspaces root: the status index's start, and `status` without a daemon.

@@ -7,13 +7,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const handle = await open(tmp, 'wx', mode);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await writeNewFileSynced(tmp, data, mode);
   try {
     await rename(tmp, file);
   } catch (err) {
@@ -21,6 +15,21 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
     throw err;
   }
   await fsyncDir(dir);
+}
+
+/** Creates `file` exclusively (EEXIST when it exists), writes `data` and fsyncs it. */
+export async function writeNewFileSynced(
+  file: string,
+  data: string | Uint8Array,
+  mode = 0o644,
+): Promise<void> {
+  const handle = await open(file, 'wx', mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Makes a rename or create in `dir` durable. Some filesystems refuse to fsync a directory; that is not fatal. */

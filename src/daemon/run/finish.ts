@@ -57,7 +57,9 @@ export async function collectRun(
   outcome = { ...outcome, exitCode: exit.exitCode };
   if (input.authFailure) outcome = { ...outcome, status: 'auth_failed', error: input.authFailure };
   // The report is the artifact people share: known secret values and token shapes are scrubbed from it.
-  await scrubFile(input.report.hostPath, env.redactor).catch((err: unknown) =>
+  // Only through real folders of the workspace: the agent may have swapped output/ for a link.
+  const workspaceDir = ctx.request.workspace.dir;
+  await scrubFile(input.report.hostPath, env.redactor, undefined, workspaceDir).catch((err: unknown) =>
     ctx.log.warn(
       { err: errorMessage(err), report: input.report.hostPath },
       'could not scrub secrets from the report',
@@ -68,6 +70,7 @@ export async function collectRun(
     config.agent.report_sections,
     config.agent.min_report_bytes,
     input.report.agentPath,
+    workspaceDir,
   );
   const validator = await validateReport(env, ctx, input.report.hostPath, report);
   const engineError = exit.oomKilled
@@ -124,7 +127,7 @@ export async function collectRun(
     agentStatus: outcome.status,
     durationMs: result.durationMs,
     ...(v.reason ? { reason: v.reason } : {}),
-    ...(await recordedFiles(bundle.dir, input.report.hostPath)),
+    ...(await recordedFiles(bundle.dir, report.exists ? input.report.hostPath : undefined)),
   });
   ctx.log.info(
     { status: v.status, exitCode: exit.exitCode, durationMs: result.durationMs, reportBytes: report.bytes },

@@ -202,13 +202,15 @@ export function skillMounts(
  * agent runs as the daemon's user: nothing to change.
  */
 export async function prepareWritable(
-  dirs: { output: string; bundle: string },
+  dirs: { workspace: string; output: string; bundle: string },
   placement: Placement,
   user: string,
   getuid = process.getuid,
 ): Promise<void> {
-  await ensureOwnDir(dirs.output);
-  await ensureOwnDir(dirs.bundle);
+  // Every folder from the workspace down is checked: O_NOFOLLOW guards only the last component, so a
+  // link at `.triage` or `.triage/runs` must be refused here, not opened through.
+  await ensureOwnDir(dirs.output, dirs.workspace);
+  await ensureOwnDir(dirs.bundle, dirs.workspace);
   if (placement === 'host') return;
   const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
   const output = await openDirNoFollow(dirs.output);

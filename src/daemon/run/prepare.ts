@@ -5,6 +5,7 @@ import { findReportValidator } from '../../context/report-validator.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
 import type { PipelineEnv, RunContext } from './context.js';
 import { guardFor } from './kubectl-guard.js';
+import { refusePlantedAgentFiles } from './planted.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
 
 // Prepare: the run bundle, the skills snapshot, where the agent sees things, the triage script and
@@ -32,6 +33,11 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
   ctx.adapter = adapter;
   const engine = await env.engineFor(ctx.engineName);
   ctx.engine = engine;
+  // On the host the agent also sees the workspaces root above its folder (Claude reads CLAUDE.md upwards).
+  await refusePlantedAgentFiles(
+    request.workspace.dir,
+    engine.placement === 'host' ? [path.dirname(request.workspace.dir)] : [],
+  );
 
   const skillsStarted = performance.now();
   const snapshot = await env.skills.acquire();
@@ -58,7 +64,11 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
   await guard.install(layout.view.runDir);
   ctx.hostHome = layout.hostHome;
   await prepareWritable(
-    { output: path.join(request.workspace.dir, OUTPUT_DIR), bundle: bundle.dir },
+    {
+      workspace: request.workspace.dir,
+      output: path.join(request.workspace.dir, OUTPUT_DIR),
+      bundle: bundle.dir,
+    },
     engine.placement,
     config.docker.user,
   );

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, writeFileAtomic } from '../../util/fs.js';
+import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
 import { TRIAGE_DIR } from '../../incident/types.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
@@ -152,18 +152,11 @@ export const writeAlerts = (dir: string, doc: AlertsDoc): Promise<boolean> =>
 /** Temp file beside `name` (a dot name the watcher ignores), fsync, rename; false when `dir` is gone. */
 async function replaceFile(dir: string, name: string, data: string): Promise<boolean> {
   const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}.tmp`);
-  let handle;
   try {
-    handle = await open(tmp, 'wx', 0o644);
+    await writeNewFileSynced(tmp, data);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
-  }
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
   try {
     await rename(tmp, path.join(dir, name));
@@ -191,13 +184,7 @@ export async function createWorkspace(
   try {
     await Promise.all(
       Object.entries(files).map(async ([file, data]) => {
-        const handle = await open(path.join(tmp, file), 'wx', 0o644);
-        try {
-          await handle.writeFile(data);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
+        await writeNewFileSynced(path.join(tmp, file), data);
       }),
     );
     // An empty folder of that name would be replaced silently by rename: names carry a random part,

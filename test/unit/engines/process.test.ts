@@ -96,6 +96,12 @@ describe('process engine', () => {
     expect(env).not.toContain('DAEMON_ONLY_SECRET');
   });
 
+  it('sees the exit of agents that end before start() has returned (40 at once)', async () => {
+    const hs = await Promise.all(Array.from({ length: 40 }, () => start(spec({ command: 'true' }))));
+    const exits = await Promise.all(hs.map((h) => engine.wait(h, 5_000).catch((e: unknown) => e)));
+    expect(exits.filter((e) => (e as { exitCode?: number }).exitCode !== 0)).toEqual([]);
+  });
+
   it('delivers a 1 MiB hostile prompt on stdin byte-identical', async () => {
     const out: Buffer[] = [];
     const hostile = `'"$(rm -rf /)\`id\`\n ünïcödé 🚀\r\n${randomBytes(600 * 1024).toString('base64')}`.slice(

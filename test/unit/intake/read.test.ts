@@ -1,4 +1,4 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { folderEscapes, readWorkspace, sha256Hex } from '../../../src/intake/read.js';
@@ -146,6 +146,20 @@ describe('readWorkspace', () => {
     expect(await read(dir)).toMatchObject({
       kind: 'invalid',
       reason: expect.stringMatching(/symbolic link, which is never followed/),
+    });
+  });
+
+  it('rejects a hard-linked incident.json, naming the link count, the risk and the fix', async () => {
+    const outside = path.join(root, 'outside.json');
+    await writeFile(outside, JSON.stringify(incidentJson()));
+    const dir = path.join(root, 'hardlink');
+    await mkdir(dir);
+    await link(outside, path.join(dir, 'incident.json'));
+    expect(await read(dir)).toEqual({
+      kind: 'invalid',
+      reason: expect.stringMatching(
+        /incident\.json in .*hardlink has a hard link count of 2: another name for the same file may edit it from outside the workspace; copy the file instead/,
+      ),
     });
   });
 
