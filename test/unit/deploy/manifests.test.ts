@@ -297,7 +297,7 @@ describe('the daemon image (Dockerfile)', () => {
     expect(runtime).toMatch(/SKILLS_CACHE_DIR=\/var\/lib\/triage-runner\/skills/);
     expect(runtime).toMatch(/TRIAGE_RUNNER_WORKSPACES_ROOT=\/var\/lib\/triage-runner\/workspaces/);
     expect(runtime).toMatch(/HEALTHCHECK[\s\S]*CMD \["node", "-e", "fetch\(.*\/healthz/);
-    expect(runtime).toContain('ENTRYPOINT ["node", "/app/dist/cli/main.js"]');
+    expect(runtime).toContain('ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/cli/main.js"]');
     expect(runtime).toContain('CMD ["daemon"]');
   });
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from '../../../src/config/schema.js';
+import { worstCaseDrainMs } from '../../../src/daemon/shutdown.js';
 
 // The single-host deployment files (deploy/systemd, deploy/compose, the Dockerfile) give the daemon
 // time for its worst-case graceful shutdown, probe /healthz, and start node with the memory flag.
@@ -12,10 +13,8 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 
 /** Seconds a default-configured daemon may need after SIGTERM: drain, stop escalation, notifications. */
 function worstCaseShutdownSeconds(): number {
-  const config = configSchema.parse({});
-  const escalationMs = config.agent.stop_grace * 2 + 1000;
   const notifyCloseMs = 10_000;
-  return Math.ceil((config.scheduling.shutdown_timeout + escalationMs + notifyCloseMs) / 1000);
+  return Math.ceil((worstCaseDrainMs(configSchema.parse({})) + notifyCloseMs) / 1000);
 }
 
 /** "90s", "1m30s" or a bare number of seconds, in seconds. */
