@@ -170,7 +170,11 @@ function parseStream(output: AgentRunOutput, state: GeminiStreamState): AgentOut
     });
   }
   if (result.status !== 'success' || error) {
-    const text = error ? `${error.type}: ${error.message}` : `status ${JSON.stringify(result.status)}`;
+    const text = !error
+      ? `status ${JSON.stringify(result.status)}`
+      : error.type === 'unknown'
+        ? error.message
+        : `${error.type}: ${error.message}`;
     const auth =
       isAuthExit(output.exitCode) || error?.type === 'FatalAuthenticationError' || looksLikeAuthFailure(text);
     return makeOutcome('gemini', output, {
@@ -195,6 +199,7 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
 /** Gemini's stream-json: turns and the last tool as they happen; tokens with the result; a refused key. */
 function progress(): ProgressReader {
   const state = newStreamState();
+  let refusalReported = false;
   return jsonLineReader((event, update) => {
     if (!applyEvent(state, event)) return;
     update.turns = state.turns;
@@ -203,7 +208,8 @@ function progress(): ProgressReader {
     const error = resultError(state.result);
     const refused =
       state.authError ?? (error && looksLikeAuthFailure(error.message) ? error.message : undefined);
-    if (refused !== undefined) {
+    if (refused !== undefined && !refusalReported) {
+      refusalReported = true;
       update.authFailure = `gemini: the model API refused the credentials (${oneLine(refused)}): check GEMINI_API_KEY (or the secret configured for it) and providers.gemini_base_url`;
     }
   });

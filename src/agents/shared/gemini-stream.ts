@@ -48,8 +48,9 @@ export function applyEvent(state: GeminiStreamState, event: JsonRecord): boolean
       return false;
     case 'error': {
       const message = field(event, 'message');
-      if (typeof message === 'string' && looksLikeAuthFailure(message)) state.authError = message;
-      return state.authError !== undefined;
+      if (typeof message !== 'string' || !looksLikeAuthFailure(message)) return false;
+      state.authError ??= message;
+      return true;
     }
     case 'result':
       state.result = event;
@@ -75,7 +76,7 @@ export function streamTokens(result: JsonRecord | undefined): { input: number; o
   return totals;
 }
 
-/** The `result` event's error message, when it has one. */
+/** The `result` event's error (its type is `unknown` when Gemini could not name it), when it has one. */
 export function resultError(result: JsonRecord | undefined): { type: string; message: string } | undefined {
   const error = field(result, 'error');
   if (error === undefined) return undefined;

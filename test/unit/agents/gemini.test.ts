@@ -91,6 +91,8 @@ describe('gemini stream-json output', () => {
     expect(outcome).toMatchObject({ status: 'auth_failed', exitCode: 145 });
     expect(outcome.error).toMatch(/401/);
     expect(outcome.error).toMatch(/API key not valid/);
+    // Gemini could not name the error's type ("unknown"): the line leaves it out.
+    expect(outcome.error).not.toMatch(/unknown/);
   });
 
   it('recognises the real turn-limit result event with the turns and tokens so far', () => {
@@ -165,6 +167,18 @@ describe('gemini progress', () => {
     const update = reader?.push(Buffer.from(fixture('gemini-stream-max-turns').stdout));
     expect(update).toMatchObject({ turns: 1, tokens: { input: 3456, output: 78 } });
     expect(update?.authFailure).toBeUndefined();
+  });
+
+  it('reports a refused key once, not again with the result event that follows', () => {
+    const reader = gemini.progress?.();
+    const refusal = { type: 'error', severity: 'error', message: 'API key not valid.' };
+    const result = {
+      type: 'result',
+      status: 'error',
+      error: { type: 'unknown', message: 'API key not valid.' },
+    };
+    expect(reader?.push(Buffer.from(lines(refusal)))?.authFailure).toBeDefined();
+    expect(reader?.push(Buffer.from(lines(result)))?.authFailure).toBeUndefined();
   });
 
   it('reports an error event carrying a refused key as an auth failure', () => {
