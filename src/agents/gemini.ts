@@ -1,7 +1,8 @@
 // Gemini CLI (`gemini -p`): the whole prompt (system part, then user part) arrives on stdin, which
 // Gemini puts before the short fixed `-p` text; settings.json makes it run headless with an API key.
 // The system part is not put in GEMINI.md: Gemini rewrites `@path` words in context files into the
-// contents of those files, so the text would not arrive byte-identical.
+// contents of those files, so the text would not arrive byte-identical. `--output-format stream-json`
+// prints events as they happen (src/agents/shared/gemini-stream.ts); the old single JSON object is still read.
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -9,8 +10,16 @@ import type {
   AgentRunOutput,
   InvocationInput,
 } from './types.js';
-import { field, findJsonObject, isRecord, num } from './shared/json.js';
-import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
+import { field, findJsonObject, isRecord, num, parseJsonLines } from './shared/json.js';
+import { lastLine, looksLikeAuthFailure, makeOutcome, oneLine, unreadable } from './shared/outcome.js';
+import { jsonLineReader, type ProgressReader } from './shared/progress.js';
+import {
+  applyEvent,
+  newStreamState,
+  resultError,
+  streamTokens,
+  type GeminiStreamState,
+} from './shared/gemini-stream.js';
 import { geminiPolicyFile } from './shared/permissions.js';
 
 /** Always passed as `-m`: without a model Gemini first makes a routing call carrying the whole prompt. */
@@ -19,6 +28,8 @@ export const GEMINI_DEFAULT_MODEL = 'gemini-2.5-pro';
 export const GEMINI_PROMPT_SUFFIX = 'Carry out the investigation described above.';
 /** Exit codes of Gemini CLI's fatal errors (packages/cli FatalError subclasses). */
 export const GEMINI_EXIT = { authentication: 41, turnLimit: 53 } as const;
+/** Gemini exits with an API error's HTTP status, which the OS cuts to 8 bits: 401 → 145, 403 → 147. */
+const HTTP_AUTH_EXITS: readonly number[] = [401 % 256, 403 % 256];
 export const GEMINI_SETTINGS_FILE = '.gemini/settings.json';
 
 function settings(input: InvocationInput): string {
@@ -37,7 +48,7 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     '-p',
     GEMINI_PROMPT_SUFFIX,
     '--output-format',
-    'json',
+    'stream-json',
     '--approval-mode=yolo',
     '--model',
     input.model ?? GEMINI_DEFAULT_MODEL,
@@ -79,7 +90,8 @@ function errorText(error: unknown): string {
   return typeof message === 'string' ? message : JSON.stringify(error);
 }
 
-function parseOutput(output: AgentRunOutput): AgentOutcome {
+/** The single JSON object of `--output-format json` (older invocations, recorded runs). */
+function parseJsonDocument(output: AgentRunOutput): AgentOutcome {
   const result = findJsonObject(output.stdout);
   const errorDoc = findJsonObject(output.stderr);
   const error = field(result, 'error') ?? field(errorDoc, 'error');
@@ -121,6 +133,88 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
   return makeOutcome('gemini', output, { status: 'succeeded', tokens });
 }
 
+/** The events of `--output-format stream-json`, when stdout holds any; undefined otherwise. */
+function readStream(stdout: string): GeminiStreamState | undefined {
+  const { records } = parseJsonLines(stdout);
+  const state = newStreamState();
+  const events = records.filter((r) => typeof r.type === 'string');
+  for (const event of events) applyEvent(state, event);
+  return events.length > 0 ? state : undefined;
+}
+
+function isAuthExit(exitCode: number | null): boolean {
+  return exitCode === GEMINI_EXIT.authentication || (exitCode !== null && HTTP_AUTH_EXITS.includes(exitCode));
+}
+
+function parseStream(output: AgentRunOutput, state: GeminiStreamState): AgentOutcome {
+  const { result } = state;
+  const tokens = streamTokens(result);
+  const common = { tokens, ...(state.turns > 0 ? { turns: state.turns } : {}) };
+  const error = resultError(result);
+  if (output.exitCode === GEMINI_EXIT.turnLimit || error?.type === 'FatalTurnLimitedError') {
+    return makeOutcome('gemini', output, {
+      ...common,
+      status: 'turn_limit',
+      error: `gemini stopped at the session turn limit after ${state.turns} turns (exit ${String(output.exitCode)})`,
+    });
+  }
+  if (!result) {
+    const auth = state.authError ?? (isAuthExit(output.exitCode) ? lastLine(output.stderr) : undefined);
+    return makeOutcome('gemini', output, {
+      ...common,
+      status: auth !== undefined ? 'auth_failed' : 'failed',
+      error:
+        auth !== undefined
+          ? `gemini could not authenticate: ${auth}`
+          : `gemini printed events but no result event (exit code ${String(output.exitCode)}): ${lastLine(output.stderr) || 'no stderr'}; see the run's stdout/stderr logs`,
+    });
+  }
+  if (result.status !== 'success' || error) {
+    const text = !error
+      ? `status ${JSON.stringify(result.status)}`
+      : error.type === 'unknown'
+        ? error.message
+        : `${error.type}: ${error.message}`;
+    const auth =
+      isAuthExit(output.exitCode) || error?.type === 'FatalAuthenticationError' || looksLikeAuthFailure(text);
+    return makeOutcome('gemini', output, {
+      ...common,
+      status: auth ? 'auth_failed' : 'failed',
+      error: `gemini reported an error (exit code ${String(output.exitCode)}): ${text}`,
+    });
+  }
+  const finalMessage = state.text.trim();
+  return makeOutcome('gemini', output, {
+    ...common,
+    status: 'succeeded',
+    ...(finalMessage ? { finalMessage } : {}),
+  });
+}
+
+function parseOutput(output: AgentRunOutput): AgentOutcome {
+  const state = readStream(output.stdout);
+  return state ? parseStream(output, state) : parseJsonDocument(output);
+}
+
+/** Gemini's stream-json: turns and the last tool as they happen; tokens with the result; a refused key. */
+function progress(): ProgressReader {
+  const state = newStreamState();
+  let refusalReported = false;
+  return jsonLineReader((event, update) => {
+    if (!applyEvent(state, event)) return;
+    update.turns = state.turns;
+    if (state.lastTool !== undefined) update.lastTool = state.lastTool;
+    if (state.result) update.tokens = streamTokens(state.result);
+    const error = resultError(state.result);
+    const refused =
+      state.authError ?? (error && looksLikeAuthFailure(error.message) ? error.message : undefined);
+    if (refused !== undefined && !refusalReported) {
+      refusalReported = true;
+      update.authFailure = `gemini: the model API refused the credentials (${oneLine(refused)}): check GEMINI_API_KEY (or the secret configured for it) and providers.gemini_base_url`;
+    }
+  });
+}
+
 export const gemini: AgentAdapter = {
   id: 'gemini',
   npmPackage: '@google/gemini-cli',
@@ -132,4 +226,5 @@ export const gemini: AgentAdapter = {
   authSecrets: () => ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
   buildInvocation,
   parseOutput,
+  progress,
 };

@@ -9,38 +9,11 @@ import { gemini } from '../../src/agents/gemini.js';
 import { toolPermissions } from '../../src/kubectl/policy/permissions.js';
 import { loadToolPolicy } from '../../src/kubectl/policy/policy.js';
 import { makeAgentPaths, requireCli, runInvocation } from '../support/agent-clis.js';
-import { GEMINI_USAGE } from '../support/providers/gemini.js';
-import { startProvider, type FakeProvider, type RecordedRequest } from '../support/providers/server.js';
+import { startScriptedGemini } from '../support/providers/gemini.js';
+import type { FakeProvider } from '../support/providers/server.js';
 import { REPO_ROOT } from '../support/runs.js';
 
 const cli = requireCli('gemini');
-
-/** The shell commands the scripted model asks for, one per turn, then a final answer. */
-function scriptedGemini(commands: string[]): Promise<FakeProvider> {
-  const generation = (parts: unknown[]) => ({
-    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
-    usageMetadata: { ...GEMINI_USAGE, totalTokenCount: 1 },
-    modelVersion: 'gemini-2.5-pro',
-  });
-  const turn = (req: RecordedRequest) => {
-    const done = (req.body.match(/"functionResponse"/g) ?? []).length;
-    const command = commands[done];
-    return command === undefined
-      ? generation([{ text: 'Done.' }])
-      : generation([{ functionCall: { name: 'run_shell_command', args: { command, description: 'step' } } }]);
-  };
-  return startProvider(
-    (req) => {
-      const path = req.url.split('?')[0] ?? '';
-      if (req.method !== 'POST') return undefined;
-      if (path.endsWith(':streamGenerateContent')) return { kind: 'sse', events: [{ data: turn(req) }] };
-      if (path.endsWith(':generateContent')) return { kind: 'json', body: turn(req) };
-      if (path.endsWith(':countTokens')) return { kind: 'json', body: { totalTokens: 10 } };
-      return undefined;
-    },
-    (status) => ({ error: { code: status, message: `scripted gemini answered ${status}` } }),
-  );
-}
 
 describe.skipIf(!cli)('gemini CLI applies the persona policy file', () => {
   let provider: FakeProvider;
@@ -48,7 +21,7 @@ describe.skipIf(!cli)('gemini CLI applies the persona policy file', () => {
   beforeAll(async () => {
     const paths = await makeAgentPaths();
     root = paths.root;
-    provider = await scriptedGemini([
+    provider = await startScriptedGemini([
       `kubectl delete pod web-1 -n shop; touch ${join(paths.workspaceDir, 'deleted')}`,
       `touch ${join(paths.workspaceDir, 'allowed')}`,
     ]);

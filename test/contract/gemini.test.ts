@@ -1,12 +1,12 @@
 // Contract: the real Gemini CLI, run with the gemini adapter's invocation against a fake Gemini API,
-// receives both prompt parts byte-identical on stdin, and the adapter reads its real JSON output.
+// receives both prompt parts byte-identical on stdin, and the adapter reads its real stream-json output.
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GEMINI_DEFAULT_MODEL, GEMINI_PROMPT_SUFFIX, gemini } from '../../src/agents/gemini.js';
 import type { InvocationInput } from '../../src/agents/types.js';
 import { hostilePrompt, makeAgentPaths, requireCli, runInvocation } from '../support/agent-clis.js';
-import { GEMINI_USAGE, generateRequests, startGemini } from '../support/providers/gemini.js';
+import { GEMINI_ANSWER, GEMINI_USAGE, generateRequests, startGemini } from '../support/providers/gemini.js';
 import { findRequestContaining } from '../support/providers/server.js';
 import type { FakeProvider } from '../support/providers/server.js';
 
@@ -38,7 +38,7 @@ describe.skipIf(!cli)('gemini CLI contract', () => {
     await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
   });
 
-  it('delivers a 128 KB system part and a 256 KB user part byte-identical and parses the real JSON', async () => {
+  it('delivers a 128 KB system part and a 256 KB user part byte-identical and reads the real stream-json result', async () => {
     const system = hostilePrompt('GEMINI-SYSTEM', 128 * 1024);
     const user = hostilePrompt('GEMINI-USER', 256 * 1024);
     const { inp, paths } = await input(provider, system, user);
@@ -47,7 +47,12 @@ describe.skipIf(!cli)('gemini CLI contract', () => {
     const output = await runInvocation(invocation, paths, dirname(cli ?? ''), RUN_TIMEOUT_MS);
 
     const outcome = gemini.parseOutput(output);
-    expect(outcome, output.stderr).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    expect(outcome, output.stderr).toMatchObject({
+      status: 'succeeded',
+      exitCode: 0,
+      turns: 1,
+      finalMessage: GEMINI_ANSWER,
+    });
     expect(outcome.tokens).toEqual({
       input: GEMINI_USAGE.promptTokenCount,
       output: GEMINI_USAGE.candidatesTokenCount,

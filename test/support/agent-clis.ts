@@ -82,6 +82,8 @@ export async function runInvocation(
   binDir: string,
   timeoutMs: number,
   mounts: Mount[] = [],
+  /** Sees each stdout chunk as it arrives (a progress reader under test). */
+  onStdout?: (chunk: Buffer) => void,
 ): Promise<AgentRunOutput> {
   await writeInvocationFiles(invocation, paths);
   const root = paths.root ?? dirname(paths.home);
@@ -106,7 +108,10 @@ export async function runInvocation(
     mounts,
     tmpfs: [],
     stateDir: join(root, 'state', runId),
-    onStdout: (c) => void stdout.push(c),
+    onStdout: (c) => {
+      stdout.push(c);
+      onStdout?.(c);
+    },
     onStderr: (c) => void stderr.push(c),
   });
   let timedOut = false;

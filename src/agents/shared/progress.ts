@@ -1,6 +1,6 @@
 import { field, isRecord, num, tryParseJson, type JsonRecord } from './json.js';
 
-// Reading a CLI's streamed events as they arrive (Claude's stream-json, Codex's --json lines): turns,
+// Reading a CLI's streamed events as they arrive (Claude's and Gemini's stream-json, Codex's --json lines): turns,
 // tokens and the last tool so far, and an authentication failure the CLI would otherwise retry for
 // minutes. What an adapter's `progress()` returns.
 

@@ -1,6 +1,6 @@
 // A fake Gemini API (generativelanguage v1beta) for the real Gemini CLI: `:streamGenerateContent`
 // (SSE) and `:generateContent` answered with one final text and fixed usage numbers, `:countTokens`
-// answered with a count.
+// answered with a count. The scripted variant asks for shell commands first, one per model call.
 import { startProvider } from './server.js';
 import type { FakeProvider, ProviderReply, RecordedRequest } from './server.js';
 
@@ -9,16 +9,7 @@ export const GEMINI_ANSWER = 'Investigation complete: the image tag does not exi
 export const GEMINI_USAGE = { promptTokenCount: 3456, candidatesTokenCount: 78 };
 
 function generation(): unknown {
-  return {
-    candidates: [
-      { content: { role: 'model', parts: [{ text: GEMINI_ANSWER }] }, finishReason: 'STOP', index: 0 },
-    ],
-    usageMetadata: {
-      ...GEMINI_USAGE,
-      totalTokenCount: GEMINI_USAGE.promptTokenCount + GEMINI_USAGE.candidatesTokenCount,
-    },
-    modelVersion: 'gemini-2.5-pro',
-  };
+  return generationOf([{ text: GEMINI_ANSWER }]);
 }
 
 function route(req: RecordedRequest): ProviderReply | undefined {
@@ -52,4 +43,39 @@ export function startGemini(): Promise<FakeProvider> {
 /** The requests that were model calls. */
 export function generateRequests(p: FakeProvider): RecordedRequest[] {
   return p.requests.filter((r) => /:(stream)?[gG]enerateContent$/.test(r.url.split('?')[0] ?? ''));
+}
+
+function generationOf(parts: unknown[]): unknown {
+  return {
+    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: {
+      ...GEMINI_USAGE,
+      totalTokenCount: GEMINI_USAGE.promptTokenCount + GEMINI_USAGE.candidatesTokenCount,
+    },
+    modelVersion: 'gemini-2.5-pro',
+  };
+}
+
+/**
+ * A fake Gemini API whose model asks its shell tool (`run_shell_command`) for `commands`, one per
+ * model call (counted from the function responses the request carries), then answers GEMINI_ANSWER.
+ */
+export function startScriptedGemini(commands: readonly string[]): Promise<FakeProvider> {
+  const turn = (req: RecordedRequest) => {
+    const done = (req.body.match(/"functionResponse"/g) ?? []).length;
+    const command = commands[done];
+    return command === undefined
+      ? generationOf([{ text: GEMINI_ANSWER }])
+      : generationOf([
+          { functionCall: { name: 'run_shell_command', args: { command, description: 'step' } } },
+        ]);
+  };
+  return startProvider((req) => {
+    const path = req.url.split('?')[0] ?? '';
+    if (req.method !== 'POST') return undefined;
+    if (path.endsWith(':streamGenerateContent')) return { kind: 'sse', events: [{ data: turn(req) }] };
+    if (path.endsWith(':generateContent')) return { kind: 'json', body: turn(req) };
+    if (path.endsWith(':countTokens')) return { kind: 'json', body: { totalTokens: 10 } };
+    return undefined;
+  }, errorBody);
 }
