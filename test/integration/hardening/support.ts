@@ -42,7 +42,8 @@ export async function startProcessDaemon(
       ...Object.fromEntries(Object.entries(config).filter(([k]) => k !== 'scheduling')),
     },
     args: ['--engine', 'process'],
-    env: { PATH: process.env.PATH ?? '', HOME: dir },
+    // A key that is never sent (the stand-in agent calls no API), so that /readyz's preflight passes.
+    env: { PATH: process.env.PATH ?? '', HOME: dir, ANTHROPIC_API_KEY: 'unused-by-the-stand-in' },
   });
   ports.set(daemon, port);
   return daemon;
