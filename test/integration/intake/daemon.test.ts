@@ -570,7 +570,15 @@ describe('Daemon intake', () => {
         { name: 'memory-executor', ok: true },
       ],
     });
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    // The store writes state.json, appends the audit events, then bumps the counter (docs/architecture.md):
+    // a final state may be visible a moment before its count.
+    const metrics = await waitFor('the succeeded outcome counted', async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return /triage_runner_incidents_total\{outcome="succeeded"\} 1/.test(text) &&
+        /triage_runner_run_duration_seconds_count\{status="succeeded"\} 1/.test(text)
+        ? text
+        : undefined;
+    });
     expect(metrics).toMatch(/triage_runner_incidents_total\{outcome="succeeded"\} 1/);
     expect(metrics).toMatch(/triage_runner_queue_depth 0/);
     expect(metrics).toMatch(/triage_runner_run_duration_seconds_count\{status="succeeded"\} 1/);
