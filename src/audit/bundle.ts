@@ -1,7 +1,7 @@
 import { constants, createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
-import { TRIAGE_DIR } from '../incident/types.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
