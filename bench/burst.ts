@@ -12,6 +12,7 @@ import { readState } from '../src/incident/store.js';
 import { silentLogger } from '../src/log/logger.js';
 import { createProcessFakeExecutor } from '../test/support/fake-executor.js';
 import type { Workspace } from '../src/intake/types.js';
+import { timePool } from './pool.js';
 
 const N = Number(process.env.BURST_N ?? 1000);
 const SLEEP_MS = Number(process.env.BURST_SLEEP_MS ?? 200);
@@ -28,32 +29,19 @@ const incident = (i: number) => ({
   timestamp: new Date().toISOString(),
 });
 
-async function baselinePool(root: string): Promise<number> {
+const baselinePool = (root: string): Promise<number> => {
   const executor = createProcessFakeExecutor({ sleepMs: SLEEP_MS });
-  const dirs = await Promise.all(
-    Array.from({ length: N }, async (_, i) => {
-      const dir = path.join(root, `b${i}`);
-      await mkdir(dir, { recursive: true });
-      return dir;
-    }),
-  );
-  const t0 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < N; i = next++) {
-      const workspace = { dir: dirs[i], name: `b${i}`, incident: incident(i), incidentText: '' } as Workspace;
-      await executor.run({
-        workspace,
-        runId: `r${i}`,
-        attempt: 1,
-        signal: new AbortController().signal,
-        log: silentLogger(),
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return performance.now() - t0;
-}
+  return timePool(root, N, CONCURRENCY, async (i, dir) => {
+    const workspace = { dir, name: `b${i}`, incident: incident(i), incidentText: '' } as Workspace;
+    await executor.run({
+      workspace,
+      runId: `r${i}`,
+      attempt: 1,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+  });
+};
 
 const base = await mkdtemp(path.join(tmpdir(), 'bench-burst-'));
 const baselineMs = await baselinePool(path.join(base, 'baseline'));

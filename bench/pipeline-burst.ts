@@ -15,6 +15,7 @@ import { readState } from '../src/incident/store.js';
 import { silentLogger } from '../src/log/logger.js';
 import { Redactor } from '../src/log/redact.js';
 import { percentile, printTable } from './table.js';
+import { timePool } from './pool.js';
 
 const N = Number(process.env.BURST_N ?? 200);
 const SLEEP_MS = Number(process.env.BURST_SLEEP_MS ?? 200);
@@ -39,31 +40,21 @@ const incident = (i: number) => ({
   timestamp: new Date().toISOString(),
 });
 
-async function barePool(agent: string, root: string): Promise<number> {
-  const dirs = await Promise.all(
-    Array.from({ length: N }, async (_, i) => {
-      const dir = path.join(root, `b${i}`);
-      await mkdir(dir, { recursive: true });
-      return dir;
-    }),
-  );
-  const t0 = performance.now();
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < N; i = next++) {
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn(agent, [], { cwd: dirs[i], stdio: ['pipe', 'pipe', 'pipe'] });
+const barePool = (agent: string, root: string): Promise<number> =>
+  timePool(
+    root,
+    N,
+    CONCURRENCY,
+    (_i, dir) =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn(agent, [], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
         child.stdout.resume();
         child.stderr.resume();
         child.stdin.end('prompt');
         child.once('error', reject);
         child.once('close', () => resolve());
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return performance.now() - t0;
-}
+      }),
+  );
 
 const base = await mkdtemp(path.join(tmpdir(), 'bench-pipeline-burst-'));
 const agent = path.join(base, 'agent.sh');
