@@ -103,26 +103,32 @@ export async function copySkillSource(root: string): Promise<void> {
   await cp(SKILL_SOURCE, path.join(root, 'skill-source'), { recursive: true });
 }
 
-export interface FidelityRun {
+export interface PipelineRun {
   outcome: RunOutcome;
   bundle: string;
   stdout: string;
-  prompt: { system: string; user: string };
   result: RunResult;
 }
 
-/** Runs one incident through the real pipeline with `agent`'s adapter (and agent.command, e.g. the stand-in). */
-export async function runFidelity(input: {
+export interface FidelityRun extends PipelineRun {
+  prompt: { system: string; user: string };
+}
+
+export interface PipelineInput {
   config: Config;
   engine: Engine;
   agent: AgentName;
   workspace: Workspace;
   runId: string;
+  attempt?: number;
   overrides?: RunOverrides;
   signal?: AbortSignal;
   /** API keys handed to the agent (a real CLI against a local model server). */
   secrets?: Record<string, string>;
-}): Promise<FidelityRun> {
+}
+
+/** Runs one incident through the real pipeline with `agent`'s adapter; the run record and what the agent printed. */
+export async function runPipeline(input: PipelineInput): Promise<PipelineRun> {
   const executor = createRunExecutor({
     config: input.config,
     log: silentLogger(),
@@ -136,22 +142,28 @@ export async function runFidelity(input: {
     const outcome = await executor.run({
       workspace: input.workspace,
       runId: input.runId,
-      attempt: 1,
+      attempt: input.attempt ?? 1,
       signal: input.signal ?? new AbortController().signal,
       log: silentLogger(),
       overrides: { agent: input.agent, ...input.overrides },
     });
     const bundle = runDirOf(input.workspace.dir, input.runId);
     const stdout = await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8').catch(() => '');
-    const prompt = JSON.parse(
-      await readFile(path.join(bundle, 'prompt.json'), 'utf8'),
-    ) as FidelityRun['prompt'];
     const result = await readRunResult(bundle);
     if (!result.ok) throw new Error(result.problem);
-    return { outcome, bundle, stdout, prompt, result: result.value };
+    return { outcome, bundle, stdout, result: result.value };
   } finally {
     await executor.close?.();
   }
+}
+
+/** runPipeline, plus the prompt the run sent (agent.command is e.g. the path-checking stand-in). */
+export async function runFidelity(input: PipelineInput): Promise<FidelityRun> {
+  const run = await runPipeline(input);
+  const prompt = JSON.parse(
+    await readFile(path.join(run.bundle, 'prompt.json'), 'utf8'),
+  ) as FidelityRun['prompt'];
+  return { ...run, prompt };
 }
 
 interface JobMount {

@@ -5,15 +5,16 @@
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditLog } from '../../../src/audit/log.js';
-import { readRunResult } from '../../../src/audit/run-record.js';
-import { runDirOf } from '../../../src/audit/bundle.js';
 import { AGENT_PROJECT_FILES, findPlantedAgentFiles } from '../../../src/daemon/run/planted.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { Redactor } from '../../../src/log/redact.js';
-import { PATH_CHECK, copySkillSource, fidelityConfig, fidelityWorkspace } from '../../support/path-check.js';
+import {
+  PATH_CHECK,
+  copySkillSource,
+  fidelityConfig,
+  fidelityWorkspace,
+  runPipeline,
+} from '../../support/path-check.js';
 import { tempDir } from '../../support/runs.js';
 
 describe('agent project files planted in an incident folder', () => {
@@ -45,34 +46,10 @@ describe('agent project files planted in an incident folder', () => {
     const config = fidelityConfig(root.dir, { engine: 'process', agent: { command: PATH_CHECK } });
     const workspace = await fidelityWorkspace(root.dir, name);
     let n = 0;
-    const go = async () => {
-      const executor = createRunExecutor({
-        config,
-        log: silentLogger(),
-        redactor: new Redactor(),
-        secrets: {},
-        audit: new AuditLog(),
-        env: { PATH: process.env.PATH },
-        engine: createProcessEngine(config, silentLogger(), { env: { PATH: process.env.PATH } }),
-      });
-      const runId = `${name}-${++n}`;
-      try {
-        const outcome = await executor.run({
-          workspace,
-          runId,
-          attempt: n,
-          signal: new AbortController().signal,
-          log: silentLogger(),
-          overrides: { agent: 'claude' },
-        });
-        const bundle = runDirOf(workspace.dir, runId);
-        const stdout = await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8').catch(() => '');
-        const result = await readRunResult(bundle);
-        if (!result.ok) throw new Error(result.problem);
-        return { outcome, stdout, result: result.value };
-      } finally {
-        await executor.close?.();
-      }
+    const engine = createProcessEngine(config, silentLogger(), { env: { PATH: process.env.PATH } });
+    const go = () => {
+      n++;
+      return runPipeline({ config, engine, agent: 'claude', workspace, runId: `${name}-${n}`, attempt: n });
     };
     return { workspace, go };
   };
