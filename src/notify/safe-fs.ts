@@ -1,44 +1,35 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, lstat, mkdir, open, unlink } from 'node:fs/promises';
+import { link, lstat, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../util/fs.js';
+import { UnsafePathError, assertNoSymlinkBelow, ensureOwnDir } from '../util/safe-path.js';
 
 // File access under a workspace that never follows a symbolic link: the agent writes output/ and could
 // plant a link to a host file there, and a hostile workspace could make .triage/outbox point elsewhere.
 
-export class UnsafePathError extends Error {
-  constructor(
-    readonly file: string,
-    readonly problem: string,
-  ) {
-    super(`${file} ${problem}; refusing to follow it (remove it, the daemon recreates what it owns)`);
-    this.name = 'UnsafePathError';
-  }
-}
+export { UnsafePathError } from '../util/safe-path.js';
+
+const refused = (file: string, problem: string) =>
+  new UnsafePathError(
+    file,
+    `${file} ${problem}; refusing to follow it (remove it, the daemon recreates what it owns)`,
+  );
 
 /** Each folder from `base` down to `dir` exists as a real folder (created when `create`); false when one is missing. */
 export async function realDirs(base: string, dir: string, create: boolean): Promise<boolean> {
-  const rel = path.relative(base, dir);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new UnsafePathError(dir, `is outside ${base}`);
-  let current = base;
-  for (const part of rel ? rel.split(path.sep) : []) {
-    current = path.join(current, part);
-    let st;
-    try {
-      st = await lstat(current);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      if (!create) return false;
-      await mkdir(current).catch((e: NodeJS.ErrnoException) => {
-        if (e.code !== 'EEXIST') throw e;
-      });
-      st = await lstat(current);
-    }
-    if (st.isSymbolicLink()) throw new UnsafePathError(current, 'is a symbolic link');
-    if (!st.isDirectory()) throw new UnsafePathError(current, 'is not a folder');
+  if (create) {
+    await ensureOwnDir(dir, base);
+    return true;
   }
-  return true;
+  await assertNoSymlinkBelow(base, dir);
+  return lstat(dir).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return false;
+      throw err;
+    },
+  );
 }
 
 export interface ReadResult {
@@ -66,12 +57,12 @@ export async function readNoFollow(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw new UnsafePathError(file, 'is a symbolic link');
+    if (code === 'ELOOP') throw refused(file, 'is a symbolic link');
     throw err;
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile()) throw new UnsafePathError(file, 'is not a regular file');
+    if (!st.isFile()) throw refused(file, 'is not a regular file');
     const length = Math.min(st.size, maxBytes);
     const buffer = Buffer.alloc(length);
     let done = 0;
