@@ -29,10 +29,16 @@ export const RAW_STDERR = '.agent-stderr.raw';
 const TAIL_POLL_MS = 200;
 const ADOPTED_POLL_MS = 250;
 /**
- * Runs the agent, then records its exit status. The trap keeps the wrapper alive through SIGINT/SIGTERM
- * (they reach the agent through the group) so that it can record how the agent ended.
+ * Waits for the daemon's pid file, runs the agent, then records its exit status. The agent starts only
+ * once the pid file exists: a daemon killed between spawning the wrapper and writing that file leaves
+ * a wrapper that gives up after 60 s without running the agent, never an agent that no daemon can find
+ * (the next daemon would run the incident again beside it). The trap keeps the wrapper alive through
+ * SIGINT/SIGTERM (they reach the agent through the group) so that it can record how the agent ended.
  */
-const WRAPPER = 'trap : INT TERM HUP; "$@"; c=$?; printf "%s\\n" "$c" > "$TRIAGE_EXIT_FILE"; exit $c';
+export const WRAPPER =
+  'trap : INT TERM HUP; n=0; while [ ! -e "$TRIAGE_PID_FILE" ]; do n=$((n+1)); ' +
+  '[ "$n" -gt 1200 ] && exit 125; sleep 0.05; done; ' +
+  '"$@"; c=$?; printf "%s\\n" "$c" > "$TRIAGE_EXIT_FILE"; exit $c';
 
 /** Variables taken from the daemon's environment; everything else the agent gets comes from the spec. */
 export const PROCESS_ENV_ALLOWLIST = [
@@ -208,6 +214,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
       ...processEnv(daemonEnv, spec),
       [RUN_MARKER_ENV]: spec.runId,
       TRIAGE_EXIT_FILE: path.join(spec.stateDir, EXIT_FILE),
+      TRIAGE_PID_FILE: path.join(spec.stateDir, PID_FILE),
     };
     const home = env.HOME;
     if (!home || !path.isAbsolute(home)) {
@@ -241,7 +248,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
       );
     }
     await mkdir(spec.stateDir, { recursive: true });
-    await rm(path.join(spec.stateDir, EXIT_FILE), { force: true });
+    await Promise.all([EXIT_FILE, PID_FILE].map((f) => rm(path.join(spec.stateDir, f), { force: true })));
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
     const out = await open(path.join(spec.stateDir, RAW_STDOUT), flags, 0o600);
     const err = await open(path.join(spec.stateDir, RAW_STDERR), flags, 0o600);

@@ -1,12 +1,13 @@
 // The process engine with real child processes: environment allowlist, stdin, HOME links, process
 // groups, and finding a still-running process from its pid file after a restart.
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { supervise } from '../../../src/daemon/run/supervise.js';
 import { isWaitTimeout, RUN_LABELS } from '../../../src/engines/labels.js';
-import { PID_FILE, createProcessEngine } from '../../../src/engines/process.js';
+import { PID_FILE, WRAPPER, createProcessEngine } from '../../../src/engines/process.js';
 import { processStartTime } from '../../../src/util/process.js';
 import type { Engine, RunHandle, RunSpec } from '../../../src/engines/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -100,6 +101,28 @@ describe('process engine', () => {
     const hs = await Promise.all(Array.from({ length: 40 }, () => start(spec({ command: 'true' }))));
     const exits = await Promise.all(hs.map((h) => engine.wait(h, 5_000).catch((e: unknown) => e)));
     expect(exits.filter((e) => (e as { exitCode?: number }).exitCode !== 0)).toEqual([]);
+  });
+
+  it('starts the agent only once the daemon has written the pid file that lets a restarted daemon find it', async () => {
+    const dir = path.join(root.dir, 'wrapper');
+    await mkdir(dir, { recursive: true });
+    const pidFile = path.join(dir, 'agent.pid');
+    const ran = path.join(dir, 'agent-ran');
+    const child = spawn('/bin/sh', ['-c', WRAPPER, 'triage-runner-agent', 'touch', ran], {
+      env: {
+        PATH: process.env.PATH,
+        TRIAGE_PID_FILE: pidFile,
+        TRIAGE_EXIT_FILE: path.join(dir, 'agent.exit'),
+      },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await new Promise((r) => setTimeout(r, 400));
+    await expect(stat(ran)).rejects.toThrow(/ENOENT/);
+    await writeFile(pidFile, '{}');
+    expect(await exited).toBe(0);
+    expect((await stat(ran)).isFile()).toBe(true);
+    expect(await readFile(path.join(dir, 'agent.exit'), 'utf8')).toBe('0\n');
   });
 
   it('delivers a 1 MiB hostile prompt on stdin byte-identical', async () => {
