@@ -31,13 +31,13 @@ const ADOPTED_POLL_MS = 250;
 /**
  * Waits for the daemon's pid file, runs the agent, then records its exit status. The agent starts only
  * once the pid file exists: a daemon killed between spawning the wrapper and writing that file leaves
- * a wrapper that gives up after 60 s without running the agent, never an agent that no daemon can find
+ * a wrapper that gives up after about a minute without running the agent, never an agent that no daemon can find
  * (the next daemon would run the incident again beside it). The trap keeps the wrapper alive through
  * SIGINT/SIGTERM (they reach the agent through the group) so that it can record how the agent ended.
  */
 export const WRAPPER =
   'trap : INT TERM HUP; n=0; while [ ! -e "$TRIAGE_PID_FILE" ]; do n=$((n+1)); ' +
-  '[ "$n" -gt 1200 ] && exit 125; sleep 0.05; done; ' +
+  '[ "$n" -gt 6000 ] && exit 125; sleep 0.01; done; ' +
   '"$@"; c=$?; printf "%s\\n" "$c" > "$TRIAGE_EXIT_FILE"; exit $c';
 
 /** Variables taken from the daemon's environment; everything else the agent gets comes from the spec. */
