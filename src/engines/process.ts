@@ -31,8 +31,8 @@ const ADOPTED_POLL_MS = 250;
 /**
  * Waits for the daemon's pid file, runs the agent, then records its exit status. The agent starts only
  * once the pid file exists: a daemon killed between spawning the wrapper and writing that file leaves
- * a wrapper that gives up after about a minute without running the agent, never an agent that no daemon can find
- * (the next daemon would run the incident again beside it). The trap keeps the wrapper alive through
+ * a wrapper that gives up after about a minute without running the agent, never an agent that no
+ * daemon can find (the next daemon would run the incident again beside it). The trap keeps the wrapper alive through
  * SIGINT/SIGTERM (they reach the agent through the group) so that it can record how the agent ended.
  */
 export const WRAPPER =
