@@ -52,15 +52,16 @@ export function createProcessFakeExecutor(options: ProcessFakeOptions = {}): Run
         env: { ...process.env, FAKE_AGENT_SLEEP_MS: String(sleepMs), FAKE_AGENT_EXIT: String(code) },
         stdio: 'ignore',
       });
-      await request.onStage?.({ type: 'launched', engine: 'process', id: String(child.pid) });
+      // Listened for at the spawn: the agent may be gone before the launch is recorded.
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('exit', (c, s) => resolve([c, s]));
+      });
+      exited.catch(() => undefined); // awaited below; a spawn error is not unhandled meanwhile
       const onAbort = () => child.kill('SIGTERM');
       request.signal.addEventListener('abort', onAbort, { once: true });
-      const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>(
-        (resolve, reject) => {
-          child.once('error', reject);
-          child.once('exit', (c, s) => resolve([c, s]));
-        },
-      );
+      await request.onStage?.({ type: 'launched', engine: 'process', id: String(child.pid) });
+      const [exitCode, signal] = await exited;
       request.signal.removeEventListener('abort', onAbort);
       if (request.signal.aborted)
         return { status: 'interrupted', exitCode, reason: 'stopped by daemon shutdown' };

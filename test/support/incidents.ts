@@ -102,14 +102,20 @@ export function waitForState(
   states: StateFile['state'][],
   timeoutMs = 10_000,
 ): Promise<StateFile> {
+  let last: StateFile | undefined;
   return waitFor(
     `${path.basename(dir)} to reach ${states.join('|')}`,
     async () => {
-      const s = await readState(dir);
+      const s = (last = await readState(dir));
       return s && states.includes(s.state) ? s : undefined;
     },
     timeoutMs,
-  );
+  ).catch((err: unknown) => {
+    const seen = last
+      ? `last seen ${last.state}${last.reason ? ` (${last.reason})` : ''}, ${last.runs.length} run(s)`
+      : 'no state.json seen';
+    throw new Error(`${(err as Error).message}; ${seen}`);
+  });
 }
 
 /** Waits until the daemon has let go of the workspace (its lease file is gone): safe to delete it then. */

@@ -81,6 +81,25 @@ async function assertExactlyOnce(dirs: string[]): Promise<void> {
   }
 }
 
+/** A failed wait, with what the workspace and each daemon said about it. */
+async function whatHappened(
+  dir: string,
+  err: unknown,
+  daemons: Record<string, DaemonProcess>,
+): Promise<string> {
+  const name = path.basename(dir);
+  const audit = await readFile(path.join(dir, '.triage', 'audit.jsonl'), 'utf8').catch(() => '(none)');
+  const lines = [`${(err as Error).message}`, `audit of ${name}:`, ...audit.trim().split('\n').slice(-20)];
+  for (const [id, d] of Object.entries(daemons)) {
+    const said = d
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes(`"${name}"`) || l.includes('"error"'));
+    lines.push(`${id} about ${name}:`, ...said.slice(-30));
+  }
+  return lines.join('\n');
+}
+
 describe('daemon processes', () => {
   it('after a SIGKILL of the daemon mid-run, a restart adopts the live runs and every incident succeeds exactly once', async () => {
     const dirs: string[] = [];
@@ -148,14 +167,16 @@ describe('daemon processes', () => {
     const dirs: string[] = [];
     for (let i = 0; i < 8; i++)
       dirs.push(await dropByRename(root, `pre${i}`, incidentJson({ incidentId: `pre${i}` })));
-    const [a, b] = await Promise.all([
-      spawnDaemon(daemonEnv({ FAKE_AGENT_SLEEP_MS: '100', DAEMON_ID: 'replica-a' })),
-      spawnDaemon(daemonEnv({ FAKE_AGENT_SLEEP_MS: '100', DAEMON_ID: 'replica-b' })),
-    ]);
+    const replica = (id: string) =>
+      spawnDaemon(daemonEnv({ FAKE_AGENT_SLEEP_MS: '100', DAEMON_ID: id, DAEMON_LOG_LEVEL: 'debug' }));
+    const [a, b] = await Promise.all([replica('replica-a'), replica('replica-b')]);
     procs.push(a, b);
     for (let i = 0; i < 16; i++)
       dirs.push(await dropByRename(root, `live${i}`, incidentJson({ incidentId: `live${i}` })));
-    for (const dir of dirs) await waitForState(dir, ['succeeded'], 30_000);
+    for (const dir of dirs)
+      await waitForState(dir, ['succeeded'], 30_000).catch(async (err: unknown) => {
+        throw new Error(await whatHappened(dir, err, { 'replica-a': a, 'replica-b': b }));
+      });
     // Let both replicas rescan a few times: a late second run would show up now.
     await new Promise((r) => setTimeout(r, 1000));
     await assertExactlyOnce(dirs);
