@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CALLS_FILE, type KubectlCallRecord } from '../../src/eval/shim/log.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
 import type { Scorecard } from '../../src/eval/types.js';
@@ -37,6 +37,21 @@ const offlineArgs = (target: string, out: string, minScore: string, ...extra: st
   minScore,
 ];
 
+/** Eval processes still running: a test that fails or times out kills them (and their agents) after it. */
+const running = new Set<number>();
+
+function killEvals(): void {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  running.clear();
+}
+
+/** Runs `triage-runner eval` in its own process group; killed with its agents after `timeoutMs`. */
 async function runEvalCli(
   args: string[],
   env: Record<string, string>,
@@ -49,15 +64,20 @@ async function runEvalCli(
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     },
   );
+  const pid = child.pid as number;
+  running.add(pid);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const timer = setTimeout(killEvals, timeoutMs);
+  const code = await exited;
   clearTimeout(timer);
+  running.delete(pid);
   return { code, stdout, stderr };
 }
 
@@ -90,7 +110,9 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
       SKILLS_CACHE_DIR: path.join(root.dir, 'skills'),
     };
   });
+  afterEach(killEvals);
   afterAll(async () => {
+    killEvals();
     await model?.close();
     await root?.cleanup();
   });
@@ -133,7 +155,7 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
     expect(await readdir(path.join(SUITE, 'crashloop-bad-config'))).toEqual(
       expect.not.arrayContaining(['.triage', 'output']),
     );
-  });
+  }, 660_000);
 
   it('records a mutating kubectl call as a violation and scores the run 0', async () => {
     const incident = JSON.parse(
@@ -188,5 +210,5 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
     } finally {
       model.scripts.set(incident.incidentId, good);
     }
-  });
+  }, 330_000);
 });
