@@ -164,8 +164,9 @@ export class AuditLog {
   }
 
   private async appendLocked(triageDir: string, events: AuditEvent[]): Promise<AuditEntry[]> {
-    // Never through a symlink, and never re-creating a removed workspace (or root) above it.
-    await ensureOwnDir(triageDir, path.dirname(path.dirname(triageDir)));
+    // Never through a symlink, and never re-creating a removed workspace (or root): the folder holding
+    // the audit folder must exist.
+    await ensureOwnDir(triageDir, path.dirname(triageDir));
     const lock = await waitLock(path.join(triageDir, 'audit.lock'), {
       staleMs: LOCK_STALE_MS,
       waitMs: LOCK_WAIT_MS,
@@ -212,6 +213,8 @@ export class AuditLog {
       await writeFileAtomic(
         path.join(triageDir, HEAD_FILE),
         JSON.stringify({ seq: lastEntry.seq, line: sha256(last as string) }),
+        0o644,
+        { createDir: false },
       );
       return entries;
     } finally {

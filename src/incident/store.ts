@@ -49,12 +49,19 @@ export function parseStateText(text: string): StateFile | undefined {
 export const readState = (workspaceDir: string): Promise<StateFile | undefined> =>
   readStateFile(statePath(workspaceDir));
 
-/** Writes a state file: the fixed fields first, in order, then extensions; undefined fields dropped. */
-export async function writeState(file: string, record: StateFile): Promise<void> {
+/**
+ * Writes a state file: the fixed fields first, in order, then extensions; undefined fields dropped.
+ * With `createDir: false` a folder removed meanwhile (a deleted workspace) is not made again.
+ */
+export async function writeState(
+  file: string,
+  record: StateFile,
+  options: { createDir?: boolean } = {},
+): Promise<void> {
   const { incidentId, state, attempts, reason, updatedAt, runs, ...extra } = record;
   const ordered = { incidentId, state, attempts, reason, updatedAt, runs, ...extra };
   const clean = Object.fromEntries(Object.entries(ordered).filter(([, v]) => v !== undefined));
-  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`);
+  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`, 0o644, options);
 }
 
 export interface StateChange {
@@ -187,7 +194,7 @@ export class IncidentStore {
     for (let delay: number = DISK_FULL_RETRY_MS[0]; ; delay = Math.min(delay * 2, DISK_FULL_RETRY_MS[1])) {
       try {
         await ensureOwnDir(dir, base);
-        await writeState(file, record);
+        await writeState(file, record, { createDir: false });
         this.deps.onDiskFull?.(false);
         return;
       } catch (err) {

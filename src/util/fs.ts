@@ -3,9 +3,16 @@ import { open, rename, unlink, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Writes a file so that readers see the old or the new content, never a mix: temp file, fsync, rename, fsync dir. */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  mode = 0o644,
+  { createDir = true }: { createDir?: boolean } = {},
+): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
+  // Without createDir, a folder removed meanwhile (a deleted workspace) fails the write with ENOENT
+  // instead of being made again.
+  if (createDir) await mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   await writeNewFileSynced(tmp, data, mode);
   try {

@@ -22,6 +22,7 @@ afterEach(async () => {
 
 async function workspaceWithLog(events: number): Promise<string> {
   const ws = path.join(dir, 'inc-1');
+  await mkdir(ws); // the log makes its .triage folder, never the workspace itself
   const log = new AuditLog();
   for (let i = 0; i < events; i++) await log.append(path.join(ws, '.triage'), { type: 'detected', i });
   return ws;

@@ -152,7 +152,11 @@ describe('daemon faults', () => {
       const stopped = await waitFor('the run to be stopped', () =>
         lines.find((l) => l.includes('stopping the run without recording it')),
       );
-      expect(stopped).toContain('the workspace folder was removed');
+      expect(stopped, lines.join('')).toContain('the workspace folder was removed');
+      // Nothing the run was writing when the folder went (state.json, the audit head) made it again.
+      expect(
+        await stat(removed === 'workspace' ? ws : root).catch((e: NodeJS.ErrnoException) => e.code),
+      ).toBe('ENOENT');
       expect(lines.join('')).not.toContain('another holder');
     });
   }

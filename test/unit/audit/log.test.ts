@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   appendFile,
+  mkdir,
   mkdtemp,
   open,
   readdir,
@@ -231,6 +232,19 @@ describe('AuditLog.append', () => {
     expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 2 });
     const first = JSON.parse((await readLines())[0] as string) as Record<string, unknown>;
     expect(first.at).toBe('2026-01-01T00:00:00.000Z');
+  });
+
+  it('makes its own folder in a workspace, but never the workspace itself once it was removed', async () => {
+    const log = new AuditLog();
+    const ws = path.join(dir, 'ws');
+    await mkdir(ws);
+    await log.append(path.join(ws, '.triage'), { type: 'detected' });
+    expect(await verifyAuditLog(path.join(ws, '.triage'))).toEqual({ ok: true, entries: 1 });
+    await rm(ws, { recursive: true });
+    await expect(log.append(path.join(ws, '.triage'), { type: 'released' })).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it('redacts secret values before they are written', async () => {

@@ -48,6 +48,15 @@ describe('writeState / readState', () => {
     expect((await readdir(path.join(dir, '.triage'))).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('with createDir false, fails with ENOENT on a folder removed meanwhile and makes nothing again', async () => {
+    const dir = path.join(root, 'removed-meanwhile');
+    const record: StateFile = { incidentId: 'inc-2', state: 'running', attempts: 1, updatedAt: '', runs: [] };
+    await expect(writeState(statePath(dir), record, { createDir: false })).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
+    expect(await readdir(root)).toEqual([]);
+  });
+
   it('reads a missing or corrupt state file as no state', async () => {
     expect(await readState(path.join(root, 'nothing'))).toBeUndefined();
   });
