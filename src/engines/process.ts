@@ -372,7 +372,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
     async signal(handle, signal: StopSignal) {
       const run = runs.get(handle.id);
       if (!run || (!run.child && !isSameProcessAlive(run.pid, run.record.startTime))) return;
-      signalTree(run.pid, signal, run.record.runId);
+      await signalTree(run.pid, signal, run.record.runId);
     },
 
     async remove(handle) {
@@ -381,7 +381,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
       runs.delete(handle.id);
       // Anything the agent left running (its group, setsid descendants) goes with it.
       if (run.child || isSameProcessAlive(run.pid, run.record.startTime))
-        signalTree(run.pid, 'SIGKILL', run.record.runId);
+        await signalTree(run.pid, 'SIGKILL', run.record.runId);
       await Promise.all(run.tails.map((t) => t.finish()));
       await Promise.all(
         [PID_FILE, EXIT_FILE, RAW_STDOUT, RAW_STDERR].map((f) =>

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { errorMessage } from './errors.js';
 
 // The one way the daemon runs and stops a child process tree: the child leads its own process group,
@@ -22,41 +22,50 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
+/** How many /proc environ files are read at once while looking for a run's processes. */
+const PROC_READS = 16;
+
 /**
  * Pids of processes (this user's, readable in /proc) whose environment carries `marker` as the value of
  * RUN_MARKER_ENV: the processes of one run, including those that left its process group with setsid.
+ * Read asynchronously, so that a host with thousands of processes does not stall the event loop.
  * Linux only; elsewhere (no /proc) the list is empty and the group signal is all there is.
  */
-export function markedPids(marker: string): number[] {
+export async function markedPids(marker: string): Promise<number[]> {
   const needle = Buffer.from(`\0${RUN_MARKER_ENV}=${marker}\0`);
   const first = Buffer.from(`${RUN_MARKER_ENV}=${marker}\0`);
   let entries: string[];
   try {
-    entries = readdirSync('/proc');
+    entries = (await readdir('/proc')).filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid);
   } catch {
     return [];
   }
   const pids: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (pid === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = readFileSync(`/proc/${entry}/environ`);
-    } catch {
-      continue;
+  let next = 0;
+  const worker = async () => {
+    while (next < entries.length) {
+      const entry = entries[next++] as string;
+      const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
+      if (environ && (environ.includes(needle) || environ.subarray(0, first.length).equals(first)))
+        pids.push(Number(entry));
     }
-    if (environ.includes(needle) || environ.subarray(0, first.length).equals(first)) pids.push(pid);
-  }
+  };
+  await Promise.all(Array.from({ length: PROC_READS }, worker));
   return pids;
 }
 
-/** Signals the group led by `pid` and, with a marker, every marked process outside it. */
-export function signalTree(pid: number | undefined, signal: NodeJS.Signals, marker?: string): void {
+/**
+ * Signals the group led by `pid` at once and, with a marker, every marked process outside it once
+ * /proc has been read. Resolves when every signal is sent.
+ */
+export async function signalTree(
+  pid: number | undefined,
+  signal: NodeJS.Signals,
+  marker?: string,
+): Promise<void> {
   if (pid !== undefined) signalGroup(pid, signal);
   if (!marker) return;
-  for (const other of markedPids(marker)) {
+  for (const other of await markedPids(marker)) {
     try {
       process.kill(other, signal);
     } catch {
@@ -150,16 +159,11 @@ export function runProcessGroup(opts: GroupRunOptions): Promise<GroupResult> {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const kill = (sig: NodeJS.Signals) => {
-      try {
-        signalTree(child.pid, sig, opts.marker);
-      } catch {
-        // EPERM: nothing more we may do.
-      }
-    };
+    // EPERM: nothing more we may do.
+    const kill = (sig: NodeJS.Signals) => signalTree(child.pid, sig, opts.marker).catch(() => undefined);
     const terminate = () => {
-      kill('SIGTERM');
-      timers.push(setTimeout(() => kill('SIGKILL'), opts.killGraceMs));
+      void kill('SIGTERM');
+      timers.push(setTimeout(() => void kill('SIGKILL'), opts.killGraceMs));
     };
     child.stdout.on('data', (c: Buffer) => opts.onData?.(c, 'stdout'));
     child.stderr.on('data', (c: Buffer) => {
@@ -186,18 +190,21 @@ export function runProcessGroup(opts: GroupRunOptions): Promise<GroupResult> {
       settled = true;
       for (const timer of timers) clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      // Whatever is left of the tree (background or setsid grandchildren) goes with the run.
-      kill('SIGKILL');
+      const durationMs = Math.round(performance.now() - started);
       child.stdout.destroy();
       child.stderr.destroy();
-      resolve({
-        command: opts.command,
-        ...exit,
-        timedOut,
-        aborted,
-        durationMs: Math.round(performance.now() - started),
-        stderrTail: stderrTail.toString('utf8'),
-      });
+      // Whatever is left of the tree (background or setsid grandchildren) goes with the run, before it
+      // is reported ended.
+      void kill('SIGKILL').then(() =>
+        resolve({
+          command: opts.command,
+          ...exit,
+          timedOut,
+          aborted,
+          durationMs,
+          stderrTail: stderrTail.toString('utf8'),
+        }),
+      );
     };
     child.on('error', (err) => finish({ exitCode: null, signal: null, error: errorMessage(err) }));
     child.on('exit', (code, sig) => {

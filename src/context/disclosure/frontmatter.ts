@@ -1,4 +1,5 @@
 import { parseDocument } from 'yaml';
+import { ParseCache } from '../../util/parse-cache.js';
 
 /** What a markdown file's YAML frontmatter held, or why it could not be read. */
 export type Frontmatter =
@@ -39,6 +40,22 @@ export function parseYamlValue(
   }
 }
 
+/**
+ * Every run reads the persona's and each skill's frontmatter: the same text is parsed once (the file is
+ * still read each run, so an edit counts at once). Only frontmatter up to this size is kept, so the cache
+ * stays small however large the files; results are frozen, since every caller shares them.
+ */
+const CACHED_FRONTMATTER_BYTES = 16 * 1024;
+const frontmatterCache = new ParseCache<ReturnType<typeof parseYamlValue>>(256);
+
+function frozen<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) frozen(v);
+  }
+  return value;
+}
+
 /** Splits `---\n<yaml>\n---\n<body>`; YAML error positions are reported as lines of the whole file. */
 export function parseFrontmatter(text: string): Frontmatter {
   const src = text.replace(/^\uFEFF/, '');
@@ -52,7 +69,10 @@ export function parseFrontmatter(text: string): Frontmatter {
   }
   const yamlText = rest.slice(0, close.index);
   const body = rest.slice(close.index + close[0].length);
-  const parsed = parseYamlValue(yamlText);
+  const parsed =
+    yamlText.length <= CACHED_FRONTMATTER_BYTES
+      ? frontmatterCache.get('', yamlText, () => frozen(parseYamlValue(yamlText)))
+      : parseYamlValue(yamlText);
   if (!parsed.ok) {
     const { message, line = 1, column = 1 } = parsed.error;
     if (parsed.rejected)
