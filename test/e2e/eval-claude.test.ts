@@ -11,6 +11,7 @@ import { CALLS_FILE, type KubectlCallRecord } from '../../src/eval/shim/log.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
 import type { Scorecard } from '../../src/eval/types.js';
 import { requireCli } from '../support/agent-clis.js';
+import { killGroup } from '../support/daemon-process.js';
 import {
   loadScripts,
   startScriptedModel,
@@ -41,13 +42,7 @@ const offlineArgs = (target: string, out: string, minScore: string, ...extra: st
 const running = new Set<number>();
 
 function killEvals(): void {
-  for (const pid of running) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  for (const pid of running) killGroup(pid);
   running.clear();
 }
 

@@ -24,20 +24,16 @@ export const AGENT_PROJECT_FILES = [
 
 /** The agent project files present (as anything: file, folder or link) directly in each of `dirs`. */
 export async function findPlantedAgentFiles(dirs: readonly string[]): Promise<string[]> {
-  const found: string[] = [];
-  for (const dir of dirs) {
-    for (const name of AGENT_PROJECT_FILES) {
-      const at = path.join(dir, name);
-      if (
-        await lstat(at).then(
-          () => true,
-          () => false,
-        )
-      )
-        found.push(at);
-    }
-  }
-  return found;
+  const candidates = dirs.flatMap((dir) => AGENT_PROJECT_FILES.map((name) => path.join(dir, name)));
+  const present = await Promise.all(
+    candidates.map((at) =>
+      lstat(at).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  return candidates.filter((_, i) => present[i]);
 }
 
 /** Refuses to launch an agent whose working folder (or, on the host, the workspaces root) holds any. */

@@ -24,6 +24,7 @@ import {
   requireTestImage,
 } from '../../support/engine.js';
 import { tempDir } from '../../support/runs.js';
+import { incidentJson } from '../../support/incidents.js';
 
 const docker = await requireEngine();
 
@@ -88,15 +89,7 @@ describe.skipIf(!docker)('a daemon killed between container create and start', (
     daemons.push(first);
 
     const ws = path.join(incidents, 'never-started');
-    await dropIncident(ws, {
-      incidentId: 'never-started-1',
-      cluster: 'prod-1',
-      namespace: 'shop',
-      resource: { apiVersion: 'v1', kind: 'Pod', name: 'web-1', namespace: 'shop' },
-      faultType: 'CrashLoop',
-      severity: 'high',
-      timestamp: '2026-11-22T01:00:00Z',
-    });
+    await dropIncident(ws, incidentJson({ incidentId: 'never-started-1' }));
     await until('the first daemon to be killed at the container start', 90_000, async () =>
       first.child.signalCode === 'SIGKILL' ? true : undefined,
     );
