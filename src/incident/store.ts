@@ -13,7 +13,8 @@ import {
   type MachineContext,
   type Transition,
 } from './machine.js';
-import { INCIDENT_STATES, STATE_FILE, TRIAGE_DIR, type StateFile } from './types.js';
+import { INCIDENT_STATES, STATE_FILE, type StateFile } from './types.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 
 // Applies transitions: the state file first (atomically), then the audit events, the metric and the
 // log line. The only writer of state.json. Callers hold the workspace lease while they apply.

@@ -1,3 +1,5 @@
+import { backoffDelay } from '../util/backoff.js';
+
 // How a delivery attempt fails, and when the next one happens. A failure is either worth retrying
 // (network, timeout, 5xx, 429 with its Retry-After, 408) or permanent (any other 4xx, a sink's own
 // refusal such as Slack's `channel_not_found`): a permanent failure is recorded and never retried.
@@ -162,7 +164,6 @@ export function nextDelayMs(
   retryAfterMs: number | undefined,
   random: () => number = Math.random,
 ): number {
-  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, failures - 1));
-  const jittered = Math.round(exponential * (0.5 + random() / 2));
-  return retryAfterMs === undefined ? jittered : Math.max(retryAfterMs, 0);
+  if (retryAfterMs !== undefined) return Math.max(retryAfterMs, 0);
+  return backoffDelay(failures, { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs }, random);
 }

@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { waitFor } from '../../util/backoff.js';
 import { TransientError } from '../../util/errors.js';
 import { acquireLease, type LeaseIdentity } from '../lease.js';
 
@@ -75,23 +76,19 @@ export async function withFileLock<T>(
 ): Promise<T> {
   await mkdir(dir, { recursive: true });
   const start = Date.now();
-  let delay = 2;
-  for (;;) {
-    const got = await acquireLease(dir, options.identity, { ttlMs: options.ttlMs, now: options.now });
-    if (got.acquired) {
-      try {
-        return await fn();
-      } finally {
-        await got.lease.release();
-      }
-    }
-    const waited = Date.now() - start;
-    if (waited >= options.timeoutMs)
-      throw new TransientError(
-        `intake lock ${dir} is held by ${got.holder?.holder ?? 'another replica'}: gave up after ${waited} ms; the sender should retry`,
-        { code: 'EINTAKELOCK' },
-      );
-    await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 50);
+  const got = await waitFor(
+    () => acquireLease(dir, options.identity, { ttlMs: options.ttlMs, now: options.now }),
+    (g) => g.acquired,
+    { waitMs: options.timeoutMs, delayMs: 2, maxDelayMs: 50 },
+  );
+  if (!got.acquired)
+    throw new TransientError(
+      `intake lock ${dir} is held by ${got.holder?.holder ?? 'another replica'}: gave up after ${Date.now() - start} ms; the sender should retry`,
+      { code: 'EINTAKELOCK' },
+    );
+  try {
+    return await fn();
+  } finally {
+    await got.lease.release();
   }
 }

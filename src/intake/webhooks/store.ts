@@ -28,7 +28,8 @@ import {
 import type { IntakeHooks, IntakeState } from './hooks.js';
 import { incidentFromAlert } from './incident.js';
 import { KeyedBatcher, withFileLock } from './locks.js';
-import { folderName, stamp } from './names.js';
+import { compactStamp } from '../../util/time.js';
+import { folderName } from './names.js';
 import type { MappedAlert } from './types.js';
 
 // HTTP intake's one writer: turns mapped alerts and posted incidents into workspaces exactly like a
@@ -369,7 +370,7 @@ export class IntakeStore {
   private draft(alert: MappedAlert, batch: Batch): KeyRecord {
     const { fields } = alert;
     const name = folderName([
-      stamp(batch.now),
+      compactStamp(batch.now),
       fields.alertname,
       fields.namespace,
       fields.workload.kind === 'Namespace' ? '' : fields.workload.name,
