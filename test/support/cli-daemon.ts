@@ -5,6 +5,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from './runs.js';
+import { eventually } from './wait.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
@@ -26,13 +27,7 @@ export async function until<T>(
   fn: () => Promise<T | undefined>,
   detail: () => string = () => '',
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms. ${detail()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return eventually(what, fn, timeoutMs, 100, detail);
 }
 
 export interface CliDaemonOptions {

@@ -10,6 +10,7 @@ import { createKubernetesEngine, jobNameFor, STDIN_MOUNT_PATH } from '../../../s
 import { WaitTimeoutError } from '../../../src/engines/labels.js';
 import type { Engine, RunSpec } from '../../../src/engines/types.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
+import { eventually } from '../../support/wait.js';
 
 const PROMPT = 'Investigate pod api-7f9 in CrashLoopBackOff. <incident>{"incidentId":"inc-1"}</incident>';
 const API_KEY = 'sk-ant-test-0123456789abcdef';
@@ -19,15 +20,8 @@ let root: string;
 let config: Config;
 let engine: Engine;
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = probe();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> =>
+  eventually(what, probe, timeoutMs, 10);
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   const incident = path.join(root, 'workspaces', 'inc-1');
