@@ -103,6 +103,7 @@ export async function request(
   timeoutMs: number,
 ): Promise<HttpAnswer> {
   let response: Response;
+  const deadline = AbortSignal.timeout(timeoutMs);
   try {
     response = await fetchFn(url, {
       method: init.method ?? 'POST',
@@ -110,10 +111,11 @@ export async function request(
       ...(init.body !== undefined ? { body: init.body } : {}),
       // A redirect is answered as is (3xx: a permanent failure), never followed with the signed body.
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: deadline,
     });
   } catch (err) {
-    const timedOut = (err as Error).name === 'TimeoutError';
+    // The deadline fired (it is what aborted the request), recognised by the signal, not by a name.
+    const timedOut = deadline.aborted;
     const cause = (err as { cause?: { code?: string } }).cause;
     const code = timedOut ? 'ETIMEDOUT' : (cause?.code ?? (err as NodeJS.ErrnoException).code);
     throw new DeliveryError(
