@@ -113,6 +113,7 @@ describe('process engine', () => {
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Without its pid file the wrapper must not start the agent: a window to show it waits.
     await new Promise((r) => setTimeout(r, 400));
     await expect(stat(ran)).rejects.toThrow(/ENOENT/);
     await writeFile(pidFile, '{}');
