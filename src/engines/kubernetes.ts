@@ -6,10 +6,13 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import {
   BatchV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
   Log,
+  V1MicroTime,
   Watch,
+  type V1Lease,
   type V1Container,
   type V1EnvVar,
   type V1Job,
@@ -18,6 +21,7 @@ import {
   type V1VolumeMount,
 } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
+import { LeaseConflictError, type LeaseRecord, type LeaseStore } from '../election/types.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { TransientError, errorMessage } from '../util/errors.js';
@@ -844,4 +848,86 @@ class LogPump {
         });
     });
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The leader election's Lease (coordination.k8s.io/v1), kept here so that one module imports the client
+
+export interface KubeLeaseStoreOptions {
+  name: string;
+  namespace: string;
+  kubeConfig?: KubeConfig;
+  env?: Record<string, string | undefined>;
+}
+
+/** The election's Lease on the API server; a 409 (stale resourceVersion, exists already) is a LeaseConflictError. */
+export function createLeaseStore(options: KubeLeaseStoreOptions): LeaseStore {
+  const found = options.kubeConfig
+    ? { kc: options.kubeConfig }
+    : defaultKubeConfig(options.env ?? process.env);
+  const api = found.kc.makeApiClient(CoordinationV1Api);
+  const server = found.kc.getCurrentCluster()?.server ?? 'unknown';
+  const { name, namespace } = options;
+  const where = `Lease ${namespace}/${name} on ${server}`;
+  const toRecord = (lease: V1Lease): LeaseRecord => ({
+    ...(lease.spec?.holderIdentity !== undefined ? { holderIdentity: lease.spec.holderIdentity } : {}),
+    ...(lease.spec?.leaseDurationSeconds !== undefined
+      ? { leaseDurationSeconds: lease.spec.leaseDurationSeconds }
+      : {}),
+    ...(lease.spec?.acquireTime ? { acquireTime: new Date(lease.spec.acquireTime).toISOString() } : {}),
+    ...(lease.spec?.renewTime ? { renewTime: new Date(lease.spec.renewTime).toISOString() } : {}),
+    ...(lease.spec?.leaseTransitions !== undefined ? { leaseTransitions: lease.spec.leaseTransitions } : {}),
+    ...(lease.metadata?.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}),
+  });
+  const toLease = (r: LeaseRecord): V1Lease => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name,
+      namespace,
+      labels: { [MANAGED_BY.key]: MANAGED_BY.value },
+      ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}),
+    },
+    spec: {
+      holderIdentity: r.holderIdentity ?? '',
+      ...(r.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: r.leaseDurationSeconds } : {}),
+      // MicroTime: RFC 3339 with microseconds, as the API server expects for these fields.
+      ...(r.acquireTime ? { acquireTime: new V1MicroTime(r.acquireTime) } : {}),
+      ...(r.renewTime ? { renewTime: new V1MicroTime(r.renewTime) } : {}),
+      ...(r.leaseTransitions !== undefined ? { leaseTransitions: r.leaseTransitions } : {}),
+    },
+  });
+  const failed = (err: unknown, what: string): Error => {
+    if (httpCode(err) === 409)
+      return new LeaseConflictError(`${where}: ${what} lost a race (HTTP 409 ${apiMessage(err)})`, {
+        cause: err,
+      });
+    return classify(err, `${what} ${where}`, server);
+  };
+  return {
+    where,
+    async get() {
+      if (found.missing) throw new Error(found.missing);
+      try {
+        return toRecord(await api.readNamespacedLease({ name, namespace }));
+      } catch (err) {
+        if (httpCode(err) === 404) return undefined;
+        throw failed(err, 'read');
+      }
+    },
+    async create(record) {
+      try {
+        return toRecord(await api.createNamespacedLease({ namespace, body: toLease(record) }));
+      } catch (err) {
+        throw failed(err, 'create');
+      }
+    },
+    async update(record) {
+      try {
+        return toRecord(await api.replaceNamespacedLease({ name, namespace, body: toLease(record) }));
+      } catch (err) {
+        throw failed(err, 'update');
+      }
+    },
+  };
 }
