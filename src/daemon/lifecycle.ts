@@ -39,18 +39,33 @@ export function formatMs(ms: number): string {
 
 /** /readyz: intake running, the disk writable, and what the executor reports (engine, skills, agent). */
 export async function daemonReadiness(
-  status: { stopping: boolean; ready: boolean; rootDown?: string; root: string; diskFull?: string },
+  status: {
+    stopping: boolean;
+    ready: boolean;
+    rootDown?: string;
+    root: string;
+    diskFull?: string;
+    /** Leader election: this replica stands by; who leads ('' when nobody does yet). */
+    standby?: string;
+  },
   executor: () => Promise<Readiness>,
 ): Promise<Readiness> {
-  const { rootDown, diskFull } = status;
+  const { rootDown, diskFull, standby } = status;
   const why = status.stopping
     ? 'shutting down'
-    : !status.ready
-      ? 'starting'
-      : rootDown
-        ? `workspaces root ${status.root} is unavailable (${rootDown})`
-        : undefined;
+    : standby !== undefined
+      ? `standby: ${standby || 'no replica'} holds the leader Lease; this replica takes over when it is free`
+      : !status.ready
+        ? 'starting'
+        : rootDown
+          ? `workspaces root ${status.root} is unavailable (${rootDown})`
+          : undefined;
   const intake = { name: 'intake', ok: why === undefined, ...(why ? { detail: why } : {}) };
+  // Readiness is leadership: the Service sends webhooks (and agent pods' broker calls) to the leader only.
+  const leader =
+    standby !== undefined
+      ? [{ name: 'leader', ok: false, detail: `standby (leader: ${standby || 'none yet'})` }]
+      : [];
   const disk = {
     name: 'disk',
     ok: !diskFull,
@@ -60,7 +75,7 @@ export async function daemonReadiness(
     ok: false,
     checks: [{ name: 'executor', ok: false, detail: errorMessage(err) }],
   }));
-  return { ok: intake.ok && disk.ok && ex.ok, checks: [intake, disk, ...ex.checks] };
+  return { ok: intake.ok && disk.ok && ex.ok, checks: [intake, ...leader, disk, ...ex.checks] };
 }
 
 /** Says at start-up what would keep an incident from running (engine, agent image or CLI, API key, skills). */

@@ -7,6 +7,8 @@ import { httpLimits } from '../../server/limits.js';
 import { createMetrics } from '../../server/metrics.js';
 import { createIntakeRoutes } from '../../server/routes/intake.js';
 import type { StateChange } from '../../incident/store.js';
+import type { Config } from '../../config/schema.js';
+import type { Leadership } from '../../daemon/wiring.js';
 import type { Logger } from '../../log/logger.js';
 import { registerNotifyMetrics } from '../../notify/metrics.js';
 import { Notifier } from '../../notify/notifier.js';
@@ -83,7 +85,11 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   // The status index (status, the API, the status page): kept from every change, and every folder read
   // once after start-up (listings wait for that, so that the daemon's own scan is not slowed).
   const index = new IncidentIndex({ root: config.workspaces_root, log });
+  const leadership = config.leader_election.enabled
+    ? await electLeader(config, daemonId, io, log)
+    : undefined;
   const daemon = new Daemon({
+    ...(leadership ? { leadership } : {}),
     config,
     log,
     executor,
@@ -142,6 +148,40 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   // After the runs: what is not delivered in time stays in the outbox for the next start.
   await notifier?.close(10_000);
   return EXIT.ok;
+}
+
+/**
+ * The leader election of this replica. Losing the Lease ends the process at once, the way client-go's
+ * controllers do: another replica may lead from the moment the Lease runs out, and a daemon that kept
+ * supervising or recording runs after that would race it. Exiting is a SIGKILL the daemon is built to
+ * survive (every write is atomic, runs are adopted by the next leader through their Job names), and
+ * the pod's restart brings this replica back as a standby.
+ */
+async function electLeader(config: Config, daemonId: string, io: CliIO, log: Logger): Promise<Leadership> {
+  const le = config.leader_election;
+  const { createLeaseStore } = await import('../../engines/kubernetes.js');
+  const { LeaderElector } = await import('../../election/elector.js');
+  const store = createLeaseStore({
+    name: le.lease_name,
+    namespace: le.namespace ?? config.kubernetes.namespace,
+    env: io.env,
+  });
+  const exit = io.exit ?? ((code: number) => process.exit(code));
+  return new LeaderElector({
+    store,
+    identity: le.identity ?? daemonId,
+    leaseDurationMs: le.lease_duration,
+    renewDeadlineMs: le.renew_deadline,
+    retryPeriodMs: le.retry_period,
+    log: log.child({ component: 'leader-election' }),
+    onLost: (why) => {
+      log.error(
+        { why, lease: store.where },
+        'leadership lost: exiting so that only the new leader runs incidents',
+      );
+      exit(EXIT.failed);
+    },
+  });
 }
 
 /** A run that ended an incident succeeded or failed: tell the sinks (recorded first, delivered after). */
