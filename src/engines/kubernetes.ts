@@ -219,8 +219,9 @@ export function buildJob(config: Config, spec: RunSpec, parts: JobParts): V1Job 
         spec: {
           restartPolicy: 'Never',
           serviceAccountName: k.service_account,
-          // The agent needs its token: it investigates the cluster with the read-only view role.
-          automountServiceAccountToken: true,
+          // With the pod broker the agent holds no credentials: its kubectl goes through the daemon. Without
+          // it the agent investigates with its own token and the read-only view role.
+          automountServiceAccountToken: k.broker.port === 0,
           enableServiceLinks: false,
           securityContext: {
             runAsNonRoot: true,
@@ -560,7 +561,12 @@ export function createKubernetesEngine(
     name: 'kubernetes',
     placement: 'container',
     // A Job has no signal API: stopping it deletes its pod (SIGTERM, then SIGKILL after the grace).
-    capabilities: { reattachOutput: true, reportsOom: true, signals: ['SIGTERM', 'SIGKILL'] },
+    capabilities: {
+      reattachOutput: true,
+      reportsOom: true,
+      signals: ['SIGTERM', 'SIGKILL'],
+      networkBroker: true,
+    },
 
     async ping() {
       if (found.missing) throw new Error(found.missing);

@@ -9,6 +9,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
 import type { RunRequest } from '../types.js';
+import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import type { RunGuard } from './kubectl-guard.js';
 
 // What every stage of the run pipeline shares: the pipeline's dependencies (PipelineEnv, one per
@@ -33,6 +34,8 @@ export interface PipelineEnv {
   agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
+  /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
+  podBroker?: { url: string; open: () => Promise<PodBroker> };
 }
 
 export type AuditFn = (type: AuditEventType, fields?: Record<string, unknown>) => Promise<void>;
