@@ -177,8 +177,14 @@ export class Daemon {
         ...{ stopping: this.stopping, ready: this.ready, root: this.root },
         ...(this.monitor.down ? { rootDown: this.monitor.down } : {}),
         ...(this.diskFull ? { diskFull: this.diskFull } : {}),
-        ...(this.deps.leadership && this.deps.leadership.state !== 'leader'
-          ? { standby: this.deps.leadership.holder ?? '' }
+        ...(this.deps.leadership
+          ? {
+              role: {
+                leader: this.deps.leadership.state === 'leader',
+                holder: this.deps.leadership.holder ?? '',
+                ...(this.deps.leadership.problem ? { problem: this.deps.leadership.problem } : {}),
+              },
+            }
           : {}),
       },
       () => this.deps.executor.readiness(),

@@ -45,27 +45,38 @@ export async function daemonReadiness(
     rootDown?: string;
     root: string;
     diskFull?: string;
-    /** Leader election: this replica stands by; who leads ('' when nobody does yet). */
-    standby?: string;
+    /** Leader election: whether this replica leads, who does ('' when nobody yet), a routing problem. */
+    role?: { leader: boolean; holder: string; problem?: string };
   },
   executor: () => Promise<Readiness>,
 ): Promise<Readiness> {
-  const { rootDown, diskFull, standby } = status;
+  const { rootDown, diskFull, role } = status;
+  const standby = role !== undefined && !role.leader && !status.stopping;
   const why = status.stopping
     ? 'shutting down'
-    : standby !== undefined
-      ? `standby: ${standby || 'no replica'} holds the leader Lease; this replica takes over when it is free`
+    : standby
+      ? undefined
       : !status.ready
         ? 'starting'
         : rootDown
           ? `workspaces root ${status.root} is unavailable (${rootDown})`
           : undefined;
-  const intake = { name: 'intake', ok: why === undefined, ...(why ? { detail: why } : {}) };
-  // Readiness is leadership: the Service sends webhooks (and agent pods' broker calls) to the leader only.
-  const leader =
-    standby !== undefined
-      ? [{ name: 'leader', ok: false, detail: `standby (leader: ${standby || 'none yet'})` }]
-      : [];
+  const intake = {
+    name: 'intake',
+    ok: why === undefined,
+    ...(why ? { detail: why } : standby ? { detail: 'standby: intake starts when this replica leads' } : {}),
+  };
+  // A healthy standby is ready (so rollouts and the PodDisruptionBudget work); the Service routes to the
+  // leader by its pod's role label, so a replica whose label could not be set is not ready.
+  const leader = role
+    ? [
+        {
+          name: 'leader',
+          ok: !role.problem,
+          detail: role.problem ?? (role.leader ? 'leader' : `standby (leader: ${role.holder || 'none yet'})`),
+        },
+      ]
+    : [];
   const disk = {
     name: 'disk',
     ok: !diskFull,

@@ -46,7 +46,13 @@ export interface DaemonDeps {
 }
 
 /** What the daemon asks of the leader election (src/election/elector.ts). */
-export type Leadership = Pick<LeaderElector, 'start' | 'whenLeader' | 'stop' | 'state' | 'holder'>;
+export interface Leadership extends Pick<
+  LeaderElector,
+  'start' | 'whenLeader' | 'stop' | 'state' | 'holder'
+> {
+  /** Why the Service may not route to this replica as it should (its pod's role label could not be set). */
+  readonly problem?: string | undefined;
+}
 
 export interface DaemonCallbacks {
   /** A run of this folder is in the queue or running here. */

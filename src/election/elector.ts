@@ -17,6 +17,8 @@ export interface ElectorOptions {
   retryPeriodMs: number;
   /** Leadership is gone (not renewed within the renew deadline, or another replica holds the Lease). */
   onLost: (why: string) => void;
+  /** This replica has just become the leader (before whenLeader() resolves). */
+  onStartedLeading?: () => void;
   log: {
     info(o: object, m: string): void;
     warn(o: object, m: string): void;
@@ -158,6 +160,7 @@ export class LeaderElector {
       this.armDeadline();
       if (!leading) {
         this.current = 'leader';
+        this.o.onStartedLeading?.();
         this.o.log.info(
           { lease: this.o.store.where, identity: this.o.identity },
           'became the leader: this replica runs intake, scheduling and Jobs',

@@ -937,3 +937,38 @@ export function createLeaseStore(options: KubeLeaseStoreOptions): LeaseStore {
     },
   };
 }
+
+/** The label the leader election keeps on the daemon's own pod: the Service selects `leader`. */
+export const ROLE_LABEL = 'triage-runner.io/role';
+
+export interface PodLabeler {
+  /** Sets ROLE_LABEL on the daemon's pod to `role`. */
+  label(role: 'leader' | 'standby'): Promise<void>;
+}
+
+/** Labels the daemon's own pod (POD_NAME in POD_NAMESPACE, from the downward API) with its role. */
+export function createPodLabeler(options: {
+  podName: string;
+  namespace: string;
+  kubeConfig?: KubeConfig;
+  env?: Record<string, string | undefined>;
+}): PodLabeler {
+  const found = options.kubeConfig
+    ? { kc: options.kubeConfig }
+    : defaultKubeConfig(options.env ?? process.env);
+  const core = found.kc.makeApiClient(CoreV1Api);
+  const server = found.kc.getCurrentCluster()?.server ?? 'unknown';
+  const { podName: name, namespace } = options;
+  return {
+    async label(role) {
+      if (found.missing) throw new Error(found.missing);
+      // A JSON patch (the client's default for patch): `add` sets the label whether or not it exists.
+      const body = [{ op: 'add', path: `/metadata/labels/${ROLE_LABEL.replace('/', '~1')}`, value: role }];
+      try {
+        await core.patchNamespacedPod({ name, namespace, body });
+      } catch (err) {
+        throw classify(err, `label pod ${namespace}/${name} ${ROLE_LABEL}=${role}`, server);
+      }
+    },
+  };
+}

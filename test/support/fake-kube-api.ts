@@ -41,6 +41,7 @@ interface LogStream {
 const JOBS = /^\/apis\/batch\/v1\/namespaces\/([^/]+)\/jobs(?:\/([^/]+))?$/;
 const PODS = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/;
 const POD_LOG = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/;
+const POD = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/;
 const LEASES = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/;
 
 /** Matches `k=v,k2=v2` selectors (the only form the engine sends). */
@@ -111,6 +112,11 @@ export class FakeKubeApi {
     for (const w of this.watchers) {
       if (w.name === undefined || w.name === name) w.res.write(`${JSON.stringify({ type, object })}\n`);
     }
+  }
+
+  /** Adds a pod that is not a Job's (a daemon replica), for tests of what the daemon does to its own pod. */
+  addPod(name: string, namespace: string, labels: Record<string, string> = {}): void {
+    this.pods.set(name, { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels } });
   }
 
   /** Creates or replaces the Job's pod with the agent container in the given state. */
@@ -244,6 +250,21 @@ export class FakeKubeApi {
         (p) => p.metadata?.namespace === pods[1] && matchesSelector(p.metadata?.labels, query.labelSelector),
       );
       return this.json(res, 200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items });
+    }
+    const pod = POD.exec(url.pathname);
+    if (pod && method === 'PATCH') {
+      const found = this.pods.get(pod[2]!);
+      if (!found || found.metadata?.namespace !== pod[1])
+        return this.status(res, 404, `pods "${pod[2]}" not found`);
+      // JSON patch `add` on labels only: what the daemon sends to mark its role.
+      for (const op of body as { op: string; path: string; value: string }[]) {
+        const key = /^\/metadata\/labels\/(.+)$/.exec(op.path)?.[1]?.replace('~1', '/');
+        if (op.op !== 'add' || !key)
+          return this.status(res, 422, `fake API: unsupported patch ${op.op} ${op.path}`);
+        found.metadata = { ...found.metadata, labels: { ...found.metadata?.labels, [key]: op.value } };
+      }
+      this.bump(found);
+      return this.json(res, 200, found);
     }
     const podLog = POD_LOG.exec(url.pathname);
     if (podLog && method === 'GET') {

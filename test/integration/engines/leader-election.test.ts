@@ -66,6 +66,9 @@ async function startReplica(name: string, kubeconfig: string): Promise<Replica> 
       HOME: dir,
       KUBECONFIG: kubeconfig,
       ANTHROPIC_API_KEY: 'sk-ant-test-leader-0123456789',
+      // The downward API's: the daemon labels its own pod with its role.
+      POD_NAME: name,
+      POD_NAMESPACE: 'triage-runner',
     },
     readyPattern: /standing by/,
   });
@@ -88,6 +91,9 @@ describe('two daemons electing a leader with a Lease', () => {
       await cp(path.join(REPO_ROOT, 'configs', d), path.join(root, 'configs', d), { recursive: true });
     const kubeconfig = path.join(root, 'kubeconfig');
     await writeFile(kubeconfig, api.kubeConfig().exportConfig());
+    for (const pod of ['pod-a', 'pod-b'])
+      api.addPod(pod, 'triage-runner', { 'app.kubernetes.io/component': 'daemon' });
+    const role = (pod: string) => api.pods.get(pod)?.metadata?.labels?.['triage-runner.io/role'];
     const a = await startReplica('pod-a', kubeconfig);
     const b = await startReplica('pod-b', kubeconfig);
     const both = () => `pod-a: ${a.daemon.tail()}\npod-b: ${b.daemon.tail()}`;
@@ -97,11 +103,16 @@ describe('two daemons electing a leader with a Lease', () => {
     await until('the leader ready', 20_000, async () =>
       /daemon ready/.test(leader.daemon.logs()) ? true : undefined,
     );
-    // The standby is alive, not ready, and says why; it never started intake.
+    // The Service selects the leader's pod by its role label.
+    await until('the role labels', 10_000, async () =>
+      role(leader.name) === 'leader' && role(standby.name) === 'standby' ? true : undefined,
+    );
+    // The standby is alive and ready (rollouts, the PodDisruptionBudget), says it stands by, and never
+    // started intake.
     expect((await fetch(`http://127.0.0.1:${standby.port}/healthz`)).status).toBe(200);
     const standbyReady = await readyz(standby.port);
-    expect(standbyReady.status).toBe(503);
     expect(standbyReady.body).toContain(`standby (leader: ${leader.name})`);
+    expect(standbyReady.status, standbyReady.body).toBe(200);
     expect(standby.daemon.logs()).not.toMatch(/daemon ready/);
     expect(await readyz(leader.port).then((r) => r.body)).not.toContain('standby');
 
@@ -156,5 +167,6 @@ describe('two daemons electing a leader with a Lease', () => {
     }
     expect(api.requestsTo('POST', '/jobs')).toHaveLength(2);
     expect(await readyz(standby.port).then((r) => r.body)).not.toContain('standby');
+    expect(role(standby.name)).toBe('leader');
   });
 });
