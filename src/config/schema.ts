@@ -340,6 +340,12 @@ const baseSchema = z.strictObject({
         .enum(['Always', 'IfNotPresent', 'Never'])
         .default('IfNotPresent')
         .describe('agent image'),
+      same_node_as: z
+        .record(z.string().min(1), z.string())
+        .optional()
+        .describe(
+          "labels of pods each Job must share a node with (a ReadWriteOnce workspaces claim: the daemon's own pods)",
+        ),
       broker: z
         .strictObject({
           port: int(0, 65_535)

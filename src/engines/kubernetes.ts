@@ -222,6 +222,21 @@ export function buildJob(config: Config, spec: RunSpec, parts: JobParts): V1Job 
           // With the pod broker the agent holds no credentials: its kubectl goes through the daemon. Without
           // it the agent investigates with its own token and the read-only view role.
           automountServiceAccountToken: k.broker.port === 0,
+          // A ReadWriteOnce claim is attached to one node: the Job goes where the daemon (and the claim) is.
+          ...(k.same_node_as
+            ? {
+                affinity: {
+                  podAffinity: {
+                    requiredDuringSchedulingIgnoredDuringExecution: [
+                      {
+                        labelSelector: { matchLabels: k.same_node_as },
+                        topologyKey: 'kubernetes.io/hostname',
+                      },
+                    ],
+                  },
+                },
+              }
+            : {}),
           enableServiceLinks: false,
           securityContext: {
             runAsNonRoot: true,
