@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { configSchema } from '../../../src/config/schema.js';
 import { LeaderElector } from '../../../src/election/elector.js';
 import { createLeaseStore } from '../../../src/engines/kubernetes.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
@@ -189,5 +190,19 @@ describe('leader election with a coordination.k8s.io/v1 Lease', () => {
     const waiting = b.whenLeader();
     await b.stop();
     await expect(waiting).resolves.toBe(false);
+  });
+});
+
+describe('leader_election configuration', () => {
+  it('refuses a renew deadline that is not shorter than the lease duration (a leader must step down first)', () => {
+    const r = configSchema.safeParse({ leader_election: { lease_duration: '10s', renew_deadline: '10s' } });
+    expect(r.success).toBe(false);
+    expect(JSON.stringify(r.error?.issues)).toContain('renew_deadline must be shorter than lease_duration');
+    expect(configSchema.parse({}).leader_election).toMatchObject({
+      enabled: false,
+      lease_duration: 15_000,
+      renew_deadline: 10_000,
+      retry_period: 2_000,
+    });
   });
 });
