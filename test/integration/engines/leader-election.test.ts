@@ -6,12 +6,16 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startCliDaemon, until, type CliDaemon } from '../../support/cli-daemon.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
+import { daemonKubectl } from '../../support/guard.js';
 import { dropByRename, incidentJson, tempRoot, waitForState } from '../../support/incidents.js';
 import { freePort } from '../../support/net.js';
 import { REPO_ROOT } from '../../support/runs.js';
 
-const LEASE_DURATION_MS = 3000;
-const RETRY_MS = 300;
+// Generous for a loaded 2-core machine running the daemons from TypeScript sources: a leader whose
+// event loop stalls past the renew deadline steps down, as it must.
+const LEASE_DURATION_MS = 6000;
+const RENEW_DEADLINE_MS = 4000;
+const RETRY_MS = 500;
 const LEASE = 'triage-runner/triage-runner';
 
 let root: string;
@@ -34,11 +38,13 @@ afterEach(async () => {
 interface Replica {
   daemon: CliDaemon;
   port: number;
+  brokerPort: number;
   name: string;
 }
 
-async function startReplica(name: string, kubeconfig: string): Promise<Replica> {
+async function startReplica(name: string, kubeconfig: string, kubectl: string): Promise<Replica> {
   const port = await freePort();
+  const brokerPort = await freePort();
   const dir = path.join(root, name);
   await mkdir(dir, { recursive: true });
   const daemon = await startCliDaemon({
@@ -49,12 +55,18 @@ async function startReplica(name: string, kubeconfig: string): Promise<Replica> 
       // A Job sees only the volume: the personas and briefs live on it, as in the Deployment.
       personas_dir: path.join(root, 'configs', 'personas'),
       briefs_dir: path.join(root, 'configs', 'briefs'),
-      kubernetes: { namespace: 'triage-runner', volume_root: root },
+      kubernetes: {
+        namespace: 'triage-runner',
+        volume_root: root,
+        // Each replica's pod broker; on a cluster both sit behind one Service URL.
+        broker: { port: brokerPort, host: '127.0.0.1', url: `http://127.0.0.1:${brokerPort}` },
+      },
+      kubectl: { command: kubectl },
       leader_election: {
         enabled: true,
         identity: name,
         lease_duration: LEASE_DURATION_MS,
-        renew_deadline: 2000,
+        renew_deadline: RENEW_DEADLINE_MS,
         retry_period: RETRY_MS,
       },
       scheduling: { lease_ttl: '2s', rescan_interval: '500ms' },
@@ -73,12 +85,23 @@ async function startReplica(name: string, kubeconfig: string): Promise<Replica> 
     readyPattern: /standing by/,
   });
   daemons.push(daemon);
-  return { daemon, port, name };
+  return { daemon, port, brokerPort, name };
 }
 
 const holder = () => (api.leases.get(LEASE)?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
 const leaseSpec = () =>
   api.leases.get(LEASE)?.spec as { holderIdentity: string; renewTime: string; acquireTime: string };
+
+/** One `kubectl get pods` through a replica's pod broker with a run token; the HTTP status. */
+async function brokerCall(port: number, token: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}/v1/kubectl`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: `${JSON.stringify({ v: 1, argv: ['get', 'pods', '-n', 'shop'] })}\n`,
+  }).catch(() => undefined);
+  await res?.arrayBuffer();
+  return res?.status ?? 0;
+}
 
 async function readyz(port: number): Promise<{ status: number; body: string }> {
   const res = await fetch(`http://127.0.0.1:${port}/readyz`);
@@ -91,11 +114,12 @@ describe('two daemons electing a leader with a Lease', () => {
       await cp(path.join(REPO_ROOT, 'configs', d), path.join(root, 'configs', d), { recursive: true });
     const kubeconfig = path.join(root, 'kubeconfig');
     await writeFile(kubeconfig, api.kubeConfig().exportConfig());
+    const kubectl = await daemonKubectl(path.join(root, 'daemon-bin'));
     for (const pod of ['pod-a', 'pod-b'])
       api.addPod(pod, 'triage-runner', { 'app.kubernetes.io/component': 'daemon' });
     const role = (pod: string) => api.pods.get(pod)?.metadata?.labels?.['triage-runner.io/role'];
-    const a = await startReplica('pod-a', kubeconfig);
-    const b = await startReplica('pod-b', kubeconfig);
+    const a = await startReplica('pod-a', kubeconfig, kubectl.command);
+    const b = await startReplica('pod-b', kubeconfig, kubectl.command);
     const both = () => `pod-a: ${a.daemon.tail()}\npod-b: ${b.daemon.tail()}`;
 
     const leaderName = await until('a leader', 20_000, async () => holder() || undefined, both);
@@ -127,6 +151,24 @@ describe('two daemons electing a leader with a Lease', () => {
       api.appendLog(pod, `agent of ${job} at work\n`);
     }
     for (const dir of dirs) await waitForState(dir, ['running'], 30_000);
+    // The agent's kubectl token, as the pod finds it next to its guard.
+    const runDir = async (dir: string) => {
+      const state = JSON.parse(await readFile(path.join(dir, '.triage', 'state.json'), 'utf8')) as {
+        runs: { id: string }[];
+      };
+      return path.join(dir, '.triage', 'runs', state.runs.at(-1)!.id);
+    };
+    const firstRun = await runDir(dirs[0]!);
+    const token = (
+      await readFile(path.join(firstRun, 'kubectl-guard', 'token'), 'utf8').catch(async (err: unknown) => {
+        const { readdir } = await import('node:fs/promises');
+        throw new Error(
+          `${String(err)}; run folder: ${(await readdir(firstRun).catch(() => [])).join(' ')}; state: ${await readFile(path.join(dirs[0]!, '.triage', 'state.json'), 'utf8')}`,
+        );
+      })
+    ).trim();
+    expect(await brokerCall(leader.brokerPort, token)).toBe(200);
+    expect(await brokerCall(standby.brokerPort, token)).not.toBe(200);
 
     // SIGKILL the leader: no release, no goodbye. Its last renewal is what the standby waits out.
     leader.daemon.child.kill('SIGKILL');
@@ -160,6 +202,9 @@ describe('two daemons electing a leader with a Lease', () => {
       );
     }
     expect(api.requestsTo('POST', '/jobs')).toHaveLength(2);
+    // The agent's token works with the new leader: it registered the same one when it adopted the run.
+    expect(await brokerCall(standby.brokerPort, token)).toBe(200);
+    expect(await kubectl.calls()).toHaveLength(2);
     for (const job of [...api.jobs.keys()]) api.finishJob(job, 0);
     for (const dir of dirs) {
       const state = await waitForState(dir, ['succeeded', 'failed'], 30_000);
