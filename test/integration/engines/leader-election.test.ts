@@ -214,4 +214,23 @@ describe('two daemons electing a leader with a Lease', () => {
     expect(await readyz(standby.port).then((r) => r.body)).not.toContain('standby');
     expect(role(standby.name)).toBe('leader');
   });
+
+  it('a leader that cannot renew exits (status 1) before its Lease can pass to another replica', async () => {
+    for (const d of ['personas', 'briefs'])
+      await cp(path.join(REPO_ROOT, 'configs', d), path.join(root, 'configs', d), { recursive: true });
+    const kubeconfig = path.join(root, 'kubeconfig');
+    await writeFile(kubeconfig, api.kubeConfig().exportConfig());
+    const kubectl = await daemonKubectl(path.join(root, 'daemon-bin'));
+    const a = await startReplica('pod-a', kubeconfig, kubectl.command);
+    await until('pod-a leads', 20_000, async () => (holder() === 'pod-a' ? true : undefined), a.daemon.tail);
+    await until('pod-a ready', 20_000, async () => (/daemon ready/.test(a.daemon.logs()) ? true : undefined));
+    // The API server stops answering the Lease (as in a network partition): no renewal can succeed.
+    api.failNext('/leases/', 503, 1_000_000);
+    const exitCode = await new Promise<number | null>((resolve) => a.daemon.child.once('exit', resolve));
+    const exitedAt = Date.now();
+    expect(exitCode, a.daemon.tail()).toBe(1);
+    expect(a.daemon.logs()).toContain('leadership lost: exiting so that only the new leader runs incidents');
+    // It was gone before anyone could have taken the Lease: within the lease duration of its last renewal.
+    expect(exitedAt - Date.parse(leaseSpec().renewTime)).toBeLessThan(LEASE_DURATION_MS);
+  });
 });
