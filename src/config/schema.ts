@@ -634,6 +634,15 @@ const baseSchema = z.strictObject({
         .prefault({})
         .describe('per-client rate limit; /healthz, /readyz and /metrics are never limited'),
       request_timeout: duration('30s', 'a request (headers and body) must arrive within this time'),
+      max_connections: int(1, 1_000_000)
+        .default(512)
+        .describe('open connections at once, server-wide; more are closed on arrival'),
+      allowed_hosts: z
+        .array(z.string().trim().min(1))
+        .default([])
+        .describe(
+          'Host names a server without HTTP_TOKEN answers besides localhost/127.0.0.1 (DNS-rebinding defence); http.public_url is added',
+        ),
     })
     .prefault({}),
   log: z
