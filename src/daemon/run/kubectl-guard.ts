@@ -8,7 +8,8 @@ import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js'
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
-import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.js';
+import { shellQuote, splitCommandLine } from '../../kubectl/parse.js';
+import { classifyKubectl } from '../../kubectl/policy/classify.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
@@ -106,7 +107,7 @@ export function denialRecord(denial: ToolDenial, at: Date, agent: string): Clust
       const normalized = argv.map(shellQuote).join(' ');
       return { ...base, tool, argv, normalized, category: 'unknown' };
     }
-    const cmd = parseKubectl(argv);
+    const cmd = classifyKubectl(argv);
     return { ...base, tool, argv, normalized: cmd.normalized, category: cmd.category };
   }
   return undefined;

@@ -1,4 +1,5 @@
 import type { KubectlCommand } from '../../kubectl/parse.js';
+import type { ClassifiedCommand } from '../../kubectl/policy/classify.js';
 import type { ResourceType } from '../../kubectl/resources.js';
 import {
   apiResources,
@@ -118,7 +119,7 @@ function read(cmd: KubectlCommand, cluster: FrozenCluster): ShimAnswer {
 }
 
 /** Answers one parsed call. Never throws for anything an agent can type. */
-export function answer(cmd: KubectlCommand, cluster: FrozenCluster): ShimAnswer {
+export function answer(cmd: ClassifiedCommand, cluster: FrozenCluster): ShimAnswer {
   const recorded = cluster.commands.find((c) => c.normalized === cmd.normalized);
   if (recorded) {
     return {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parseKubectl, splitCommandLine, type KubectlCategory } from '../../../src/kubectl/parse.js';
+import { splitCommandLine } from '../../../src/kubectl/parse.js';
+import { classifyKubectl, type KubectlCategory } from '../../../src/kubectl/policy/classify.js';
 import { findResourceType } from '../../../src/kubectl/resources.js';
 
 const parse = (line: string) => {
   const argv = splitCommandLine(line);
   if (!argv) throw new Error(`bad test line ${line}`);
-  return parseKubectl(argv);
+  return classifyKubectl(argv);
 };
 
 describe('parseKubectl: flag forms normalise to one text', () => {
