@@ -138,7 +138,9 @@ export function answer(cmd: ClassifiedCommand, cluster: FrozenCluster): ShimAnsw
     const parent = cmd.plugin ? 'kubectl' : `kubectl ${cmd.verb ?? ''}`;
     return fail(`error: unknown command "${word ?? ''}" for "${parent}"`, 'unknown-command');
   }
-  if (!cmd.readOnly) {
+  // The frozen cluster has no credentials, so it still shows Secrets by name and key size; the guard
+  // refuses these calls on a real cluster (the Secret reaches kubectl whole on the daemon's side).
+  if (!cmd.readOnly && !cmd.secretMetadata) {
     return {
       stdout: '',
       stderr: withNewline(forbidden(cmd, cluster)),

@@ -14,6 +14,11 @@ export interface Verdict {
   readOnly: boolean;
   /** Why: `verb delete`, `Secret data via -o yaml`, `raw POST /api/…`. */
   reason: string;
+  /**
+   * Refused only because it names Secrets, printing no more than names, types and key sizes (`get
+   * secrets`, `describe secret x`): what the frozen-cluster shim still answers, having no credentials.
+   */
+  secretMetadata?: true;
 }
 
 /** A parsed call with its verdict. */
@@ -179,6 +184,16 @@ export function classify(cmd: KubectlCommand): Verdict {
     const format = output.split('=')[0] ?? output;
     return { category: 'secret-read', readOnly: false, reason: `Secret data via -o ${format}` };
   }
+  // Whatever kubectl prints, a call on Secrets fetches them whole to the daemon's side; the broker's
+  // identity should not be able to read them at all (see the broker-identity check).
+  if (secrets)
+    return { category: 'secret-read', readOnly: false, reason: 'a call on Secrets', secretMetadata: true };
+  if (cmd.verb === 'describe' && cmd.targets.some((t) => t.type?.name === 'serviceaccounts'))
+    return {
+      category: 'secret-read',
+      readOnly: false,
+      reason: "describe serviceaccounts (it lists the namespace's Secrets)",
+    };
   return verdict;
 }
 
