@@ -522,6 +522,20 @@ const baseSchema = z.strictObject({
         .default('kubectl')
         .describe("the kubectl the broker runs for allowed calls, looked up on the daemon's PATH"),
       call_timeout: duration('5m', 'a brokered kubectl call running longer is stopped'),
+      kubeconfig: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "kubeconfig the broker's kubectl uses instead of `kubeconfig`: a separate read-only identity (recommended: a ServiceAccount bound to the view ClusterRole)",
+        ),
+      as: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'user the broker impersonates on every call (kubectl --as), for a read-only identity without a second kubeconfig',
+        ),
     })
     .prefault({})
     .describe('the kubectl guard: persona tool policy enforced on every agent kubectl call'),

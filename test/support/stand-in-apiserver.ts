@@ -11,6 +11,23 @@ export interface RecordedRequest {
   method: string;
   /** The path as it arrived (not decoded). */
   path: string;
+  /** The user asked for with Impersonate-User (kubectl --as), if any. */
+  as?: string;
+}
+
+/** What a SelfSubjectAccessReview asks (`kubectl auth can-i`). */
+export interface AccessReview {
+  verb: string;
+  resource: string;
+  group: string;
+  subresource: string;
+  /** Impersonate-User of the request, if any. */
+  as?: string;
+}
+
+export interface StandInOptions {
+  /** The answer to `kubectl auth can-i`; default: nothing is allowed. */
+  allows?: (review: AccessReview) => boolean;
 }
 
 export interface StandInApiServer {
@@ -124,11 +141,65 @@ const objectOf = (type: ResourceType, name: string, namespace?: string) => ({
   ...(type.name === 'serviceaccounts' ? { secrets: [{ name: 'sa-token' }] } : {}),
 });
 
-export async function startStandInApiServer(): Promise<StandInApiServer> {
+/**
+ * The ResourceAttributes of a SelfSubjectAccessReview sent as protobuf (kubectl's default): its seven
+ * string fields (namespace, verb, group, version, resource, subresource, name) in field order, each
+ * written even when empty.
+ */
+function resourceAttributesOf(body: Buffer): Partial<AccessReview> {
+  for (let start = 0; start < body.length; start++) {
+    const fields: string[] = [];
+    let i = start;
+    for (let field = 1; field <= 7; field++) {
+      if (body[i] !== (field << 3) + 2) break;
+      const length = body[i + 1] ?? 255;
+      if (length > 127 || i + 2 + length > body.length) break;
+      fields.push(body.subarray(i + 2, i + 2 + length).toString('utf8'));
+      i += 2 + length;
+    }
+    if (fields.length === 7) {
+      const [, verb = '', group = '', , resource = '', subresource = ''] = fields;
+      return { verb, group, resource, subresource };
+    }
+  }
+  return {};
+}
+
+export async function startStandInApiServer(options: StandInOptions = {}): Promise<StandInApiServer> {
   let recorded: RecordedRequest[] = [];
   const server = http.createServer((req, res) => {
     const path = req.url ?? '/';
-    recorded.push({ method: req.method ?? '', path });
+    const as = req.headers['impersonate-user'];
+    recorded.push({ method: req.method ?? '', path, ...(typeof as === 'string' ? { as } : {}) });
+    if (req.method === 'POST' && path.split('?')[0]?.endsWith('/selfsubjectaccessreviews')) {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const attrs = (req.headers['content-type'] ?? '').includes('protobuf')
+          ? resourceAttributesOf(body)
+          : ((JSON.parse(body.toString('utf8')) as { spec?: { resourceAttributes?: Partial<AccessReview> } })
+              .spec?.resourceAttributes ?? {});
+        const allowed =
+          options.allows?.({
+            verb: attrs.verb ?? '',
+            resource: attrs.resource ?? '',
+            group: attrs.group ?? '',
+            subresource: attrs.subresource ?? '',
+            ...(typeof as === 'string' ? { as } : {}),
+          }) ?? false;
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            kind: 'SelfSubjectAccessReview',
+            apiVersion: 'authorization.k8s.io/v1',
+            spec: { resourceAttributes: attrs },
+            status: { allowed },
+          }),
+        );
+      });
+      return;
+    }
     req.resume();
     const json = (status: number, body: object) => {
       res.writeHead(status, { 'content-type': 'application/json' });

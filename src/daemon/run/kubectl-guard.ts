@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
 import { triageEnv } from '../../context/triage.js';
+import { brokerKubeconfigEnv, brokerPrefixArgs } from '../broker-identity.js';
 import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
@@ -200,7 +201,11 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
         runDir: input.bundleDir,
         ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
       };
-      const env = { ...triageEnv(config, input.incident, input.env, run), TRIAGE_STAGE: 'agent' };
+      const env = {
+        ...triageEnv(config, input.incident, input.env, run),
+        TRIAGE_STAGE: 'agent',
+        ...brokerKubeconfigEnv(config),
+      };
       const owner =
         engine.placement === 'container'
           ? socketOwner(config.docker.user, input.getuid ?? (() => process.getuid?.() ?? -1))
@@ -208,7 +213,12 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       broker = await startBroker({
         socketPath,
         policy,
-        kubectl: { command: config.kubectl.command, env, cwd: input.workspaceDir },
+        kubectl: {
+          command: config.kubectl.command,
+          env,
+          cwd: input.workspaceDir,
+          prefixArgs: brokerPrefixArgs(config),
+        },
         callTimeoutMs: config.kubectl.call_timeout,
         ...(owner ? { owner } : {}),
         ...(engine.placement === 'host' ? { mode: 0o600 } : {}),

@@ -29,6 +29,7 @@ import { planLaunch, startAgent } from './launch.js';
 import { openOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import { supervise } from './supervise.js';
+import { brokerIdentityProbe } from '../broker-identity.js';
 
 // The run pipeline: prepare (skills, triage, context, prompt) → launch (adapter + engine) → supervise
 // (timeout, shutdown) → collect (exit, usage, report) → result.json and the `finished` event. The daemon
@@ -258,6 +259,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
    * is on PATH); its API key is set. Skills that cannot be fetched leave the daemon ready but degraded:
    * runs go on without them.
    */
+  const brokerIdentity = brokerIdentityProbe(config, deps.env);
   const readiness = async (): Promise<Readiness> => {
     const checks: Readiness['checks'] = [];
     const check = async (name: string, probe: () => Promise<string | undefined>) => {
@@ -292,6 +294,9 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     } catch (err) {
       checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
     }
+    // Only engines that give runs a broker have one whose identity matters.
+    if (brokerIdentity && !(engine instanceof Error) && engine.capabilities.bundleSockets === true)
+      checks.push(await brokerIdentity());
     return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
   };
 

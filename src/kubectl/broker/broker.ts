@@ -39,7 +39,13 @@ export interface BrokerOptions {
   socketPath: string;
   policy: ToolPolicy;
   /** What an allowed call runs: the daemon-side kubectl, its environment and working directory. */
-  kubectl: { command: string; env: Record<string, string>; cwd: string };
+  kubectl: {
+    command: string;
+    env: Record<string, string>;
+    cwd: string;
+    /** Global flags put before every allowed call's arguments (`--as=<user>` from kubectl.as). */
+    prefixArgs?: readonly string[];
+  };
   callTimeoutMs: number;
   killGraceMs?: number;
   maxConcurrent?: number;
@@ -190,7 +196,7 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
       try {
         result = await runProcessGroup({
           command: options.kubectl.command,
-          args: request.argv,
+          args: [...(options.kubectl.prefixArgs ?? []), ...request.argv],
           cwd: options.kubectl.cwd,
           env: options.kubectl.env,
           timeoutMs: options.callTimeoutMs,
