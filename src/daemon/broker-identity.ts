@@ -18,19 +18,24 @@ export function brokerPrefixArgs(config: Config): string[] {
   return config.kubectl.as ? [`--as=${config.kubectl.as}`] : [];
 }
 
+/** One probe per loaded config, so that its answer is kept between /readyz calls. */
+const probes = new WeakMap<Config, () => Promise<IdentityCheck>>();
+
 /** The `broker-identity` check for the daemon's readiness; undefined when the guard is off (no broker). */
 export function brokerIdentityProbe(
   config: Config,
   env: Record<string, string | undefined>,
 ): (() => Promise<IdentityCheck>) | undefined {
   if (!config.kubectl.guard) return undefined;
+  const known = probes.get(config);
+  if (known) return known;
   const kubeconfig = config.kubectl.kubeconfig ?? config.kubeconfig;
   const probeEnv: Record<string, string> = {
     PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     ...(env.HOME ? { HOME: env.HOME } : {}),
     ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
   };
-  return cachedIdentityCheck(
+  const probe = cachedIdentityCheck(
     () =>
       checkBrokerIdentity({
         command: config.kubectl.command,
@@ -39,4 +44,6 @@ export function brokerIdentityProbe(
       }),
     IDENTITY_TTL_MS,
   );
+  probes.set(config, probe);
+  return probe;
 }
