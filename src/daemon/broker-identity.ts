@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import { cachedIdentityCheck, checkBrokerIdentity, type IdentityCheck } from '../kubectl/identity.js';
+import { cachedIdentityCheck, checkBrokerIdentity, type IdentityCheck } from '../kubectl/broker/identity.js';
 
 // The identity the kubectl broker runs with: kubectl.kubeconfig (else `kubeconfig`) and kubectl.as,
 // for the broker of every run and for the `broker-identity` readiness check, which asks the cluster

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker } from '../../../src/kubectl/broker/broker.js';
 import { encodeRequest } from '../../../src/kubectl/guard/protocol.js';
-import { checkBrokerIdentity } from '../../../src/kubectl/identity.js';
+import { checkBrokerIdentity } from '../../../src/kubectl/broker/identity.js';
 import { compilePolicy, DEFAULT_HELPERS } from '../../../src/kubectl/policy/policy.js';
 import { tempDir } from '../../support/runs.js';
 import {

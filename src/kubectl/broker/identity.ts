@@ -1,4 +1,4 @@
-import { runProcessGroup } from '../util/process-group.js';
+import { runProcessGroup } from '../../util/process-group.js';
 
 // What the identity the kubectl broker runs with may do on the cluster, asked with `kubectl auth
 // can-i` through the configured kubectl: the guard's parser is one line of defence, RBAC should be the
