@@ -1,4 +1,6 @@
 import type { AgentAdapter } from '../../agents/types.js';
+import type { ClusterHealth } from '../../clusters/health.js';
+import type { ClusterRegistry } from '../../clusters/registry.js';
 import type { RunBundle } from '../../audit/bundle.js';
 import type { AuditEventType } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
@@ -9,6 +11,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
 import type { RunRequest } from '../types.js';
+import type { RunCluster } from './cluster.js';
 import type { RunGuard } from './kubectl-guard.js';
 
 // What every stage of the run pipeline shares: the pipeline's dependencies (PipelineEnv, one per
@@ -33,6 +36,9 @@ export interface PipelineEnv {
   agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
+  /** The cluster registry (default: built from config) and each entry's reachability (src/clusters). */
+  clusters?: ClusterRegistry;
+  clusterHealth?: ClusterHealth;
 }
 
 export type AuditFn = (type: AuditEventType, fields?: Record<string, unknown>) => Promise<void>;
@@ -55,4 +61,6 @@ export interface RunContext {
   reportValidator?: ValidatorLookup;
   /** The persona's tool policy and the run's kubectl broker (src/daemon/run/kubectl-guard.ts). */
   guard?: RunGuard;
+  /** The cluster registry entry the run investigates (src/daemon/run/cluster.ts). */
+  cluster?: RunCluster;
 }

@@ -117,6 +117,7 @@ export async function collectRun(
       ...(input.adopted ? { adopted: true } : {}),
       ...(validator ? { validator } : {}),
       ...(kubectl ? { kubectl } : {}),
+      ...(ctx.cluster ? { cluster: ctx.cluster.record } : {}),
     },
   });
   await writeRunResult(bundle, result);
@@ -227,6 +228,7 @@ export async function failEarly(
       transient,
       ...(waitFor ? { waitFor } : {}),
     });
+    if (ctx.cluster) result.cluster = ctx.cluster.record;
     await writeRunResult(ctx.bundle, result).catch(() => undefined);
   }
   await ctx.audit('finished', {

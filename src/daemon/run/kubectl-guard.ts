@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
-import { triageEnv } from '../../context/triage.js';
+import { triageEnv, type ClusterKubeconfig } from '../../context/triage.js';
 import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
@@ -12,6 +12,7 @@ import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
+import { routeRun } from './cluster.js';
 import type { AuditFn, PipelineEnv, RunContext } from './context.js';
 
 // The kubectl guard of one run, joined to the pipeline: the persona's tool policy (for the CLI's own
@@ -63,6 +64,8 @@ export interface GuardInput {
   env: Record<string, string | undefined>;
   /** Folders before PATH for the broker's kubectl (RunOverrides.pathPrepend: the eval's frozen cluster). */
   pathPrepend?: string[];
+  /** The run's cluster registry entry as KUBECONFIG (absent: the configured `kubeconfig`). */
+  cluster?: ClusterKubeconfig;
   redact: (text: string) => string;
   audit: AuditFn;
   now: () => Date;
@@ -127,6 +130,9 @@ export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
     incident: request.workspace.incident,
     env: env.env,
     ...(pathPrepend ? { pathPrepend } : {}),
+    ...(ctx.cluster
+      ? { cluster: { ...(ctx.cluster.kubeconfig ? { kubeconfig: ctx.cluster.kubeconfig } : {}) } }
+      : {}),
     redact: (text) => env.redactor.redact(text),
     audit: ctx.audit,
     now: env.now,
@@ -140,6 +146,8 @@ export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
 export async function resumeGuard(env: PipelineEnv, ctx: RunContext): Promise<RunGuard | undefined> {
   const dir = ctx.bundle ? path.join(ctx.bundle.dir, GUARD_DIR) : undefined;
   if (!dir || !(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
+  // The broker goes on against the cluster the run was prepared for.
+  ctx.cluster ??= await routeRun(env, ctx, path.dirname(dir));
   const guard = await guardFor(env, ctx);
   await guard.start();
   return guard;
@@ -198,6 +206,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       const run = {
         runDir: input.bundleDir,
         ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+        ...(input.cluster ? { cluster: input.cluster } : {}),
       };
       const env = { ...triageEnv(config, input.incident, input.env, run), TRIAGE_STAGE: 'agent' };
       const owner =

@@ -6,6 +6,8 @@ import type { AgentAdapter } from '../../agents/types.js';
 import { TRIAGE_DIR } from '../../audit/bundle.js';
 import type { AuditEventType, AuditLog } from '../../audit/log.js';
 import { keepRuns, type AgentName, type Config, type EngineName } from '../../config/schema.js';
+import { ClusterHealth } from '../../clusters/health.js';
+import { clusterRegistry } from '../../clusters/registry.js';
 import { createEngine } from '../../engines/index.js';
 import { resolveCommand } from '../../util/process.js';
 import { RUN_LABELS } from '../../engines/labels.js';
@@ -49,6 +51,8 @@ export interface ExecutorDeps {
   skills?: SkillsCacheLike;
   /** Goes into the daemon label of every run; default: the host name. */
   daemonId?: string;
+  /** Each cluster registry entry's reachability (default: probed with kubectl.command). */
+  clusterHealth?: ClusterHealth;
   /** Adapter lookup (tests inject a fake); default: the registry in src/agents/index.ts. */
   agents?: (name: AgentName) => AgentAdapter;
   now?: () => Date;
@@ -81,7 +85,19 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   if (deps.engine) engines.set(deps.engine.name, Promise.resolve(deps.engine));
   /** Run ids that run() or adopt() is handling right now: the sweep never removes them. */
   const inFlight = new Set<string>();
+  const clusters = clusterRegistry(config);
+  // Without `clusters:` nothing is probed: the single kubeconfig behaves as it always did.
+  const clusterHealth = clusters.configured
+    ? (deps.clusterHealth ??
+      new ClusterHealth({
+        clusters: clusters.listClusters(),
+        command: config.kubectl.command,
+        env: deps.env,
+      }))
+    : undefined;
   const env: PipelineEnv = {
+    clusters,
+    ...(clusterHealth ? { clusterHealth } : {}),
     config,
     redactor: deps.redactor,
     secrets: deps.secrets,
@@ -291,6 +307,16 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       });
     } catch (err) {
       checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
+    }
+    // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
+    for (const state of (await clusterHealth?.all()) ?? []) {
+      checks.push({
+        name: `cluster:${state.name}`,
+        ok: true,
+        ...(state.reachable
+          ? {}
+          : { degraded: true, detail: `unreachable: ${env.redactor.redact(state.detail ?? 'no answer')}` }),
+      });
     }
     return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
   };

@@ -4,6 +4,7 @@ import { prepareContext, type PreparedContext } from '../../context/prepare.js';
 import { findReportValidator } from '../../context/report-validator.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
 import type { PipelineEnv, RunContext } from './context.js';
+import { routeRun } from './cluster.js';
 import { guardFor } from './kubectl-guard.js';
 import { refusePlantedAgentFiles } from './planted.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
@@ -22,10 +23,13 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
   const overrides = request.overrides ?? {};
   const bundle = await RunBundle.create(request.workspace.dir, request.runId, env.redactor);
   ctx.bundle = bundle;
+  const cluster = await routeRun(env, ctx, bundle.dir);
+  ctx.cluster = cluster;
   await audit('preparing', {
     attempt: request.attempt,
     agent: ctx.agent,
     engine: ctx.engineName,
+    cluster: cluster.record,
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(overrides.dryRun ? { dryRun: true } : {}),
   });
@@ -53,7 +57,8 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
   const agentPath = [...guard.pathPrepend, ...(overrides.pathPrepend ?? [])];
   const layout = runLayout({
     // With the kubectl guard the kubeconfig stays with the daemon: the agent's view is built without it.
-    config: guard.withholdKubeconfig ? { ...config, kubeconfig: undefined } : config,
+    // Without it the agent gets its cluster's kubeconfig file (the entry's context is not applied there).
+    config: { ...config, kubeconfig: guard.withholdKubeconfig ? undefined : cluster.entry.kubeconfig },
     placement: engine.placement,
     workspaceDir: request.workspace.dir,
     runId: request.runId,
@@ -91,6 +96,7 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(env.metrics ? { metrics: env.metrics } : {}),
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
+    cluster: { ...(cluster.kubeconfig ? { kubeconfig: cluster.kubeconfig } : {}) },
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
