@@ -207,12 +207,10 @@ const subjectRule = z.strictObject({
 });
 
 /** A registry entry's name: it appears in metrics labels, /readyz check names and Secret names. */
-const clusterName = z
-  .string()
-  .regex(
-    /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/,
-    'expected a cluster name of lowercase letters, digits, ".", "_" or "-" (at most 63, as Kubernetes names)',
-  );
+const CLUSTER_NAME = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
+const CLUSTER_NAME_RULE =
+  'lowercase letters, digits, ".", "_" or "-", starting and ending with a letter or digit, at most 63 characters';
+const clusterName = z.string().regex(CLUSTER_NAME, `expected a cluster name of ${CLUSTER_NAME_RULE}`);
 
 const clusterEntry = z
   .strictObject({
@@ -536,7 +534,7 @@ const baseSchema = z.strictObject({
       'kubeconfig for the triage script and the kubectl broker (mounted into the agent only with kubectl.guard off)',
     ),
   clusters: z
-    .record(clusterName, clusterEntry)
+    .record(z.string(), clusterEntry)
     .optional()
     .describe(
       'the cluster registry: one kubeconfig (and context) per cluster an incident can name; absent: the single `kubeconfig` serves every incident',
@@ -732,6 +730,13 @@ function checkClusters(config: unknown, ctx: z.RefinementCtx): void {
   const clusters = isRecord(config.clusters) ? config.clusters : undefined;
   const names = new Set(clusters ? Object.keys(clusters) : []);
   const owner = new Map<string, string>();
+  for (const name of names)
+    if (!CLUSTER_NAME.test(name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clusters', name],
+        message: `cluster name ${JSON.stringify(name)} is not usable in metrics labels and Secret names; use ${CLUSTER_NAME_RULE} (put the other spelling in aliases:)`,
+      });
   for (const [name, entry] of Object.entries(clusters ?? {})) {
     if (!isRecord(entry) || !Array.isArray(entry.aliases)) continue;
     entry.aliases.forEach((alias: unknown, i) => {
