@@ -14,6 +14,8 @@ import type { PipelineEnv, RunContext } from './context.js';
 
 export interface RunCluster {
   entry: ClusterEntry;
+  /** False without `clusters:` (the single kubeconfig): call records then name no entry, as before. */
+  configured: boolean;
   /** What result.json and the audit record. */
   record: ClusterRecord & { unreachable?: string };
   /** KUBECONFIG for the triage script and the broker's kubectl; undefined: kubectl's default. */
@@ -49,5 +51,10 @@ export async function routeRun(env: PipelineEnv, ctx: RunContext, dir: string): 
     const state = await env.clusterHealth.of(route.entry.name);
     if (!state.reachable) record.unreachable = env.redactor.redact(state.detail ?? 'unreachable');
   }
-  return { entry: route.entry, record, ...(kubeconfig ? { kubeconfig } : {}) };
+  return {
+    entry: route.entry,
+    configured: registry.configured,
+    record,
+    ...(kubeconfig ? { kubeconfig } : {}),
+  };
 }

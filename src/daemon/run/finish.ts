@@ -117,7 +117,7 @@ export async function collectRun(
       ...(input.adopted ? { adopted: true } : {}),
       ...(validator ? { validator } : {}),
       ...(kubectl ? { kubectl } : {}),
-      ...(ctx.cluster ? { cluster: ctx.cluster.record } : {}),
+      ...(ctx.cluster?.configured ? { cluster: ctx.cluster.record } : {}),
     },
   });
   await writeRunResult(bundle, result);
@@ -228,7 +228,7 @@ export async function failEarly(
       transient,
       ...(waitFor ? { waitFor } : {}),
     });
-    if (ctx.cluster) result.cluster = ctx.cluster.record;
+    if (ctx.cluster?.configured) result.cluster = ctx.cluster.record;
     await writeRunResult(ctx.bundle, result).catch(() => undefined);
   }
   await ctx.audit('finished', {

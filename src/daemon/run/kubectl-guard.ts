@@ -64,8 +64,8 @@ export interface GuardInput {
   env: Record<string, string | undefined>;
   /** Folders before PATH for the broker's kubectl (RunOverrides.pathPrepend: the eval's frozen cluster). */
   pathPrepend?: string[];
-  /** The run's cluster registry entry as KUBECONFIG (absent: the configured `kubeconfig`). */
-  cluster?: ClusterKubeconfig;
+  /** The run's cluster: KUBECONFIG (absent: the configured `kubeconfig`) and the registry entry named on each call record. */
+  cluster?: ClusterKubeconfig & { name?: string };
   redact: (text: string) => string;
   audit: AuditFn;
   now: () => Date;
@@ -131,7 +131,12 @@ export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
     env: env.env,
     ...(pathPrepend ? { pathPrepend } : {}),
     ...(ctx.cluster
-      ? { cluster: { ...(ctx.cluster.kubeconfig ? { kubeconfig: ctx.cluster.kubeconfig } : {}) } }
+      ? {
+          cluster: {
+            ...(ctx.cluster.configured ? { name: ctx.cluster.entry.name } : {}),
+            ...(ctx.cluster.kubeconfig ? { kubeconfig: ctx.cluster.kubeconfig } : {}),
+          },
+        }
       : {}),
     redact: (text) => env.redactor.redact(text),
     audit: ctx.audit,
@@ -166,7 +171,8 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   let stopped = false;
 
   const onCall = async (record: ClusterCallRecord) => {
-    await log?.append(record);
+    const cluster = input.cluster?.name;
+    await log?.append(cluster ? { ...record, cluster } : record);
     if (record.decision === 'refused') {
       await input.audit('kubectl_refused', {
         by: record.by,

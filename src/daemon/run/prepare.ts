@@ -29,7 +29,8 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     attempt: request.attempt,
     agent: ctx.agent,
     engine: ctx.engineName,
-    cluster: cluster.record,
+    // Without `clusters:` there is one kubeconfig and nothing to record, as before the registry.
+    ...(cluster.configured ? { cluster: cluster.record } : {}),
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(overrides.dryRun ? { dryRun: true } : {}),
   });
