@@ -90,6 +90,18 @@ export function schedulingKey(registry: ClusterRegistry): (cluster: string) => s
   };
 }
 
+/**
+ * An alert's cluster label as the registry names it: an alias becomes its entry's name (so alerts
+ * group and storm under one cluster); any other value is kept, for routing to accept or reject.
+ */
+export function canonicalCluster(registry: ClusterRegistry): (cluster: string) => string {
+  if (!registry.configured) return (cluster) => cluster;
+  return (cluster) => {
+    const route = registry.resolveCluster(cluster);
+    return 'entry' in route && route.routedBy === 'alias' ? route.entry.name : cluster;
+  };
+}
+
 /** Why an incident for `cluster` cannot be taken, or undefined when the registry routes it. */
 export function clusterProblem(registry: ClusterRegistry, cluster: string): string | undefined {
   const route = registry.resolveCluster(cluster);
