@@ -39,12 +39,15 @@ export async function routeRun(env: PipelineEnv, ctx: RunContext, dir: string): 
   const { incident } = ctx.request.workspace;
   const override = ctx.request.overrides?.cluster;
   const registry = env.clusters ?? clusterRegistry(env.config);
-  const route = registry.resolveCluster(override ?? incident.cluster);
+  const own = registry.resolveCluster(incident.cluster);
+  const route = override === undefined ? own : registry.resolveCluster(override);
   if ('rejected' in route)
-    throw new ClusterRouteError(override ? `--cluster ${override}: ${route.rejected}` : route.rejected);
+    throw new ClusterRouteError(override ? `the run's chosen cluster: ${route.rejected}` : route.rejected);
+  // A replay on the entry the incident routes to anyway records how it got there; another is an override.
+  const moved = !('entry' in own) || own.entry.name !== route.entry.name;
   const record: RunCluster['record'] = {
     ...clusterRecord(route, incident.cluster),
-    ...(override ? { routedBy: 'override' as const } : {}),
+    ...(moved ? { routedBy: 'override' as const } : {}),
   };
   const kubeconfig = await kubeconfigFor(route.entry, dir, env.env.HOME);
   if (registry.configured && env.clusterHealth) {

@@ -9,7 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUN_FILES } from '../../../src/audit/bundle.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { readRunResult } from '../../../src/audit/run-record.js';
+import { runCli } from '../../../src/cli/program.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
+import { replay } from '../../../src/daemon/replay.js';
+import type { RunExecutor } from '../../../src/daemon/types.js';
 import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
@@ -41,6 +44,8 @@ const kubeconfig = (clusters: [string, string][], contexts: [string, string][], 
 describe('a cluster registry routes each incident to its own cluster', () => {
   let t: { dir: string; cleanup: () => Promise<void> };
   let daemon: Daemon;
+  let executor: RunExecutor;
+  let configFile: string;
   let root: string;
   let base: string;
 
@@ -120,7 +125,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       'kubectl get pods -A; echo "get exit=$?"',
       ...FINISH_ON_HOST,
     ].join('\n');
-    const executor = createRunExecutor({
+    executor = createRunExecutor({
       config,
       log: silentLogger(),
       redactor: new Redactor(),
@@ -134,6 +139,8 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       }),
     });
     daemon = new Daemon({ config, log: silentLogger(), executor, audit: new AuditLog() });
+    configFile = path.join(t.dir, 'config.yaml');
+    await writeFile(configFile, JSON.stringify({ clusters: config.clusters, workspaces_root: root }));
     await daemon.start();
   }, 30_000);
 
@@ -261,4 +268,69 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       },
     ]);
   }, 60_000);
+
+  it('replay investigates the cluster the original run used, or the one --cluster names', async () => {
+    const original = await dropByRename(root, 'eu-replayed', incidentJson({ cluster: 'prod-eu' }));
+    expect((await runOf(original)).state.state).toBe('succeeded');
+    const replayInto = async (out: string, cluster?: string) => {
+      const result = await replay(
+        {
+          input: original,
+          cwd: t.dir,
+          out: path.join(t.dir, out),
+          maxIncidentBytes: 1 << 20,
+          ...(cluster ? { cluster } : {}),
+        },
+        { executor, log: silentLogger() },
+      );
+      return {
+        result: await readRunResult(result.runDir),
+        triage: await readFile(path.join(result.runDir, RUN_FILES.triageLog), 'utf8').catch(() => ''),
+        agent: await readFile(path.join(result.runDir, 'agent-stdout.log'), 'utf8'),
+      };
+    };
+    const same = await replayInto('replay-same');
+    expect(same.result.ok && same.result.value.cluster).toEqual({
+      name: 'prod-eu-1',
+      routedBy: 'alias',
+      requested: 'prod-eu',
+    });
+    expect(same.agent).toContain(EU_POD);
+
+    // Pointed at the staging copy: the incident still says prod-eu, the calls go to staging.
+    const moved = await replayInto('replay-staging', 'staging');
+    expect(moved.result.ok && moved.result.value.cluster).toEqual({
+      name: 'staging',
+      routedBy: 'override',
+      requested: 'prod-eu',
+    });
+    expect(moved.agent).toContain(STAGING_POD);
+    expect(moved.agent).not.toContain(EU_POD);
+
+    // The command refuses a --cluster that names no entry, listing the known ones, before anything runs.
+    const err: string[] = [];
+    const io = {
+      stdout: () => undefined,
+      stderr: (text: string) => void err.push(text),
+      env: { PATH: process.env.PATH },
+      cwd: t.dir,
+    };
+    const code = await runCli(
+      [
+        '--config',
+        configFile,
+        'replay',
+        original,
+        '--cluster',
+        'prod-us-9',
+        '--out',
+        path.join(t.dir, 'never'),
+      ],
+      io,
+    );
+    expect(code).toBe(2);
+    expect(err.join('')).toContain(
+      'replay: --cluster prod-us-9 is not a cluster registry entry or alias (known: prod-eu-1, staging, dr)',
+    );
+  }, 90_000);
 });
