@@ -45,10 +45,9 @@ export async function routeRun(env: PipelineEnv, ctx: RunContext, dir: string): 
     throw new ClusterRouteError(override ? `the run's chosen cluster: ${route.rejected}` : route.rejected);
   // A replay on the entry the incident routes to anyway records how it got there; another is an override.
   const moved = !('entry' in own) || own.entry.name !== route.entry.name;
-  const record: RunCluster['record'] = {
-    ...clusterRecord(route, incident.cluster),
-    ...(moved ? { routedBy: 'override' as const } : {}),
-  };
+  const record: RunCluster['record'] = moved
+    ? { ...clusterRecord(route, incident.cluster), routedBy: 'override' }
+    : clusterRecord(own, incident.cluster);
   const kubeconfig = await kubeconfigFor(route.entry, dir, env.env.HOME);
   if (registry.configured && env.clusterHealth) {
     const state = await env.clusterHealth.of(route.entry.name);
