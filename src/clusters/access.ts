@@ -13,22 +13,25 @@ export const CONTEXT_FILE = 'kube-context.yaml';
 /** kubectl's default kubeconfig, used when an entry names a context but no kubeconfig. */
 const defaultKubeconfig = (home: string | undefined): string => path.join(home ?? '/root', '.kube', 'config');
 
-/**
- * The KUBECONFIG value for `entry`, writing the context file into `dir` when the entry names a
- * context; undefined when kubectl's defaults apply (no kubeconfig, no context).
- */
-export async function kubeconfigFor(
+/** The KUBECONFIG value for `entry` with its context file in `dir`; undefined when kubectl's defaults apply. */
+export function kubeconfigValue(
   entry: Pick<ClusterEntry, 'kubeconfig' | 'context'>,
   dir: string,
   home: string | undefined,
-): Promise<string | undefined> {
+): string | undefined {
   if (!entry.context) return entry.kubeconfig;
-  const file = path.join(dir, CONTEXT_FILE);
+  return `${path.join(dir, CONTEXT_FILE)}${path.delimiter}${entry.kubeconfig ?? defaultKubeconfig(home)}`;
+}
+
+/** Writes the context file kubeconfigValue lists first, when the entry names a context. */
+export async function writeContextFile(entry: Pick<ClusterEntry, 'context'>, dir: string): Promise<void> {
+  if (!entry.context) return;
   // JSON strings are YAML scalars: any context name is written literally.
-  await writeFile(file, `apiVersion: v1\nkind: Config\ncurrent-context: ${JSON.stringify(entry.context)}\n`, {
-    mode: 0o644,
-  });
-  return `${file}${path.delimiter}${entry.kubeconfig ?? defaultKubeconfig(home)}`;
+  await writeFile(
+    path.join(dir, CONTEXT_FILE),
+    `apiVersion: v1\nkind: Config\ncurrent-context: ${JSON.stringify(entry.context)}\n`,
+    { mode: 0o644 },
+  );
 }
 
 /** kubectl arguments and KUBECONFIG that reach `entry` for a one-off daemon call (the readiness probe). */

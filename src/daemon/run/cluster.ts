@@ -1,28 +1,30 @@
-import { kubeconfigFor } from '../../clusters/access.js';
+import { kubeconfigValue, writeContextFile } from '../../clusters/access.js';
 import {
   clusterRecord,
   clusterRegistry,
   type ClusterEntry,
   type ClusterRecord,
 } from '../../clusters/registry.js';
-import type { PipelineEnv, RunContext } from './context.js';
+import type { RunRequest } from '../types.js';
+import type { PipelineEnv } from './env.js';
 
 // Which cluster a run investigates: the registry entry its incident's cluster (or alias) names, or the
-// one a replay points it at. The triage script and the run's kubectl broker are given that entry's
-// KUBECONFIG (and context) and nothing else; result.json and the audit name the entry, never its
-// credentials. Decided once while preparing and carried on the run as data.
+// one a replay points it at. Chosen once when the run begins and carried on it as data; the triage
+// script and the run's kubectl broker get that entry's KUBECONFIG (and context) and nothing else;
+// result.json and the audit name the entry, never its credentials.
 
 export interface RunCluster {
   entry: ClusterEntry;
-  /** False without `clusters:` (the single kubeconfig): call records then name no entry, as before. */
+  /** False without `clusters:` (the single kubeconfig): nothing is recorded, as before the registry. */
   configured: boolean;
-  /** What result.json and the audit record. */
+  /** What result.json and the audit record; `unreachable` is filled in while preparing. */
   record: ClusterRecord & { unreachable?: string };
-  /** KUBECONFIG for the triage script and the broker's kubectl; undefined: kubectl's default. */
-  kubeconfig?: string;
 }
 
-/** The incident's cluster (or the override) is not in the registry: the run fails with the known names. */
+/** The entry for the run, or why there is none (the run then fails while preparing, naming the known ones). */
+export type ClusterChoice = RunCluster | { rejected: string };
+
+/** The incident's cluster (or the chosen one) is not in the registry. */
 export class ClusterRouteError extends Error {
   constructor(message: string) {
     super(message);
@@ -30,33 +32,58 @@ export class ClusterRouteError extends Error {
   }
 }
 
-/**
- * Routes the run in `ctx` to its registry entry and writes the entry's context file into `dir` (the
- * run bundle). With a health tracker, an entry that cannot be reached is noted: the run goes on (its
- * report will say what it could not see) and result.json carries the gap.
- */
-export async function routeRun(env: PipelineEnv, ctx: RunContext, dir: string): Promise<RunCluster> {
-  const { incident } = ctx.request.workspace;
-  const override = ctx.request.overrides?.cluster;
+/** Routes `request` through the registry (pure). */
+export function chooseCluster(
+  env: PipelineEnv,
+  request: Pick<RunRequest, 'workspace' | 'overrides'>,
+): ClusterChoice {
+  const { incident } = request.workspace;
+  const override = request.overrides?.cluster;
   const registry = env.clusters ?? clusterRegistry(env.config);
   const own = registry.resolveCluster(incident.cluster);
   const route = override === undefined ? own : registry.resolveCluster(override);
   if ('rejected' in route)
-    throw new ClusterRouteError(override ? `the run's chosen cluster: ${route.rejected}` : route.rejected);
+    return { rejected: override ? `the run's chosen cluster: ${route.rejected}` : route.rejected };
   // A replay on the entry the incident routes to anyway records how it got there; another is an override.
-  const moved = !('entry' in own) || own.entry.name !== route.entry.name;
-  const record: RunCluster['record'] = moved
-    ? { ...clusterRecord(route, incident.cluster), routedBy: 'override' }
-    : clusterRecord(own, incident.cluster);
-  const kubeconfig = await kubeconfigFor(route.entry, dir, env.env.HOME);
-  if (registry.configured && env.clusterHealth) {
-    const state = await env.clusterHealth.of(route.entry.name);
-    if (!state.reachable) record.unreachable = env.redactor.redact(state.detail ?? 'unreachable');
-  }
+  const same = 'entry' in own && own.entry.name === route.entry.name;
   return {
     entry: route.entry,
     configured: registry.configured,
-    record,
-    ...(kubeconfig ? { kubeconfig } : {}),
+    record: same
+      ? clusterRecord(own, incident.cluster)
+      : { ...clusterRecord(route, incident.cluster), routedBy: 'override' },
   };
+}
+
+/** The run's entry; throws ClusterRouteError for a rejected choice. */
+export function routedCluster(
+  env: PipelineEnv,
+  start: { cluster?: ClusterChoice; request: Pick<RunRequest, 'workspace' | 'overrides'> },
+): RunCluster {
+  const choice = start.cluster ?? chooseCluster(env, start.request);
+  if ('rejected' in choice) throw new ClusterRouteError(choice.rejected);
+  return choice;
+}
+
+/** KUBECONFIG for the run's triage script and broker (the bundle's context file first); undefined: kubectl's default. */
+export function runKubeconfig(env: PipelineEnv, cluster: RunCluster, bundleDir: string): string | undefined {
+  return kubeconfigValue(cluster.entry, bundleDir, env.env.HOME);
+}
+
+/**
+ * Makes the run's cluster access ready in its bundle: the context file written and, with a health
+ * tracker, an entry that cannot be reached noted on the record (the run goes on; result.json carries
+ * the gap). Returns the KUBECONFIG value.
+ */
+export async function prepareClusterAccess(
+  env: PipelineEnv,
+  cluster: RunCluster,
+  bundleDir: string,
+): Promise<string | undefined> {
+  await writeContextFile(cluster.entry, bundleDir);
+  if (cluster.configured && env.clusterHealth) {
+    const state = await env.clusterHealth.of(cluster.entry.name);
+    if (!state.reachable) cluster.record.unreachable = env.redactor.redact(state.detail ?? 'unreachable');
+  }
+  return runKubeconfig(env, cluster, bundleDir);
 }
