@@ -62,7 +62,7 @@ export class ClusterHealth {
     return Promise.all(this.options.clusters.map((entry) => this.of(entry.name)));
   }
 
-  /** One entry's state; undefined for a name the registry does not hold. */
+  /** One entry's state (a name the registry does not hold is unreachable, saying so). */
   async of(name: string): Promise<ClusterState> {
     const entry = this.options.clusters.find((e) => e.name === name);
     if (!entry)

@@ -17,6 +17,7 @@ import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
+import { clusterStates } from '../../../src/status/client.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { dropByRename, incidentJson, waitForState } from '../../support/incidents.js';
 import { freePort } from '../../support/net.js';
@@ -266,6 +267,12 @@ describe('a cluster registry routes each incident to its own cluster', () => {
         degraded: true,
         detail: expect.stringMatching(/^unreachable: .*127\.0\.0\.1:9.*connection refused/),
       },
+    ]);
+    // What `status` shows of the clusters when a daemon answers.
+    expect(await clusterStates({ base })).toEqual([
+      { name: 'prod-eu-1', reachable: true },
+      { name: 'staging', reachable: true },
+      { name: 'dr', reachable: false, detail: expect.stringContaining('connection refused') },
     ]);
   }, 60_000);
 
