@@ -141,7 +141,8 @@ describe('a cluster registry routes each incident to its own cluster', () => {
     });
     daemon = new Daemon({ config, log: silentLogger(), executor, audit: new AuditLog() });
     configFile = path.join(t.dir, 'config.yaml');
-    await writeFile(configFile, JSON.stringify({ clusters: config.clusters, workspaces_root: root }));
+    // The same configuration for the commands (durations in ms, paths absolute).
+    await writeFile(configFile, JSON.stringify(config));
     await daemon.start();
   }, 30_000);
 
@@ -340,4 +341,31 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       'replay: --cluster prod-us-9 is not a cluster registry entry or alias (known: prod-eu-1, staging, dr)',
     );
   }, 90_000);
+
+  it("context previews the triage against the incident's own cluster, and refuses an unknown one", async () => {
+    const ws = await dropByRename(path.join(t.dir, 'previews'), 'eu', incidentJson({ cluster: 'prod-eu' }));
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = {
+      stdout: (text: string) => void out.push(text),
+      stderr: (text: string) => void err.push(text),
+      env: { PATH: process.env.PATH, HOME: t.dir },
+      cwd: t.dir,
+    };
+    expect(await runCli(['--config', configFile, 'context', ws, '--json'], io), err.join('')).toBe(0);
+    const { prompt } = JSON.parse(out.join('')) as { prompt: { system: string; user: string } };
+    expect(`${prompt.system}${prompt.user}`).toContain('triage context: eu-investigator');
+    expect(`${prompt.system}${prompt.user}`).toContain(EU_POD);
+
+    const unknown = await dropByRename(
+      path.join(t.dir, 'previews'),
+      'unknown',
+      incidentJson({ cluster: 'prod-us-9' }),
+    );
+    err.length = 0;
+    expect(await runCli(['--config', configFile, 'context', unknown], io)).toBe(2);
+    expect(err.join('')).toContain(
+      '"prod-us-9" is not in the cluster registry (known: prod-eu-1, staging, dr)',
+    );
+  }, 60_000);
 });
