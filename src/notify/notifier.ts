@@ -13,6 +13,7 @@ import { sinkMatches } from './filters.js';
 import { finishedFrom, readFinalState, readIncident, type ReadLimits } from './input.js';
 import type { NotifyMetrics } from './metrics.js';
 import { listEntries, lockEntry, readEntry, readPayload, recordDelivery, saveEntry } from './outbox.js';
+import { recordSinks, type SinkSince } from './sink-history.js';
 import { SINKS } from './sinks/index.js';
 import { summarize } from './summary.js';
 import type {
@@ -102,6 +103,8 @@ export class Notifier {
   private readonly adapters: Record<string, SinkAdapter<SinkPayload>>;
   private readonly policy: RetryPolicy;
   private readonly limits: ReadLimits;
+  /** Per workspaces root: since when each sink is configured (read and updated once per process). */
+  private readonly sinkSince = new Map<string, Promise<SinkSince>>();
 
   constructor(private readonly deps: NotifierDeps) {
     this.now = deps.now ?? Date.now;
@@ -244,6 +247,8 @@ export class Notifier {
       return 0;
     }
     let scheduled = 0;
+    // Record the sinks configured now before any catch-up compares an incident's end with them.
+    if (options.catchUp) await this.sinksSince(root);
     for (const name of names) {
       if (name.startsWith('.')) continue;
       scheduled += await this.resumeWorkspace(path.join(root, name), options);
@@ -337,17 +342,42 @@ export class Notifier {
     // Cheap checks first: which sinks match, and whether each already has its delivery recorded.
     const incident = await readIncident(workspaceDir, this.limits.maxIncidentBytes);
     const probe: FinishedIncident = { workspaceDir, incident, state, runId: state.runId };
-    const due = this.deps.notify.sinks.filter((s) => sinkMatches(s, probe).match);
+    // Only sinks configured when the incident finished were due then; one added since is not.
+    const since = await this.sinksSince(path.dirname(workspaceDir));
+    const due = this.deps.notify.sinks.filter(
+      (s) => (since.get(s.name) ?? Infinity) <= finishedAt && sinkMatches(s, probe).match,
+    );
+    if (due.length === 0) return;
     const recorded = await Promise.all(due.map((s) => readEntry(workspaceDir, `${state.runId}.${s.name}`)));
     if (recorded.every((e) => e !== undefined)) return;
     const input = await finishedFrom(workspaceDir, state, state.runId, this.limits);
-    const plan = await this.incidentFinished(input, { trigger: 'finished' });
+    const plan = await this.incidentFinished(input, { trigger: 'finished', sinks: due.map((s) => s.name) });
     const created = plan.deliveries.filter((d) => d.created).map((d) => d.sink);
     if (created.length > 0)
       this.deps.log.info(
         { workspace: workspaceDir, runId: state.runId, sinks: created },
         'finished incident had deliveries missing from its outbox (a stop right after it finished): recorded now',
       );
+  }
+
+  /** Since when each sink is configured, recorded under the root the first time it is asked. */
+  private sinksSince(root: string): Promise<SinkSince> {
+    let pending = this.sinkSince.get(root);
+    if (!pending) {
+      pending = recordSinks(root, this.deps.notify.sinks, this.now()).then(
+        ({ since, problem }) => {
+          if (problem) this.deps.log.warn({ root, problem }, 'notify sink history unreadable');
+          return since;
+        },
+        (err: unknown) => {
+          // Without a history no sink is known to predate an incident: nothing is caught up.
+          this.deps.log.warn({ root, err: errorMessage(err) }, 'notify sink history could not be written');
+          return new Map();
+        },
+      );
+      this.sinkSince.set(root, pending);
+    }
+    return pending;
   }
 
   private dueAt(entry: OutboxEntry): number {
