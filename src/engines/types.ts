@@ -84,6 +84,11 @@ export interface EngineCapabilities {
    * a host folder the agent sees): the kubectl broker can serve it. Absent means no.
    */
   bundleSockets?: boolean;
+  /**
+   * The agent reaches the daemon host's loopback addresses (`127.0.0.1`, `localhost`): a model server
+   * or gateway listening there is reachable. Absent means no (a container on its own network, a pod).
+   */
+  hostLoopback?: boolean;
 }
 
 export interface Engine {

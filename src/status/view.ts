@@ -15,6 +15,7 @@ const progressOf = (state: StateFile): ViewProgress | null => {
     turns: p.turns,
     tokens: { input: p.tokens.input, output: p.tokens.output },
     ...(p.lastTool !== undefined ? { lastTool: p.lastTool } : {}),
+    ...(p.retrying !== undefined ? { retrying: p.retrying } : {}),
     elapsedMs: p.elapsedMs,
   };
 };

@@ -25,9 +25,10 @@ import type {
 import { adoptRun } from './adopt.js';
 import type { AuditFn, PipelineEnv, RunContext, SkillsCacheLike } from './context.js';
 import { collectRun, failEarly, type FailureSource } from './finish.js';
-import { planLaunch, startAgent } from './launch.js';
+import { planLaunch, providerSettings, startAgent } from './launch.js';
 import { openOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
+import { unreachableProviderProblem } from './reachability.js';
 import { supervise } from './supervise.js';
 
 // The run pipeline: prepare (skills, triage, context, prompt) → launch (adapter + engine) → supervise
@@ -192,6 +193,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         const update = progress.push(chunk);
         if (!update) return;
         report(progress.snapshot());
+        if (update.retrying)
+          log.warn({ retrying: update.retrying }, 'the agent CLI is retrying the model API');
         if (update.authFailure) {
           log.warn(
             { reason: update.authFailure },
@@ -274,7 +277,12 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       await engine.ping();
       return undefined;
     });
-    if (!(engine instanceof Error)) await check('agent', () => agentProblem(engine));
+    if (!(engine instanceof Error)) {
+      await check('agent', () => agentProblem(engine));
+      await check('model-endpoint', async () =>
+        unreachableProviderProblem(providerSettings(config, deps.env), engine),
+      );
+    }
     await check('api-key', async () => keyProblem(await env.agents(config.agent.name)));
     try {
       const r = await env.skills.readiness();
