@@ -95,10 +95,14 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
       field(result, 'api_error_type') === 'authentication_error' ||
       looksLikeAuthFailure(message);
     const detail = message || `subtype ${subtype || 'missing'}`;
+    // The CLI speaks to a person at a terminal ("Please run /login"); the daemon's user sets a variable.
+    const fix = auth
+      ? ': set ANTHROPIC_API_KEY (or the secret configured for it under secrets:) where the daemon runs, and check providers.anthropic_base_url'
+      : '';
     return makeOutcome('claude', output, {
       ...common,
       status: auth ? 'auth_failed' : 'failed',
-      error: `claude reported an error${typeof apiStatus === 'number' ? ` (HTTP ${apiStatus})` : ''}: ${detail}`,
+      error: `claude reported an error${typeof apiStatus === 'number' ? ` (HTTP ${apiStatus})` : ''}: ${detail}${fix}`,
     });
   }
   return makeOutcome('claude', output, {

@@ -208,7 +208,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         stage = 'engine';
         handle = await startAgent(env, ctx, spec, output, plannedAt);
         stage = undefined;
-        log.info({ id: handle.id }, 'agent launched');
+        // The store's Launched transition logs "agent launched" at info; this one only adds the engine id.
+        log.debug({ id: handle.id }, 'agent started on the engine');
         if (progress.authFailure) stopForAuth();
         progress.beat(report, log);
         supervised = await supervise({

@@ -126,6 +126,9 @@ describe('daemon exit', () => {
     agent.destroy();
     expect(result, daemon.tail()).toEqual([0, null]);
     expect(daemon.logs()).toMatch(/daemon stopped/);
+    // One drop, one run: "agent launched" once, and no change reported for an unchanged file.
+    expect(daemon.logs().match(/"msg":"agent launched"/g), daemon.tail()).toHaveLength(1);
+    expect(daemon.logs()).not.toContain('changed during its run');
   });
 
   it('leaves no timer, socket, watcher or child process behind once the daemon command returns', async () => {

@@ -116,6 +116,7 @@ describe('claude output', () => {
     const outcome = claude.parseOutput(fixture('claude-401'));
     expect(outcome).toMatchObject({ status: 'auth_failed', exitCode: 1 });
     expect(outcome.error).toMatch(/HTTP 401/);
+    expect(outcome.error).toContain('set ANTHROPIC_API_KEY (or the secret configured for it under secrets:)');
   });
 
   it('recognises a real error_max_turns result as the turn limit', () => {
