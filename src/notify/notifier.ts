@@ -162,6 +162,7 @@ export class Notifier {
     }
     if (missing.length === 0) return plan;
     const base = this.renderBase(input, trigger, options.label);
+    const earlier = await this.earlierParents(input.workspaceDir);
     for (const sink of missing) {
       const key = `${input.runId}.${sink.name}${suffix}`;
       const adapter = this.adapterFor(sink);
@@ -180,6 +181,7 @@ export class Notifier {
         status: 'pending',
         attempts: 0,
         steps: adapter.steps(payload).map((id) => ({ id, status: 'pending' })),
+        ...(earlier.has(sink.name) ? { parent: earlier.get(sink.name) } : {}),
       };
       const created = await recordDelivery(input.workspaceDir, entry, payload);
       plan.deliveries.push({ sink: sink.name, key, created });
@@ -324,7 +326,10 @@ export class Notifier {
       summary: summarize(report, answer),
       trigger,
       ...((label ?? input.label) ? { label: label ?? input.label } : {}),
-      ...(publicUrl ? { statusUrl: `${publicUrl}/` } : {}),
+      // The incident's own page, not the list.
+      ...(publicUrl
+        ? { statusUrl: `${publicUrl}/incidents/${encodeURIComponent(path.basename(input.workspaceDir))}` }
+        : {}),
       folder: path.basename(input.workspaceDir),
     };
   }
@@ -358,6 +363,23 @@ export class Notifier {
         { workspace: workspaceDir, runId: state.runId, sinks: created },
         'finished incident had deliveries missing from its outbox (a stop right after it finished): recorded now',
       );
+  }
+
+  /**
+   * Per sink, the incident's message from its latest delivery that posted one (a step `parent` with a
+   * channel and ts): later deliveries (a retry's result) update that message instead of posting anew.
+   */
+  private async earlierParents(workspaceDir: string): Promise<Map<string, { channel: string; ts: string }>> {
+    const out = new Map<string, { channel: string; ts: string; at: string }>();
+    const { entries } = await listEntries(workspaceDir).catch(() => ({ entries: [] as OutboxEntry[] }));
+    for (const entry of entries) {
+      const result = entry.steps.find((s) => s.id === 'parent' && s.status === 'delivered')?.result;
+      if (typeof result?.ts !== 'string' || typeof result.channel !== 'string') continue;
+      const known = out.get(entry.sink);
+      if (!known || known.at < entry.createdAt)
+        out.set(entry.sink, { channel: result.channel, ts: result.ts, at: entry.createdAt });
+    }
+    return new Map([...out].map(([sink, p]) => [sink, { channel: p.channel, ts: p.ts }]));
   }
 
   /** Since when each sink is configured, recorded under the root the first time it is asked. */
