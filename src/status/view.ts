@@ -40,7 +40,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
     reason,
     updatedAt: state.updatedAt,
     progress,
-    resolvedAt: state.resolvedAt ?? null,
+    resolvedAt: state.resolvedAt ?? facts.alertsResolvedAt ?? null,
   };
 }
 
