@@ -2,7 +2,7 @@
 // process exits 0 on SIGTERM with an HTTP client still connected, and the same command run in this
 // process leaves no handle behind (timers, sockets, watchers, child processes) once it returns.
 import { EventEmitter } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, request, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -133,6 +133,7 @@ describe('daemon exit', () => {
 
   it('leaves no timer, socket, watcher or child process behind once the daemon command returns', async () => {
     const root = path.join(dir.dir, 'incidents');
+    await mkdir(root);
     // The logger writes to stdout and stderr: their handles open on first use, before the baseline.
     void [process.stdout.writable, process.stderr.writable];
     const before = handleCounts();
