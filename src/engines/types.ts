@@ -89,6 +89,11 @@ export interface EngineCapabilities {
    * or gateway listening there is reachable. Absent means no (a container on its own network, a pod).
    */
   hostLoopback?: boolean;
+  /**
+   * The agent can reach the daemon over the network (a pod, through the daemon's Service): the kubectl
+   * broker serves it over HTTP with the run's token when the pod broker is configured. Absent means no.
+   */
+  networkBroker?: boolean;
 }
 
 export interface Engine {
