@@ -45,7 +45,9 @@ export type AuditEventType =
   | 'notify_queued'
   | 'notify_attempted'
   | 'notify_delivered'
-  | 'notify_failed';
+  | 'notify_failed'
+  // A responder's verdict on the investigation (src/feedback).
+  | 'feedback_recorded';
 
 export interface AuditEvent {
   type: AuditEventType;

@@ -274,9 +274,10 @@ const baseSchema = z.strictObject({
       GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
       HTTP_TOKEN: { env: 'TRIAGE_RUNNER_HTTP_TOKEN' },
       PAGERDUTY_WEBHOOK_SECRET: { env: 'PAGERDUTY_WEBHOOK_SECRET' },
+      SLACK_SIGNING_SECRET: { env: 'SLACK_SIGNING_SECRET' },
     })
     .describe(
-      'secrets, each read from an env var or a file and redacted everywhere; HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET stay with the daemon, the others are handed to the agent',
+      'secrets, each read from an env var or a file and redacted everywhere; HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET and SLACK_SIGNING_SECRET stay with the daemon, the others are handed to the agent',
     ),
   docker: z
     .strictObject({

@@ -8,6 +8,7 @@ import {
   type RunManifest,
   type RunResult,
 } from '../audit/run-record.js';
+import { readFeedback, type Feedback } from '../feedback/feedback.js';
 import { parseStateText, statePath } from '../incident/store.js';
 import { TRIAGE_DIR, type IncidentState, type StateFile } from '../incident/types.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
@@ -59,6 +60,8 @@ export interface IncidentFacts {
   reportExists: boolean;
   /** The folder cannot be written into safely: its state is kept under `<root>/.triage/unsafe/`. */
   unsafe?: true;
+  /** What responders said of the latest answer. */
+  feedback?: Feedback;
 }
 
 /** A file of the root as JSON text, or why not (`missing` when absent). */
@@ -114,6 +117,8 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
     else if (read.problem) facts.resultProblem = read.problem;
     facts.reportExists =
       (facts.result?.report.bytes ?? 0) > 0 && (await isRegularFile(path.join(dir, REPORT_REL)));
+    const feedback = await readFeedback(dir);
+    if (feedback) facts.feedback = feedback;
   } else if (state.state === 'running' || state.state === 'preparing') {
     const read = await readRecordBelow(root, path.join(runDir, MANIFEST_FILE), parseRunManifest);
     if (read.ok) facts.manifest = read.value;

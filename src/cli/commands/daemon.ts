@@ -10,6 +10,8 @@ import type { StateChange } from '../../incident/store.js';
 import type { Logger } from '../../log/logger.js';
 import { registerNotifyMetrics } from '../../notify/metrics.js';
 import { Notifier } from '../../notify/notifier.js';
+import { registerAnswerMetrics } from '../../status/answer-metrics.js';
+import { feedbackRoutes } from '../../server/routes/feedback.js';
 import { createStatusRoutes } from '../../server/routes/status.js';
 import { IncidentIndex } from '../../status/incident-index.js';
 import { errorMessage } from '../../util/errors.js';
@@ -83,6 +85,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   // The status index (status, the API, the status page): kept from every change, and every folder read
   // once after start-up (listings wait for that, so that the daemon's own scan is not slowed).
   const index = new IncidentIndex({ root: config.workspaces_root, log });
+  registerAnswerMetrics(metrics.registry, index);
   const daemon = new Daemon({
     config,
     log,
@@ -100,6 +103,13 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       routes: [
         createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log }),
         ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+        feedbackRoutes({
+          root: config.workspaces_root,
+          audit,
+          ...(secrets.SLACK_SIGNING_SECRET ? { slackSigningSecret: secrets.SLACK_SIGNING_SECRET } : {}),
+          onRecorded: (folder) => void index.refresh(folder),
+          log,
+        }),
       ],
       log,
     }),
