@@ -76,4 +76,9 @@ export interface RunOverrides {
    * container engine each is mounted read-only and its mount point prepended.
    */
   pathPrepend?: string[];
+  /**
+   * List earlier investigations of the same workload in the prompt (default: yes, for an incident
+   * under the workspaces root). Replays leave them out: the original's report would be the answer.
+   */
+  previousInvestigations?: boolean;
 }

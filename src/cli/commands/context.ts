@@ -131,6 +131,7 @@ async function runContext(
       skills,
       log,
       reportedRunDir: runDir,
+      previousRoot: config.workspaces_root,
       triage: reuse
         ? { mode: 'reuse', logPath: reuse }
         : opts.triage === false

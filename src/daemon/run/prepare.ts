@@ -91,6 +91,7 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(env.metrics ? { metrics: env.metrics } : {}),
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
+    ...(overrides.previousInvestigations === false ? {} : { previousRoot: config.workspaces_root }),
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
