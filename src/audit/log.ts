@@ -47,7 +47,9 @@ export type AuditEventType =
   | 'notify_delivered'
   | 'notify_failed'
   // A responder's verdict on the investigation (src/feedback).
-  | 'feedback_recorded';
+  | 'feedback_recorded'
+  // Retention (src/audit/prune.ts): a run's recorded outputs removed, with the digests they had.
+  | 'pruned';
 
 export interface AuditEvent {
   type: AuditEventType;
