@@ -97,7 +97,9 @@ export function formatStatus(
   const lines = [`${pad(HEADER)}  ANSWER`];
   rows.forEach((row, i) => {
     const start = `${pad(row)}  `;
-    const answer = printable(incidents[i]?.answer ?? '-');
+    const view = incidents[i];
+    const rated = view?.feedback ? `[rated ${view.feedback.verdict}] ` : '';
+    const answer = printable(`${rated}${view?.answer ?? '-'}`);
     const room = options.columns === undefined ? Infinity : options.columns - [...start].length;
     lines.push(`${start}${room === Infinity ? answer : cut(answer, Math.max(room, 1))}`.trimEnd());
   });

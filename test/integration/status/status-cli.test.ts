@@ -256,6 +256,9 @@ describe('status --accuracy', () => {
       'r',
     );
     await recordFeedback(dirs.succeeded, { verdict: 'wrong' }, 'api', { audit: new AuditLog() });
+    const listing = io();
+    expect(await runStatus({ root }, undefined, listing.cli)).toBe(0);
+    expect(listing.out()).toContain('[rated wrong] Hypothesis: payments-api crash-loops');
     const text = io();
     expect(await runStatus({ accuracy: true, root }, undefined, text.cli)).toBe(0);
     expect(text.out()).toContain('2 answers, 1 rated by responders: accuracy 0%, 1 confident-wrong');
