@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import type { ConfigInput } from '../../../src/config/schema.js';
-import { prepareContext, type PrepareInput } from '../../../src/context/prepare.js';
+import { buildContext, type BuildInput } from '../../../src/context/build.js';
 import type { AgentView } from '../../../src/context/types.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import type { IncidentEvent } from '../../../src/incident/machine.js';
@@ -116,7 +116,7 @@ async function setup(budget?: { warn: number; truncate: number }) {
     skills: { triage: { script: 'ok.sh', args: [] } },
     ...(budget ? { context: { budget } } : {}),
   };
-  const input = async (extra: Partial<PrepareInput> = {}): Promise<PrepareInput> => ({
+  const input = async (extra: Partial<BuildInput> = {}): Promise<BuildInput> => ({
     config: makeConfig(over),
     workspace: makeWorkspace(current, { incidentText }),
     agent: 'claude',
@@ -139,7 +139,7 @@ describe('past investigations in the prompt', () => {
   it('lists the same workload and fault in this cluster, confirmed causes first, each line cheap, with readable report copies', async () => {
     const { input } = await setup();
     const i = await input();
-    const out = await prepareContext(i);
+    const out = await buildContext(i);
     const body = section(out.prompt.system);
     expect(body).toBeDefined();
     const lines = (body ?? '').split('\n').filter((l) => l.startsWith('- '));
@@ -174,13 +174,13 @@ describe('past investigations in the prompt', () => {
 
   it('degrades the index to a pointer at its file before the triage report is cut, never touching the incident', async () => {
     const { input } = await setup();
-    const full = await prepareContext(await input());
+    const full = await buildContext(await input());
     const total = full.context.totalTokens;
     const previousTokens =
       full.context.sections.find((s) => s.tag === 'previous_investigations')?.tokens ?? 0;
     const limit = total - Math.ceil(previousTokens / 2);
     const tight = await setup({ warn: limit, truncate: limit });
-    const out = await prepareContext(await tight.input());
+    const out = await buildContext(await tight.input());
     const body = section(out.prompt.system) ?? '';
     expect(body).toContain(
       'earlier investigations of this workload or fault are listed in /workspace/.triage/runs/run-1/previous/index.md',
@@ -195,9 +195,9 @@ describe('past investigations in the prompt', () => {
 
   it('lists nothing for a replay or for a workspace outside the root', async () => {
     const { input } = await setup();
-    const replayed = await prepareContext(await input({ previousRoot: undefined }));
+    const replayed = await buildContext(await input({ previousRoot: undefined }));
     expect(replayed.prompt.system).not.toContain('<previous_investigations>');
-    const elsewhere = await prepareContext(await input({ previousRoot: '/nonexistent-root' }));
+    const elsewhere = await buildContext(await input({ previousRoot: '/nonexistent-root' }));
     expect(elsewhere.prompt.system).not.toContain('<previous_investigations>');
   });
 });
