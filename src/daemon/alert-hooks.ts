@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { isAllowed } from '../incident/machine.js';
-import { inEngine } from '../incident/queries.js';
+import { hasVerdict, inEngine } from '../incident/queries.js';
 import type { IncidentStore } from '../incident/store.js';
 import { dedupKey, type DedupStore } from '../intake/dedup.js';
 import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
@@ -26,6 +26,8 @@ export interface AlertHooksDeps {
   isActive: (dir: string) => boolean;
   /** Takes the folder out of the run queue (it will not run). */
   dequeue: (dir: string) => void;
+  /** Every alert behind an incident whose run already finished resolved (its sinks are told so). */
+  resolvedAfterRun?: (dir: string, at: string) => void;
 }
 
 /** Tries at the lease while a brief holder (an inspection) has it, for up to LEASE_WAIT_MS. */
@@ -34,8 +36,11 @@ const LEASE_WAIT_MS = 2_000;
 
 export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
   const apply = async (dir: string, at: string) => {
-    // Already finished (or resolved): nothing is left to stop or to note.
-    if (!isAllowed((await deps.store.read(dir))?.state, 'Resolved')) return;
+    const state = (await deps.store.read(dir))?.state;
+    // Answered already: nothing is left to stop; whoever was told of the answer is told of this.
+    if (state && hasVerdict(state)) return deps.resolvedAfterRun?.(dir, at);
+    // Resolved already, or rejected: nothing is left to stop or to note.
+    if (!isAllowed(state, 'Resolved')) return;
     const read = await readWorkspace(dir, { maxBytes: deps.maxIncidentBytes });
     const incident = read.kind === 'ok' ? read.workspace.incident : undefined;
     const reason = `every alert behind this incident resolved at ${at}, before the investigation started: not run (save incident.json again, or \`triage-runner retry\`, to run it anyway)`;

@@ -40,6 +40,8 @@ export interface DaemonDeps {
   http?: boolean;
   /** Told of every state change (status index, notifications). */
   onChange?: (change: StateChange) => void;
+  /** Every alert behind an incident whose run already finished resolved (notifications). */
+  onResolvedAfterRun?: (dir: string, at: string) => void;
   /** Passed through to the HTTP server: token, limits, route modules (intake, status API); given the daemon. */
   server?: HttpServerExtras | ((daemon: Daemon) => HttpServerExtras);
   /** Leader election (leader_election.enabled): intake, scheduling and runs start only once this replica leads. */
@@ -127,6 +129,7 @@ export function wireParts(
     ...{ store, dedup, identity, lease, maxIncidentBytes, log },
     isActive: cb.isActive,
     dequeue: (dir) => queue.scheduler.remove(dir),
+    ...(deps.onResolvedAfterRun ? { resolvedAfterRun: deps.onResolvedAfterRun } : {}),
   });
   const inspector = new Inspector({
     ...{ root, store, dedup, log, identity, lease, now },

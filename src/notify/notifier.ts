@@ -148,10 +148,13 @@ export class Notifier {
       );
       return plan;
     }
+    // A run's own delivery and its resolution are recorded once each (a second call resumes them).
     const suffix =
       trigger === 'finished'
         ? ''
-        : `.${trigger}-${compactStamp(this.now())}-${randomBytes(3).toString('hex')}`;
+        : trigger === 'resolved'
+          ? '.resolved'
+          : `.${trigger}-${compactStamp(this.now())}-${randomBytes(3).toString('hex')}`;
     const wanted = this.selectSinks(options.sinks);
     const chosen: NotifySinkConfig[] = [];
     for (const sink of wanted) {
@@ -171,12 +174,27 @@ export class Notifier {
     }
     if (missing.length === 0) return plan;
     const base = this.renderBase(input, trigger, options.label);
-    const earlier = await this.earlierParents(input.workspaceDir);
+    const { parents: earlier, told } = await this.earlierDeliveries(input.workspaceDir);
     for (const sink of missing) {
       const key = `${input.runId}.${sink.name}${suffix}`;
       const adapter = this.adapterFor(sink);
-      const render: RenderInput = { ...base, idempotencyKey: `${safeId(input.incident.incidentId)}/${key}` };
+      const followUp = told.has(sink.name);
+      // A resolution only adds to what a sink was already told: one that has nothing of the incident gets nothing.
+      if (trigger === 'resolved' && !followUp) {
+        plan.skipped.push({ sink: sink.name, why: 'no earlier message of this incident to update' });
+        continue;
+      }
+      const render: RenderInput = {
+        ...base,
+        idempotencyKey: `${safeId(input.incident.incidentId)}/${key}`,
+        ...(followUp ? { followUp } : {}),
+      };
       const payload = adapter.render(render, sink);
+      const steps = adapter.steps(payload);
+      if (steps.length === 0) {
+        plan.skipped.push({ sink: sink.name, why: `nothing to add at a ${sink.type} sink` });
+        continue;
+      }
       const entry: OutboxEntry = {
         version: 1,
         key,
@@ -189,7 +207,7 @@ export class Notifier {
         createdAt: new Date(this.now()).toISOString(),
         status: 'pending',
         attempts: 0,
-        steps: adapter.steps(payload).map((id) => ({ id, status: 'pending' })),
+        steps: steps.map((id) => ({ id, status: 'pending' as const })),
         ...(earlier.has(sink.name) ? { parent: earlier.get(sink.name) } : {}),
       };
       const created = await recordDelivery(input.workspaceDir, entry, payload);
@@ -216,6 +234,18 @@ export class Notifier {
    */
   async notifyFinished(workspaceDir: string, state: FinalStateRecord, runId: string): Promise<Plan> {
     return this.incidentFinished(await finishedFrom(workspaceDir, state, runId, this.limits));
+  }
+
+  /**
+   * Every alert behind an incident whose run already finished resolved: each sink that has its message
+   * is told so (Slack updates the parent in place and notes it in the thread, PagerDuty adds a note to
+   * the same incident); a sink without one is told nothing. Once per incident and run.
+   */
+  async incidentResolved(workspaceDir: string): Promise<Plan> {
+    const state = await readFinalState(workspaceDir);
+    const input = await finishedFrom(workspaceDir, state, state.runId, this.limits);
+    if (!input.resolvedAt) return { workspaceDir, deliveries: [], skipped: [] };
+    return this.incidentFinished(input, { trigger: 'resolved' });
   }
 
   /**
@@ -377,18 +407,27 @@ export class Notifier {
   /**
    * Per sink, the incident's message from its latest delivery that posted one (a step `parent` with a
    * channel and ts): later deliveries (a retry's result) update that message instead of posting anew.
+   * `told`: the sinks that have delivered anything of this incident's own runs (not replays or compares).
    */
-  private async earlierParents(workspaceDir: string): Promise<Map<string, { channel: string; ts: string }>> {
+  private async earlierDeliveries(
+    workspaceDir: string,
+  ): Promise<{ parents: Map<string, { channel: string; ts: string }>; told: Set<string> }> {
     const out = new Map<string, { channel: string; ts: string; at: string }>();
+    const told = new Set<string>();
     const { entries } = await listEntries(workspaceDir).catch(() => ({ entries: [] as OutboxEntry[] }));
     for (const entry of entries) {
+      if (
+        (entry.trigger === 'finished' || entry.trigger === 'resend') &&
+        entry.steps.some((s) => s.status === 'delivered')
+      )
+        told.add(entry.sink);
       const result = entry.steps.find((s) => s.id === 'parent' && s.status === 'delivered')?.result;
       if (typeof result?.ts !== 'string' || typeof result.channel !== 'string') continue;
       const known = out.get(entry.sink);
       if (!known || known.at < entry.createdAt)
         out.set(entry.sink, { channel: result.channel, ts: result.ts, at: entry.createdAt });
     }
-    return new Map([...out].map(([sink, p]) => [sink, { channel: p.channel, ts: p.ts }]));
+    return { parents: new Map([...out].map(([sink, p]) => [sink, { channel: p.channel, ts: p.ts }])), told };
   }
 
   /** Since when each sink is configured, recorded under the root the first time it is asked. */

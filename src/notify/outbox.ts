@@ -34,7 +34,7 @@ const entrySchema = z.object({
   type: z.enum(NOTIFY_SINK_TYPES),
   incidentId: z.string(),
   runId: z.string(),
-  trigger: z.enum(['finished', 'resend', 'replay', 'compare']),
+  trigger: z.enum(['finished', 'resend', 'replay', 'compare', 'resolved']),
   createdAt: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),
   attempts: z.number().int().min(0),

@@ -1,4 +1,5 @@
-import type { KnownBlock, SectionBlock } from '@slack/types';
+import type { ActionsBlock, KnownBlock, SectionBlock } from '@slack/types';
+import { FEEDBACK_ACTION_PREFIX } from '../feedback/slack-interaction.js';
 import { escapeMrkdwn, parseMarkdown, sectionsOf, toMrkdwn } from './markdown.js';
 import {
   clipText,
@@ -30,7 +31,17 @@ export const SLACK_LIMITS = {
   fallbackChars: 3000,
   /** Thread messages per report; a longer report ends with a note saying where the rest is. */
   threadMessages: 40,
+  /** A button's text and value. */
+  buttonTextChars: 75,
+  buttonValueChars: 2000,
 } as const;
+
+/** The feedback buttons' verdicts and labels, in the order shown. */
+const FEEDBACK_BUTTONS = [
+  ['correct', 'Correct'],
+  ['partly', 'Partly'],
+  ['wrong', 'Wrong'],
+] as const;
 
 export interface SlackMessage {
   text: string;
@@ -70,6 +81,7 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
         field('Duration', formatDuration(result?.durationMs)),
         field('Cost', formatCost(result?.costUsd)),
         field('Tokens', formatTokens(result?.tokens)),
+        ...(input.resolvedAt ? [field('Alert resolved', input.resolvedAt)] : []),
       ],
     },
   ];
@@ -90,13 +102,56 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
     ...(input.statusUrl ? [`<${input.statusUrl}|status page>`] : []),
     ...(withThread && input.report ? ['full report in the thread'] : []),
   ];
+  if (input.feedback)
+    context.push(
+      `rated *${escapeMrkdwn(input.feedback.verdict)}*${input.feedback.by ? ` by ${escapeMrkdwn(input.feedback.by)}` : ''}`,
+    );
   blocks.push({
     type: 'context',
     elements: [mrkdwn(clipText(context.join(' · '), SLACK_LIMITS.sectionChars))],
   });
+  const buttons = feedbackButtons(input);
+  if (buttons) blocks.push(buttons);
   // The top-level text is what notifications and phones show: escaped like the blocks, so the agent's
   // `<!channel>`, `<!here>` and `<https://…|…>` links are shown as text, not acted on.
   return { text: escapeMrkdwn(clipText(summaryText(input), SLACK_LIMITS.fallbackChars)), blocks };
+}
+
+/**
+ * Correct / Partly / Wrong under an incident's own answer (not a replay's or a compare cell's): a click
+ * comes back to `POST /v1/slack/interactions` as `triage_feedback_<verdict>` with the workspace folder.
+ */
+export function feedbackButtons(input: RenderInput): ActionsBlock | undefined {
+  if (input.trigger === 'replay' || input.trigger === 'compare' || input.label) return undefined;
+  if (!input.folder || input.folder.length > SLACK_LIMITS.buttonValueChars) return undefined;
+  return {
+    type: 'actions',
+    block_id: 'triage_feedback',
+    elements: FEEDBACK_BUTTONS.map(([verdict, label]) => ({
+      type: 'button' as const,
+      action_id: `${FEEDBACK_ACTION_PREFIX}${verdict}`,
+      text: {
+        type: 'plain_text' as const,
+        text: clipText(
+          input.feedback?.verdict === verdict ? `${label} ✓` : label,
+          SLACK_LIMITS.buttonTextChars,
+        ),
+        emoji: true,
+      },
+      value: input.folder,
+      ...(verdict === 'correct'
+        ? { style: 'primary' as const }
+        : verdict === 'wrong'
+          ? { style: 'danger' as const }
+          : {}),
+    })),
+  };
+}
+
+/** A resolution's note in the thread under the parent. */
+export function resolvedMessage(input: RenderInput): SlackMessage {
+  const text = `Every alert behind this incident resolved at ${input.resolvedAt ?? 'an unknown time'}; the investigation above ended ${input.state.state} (run ${input.runId}).`;
+  return { text: escapeMrkdwn(text), blocks: [section(`✅ ${escapeMrkdwn(text)}`)] };
 }
 
 /** The report as thread messages, each within the block, character and block-count limits. */

@@ -46,7 +46,8 @@ export function triggerNote(input: RenderInput): string | undefined {
 export function headline(input: RenderInput): string {
   const note = triggerNote(input);
   const verb = succeeded(input) ? 'succeeded' : 'failed';
-  return `${note ? `[${note}] ` : ''}Investigation ${verb}: ${input.incident.faultType} on ${resourceLabel(input)} (${input.incident.cluster})`;
+  const resolved = input.resolvedAt ? 'Resolved · ' : '';
+  return `${note ? `[${note}] ` : ''}${resolved}Investigation ${verb}: ${input.incident.faultType} on ${resourceLabel(input)} (${input.incident.cluster})`;
 }
 
 /** Why a failed run failed, as recorded. */

@@ -7,8 +7,11 @@ import type { Summary } from './summary.js';
 
 export type { NotifySinkConfig, NotifySinkType } from '../config/schema.js';
 
-/** Why a delivery was created: a run finished, someone re-sent it, or a replay/compare asked for it. */
-export type Trigger = 'finished' | 'resend' | 'replay' | 'compare';
+/**
+ * Why a delivery was created: a run finished, someone re-sent it, a replay/compare asked for it, or every
+ * alert behind an incident already told resolved (a follow-up to the message the sink already has).
+ */
+export type Trigger = 'finished' | 'resend' | 'replay' | 'compare' | 'resolved';
 
 /** The part of `.triage/state.json` a notification reads. */
 export interface FinalStateRecord {
@@ -37,6 +40,10 @@ export interface FinishedIncident {
   reportTruncated?: { bytes: number };
   /** A label shown with replays and compare cells ("replay of …", "compare claude/preload"). */
   label?: string;
+  /** When every alert behind the incident resolved (alerts.json), if it did. */
+  resolvedAt?: string;
+  /** The responders' verdict on the answer, if one was given. */
+  feedback?: { verdict: string; by?: string };
 }
 
 /** Everything a sink renders from: the input plus the summary and links, computed once. */
@@ -50,6 +57,11 @@ export interface RenderInput extends FinishedIncident {
   statusUrl?: string;
   /** The workspace folder name (what `triage-runner retry` takes, relative to the workspaces root). */
   folder: string;
+  /**
+   * This sink already has the incident's message from an earlier delivery (a retry, a resolution): the
+   * sink adds to it (Slack updates its parent, PagerDuty adds a note) instead of opening anything new.
+   */
+  followUp?: boolean;
 }
 
 /** What one delivered step leaves behind (Slack ts, PagerDuty dedup key, HTTP status…). */

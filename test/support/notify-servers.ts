@@ -134,12 +134,20 @@ export interface SlackStoredMessage {
   ts: string;
   thread_ts?: string;
   text: string;
-  blocks: { type: string; text?: { text: string }; fields?: { text: string }[] }[];
+  blocks: {
+    type: string;
+    text?: { text: string };
+    fields?: { text: string }[];
+    elements?: { type: string; action_id?: string; value?: string; text?: { text: string } }[];
+  }[];
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }
 
 /** Slack's limits, enforced as Slack answers them (ok: false with its error code). */
-const LIMIT = { section: 3000, field: 2000, fields: 10, header: 150, blocks: 50, blockChars: 13_000 };
+const LIMIT = {
+  ...{ section: 3000, field: 2000, fields: 10, header: 150, blocks: 50, blockChars: 13_000 },
+  ...{ actionElements: 25, buttonText: 75, actionId: 255, buttonValue: 2000 },
+};
 
 /** The Slack Web API methods the notifier calls. `#names` resolve to the channel ID below. */
 export class SlackApi extends StandIn {
@@ -254,6 +262,19 @@ function blockProblem(blocks: unknown): string | undefined {
       if (f.text.length > LIMIT.field) return 'invalid_blocks';
     }
     if ((block.fields?.length ?? 0) > LIMIT.fields) return 'invalid_blocks';
+    if (block.type === 'actions') {
+      const elements = block.elements ?? [];
+      if (elements.length === 0 || elements.length > LIMIT.actionElements) return 'invalid_blocks';
+      const ids = new Set<string>();
+      for (const e of elements) {
+        const id = e.action_id ?? '';
+        if (e.type !== 'button' || !e.text?.text || e.text.text.length > LIMIT.buttonText)
+          return 'invalid_blocks';
+        if (id.length > LIMIT.actionId || ids.has(id)) return 'invalid_blocks';
+        if ((e.value ?? '').length > LIMIT.buttonValue) return 'invalid_blocks';
+        ids.add(id);
+      }
+    }
   }
   return chars > LIMIT.blockChars ? 'msg_blocks_too_long' : undefined;
 }

@@ -136,6 +136,19 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       index.apply(change);
       if (notifier) notifyOnFinal(notifier, change, log);
     },
+    ...(notifier
+      ? {
+          onResolvedAfterRun: (dir: string) =>
+            void notifier
+              .incidentResolved(dir)
+              .catch((err: unknown) =>
+                log.error(
+                  { err: errorMessage(err), workspace: dir },
+                  'resolution notification could not be recorded',
+                ),
+              ),
+        }
+      : {}),
     server: (d) => ({
       ...(token ? { token } : {}),
       limits: httpLimits(config),

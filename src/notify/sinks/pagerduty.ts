@@ -16,8 +16,8 @@ const NOTE_CHARS = 4000;
 
 export interface PagerDutyPayload {
   [key: string]: unknown;
-  /** The event without routing_key (added at send time from secrets:). */
-  event: Record<string, unknown>;
+  /** The event without routing_key (added at send time from secrets:); absent when only a note is added. */
+  event?: Record<string, unknown>;
   note?: { incidentId: string; content: string };
 }
 
@@ -89,10 +89,19 @@ export const pagerduty: SinkAdapter<PagerDutyPayload> = {
   type: 'pagerduty',
   render(input, sink) {
     const source = sink.notes ? pagerDutySource(input.incident) : undefined;
-    const content = `${clipText(summaryText(input), NOTE_CHARS - 200)}\n\n(${noteMarker(input.idempotencyKey)})`;
-    return { event: eventOf(input), ...(source ? { note: { incidentId: source, content } } : {}) };
+    const resolved =
+      input.trigger === 'resolved'
+        ? `Every alert behind this incident resolved at ${input.resolvedAt}.\n`
+        : '';
+    const content = `${clipText(`${resolved}${summaryText(input)}`, NOTE_CHARS - 200)}\n\n(${noteMarker(input.idempotencyKey)})`;
+    const note = source ? { note: { incidentId: source, content } } : {};
+    // A retry or a resolution adds a note to the PagerDuty incident the first delivery already noted;
+    // an event then could open a new incident if responders resolved that one. A resolution without a
+    // note to add sends nothing.
+    if (input.followUp && (source || input.trigger === 'resolved')) return note;
+    return { event: eventOf(input), ...note };
   },
-  steps: (payload) => ['event', ...(payload.note ? ['note'] : [])],
+  steps: (payload) => [...(payload.event ? ['event'] : []), ...(payload.note ? ['note'] : [])],
   async send(ctx, step) {
     if (step === 'event') return sendEvent(ctx);
     const note = ctx.payload.note;

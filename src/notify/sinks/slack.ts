@@ -8,7 +8,7 @@ import type {
 } from '@slack/web-api';
 import { DeliveryError, httpFailure, NOT_CONNECTED } from '../delivery.js';
 import type { SendContext, SinkAdapter, StepResult } from '../types.js';
-import { parentMessage, threadMessages, type SlackMessage } from '../slack-blocks.js';
+import { parentMessage, resolvedMessage, threadMessages, type SlackMessage } from '../slack-blocks.js';
 
 // Slack through the official Web API client: chat.postMessage for the parent, then one threaded reply
 // per report part. The client's own retries are off (the outbox keeps the schedule, across restarts)
@@ -44,11 +44,10 @@ export const slack: SinkAdapter<SlackPayload> = {
   type: 'slack',
   render(input, sink) {
     const withThread = sink.thread_report !== false;
-    return {
-      channel: sink.channel ?? '',
-      parent: parentMessage(input, withThread),
-      parts: withThread ? threadMessages(input) : [],
-    };
+    // A resolution updates the parent and says so in the thread; the report is there already.
+    const parts =
+      input.trigger === 'resolved' ? [resolvedMessage(input)] : withThread ? threadMessages(input) : [];
+    return { channel: sink.channel ?? '', parent: parentMessage(input, withThread), parts };
   },
   steps: (payload) => [PARENT, ...payload.parts.map((_, i) => partStep(i))],
   async send(ctx, step) {

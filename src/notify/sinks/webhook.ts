@@ -31,6 +31,7 @@ export function webhookDocument(input: RenderInput): Record<string, unknown> {
     idempotencyKey: input.idempotencyKey,
     trigger: input.trigger,
     ...(input.label ? { label: input.label } : {}),
+    ...(input.resolvedAt ? { resolvedAt: input.resolvedAt } : {}),
     workspace: input.folder,
     incident: input.incident,
     state: {

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FEEDBACK_ACTION_PREFIX } from '../../../src/feedback/slack-interaction.js';
 import { SlackApi } from '../../support/notify-servers.js';
 import {
   auditEvents,
@@ -64,6 +65,35 @@ async function deliver(dir: string, s: ReturnType<typeof setup>, waitMs = 20_000
   );
 }
 
+const RETRY_RUN = '20260301T110000Z-d4e5f6';
+
+/** A second run of the same incident that succeeds (what `retry` leaves behind). */
+async function retrySucceeds(dir: string): Promise<void> {
+  const stateFile = path.join(dir, '.triage', 'state.json');
+  const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, unknown>;
+  await writeFile(
+    stateFile,
+    JSON.stringify({
+      ...state,
+      state: 'succeeded',
+      attempts: 2,
+      reason: undefined,
+      runs: [
+        { id: RUN_ID, status: 'failed' },
+        { id: RETRY_RUN, status: 'succeeded' },
+      ],
+    }),
+  );
+  const result = JSON.parse(
+    await readFile(path.join(dir, '.triage', 'runs', RUN_ID, 'result.json'), 'utf8'),
+  ) as Record<string, unknown>;
+  await mkdir(path.join(dir, '.triage', 'runs', RETRY_RUN), { recursive: true });
+  await writeFile(
+    path.join(dir, '.triage', 'runs', RETRY_RUN, 'result.json'),
+    JSON.stringify({ ...result, status: 'succeeded', exitCode: 0 }),
+  );
+}
+
 const sectionTexts = (blocks: { type: string; text?: { text: string } }[]) =>
   blocks.filter((b) => b.type === 'section' && b.text).map((b) => b.text!.text);
 
@@ -92,7 +122,14 @@ describe('slack sink', () => {
       text?: { text: string };
       fields?: { text: string }[];
     }[];
-    expect(parentBlocks.map((b) => b.type)).toEqual(['header', 'section', 'section', 'section', 'context']);
+    expect(parentBlocks.map((b) => b.type)).toEqual([
+      'header',
+      'section',
+      'section',
+      'section',
+      'context',
+      'actions',
+    ]);
     expect(parentBlocks[1]!.fields!.map((f) => f.text)).toEqual([
       '*Resource*\nPod shop/web-1',
       '*Cluster*\nprod-1',
@@ -192,6 +229,83 @@ describe('slack sink', () => {
     expect(JSON.stringify(tops[0]!.blocks)).toContain(
       'https://triage.example.internal/incidents/retried-incident',
     );
+  });
+
+  it('a retried and then resolved incident has exactly one parent message, updated in place, with the resolution in the thread', async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'retried-resolved', {
+      state: 'failed',
+      reason: 'agent exited 1',
+    });
+    const [first] = await deliver(dir, s);
+    expect(first?.status).toBe('delivered');
+    const parentTs = slack.messages[0]!.ts;
+    await retrySucceeds(dir);
+    const [second] = await deliver(dir, s);
+    expect(second?.status).toBe('delivered');
+
+    // Every alert behind it resolves after the answer; a responder rated it in the meantime.
+    const at = '2026-03-01T11:02:00.000Z';
+    await writeFile(
+      path.join(dir, 'alerts.json'),
+      JSON.stringify({ version: 1, alerts: [], resolvedAt: at }),
+    );
+    await writeFile(
+      path.join(dir, '.triage', 'feedback.json'),
+      JSON.stringify({ verdict: 'wrong', source: 'slack', at, by: 'slack:alice (U024BE7LH)' }),
+    );
+    const plan = await s.notifier.incidentResolved(dir);
+    expect(plan.deliveries).toEqual([{ sink: 'oncall', key: `${RETRY_RUN}.oncall.resolved`, created: true }]);
+    const [third] = await s.notifier.settle(dir, [plan.deliveries[0]!.key], 20_000);
+    expect(third?.status).toBe('delivered');
+    expect(third!.steps.map((x) => x.id)).toEqual(['parent', 'part-1']);
+
+    const tops = slack.messages.filter((m) => !m.thread_ts);
+    expect(tops).toHaveLength(1);
+    expect(tops[0]!.ts).toBe(parentTs);
+    expect(slack.requests.filter((r) => r.path === '/api/chat.update')).toHaveLength(2);
+    const header = tops[0]!.blocks.find((b) => b.type === 'header')!.text!.text;
+    expect(header).toMatch(/Resolved · Investigation succeeded/);
+    expect(JSON.stringify(tops[0]!.blocks)).toContain(`*Alert resolved*\\n${at}`);
+    expect(JSON.stringify(tops[0]!.blocks)).toContain('rated *wrong* by slack:alice (U024BE7LH)');
+    const thread = slack.messages.filter((m) => m.thread_ts === parentTs);
+    expect(thread.at(-1)!.text).toContain(`resolved at ${at}`);
+    // Resolving again (a second resolved webhook) records and sends nothing new.
+    const again = await s.notifier.incidentResolved(dir);
+    expect(again.deliveries).toEqual([
+      { sink: 'oncall', key: `${RETRY_RUN}.oncall.resolved`, created: false },
+    ]);
+    expect(slack.requests.filter((r) => r.path === '/api/chat.update')).toHaveLength(2);
+  });
+
+  it('a resolution tells nothing to a sink that has no message of the incident', async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'never-told');
+    await writeFile(
+      path.join(dir, 'alerts.json'),
+      JSON.stringify({ version: 1, alerts: [], resolvedAt: '2026-03-01T11:02:00.000Z' }),
+    );
+    const plan = await s.notifier.incidentResolved(dir);
+    expect(plan.deliveries).toEqual([]);
+    expect(plan.skipped).toEqual([{ sink: 'oncall', why: 'no earlier message of this incident to update' }]);
+    expect(slack.requests).toHaveLength(0);
+  });
+
+  it('puts Correct / Partly / Wrong buttons on the parent, carrying the workspace folder, within Slack limits', async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'rate-me');
+    const [entry] = await deliver(dir, s);
+    expect(entry?.status).toBe('delivered');
+    const actions = slack.messages[0]!.blocks.filter((b) => b.type === 'actions');
+    expect(actions).toHaveLength(1);
+    expect(actions[0]!.elements!.map((e) => [e.action_id, e.text!.text, e.value])).toEqual([
+      [`${FEEDBACK_ACTION_PREFIX}correct`, 'Correct', 'rate-me'],
+      [`${FEEDBACK_ACTION_PREFIX}partly`, 'Partly', 'rate-me'],
+      [`${FEEDBACK_ACTION_PREFIX}wrong`, 'Wrong', 'rate-me'],
+    ]);
+    // The threaded report parts carry no buttons.
+    for (const m of slack.messages.filter((x) => x.thread_ts))
+      expect(m.blocks.some((b) => b.type === 'actions')).toBe(false);
   });
 
   it('keeps a 200 KB report within Slack limits: every part accepted, threaded, nothing lost', async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -269,6 +269,83 @@ describe('pagerduty sink', () => {
       from: 'oncall-bot@example.com',
       accept: 'application/vnd.pagerduty+json;version=2',
     });
+  });
+
+  it('a retry and a resolution add notes to the same PagerDuty incident and trigger no new event', async () => {
+    const api = await pagerDuty();
+    const incident = incidentJson({
+      incidentId: 'inc-pd-story',
+      source: { type: 'pagerduty', incidentId: 'Q3STORY' },
+    });
+    const dir = await finishedWorkspace(root, 'pd-story', {
+      incident,
+      state: 'failed',
+      reason: 'agent exited 1',
+    });
+    const sink = pd(api.url, {
+      notes: { secret: 'PAGERDUTY_API_TOKEN', from: 'oncall-bot@example.com', api_url: api.url },
+    });
+    const [first] = await deliver(dir, [sink]);
+    expect(first?.steps.map((s) => s.id)).toEqual(['event', 'note']);
+    expect(api.events).toHaveLength(1);
+
+    // The retry's run succeeds: its answer is a note on the same incident, not another event.
+    const retryRun = '20260301T110000Z-d4e5f6';
+    const stateFile = path.join(dir, '.triage', 'state.json');
+    const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, unknown>;
+    await writeFile(
+      stateFile,
+      JSON.stringify({
+        ...state,
+        state: 'succeeded',
+        attempts: 2,
+        reason: undefined,
+        runs: [
+          { id: RUN_ID, status: 'failed' },
+          { id: retryRun, status: 'succeeded' },
+        ],
+      }),
+    );
+    const [second] = await deliver(dir, [sink]);
+    expect(second?.status).toBe('delivered');
+    expect(second?.steps.map((s) => s.id)).toEqual(['note']);
+
+    await writeFile(
+      path.join(dir, 'alerts.json'),
+      JSON.stringify({ version: 1, alerts: [], resolvedAt: '2026-03-01T11:02:00.000Z' }),
+    );
+    const plan = await built!.notifier.incidentResolved(dir);
+    const [third] = await built!.notifier.settle(
+      dir,
+      plan.deliveries.map((d) => d.key),
+      20_000,
+    );
+    expect(third?.status).toBe('delivered');
+    expect(third?.steps.map((s) => s.id)).toEqual(['note']);
+
+    expect(api.events).toHaveLength(1);
+    const notes = (api.notes.get('Q3STORY') ?? []).map((n) => n.content);
+    expect(notes).toHaveLength(3);
+    expect(notes[0]).toMatch(/^Investigation failed/);
+    expect(notes[1]).toMatch(/^Investigation succeeded/);
+    expect(notes[2]).toMatch(
+      /^Every alert behind this incident resolved at 2026-03-01T11:02:00.000Z\.\nResolved · Investigation succeeded/,
+    );
+  });
+
+  it('a resolution sends nothing to PagerDuty when the incident did not come from it', async () => {
+    const api = await pagerDuty();
+    const dir = await finishedWorkspace(root, 'pd-own');
+    const [first] = await deliver(dir, [pd(api.url)]);
+    expect(first?.status).toBe('delivered');
+    await writeFile(
+      path.join(dir, 'alerts.json'),
+      JSON.stringify({ version: 1, alerts: [], resolvedAt: '2026-03-01T11:02:00.000Z' }),
+    );
+    const plan = await built!.notifier.incidentResolved(dir);
+    expect(plan.deliveries).toEqual([]);
+    expect(plan.skipped).toEqual([{ sink: 'pd', why: 'nothing to add at a pagerduty sink' }]);
+    expect(api.events).toHaveLength(1);
   });
 
   it('finds a note whose answer was lost by its marker and does not add it twice', async () => {

@@ -24,6 +24,8 @@ export async function startIntakeDaemon(options: {
   token?: string;
   secrets?: Record<string, string>;
   config?: Partial<ConfigInput>;
+  /** Told when every alert behind an incident whose run already finished resolves. */
+  onResolvedAfterRun?: (dir: string, at: string) => void;
 }): Promise<IntakeDaemon> {
   const config = configSchema.parse({
     workspaces_root: options.root,
@@ -46,6 +48,7 @@ export async function startIntakeDaemon(options: {
     audit: new AuditLog(),
     daemonId,
     random: () => 0.5,
+    ...(options.onResolvedAfterRun ? { onResolvedAfterRun: options.onResolvedAfterRun } : {}),
     server: (d) => {
       hooks = recordingHooks(d.intakeHooks);
       const routes = [

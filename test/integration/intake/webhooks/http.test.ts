@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
 import type { IntakeReply } from '../../../../src/server/routes/intake.js';
 import { readState } from '../../../../src/incident/store.js';
@@ -161,6 +161,29 @@ describe('HTTP intake on the daemon', () => {
       const doc = JSON.parse(await readFile(path.join(dir, 'alerts.json'), 'utf8')) as AlertsDoc;
       expect(doc.resolvedAt).toBe(endsAt);
     }
+  });
+
+  it('an alert resolving after its investigation answered is passed on (for the sinks), and the answer stays', async () => {
+    const told: [string, string][] = [];
+    const d = await startIntakeDaemon({
+      root,
+      executor: createProcessFakeExecutor({ sleepMs: 50 }),
+      token: TOKEN,
+      onResolvedAfterRun: (dir, at) => void told.push([dir, at]),
+    });
+    running.push(d);
+    const alert = amAlert({ namespace: 'late', pod: 'late-7d4b9c8f6d-x2x9k' });
+    const r = await replyOf(await post(`${d.base}/v1/alerts/alertmanager`, amPayload([alert])));
+    const dir = path.join(root, r.workspace!);
+    await waitForState(dir, ['succeeded']);
+    const endsAt = new Date().toISOString();
+    const res = await post(
+      `${d.base}/v1/alerts/alertmanager`,
+      amPayload([{ ...alert, status: 'resolved', endsAt }], 'resolved'),
+    );
+    expect(res.status).toBe(202);
+    await vi.waitFor(() => expect(told).toEqual([[dir, endsAt]]), { timeout: 10_000 });
+    expect((await readState(dir))?.state).toBe('succeeded');
   });
 
   it('refuses unauthenticated and oversized requests with a clear message, writing nothing', async () => {
