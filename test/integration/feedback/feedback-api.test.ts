@@ -3,7 +3,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ActionsBlock, Button } from '@slack/types';
 import { AuditLog } from '../../../src/audit/log.js';
+import { readFinishedIncident } from '../../../src/notify/input.js';
+import { parentMessage } from '../../../src/notify/slack-blocks.js';
+import { summarize } from '../../../src/notify/summary.js';
 import { FEEDBACK_ACTION_PREFIX } from '../../../src/feedback/slack-interaction.js';
 import { startHttpServer, type HttpServer } from '../../../src/server/http.js';
 import { feedbackRoutes } from '../../../src/server/routes/feedback.js';
@@ -188,6 +192,62 @@ describe('feedback from Slack buttons', () => {
     const events = await auditTypes(dirs.succeeded);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ verdict: 'partly', source: 'slack', by: 'slack:alice (U123)' });
+  });
+
+  it("round trip: the Wrong button on the Slack parent, clicked and signed as Slack sends it, is recorded and shown on the parent's next update", async () => {
+    const dirs = await rootWithEveryState(root);
+    const base = await serve();
+    const render = async () => {
+      const finished = await readFinishedIncident(dirs.succeeded, {
+        maxIncidentBytes: 1 << 20,
+        maxReportBytes: 1 << 20,
+      });
+      return parentMessage(
+        {
+          ...finished,
+          summary: summarize(finished.report, undefined),
+          trigger: 'finished',
+          idempotencyKey: 'k',
+          folder: path.basename(dirs.succeeded),
+        },
+        true,
+      );
+    };
+    const before = await render();
+    const actions = before.blocks.find((b): b is ActionsBlock => b.type === 'actions');
+    const wrong = actions?.elements.find(
+      (e): e is Button => e.type === 'button' && e.action_id === `${FEEDBACK_ACTION_PREFIX}wrong`,
+    );
+    expect(wrong?.value).toBe('succeeded');
+    // What Slack POSTs when a user clicks it (a block_actions interaction, form-encoded, signed).
+    const payload = {
+      type: 'block_actions',
+      user: { id: 'U999', username: 'bob', name: 'bob', team_id: 'T1' },
+      api_app_id: 'A1',
+      container: { type: 'message', message_ts: '1700000000.000100', channel_id: 'C0NOTIFY01' },
+      channel: { id: 'C0NOTIFY01', name: 'oncall' },
+      actions: [
+        {
+          type: 'button',
+          block_id: actions!.block_id,
+          action_id: wrong!.action_id,
+          text: wrong!.text,
+          value: wrong!.value,
+          action_ts: '1700000001.000200',
+        },
+      ],
+    };
+    const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    const res = await fetch(`${base}/v1/slack/interactions`, { method: 'POST', headers: signed(body), body });
+    expect(res.status).toBe(200);
+    const events = await auditTypes(dirs.succeeded);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ verdict: 'wrong', source: 'slack', by: 'slack:bob (U999)' });
+
+    const after = await render();
+    expect(JSON.stringify(after.blocks)).toContain('rated *wrong* by slack:bob (U999)');
+    const buttons = after.blocks.find((b): b is ActionsBlock => b.type === 'actions')!.elements as Button[];
+    expect(buttons.map((b) => b.text.text)).toEqual(['Correct', 'Partly', 'Wrong ✓']);
   });
 
   it('refuses a bad signature, a stale timestamp and a missing signature with 401, recording nothing', async () => {
