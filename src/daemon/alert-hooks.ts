@@ -2,6 +2,8 @@ import path from 'node:path';
 import { isAllowed } from '../incident/machine.js';
 import { hasVerdict, inEngine } from '../incident/queries.js';
 import type { IncidentStore } from '../incident/store.js';
+import type { StateFile } from '../incident/types.js';
+import { alertsResolvedAt } from '../intake/webhooks/disk.js';
 import { dedupKey, type DedupStore } from '../intake/dedup.js';
 import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
 import { readWorkspace } from '../intake/read.js';
@@ -34,13 +36,28 @@ export interface AlertHooksDeps {
 const LEASE_POLL_MS = 100;
 const LEASE_WAIT_MS = 2_000;
 
-export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
-  const apply = async (dir: string, at: string) => {
-    const state = (await deps.store.read(dir))?.state;
-    // Answered already: nothing is left to stop; whoever was told of the answer is told of this.
-    if (state && hasVerdict(state)) return deps.resolvedAfterRun?.(dir, at);
-    // Resolved already, or rejected: nothing is left to stop or to note.
-    if (!isAllowed(state, 'Resolved')) return;
+/**
+ * Checked by a run slot holding the lease, before it claims a queued incident: every alert behind it
+ * resolved (alerts.json says so: a resolution the intake could not apply at the time, another replica's,
+ * one from before a restart), and no resolution was applied to it before (a retry after one runs), so
+ * it ends `resolved` instead of running. True when it did.
+ */
+export function resolvedBeforeRun(
+  deps: Pick<AlertHooksDeps, 'store' | 'dedup' | 'maxIncidentBytes' | 'dequeue'>,
+): (dir: string, state: StateFile) => Promise<boolean> {
+  const apply = resolveNotStarted(deps);
+  return async (dir, state) => {
+    if (state.resolvedAt) return false;
+    const at = await alertsResolvedAt(dir);
+    if (!at) return false;
+    await apply(dir, at);
+    return true;
+  };
+}
+
+/** The Resolved event for an incident that has not run; it leaves the queue and frees its dedup key. */
+function resolveNotStarted(deps: Pick<AlertHooksDeps, 'store' | 'dedup' | 'maxIncidentBytes' | 'dequeue'>) {
+  return async (dir: string, at: string) => {
     const read = await readWorkspace(dir, { maxBytes: deps.maxIncidentBytes });
     const incident = read.kind === 'ok' ? read.workspace.incident : undefined;
     const reason = `every alert behind this incident resolved at ${at}, before the investigation started: not run (save incident.json again, or \`triage-runner retry\`, to run it anyway)`;
@@ -55,6 +72,18 @@ export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
     if (inEngine(applied.record.state)) return;
     deps.dequeue(dir);
     if (incident) await deps.dedup.release(dedupKey(incident), incident.incidentId);
+  };
+}
+
+export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
+  const resolve = resolveNotStarted(deps);
+  const apply = async (dir: string, at: string) => {
+    const state = (await deps.store.read(dir))?.state;
+    // Answered already: nothing is left to stop; whoever was told of the answer is told of this.
+    if (state && hasVerdict(state)) return deps.resolvedAfterRun?.(dir, at);
+    // Resolved already, or rejected: nothing is left to stop or to note.
+    if (!isAllowed(state, 'Resolved')) return;
+    await resolve(dir, at);
   };
 
   return {

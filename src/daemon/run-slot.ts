@@ -33,6 +33,8 @@ export interface SlotDeps {
   /** Wall time of a run by status (Prometheus). */
   /** A run ended: how long it took, how, and the registry entry it used (when it got that far). */
   runDuration?: (seconds: number, status: string, cluster?: string) => void;
+  /** Under the lease, before the claim: true when the incident ended `resolved` instead (its alerts resolved). */
+  resolvedBeforeRun?: (dir: string, state: StateFile) => Promise<boolean>;
 }
 
 export interface QueuedIncident {
@@ -117,6 +119,10 @@ export class RunSlot {
       // Re-saved (or judged elsewhere) since it was queued: look again.
       return { reconsider: state?.incidentSha256 !== queued.sha256 };
     }
+    if (await this.resolvedInstead(state)) {
+      await got.lease.release();
+      return { reconsider: false };
+    }
     this.runId = newRunId(this.deps.now());
     const log = this.logFor(workspace.incident.incidentId);
     let applied;
@@ -143,6 +149,19 @@ export class RunSlot {
     );
     if (outcome === 'lost') return { reconsider: false };
     return this.record(outcome, log, started, workspace.incident.incidentId);
+  }
+
+  private async resolvedInstead(state: StateFile): Promise<boolean> {
+    try {
+      return (await this.deps.resolvedBeforeRun?.(this.dir, state)) ?? false;
+    } catch (err) {
+      // Unreadable alerts or a failed write: the run goes ahead, as without alerts.
+      this.deps.log.warn(
+        { workspace: path.basename(this.dir), err: errorMessage(err) },
+        'could not check whether the alerts behind the incident resolved',
+      );
+      return false;
+    }
   }
 
   private async onStage(stage: RunStage, log: Logger): Promise<void> {

@@ -5,7 +5,7 @@ import { DedupStore } from '../intake/dedup.js';
 import type { LeaseIdentity, LeaseOptions } from '../intake/lease.js';
 import type { IntakeHooks } from '../intake/webhooks/hooks.js';
 import { errorMessage } from '../util/errors.js';
-import { createAlertHooks } from './alert-hooks.js';
+import { createAlertHooks, resolvedBeforeRun } from './alert-hooks.js';
 import type { Daemon } from './daemon.js';
 import type { AuditLog } from '../audit/log.js';
 import type { LeaderElector } from '../election/elector.js';
@@ -125,6 +125,10 @@ export function wireParts(
     runDuration,
   };
   const dedup = new DedupStore(root, s.dedup_window, now);
+  slotDeps.resolvedBeforeRun = resolvedBeforeRun({
+    ...{ store, dedup, maxIncidentBytes },
+    dequeue: (dir) => queue.scheduler.remove(dir),
+  });
   const intakeHooks = createAlertHooks({
     ...{ store, dedup, identity, lease, maxIncidentBytes, log },
     isActive: cb.isActive,

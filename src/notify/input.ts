@@ -6,7 +6,7 @@ import { readState } from '../incident/store.js';
 import { hasVerdict } from '../incident/queries.js';
 import type { Incident } from '../shared/types.js';
 import { readFeedback } from '../feedback/feedback.js';
-import { ALERTS_FILE } from '../intake/webhooks/disk.js';
+import { alertsResolvedAt } from '../intake/webhooks/disk.js';
 import { readNoFollow, UnsafePathError } from './safe-fs.js';
 import type { FinalStateRecord, FinishedIncident } from './types.js';
 
@@ -98,7 +98,7 @@ export async function finishedFrom(
   const incident = await readIncident(workspaceDir, limits.maxIncidentBytes);
   const result = await readRunResult(workspaceDir, runId);
   const report = await readReport(workspaceDir, limits.maxReportBytes);
-  const resolvedAt = await readResolvedAt(workspaceDir);
+  const resolvedAt = await alertsResolvedAt(workspaceDir);
   const feedback = await readFeedback(workspaceDir);
   return {
     workspaceDir,
@@ -113,24 +113,4 @@ export async function finishedFrom(
     ...(report ? { report: report.text } : {}),
     ...(report?.truncated ? { reportTruncated: report.truncated } : {}),
   };
-}
-
-/** alerts.json holds at most intake.max_alerts_per_incident alerts; a bigger file is not read. */
-const ALERTS_MAX_BYTES = 8 << 20;
-
-/** When every alert behind the incident resolved (alerts.json's `resolvedAt`), or undefined. */
-export async function readResolvedAt(workspaceDir: string): Promise<string | undefined> {
-  let read;
-  try {
-    read = await readNoFollow(workspaceDir, ALERTS_FILE, ALERTS_MAX_BYTES);
-  } catch {
-    return undefined;
-  }
-  if (!read || read.truncated) return undefined;
-  try {
-    const at = (JSON.parse(read.text) as { resolvedAt?: unknown } | null)?.resolvedAt;
-    return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? at : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -3,6 +3,7 @@ import { lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promis
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
 import { TRIAGE_DIR } from '../../shared/types.js';
+import { readOwnFileBelow } from '../../util/safe-path.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
 // restarts, never looked at by the watcher): delivery keys, storm records, locks, temp folders. And
@@ -131,6 +132,26 @@ export interface AlertsDoc {
   /** Alerts still firing. */
   open: number;
   alerts: AlertEntry[];
+}
+
+/** alerts.json holds at most intake.max_alerts_per_incident alerts; a bigger file is not read. */
+const ALERTS_MAX_BYTES = 8 << 20;
+
+/**
+ * When every alert behind the incident resolved (alerts.json's `resolvedAt`), or undefined: no file,
+ * not resolved, unreadable, or reached through a symbolic link.
+ */
+export async function alertsResolvedAt(dir: string): Promise<string | undefined> {
+  const read = await readOwnFileBelow(dir, path.join(dir, ALERTS_FILE), ALERTS_MAX_BYTES).catch(
+    () => undefined,
+  );
+  if (read?.kind !== 'ok') return undefined;
+  try {
+    const at = (JSON.parse(read.text) as Partial<AlertsDoc> | null)?.resolvedAt;
+    return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? at : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads alerts.json; null when the workspace (or the file) is gone. */

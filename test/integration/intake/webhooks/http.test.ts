@@ -1,12 +1,16 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
 import type { IntakeReply } from '../../../../src/server/routes/intake.js';
 import { readState } from '../../../../src/incident/store.js';
 import { createProcessFakeExecutor } from '../../../support/fake-executor.js';
+import type { CliIO } from '../../../../src/cli/io.js';
+import { runCli } from '../../../../src/cli/program.js';
+import type { StatusList } from '../../../../src/status/types.js';
 import {
   agentExecutions,
+  dropByRename,
   incidentJson,
   tempRoot,
   waitFor,
@@ -161,6 +165,41 @@ describe('HTTP intake on the daemon', () => {
       const doc = JSON.parse(await readFile(path.join(dir, 'alerts.json'), 'utf8')) as AlertsDoc;
       expect(doc.resolvedAt).toBe(endsAt);
     }
+  });
+
+  it('an incident whose alerts all resolved before its run started (a resolution not applied then) ends resolved, shown so by status', async () => {
+    const at = '2026-11-26T09:00:00.000Z';
+    // What intake leaves when the resolution came in but could not be applied (a restart, another replica).
+    const dir = path.join(root, 'resolved-meanwhile');
+    await mkdir(dir);
+    await writeFile(
+      path.join(dir, 'alerts.json'),
+      JSON.stringify({
+        version: 1,
+        firstAt: at,
+        lastAt: at,
+        resolvedAt: at,
+        count: 1,
+        omitted: 0,
+        open: 0,
+        alerts: [],
+      }),
+    );
+    await dropByRename(root, 'resolved-meanwhile', incidentJson({ incidentId: 'inc-resolved-meanwhile' }));
+    const d = await start();
+    const state = await waitForState(dir, ['resolved']);
+    expect(state.resolvedAt).toBe(at);
+    expect(state.reason).toMatch(/before the investigation started: not run/);
+    expect(await executions(dir)).toBe(0);
+    await d.stop();
+
+    const out: string[] = [];
+    const cli: CliIO = { stdout: (t) => void out.push(t), stderr: () => undefined, env: {}, cwd: root };
+    expect(await runCli(['status', '--root', root, '--json'], cli)).toBe(0);
+    const listed = (JSON.parse(out.join('')) as StatusList).incidents.find(
+      (v) => v.folder === 'resolved-meanwhile',
+    );
+    expect(listed).toMatchObject({ state: 'resolved', resolvedAt: at, attempts: 0 });
   });
 
   it('an alert resolving after its investigation answered is passed on (for the sinks), and the answer stays', async () => {
