@@ -200,6 +200,16 @@ describe('HTTP intake on the daemon', () => {
       (v) => v.folder === 'resolved-meanwhile',
     );
     expect(listed).toMatchObject({ state: 'resolved', resolvedAt: at, attempts: 0 });
+
+    // Saving incident.json again runs it anyway: the resolution was applied once already.
+    await dropByRename(
+      root,
+      'resolved-meanwhile',
+      incidentJson({ incidentId: 'inc-resolved-meanwhile', severity: 'critical' }),
+    );
+    await start();
+    await waitForState(dir, ['succeeded']);
+    expect(await executions(dir)).toBe(1);
   });
 
   it('an alert resolving after its investigation answered is passed on (for the sinks), and the answer stays', async () => {
