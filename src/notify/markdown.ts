@@ -1,4 +1,4 @@
-import type { MarkedToken, Token, Tokens } from 'marked';
+import type { Token, Tokens } from 'marked';
 import { asMarked, plainText } from '../util/markdown.js';
 
 // The agent's report (parsed by the shared parser, src/util/markdown.ts) rendered as Slack mrkdwn.

@@ -116,4 +116,3 @@ export function sectionsOf(tokens: Token[], depth: number): MarkdownSection[] {
   if (current.heading || current.tokens.length > 0) out.push(current);
   return out;
 }
-
