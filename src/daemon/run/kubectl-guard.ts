@@ -7,6 +7,7 @@ import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
+import { CLUSTER_OUTPUTS_FILE, OutputLog, type CapturedOutput } from '../../kubectl/broker/outputs.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
 import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
@@ -154,11 +155,14 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   const guardDir = path.join(input.bundleDir, GUARD_DIR);
   const socketPath = path.join(input.bundleDir, BROKER_SOCKET);
   let log: CallLog | undefined;
+  let outputs: OutputLog | undefined;
   let broker: RunningBroker | undefined;
   let stopped = false;
 
-  const onCall = async (record: ClusterCallRecord) => {
-    await log?.append(record);
+  const onCall = async (record: ClusterCallRecord, output?: CapturedOutput) => {
+    const call = await log?.append(record);
+    if (call !== undefined && output && record.decision === 'allowed')
+      await outputs?.append(call, record, output);
     if (record.decision === 'refused') {
       await input.audit('kubectl_refused', {
         by: record.by,
@@ -174,6 +178,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     stopped = true;
     await broker?.stop().catch(() => undefined);
     await log?.close().catch(() => undefined);
+    await outputs?.close().catch(() => undefined);
   };
 
   return {
@@ -194,6 +199,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     start: async () => {
       if (!brokered || broker) return;
       log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
+      outputs = await OutputLog.open(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE), input.redact);
       // The broker's kubectl runs as the triage script does (kubeconfig, HOME, PATH), for the agent.
       const run = {
         runDir: input.bundleDir,
