@@ -55,4 +55,8 @@ export interface RunContext {
   reportValidator?: ValidatorLookup;
   /** The persona's tool policy and the run's kubectl broker (src/daemon/run/kubectl-guard.ts). */
   guard?: RunGuard;
+  /** The cluster the run investigates and whether the daemon reached it when the run started. */
+  cluster?: { name: string; reachable: boolean; detail?: string };
+  /** What the investigation is known not to see before the agent starts (the evidence check's gaps). */
+  knownGaps?: string[];
 }

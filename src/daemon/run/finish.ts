@@ -4,6 +4,7 @@ import { fileDigest, folderDigests } from '../../audit/digest.js';
 import { checkReport, type ReportCheck } from '../../audit/report.js';
 import { earlyResult, writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
 import type { AgentOutcome } from '../../agents/types.js';
+import { checkRunEvidence } from './evidence.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RunOutcome } from '../types.js';
 import { buildResult, killedFromOutside, verdict } from './collect.js';
@@ -87,6 +88,7 @@ export async function collectRun(
   const answer = answerOf(outcome);
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await ctx.guard?.finish(adapter.deniedCalls?.(runOutput) ?? []);
+  const evidence = await checkRunEvidence(ctx, input.report.hostPath, report.exists, kubectl?.guard);
   const result = buildResult({
     verdict: v,
     outcome,
@@ -117,6 +119,8 @@ export async function collectRun(
       ...(input.adopted ? { adopted: true } : {}),
       ...(validator ? { validator } : {}),
       ...(kubectl ? { kubectl } : {}),
+      ...(evidence ? { evidence } : {}),
+      ...(ctx.cluster ? { cluster: ctx.cluster } : {}),
     },
   });
   await writeRunResult(bundle, result);

@@ -1,0 +1,140 @@
+// The evidence check in the real run pipeline (process engine): a stand-in agent writes a report citing
+// `kubectl describe pod` and quoting a log line. When it never made those calls, result.json names
+// them in citedNotRun and excerptsNotFound and the run is not grounded; when it made them through the
+// guard (the broker ran a stand-in kubectl on the daemon's side), the same report is grounded.
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRunResult } from '../../../src/audit/run-record.js';
+import { createProcessEngine } from '../../../src/engines/process.js';
+import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { runDirOf } from '../../../src/audit/bundle.js';
+import { FINISH_ON_HOST, shScriptExecutor } from '../../support/sh-agent.js';
+import { makeWorkspace, tempDir, testConfig } from '../../support/runs.js';
+
+const LOG_LINE = 'panic: missing environment variable DATABASE_URL';
+
+const KUBECTL = `#!/bin/sh
+case " $* " in
+  *" get "*) printf 'NAME    READY   STATUS             RESTARTS\\nweb-1   0/1     CrashLoopBackOff   7\\n' ;;
+  *" describe "*) printf 'Name:  web-1\\nState: Waiting\\n  Reason: CrashLoopBackOff\\n' ;;
+  *" logs "*) printf 'starting web v2\\n${LOG_LINE}\\n' ;;
+  *) exit 1 ;;
+esac
+`;
+
+const REPORT = `# Kubernetes Incident Triage Report
+
+## 0. Executive Triage Card
+
+### Primary Hypothesis
+web-1 exits because DATABASE_URL is unset — Confidence: High
+
+## 2. Assessment & Findings
+
+### Observed Facts
+- **[FACT-1]** web-1 is in CrashLoopBackOff — Source: \`kubectl get pods -n shop\`
+- **[FACT-2]** web-1 waits in CrashLoopBackOff — Source: \`kubectl describe pod web-1 -n shop\`
+
+### Derived Inferences
+- **[INF-1]** The container fails at start-up — Based on: FACT-1, FACT-2
+
+## 5. Proof of Work
+
+### Commands Executed
+
+\`\`\`bash
+kubectl get pods -n shop
+kubectl describe pod web-1 -n shop
+kubectl logs web-1 -n shop --previous
+\`\`\`
+
+## 6. Supporting Evidence
+
+\`\`\`
+${LOG_LINE}
+\`\`\`
+`;
+
+describe('evidence check after the agent', () => {
+  let root: { dir: string; cleanup: () => Promise<void> };
+  let kubectl: string;
+  let report: string;
+  beforeAll(async () => {
+    root = await tempDir('triage-evidence-');
+    kubectl = path.join(root.dir, 'kubectl');
+    await writeFile(kubectl, KUBECTL);
+    await chmod(kubectl, 0o755);
+    report = path.join(root.dir, 'report.md');
+    await writeFile(report, REPORT);
+  });
+  afterAll(async () => root?.cleanup());
+
+  const run = async (calls: string[], runId: string) => {
+    const config = testConfig(root.dir, { engine: 'process', kubectl: { command: kubectl } });
+    const workspace = await makeWorkspace(root.dir);
+    const script = [
+      ...calls.map((c) => `${c} >/dev/null`),
+      // The report the agent "wrote", then the rest of a Claude-like ending (not its stock report).
+      `cp ${report} "$TRIAGE_OUTPUT_DIR/investigation.md"`,
+      ...FINISH_ON_HOST.slice(1),
+    ].join('\n');
+    const engine = createProcessEngine(config, silentLogger());
+    const outcome = await shScriptExecutor(config, script, engine, { PATH: process.env.PATH }).run({
+      workspace,
+      runId,
+      attempt: 1,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    const bundle = runDirOf(workspace.dir, runId);
+    const result = await readRunResult(bundle);
+    if (!result.ok) throw new Error(result.problem);
+    const audit = await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8');
+    return { outcome, bundle, result: result.value, audit };
+  };
+
+  it('names the describe that never ran and the log line no output holds; the run is not grounded', async () => {
+    const { outcome, result, audit } = await run(
+      ['kubectl get pods -n shop'],
+      `evidence-missing-${process.pid}`,
+    );
+    expect(outcome.status).toBe('succeeded');
+    expect(result.evidence?.verdict).not.toBe('grounded');
+    expect(result.evidence?.citedNotRun).toEqual([
+      'kubectl describe pod web-1 -n shop (FACT-2)',
+      'kubectl describe pod web-1 -n shop (commands executed)',
+      'kubectl logs web-1 -n shop --previous (commands executed)',
+    ]);
+    expect(result.evidence?.excerptsNotFound).toEqual([`${LOG_LINE} (supporting evidence)`]);
+    expect(audit).toContain('"type":"evidence_checked"');
+  });
+
+  it('is grounded once the agent made those calls through the guard', async () => {
+    const { result, bundle } = await run(
+      [
+        'kubectl get pods -n shop',
+        'kubectl -n shop describe po web-1',
+        'kubectl logs -p web-1 --namespace=shop',
+      ],
+      `evidence-grounded-${process.pid}`,
+    );
+    expect(result.evidence).toEqual({
+      verdict: 'grounded',
+      facts: 2,
+      verified: 6,
+      unverified: [],
+      citedNotRun: [],
+      excerptsNotFound: [],
+      gaps: [],
+    });
+    const outputs = await readOutputLog(path.join(bundle, CLUSTER_OUTPUTS_FILE));
+    expect(outputs.map((o) => o.normalized)).toEqual([
+      'get pods --namespace=shop',
+      'describe pods/web-1 --namespace=shop',
+      'logs pods/web-1 --namespace=shop --previous',
+    ]);
+    expect(outputs[2]?.stdout).toContain(LOG_LINE);
+  });
+});
