@@ -97,7 +97,10 @@ export function formatStatus(
   const lines = [`${pad(HEADER)}  ANSWER`];
   rows.forEach((row, i) => {
     const start = `${pad(row)}  `;
-    const answer = printable(incidents[i]?.answer ?? '-');
+    const view = incidents[i];
+    // How far the answer holds comes first: an ungrounded answer is read as one.
+    const verdict = view?.evidence ? `[${view.evidence.verdict}] ` : '';
+    const answer = printable(`${verdict}${view?.answer ?? '-'}`);
     const room = options.columns === undefined ? Infinity : options.columns - [...start].length;
     lines.push(`${start}${room === Infinity ? answer : cut(answer, Math.max(room, 1))}`.trimEnd());
   });

@@ -40,6 +40,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
     updatedAt: state.updatedAt,
     progress,
     resolvedAt: state.resolvedAt ?? null,
+    evidence: result?.evidence ?? null,
   };
 }
 
@@ -65,6 +66,7 @@ export function withAge(v: StoredView, arrivedAtMs: number, now: number): Incide
     age: Math.max(0, Math.round(now - arrivedAtMs)),
     progress: v.progress,
     resolvedAt: v.resolvedAt,
+    evidence: v.evidence,
   };
 }
 
