@@ -54,6 +54,8 @@ export interface PrepareInput {
   reportedRunDir?: string;
   /** Folders put first on the triage script's PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /** Said first in the permissions section (the run's cluster cannot be reached). */
+  clusterNotice?: string;
 }
 
 export interface PreparedContext {
@@ -195,12 +197,13 @@ export async function prepareContext(input: PrepareInput): Promise<PreparedConte
   if (workspace.permissionsText === undefined) {
     incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
   }
+  if (input.clusterNotice) incompleteReasons.push(input.clusterNotice);
 
   const note = triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout);
   // Ours, after the script's text: never cut by the budget.
   const products = escapeTextContent(renderProducts(triage.products ?? [], view.triageDir));
   const incidentSection = renderIncident(workspace.incidentText);
-  const permissionsSection = renderPermissions(workspace.permissionsText);
+  const permissionsSection = renderPermissions(workspace.permissionsText, input.clusterNotice);
   const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
   const omitted = triage.omitted && {
     ...triage.omitted,

@@ -1,4 +1,5 @@
 import type { AgentAdapter } from '../../agents/types.js';
+import type { ClusterAccessMonitor } from '../../clusters/access.js';
 import type { RunBundle } from '../../audit/bundle.js';
 import type { AuditEventType } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
@@ -33,6 +34,8 @@ export interface PipelineEnv {
   agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
+  /** The daemon's view of its clusters (kubectl.access_check); absent when the check is off. */
+  clusters?: ClusterAccessMonitor;
 }
 
 export type AuditFn = (type: AuditEventType, fields?: Record<string, unknown>) => Promise<void>;

@@ -13,6 +13,8 @@ import type { Engine, RunHandle, RunInfo } from '../../engines/types.js';
 import type { RunProgress } from '../../incident/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
+import { ACCESS_TIMEOUT_MS, ClusterAccessMonitor, clusterEntries } from '../../clusters/access.js';
+import { clusterChecks, markClusterAccess } from './cluster.js';
 import { errorMessage } from '../../util/errors.js';
 import type {
   PipelineMetrics,
@@ -75,6 +77,24 @@ function ownSkillsCache(config: Config, log: Logger): SkillsCacheLike {
   };
 }
 
+/** The cluster access monitor of an executor: started with the first readiness check (the daemon's start). */
+function clusterMonitor(config: Config, deps: ExecutorDeps): ClusterAccessMonitor {
+  return new ClusterAccessMonitor({
+    entries: clusterEntries(config),
+    kubectl: {
+      command: config.kubectl.command,
+      env: deps.env,
+      cwd: config.workspaces_root,
+      timeoutMs: ACCESS_TIMEOUT_MS,
+    },
+    ...(deps.now ? { now: deps.now } : {}),
+    onChange: (access) =>
+      access.reachable
+        ? deps.log.info({ cluster: access.name }, 'cluster reachable')
+        : deps.log.warn({ cluster: access.name, detail: access.detail }, 'cluster cannot be reached'),
+  });
+}
+
 export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   const { config } = deps;
   const engines = new Map<string, Promise<Engine>>();
@@ -92,6 +112,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     // The adapters (and their settings writers) load with the first run, not at start-up.
     agents: deps.agents ?? (async (name) => (await import('../../agents/index.js')).getAgent(name)),
     skills: deps.skills ?? ownSkillsCache(config, deps.log),
+    ...(config.kubectl.access_check ? { clusters: clusterMonitor(config, deps) } : {}),
     engineFor: (name: EngineName): Promise<Engine> => {
       let engine = engines.get(name);
       if (!engine) {
@@ -161,6 +182,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       stage = 'engine';
       await (await env.engineFor(engineName)).ping();
       stage = undefined;
+      await markClusterAccess(env, ctx);
       // The context pipeline (tokenizer, disclosure, triage) loads with the first run, not at start-up.
       const { prepareRun } = await import('./prepare.js');
       const prepared = await prepareRun(env, ctx);
@@ -292,6 +314,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     } catch (err) {
       checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
     }
+    checks.push(...(await clusterChecks(env.clusters)));
     return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
   };
 
@@ -363,6 +386,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     const results = await Promise.allSettled([
       ...[...engines.values()].map(async (e) => (await e).close()),
       Promise.resolve(env.skills.stop?.()),
+      Promise.resolve(env.clusters?.stop()),
     ]);
     for (const r of results)
       if (r.status === 'rejected')

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { clusterNotice } from './cluster.js';
 import { RUN_FILES, RunBundle } from '../../audit/bundle.js';
 import { prepareContext, type PreparedContext } from '../../context/prepare.js';
 import { findReportValidator } from '../../context/report-validator.js';
@@ -91,6 +92,7 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     ...(ctx.model ? { model: ctx.model } : {}),
     ...(env.metrics ? { metrics: env.metrics } : {}),
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
+    ...(clusterNotice(ctx) ? { clusterNotice: clusterNotice(ctx) } : {}),
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);

@@ -71,8 +71,11 @@ describe('evidence check after the agent', () => {
   });
   afterAll(async () => root?.cleanup());
 
-  const run = async (calls: string[], runId: string) => {
-    const config = testConfig(root.dir, { engine: 'process', kubectl: { command: kubectl } });
+  const run = async (calls: string[], runId: string, command = kubectl) => {
+    const config = testConfig(root.dir, {
+      engine: 'process',
+      kubectl: { command, access_check: command !== kubectl },
+    });
     const workspace = await makeWorkspace(root.dir);
     const script = [
       ...calls.map((c) => `${c} >/dev/null`),
@@ -81,7 +84,9 @@ describe('evidence check after the agent', () => {
       ...FINISH_ON_HOST.slice(1),
     ].join('\n');
     const engine = createProcessEngine(config, silentLogger());
-    const outcome = await shScriptExecutor(config, script, engine, { PATH: process.env.PATH }).run({
+    const executor = shScriptExecutor(config, script, engine, { PATH: process.env.PATH });
+    const readiness = await executor.readiness();
+    const outcome = await executor.run({
       workspace,
       runId,
       attempt: 1,
@@ -92,7 +97,9 @@ describe('evidence check after the agent', () => {
     const result = await readRunResult(bundle);
     if (!result.ok) throw new Error(result.problem);
     const audit = await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8');
-    return { outcome, bundle, result: result.value, audit };
+    const prompt = await readFile(path.join(bundle, 'prompt-sent.md'), 'utf8');
+    await executor.close?.();
+    return { outcome, bundle, result: result.value, audit, readiness, prompt };
   };
 
   it('names the describe that never ran and the log line no output holds; the run is not grounded', async () => {
@@ -136,5 +143,30 @@ describe('evidence check after the agent', () => {
       'logs pods/web-1 --namespace=shop --previous',
     ]);
     expect(outputs[2]?.stdout).toContain(LOG_LINE);
+  });
+
+  it('checks cluster access through kubectl.command: /readyz names it, the run still runs marked unreachable, and is not grounded', async () => {
+    const down = path.join(root.dir, 'kubectl-down');
+    await writeFile(
+      down,
+      '#!/bin/sh\necho "The connection to the server localhost:8080 was refused - did you specify the right host or port?" >&2\nexit 1\n',
+    );
+    await chmod(down, 0o755);
+    const { outcome, result, readiness, prompt } = await run(
+      ['kubectl get pods -n shop'],
+      `evidence-unreachable-${process.pid}`,
+      down,
+    );
+    const check = readiness.checks.find((c) => c.name.includes('cluster'));
+    expect(check).toMatchObject({ name: 'cluster:default', ok: true, degraded: true });
+    expect(check?.detail).toContain('no kubeconfig is configured, so kubectl fell back to localhost:8080');
+    expect(outcome.status).toBe('succeeded');
+    expect(prompt).toContain('CLUSTER UNREACHABLE: the daemon could not reach cluster default');
+    expect(result.cluster).toMatchObject({ name: 'default', reachable: false });
+    expect(result.evidence?.verdict).toBe('ungrounded');
+    expect(result.evidence?.gaps[0]).toMatch(
+      /^cluster default cannot be reached: The connection to the server localhost:8080 was refused/,
+    );
+    expect(result.evidence?.gaps).toContain('no cluster read succeeded during the run');
   });
 });
