@@ -1,9 +1,16 @@
 import type { ClusterAccessMonitor } from '../../clusters/access.js';
 import type { Readiness } from '../types.js';
-import type { PipelineEnv, RunContext } from './context.js';
+import type { PipelineEnv } from './env.js';
+import type { RunStart } from './stages.js';
 
 // Cluster access, joined to the pipeline: a /readyz check per cluster, and a run marked unreachable
 // from its start when its cluster cannot be reached (it still runs: the preloaded data may be enough).
+
+/** The run's cluster as the daemon found it when the run began, and the gaps known from the start. */
+export interface RunAccess {
+  cluster: { name: string; reachable: boolean; detail?: string };
+  knownGaps: string[];
+}
 
 /** One readiness check per cluster, named `cluster:<name>`; an unreachable cluster degrades the daemon, runs go on. */
 export async function clusterChecks(monitor: ClusterAccessMonitor | undefined): Promise<Readiness['checks']> {
@@ -18,28 +25,31 @@ export async function clusterChecks(monitor: ClusterAccessMonitor | undefined): 
   }));
 }
 
-/** Records on the run whether its cluster can be reached; an unreachable one is a known gap. */
-export async function markClusterAccess(env: PipelineEnv, ctx: RunContext): Promise<void> {
-  if (!env.clusters) return;
-  const access = await env.clusters.forRun(ctx.request.workspace.incident.cluster);
-  ctx.cluster = {
+/** Whether the run's cluster can be reached now; undefined when the check is off. */
+export async function clusterAccess(env: PipelineEnv, start: RunStart): Promise<RunAccess | undefined> {
+  if (!env.clusters) return undefined;
+  const access = await env.clusters.forRun(start.request.workspace.incident.cluster);
+  const cluster = {
     name: access.name,
     reachable: access.reachable,
     ...(access.detail ? { detail: access.detail } : {}),
   };
-  if (access.reachable) return;
-  ctx.knownGaps = [
-    ...(ctx.knownGaps ?? []),
-    `${access.detail ?? `cluster ${access.name} cannot be reached`} (checked ${access.checkedAt})`,
-  ];
-  ctx.log.warn(
+  if (access.reachable) return { cluster, knownGaps: [] };
+  start.log.warn(
     { cluster: access.name, detail: access.detail },
     'the cluster cannot be reached; the run goes on, marked',
   );
+  return {
+    cluster,
+    knownGaps: [
+      `${access.detail ?? `cluster ${access.name} cannot be reached`} (checked ${access.checkedAt})`,
+    ],
+  };
 }
 
 /** What the agent is told in the permissions section when its cluster cannot be reached. */
-export function clusterNotice(ctx: RunContext): string | undefined {
-  if (!ctx.cluster || ctx.cluster.reachable) return undefined;
-  return `CLUSTER UNREACHABLE: the daemon could not reach cluster ${ctx.cluster.name} when this run started (${ctx.cluster.detail ?? 'no detail'}). kubectl calls are expected to fail: reason from the preloaded data, and say in the report that the cluster could not be reached and what could not be checked.`;
+export function clusterNotice(access: RunAccess | undefined): string | undefined {
+  if (!access || access.cluster.reachable) return undefined;
+  const { name, detail } = access.cluster;
+  return `CLUSTER UNREACHABLE: the daemon could not reach cluster ${name} when this run started (${detail ?? 'no detail'}). kubectl calls are expected to fail: reason from the preloaded data, and say in the report that the cluster could not be reached and what could not be checked.`;
 }

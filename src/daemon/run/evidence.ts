@@ -1,27 +1,27 @@
 import type { Evidence } from '../../audit/run-record.js';
 import { errorMessage } from '../../util/errors.js';
-import type { RunContext } from './context.js';
+import type { LaunchedRun } from './stages.js';
 
-// The run pipeline's call into the evidence check (src/evidence/): after the agent, the report against
-// the run's recorded cluster calls; the verdict goes into result.json and the audit trail.
+// Collect's call into the evidence check (src/evidence/): after the agent, the report against the run's
+// recorded cluster calls and outputs; the verdict goes into result.json and the audit trail.
 
 export async function checkRunEvidence(
-  ctx: RunContext,
-  reportHostPath: string,
+  run: LaunchedRun,
   reportExists: boolean,
   guard: 'broker' | 'off' | 'unavailable' | undefined,
 ): Promise<Evidence | undefined> {
-  if (!ctx.bundle || !reportExists) return undefined;
+  if (!reportExists) return undefined;
   try {
     const { runEvidence } = await import('../../evidence/run.js');
+    const knownGaps = run.access?.knownGaps ?? [];
     const evidence = await runEvidence({
-      bundleDir: ctx.bundle.dir,
-      reportHostPath,
+      bundleDir: run.bundle.dir,
+      reportHostPath: run.report.hostPath,
       ...(guard ? { guard } : {}),
-      ...(ctx.knownGaps?.length ? { knownGaps: ctx.knownGaps } : {}),
+      ...(knownGaps.length > 0 ? { knownGaps } : {}),
     });
     if (!evidence) return undefined;
-    await ctx.audit('evidence_checked', {
+    await run.audit('evidence_checked', {
       verdict: evidence.verdict,
       facts: evidence.facts,
       verified: evidence.verified,
@@ -30,10 +30,10 @@ export async function checkRunEvidence(
       excerptsNotFound: evidence.excerptsNotFound.length,
       gaps: evidence.gaps.length,
     });
-    ctx.log.info({ verdict: evidence.verdict, verified: evidence.verified }, 'report evidence checked');
+    run.log.info({ verdict: evidence.verdict, verified: evidence.verified }, 'report evidence checked');
     return evidence;
   } catch (err) {
-    ctx.log.warn({ err: errorMessage(err) }, 'could not check the report against the recorded cluster calls');
+    run.log.warn({ err: errorMessage(err) }, 'could not check the report against the recorded cluster calls');
     return undefined;
   }
 }
