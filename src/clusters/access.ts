@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import { runClusterKubectl, type ClusterKubectl } from './kubectl.js';
+import { PermissionsCache, type ProbedPermissions } from './permissions.js';
 import type { ClusterAccess, ClusterEntry } from './types.js';
 
 // Cluster access is checked, not assumed: the daemon asks each cluster it serves for its version
@@ -87,8 +88,18 @@ export class ClusterAccessMonitor {
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => Date;
 
+  private readonly probes: PermissionsCache;
+
   constructor(private readonly options: ClusterAccessOptions) {
     this.now = options.now ?? (() => new Date());
+    this.probes = new PermissionsCache(options.kubectl, this.now);
+  }
+
+  /** The permissions of the daemon's credentials in `namespace` of the run's cluster (cached with a TTL). */
+  permissions(name: string | undefined, namespace: string): Promise<ProbedPermissions> {
+    const entry = this.options.entries.find((e) => e.name === name) ?? this.options.entries[0];
+    if (!entry) return Promise.reject(new Error('no cluster is configured'));
+    return this.probes.get(entry, namespace);
   }
 
   /** The last checks, starting the periodic check on first use (the daemon's first readiness check). */

@@ -1,4 +1,6 @@
 import type { ClusterAccessMonitor } from '../../clusters/access.js';
+import type { Workspace } from '../../shared/types.js';
+import { errorMessage } from '../../util/errors.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';
 import type { RunStart } from './stages.js';
@@ -52,4 +54,22 @@ export function clusterNotice(access: RunAccess | undefined): string | undefined
   if (!access || access.cluster.reachable) return undefined;
   const { name, detail } = access.cluster;
   return `CLUSTER UNREACHABLE: the daemon could not reach cluster ${name} when this run started (${detail ?? 'no detail'}). kubectl calls are expected to fail: reason from the preloaded data, and say in the report that the cluster could not be reached and what could not be checked.`;
+}
+
+/**
+ * The workspace as the context sees it: with no producer's permissions file, the permissions the daemon
+ * probed (cached per cluster and namespace), marked as probed. A producer's file is used unchanged.
+ */
+export async function withProbedPermissions(env: PipelineEnv, start: RunStart): Promise<Workspace> {
+  const { workspace } = start.request;
+  if (workspace.permissionsText !== undefined || !env.clusters || start.access?.cluster.reachable !== true)
+    return workspace;
+  try {
+    const probed = await env.clusters.permissions(start.access.cluster.name, workspace.incident.namespace);
+    await start.audit('permissions_probed', { cluster: probed.cluster_name, namespace: probed.namespace });
+    return { ...workspace, permissionsText: `${JSON.stringify(probed, null, 2)}\n` };
+  } catch (err) {
+    start.log.warn({ err: errorMessage(err) }, 'could not probe the cluster permissions');
+    return workspace;
+  }
 }

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { RUN_FILES, type RunBundle } from '../../audit/bundle.js';
 import { buildContext, type BuiltContext } from '../../context/build.js';
-import { clusterNotice } from './cluster.js';
+import { clusterNotice, withProbedPermissions } from './cluster.js';
 import { findReportValidator } from '../../context/report-validator.js';
 import type { SkillsSnapshot } from '../../context/types.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
@@ -115,9 +115,10 @@ async function contextFor(
   const triage = overrides.triage ?? { mode: 'run' as const };
   const notice = clusterNotice(start.access);
   await audit('triage_started', { mode: triage.mode });
+  const workspace = await withProbedPermissions(env, start);
   const context = await buildContext({
     config: env.config,
-    workspace: request.workspace,
+    workspace,
     agent: start.agent,
     placement: adapter.placement,
     view: layout.view,

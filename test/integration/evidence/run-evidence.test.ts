@@ -17,6 +17,9 @@ const LOG_LINE = 'panic: missing environment variable DATABASE_URL';
 
 const KUBECTL = `#!/bin/sh
 case " $* " in
+  *" version "*) printf '{"serverVersion":{"gitVersion":"v1.31.0"}}\\n' ;;
+  *" can-i --list "*) printf 'Resources   Non-Resource URLs   Resource Names   Verbs\\npods        []                  []               [get list watch]\\n' ;;
+  *" can-i "*) echo yes ;;
   *" get "*) printf 'NAME    READY   STATUS             RESTARTS\\nweb-1   0/1     CrashLoopBackOff   7\\n' ;;
   *" describe "*) printf 'Name:  web-1\\nState: Waiting\\n  Reason: CrashLoopBackOff\\n' ;;
   *" logs "*) printf 'starting web v2\\n${LOG_LINE}\\n' ;;
@@ -71,12 +74,16 @@ describe('evidence check after the agent', () => {
   });
   afterAll(async () => root?.cleanup());
 
-  const run = async (calls: string[], runId: string, command = kubectl) => {
-    const config = testConfig(root.dir, {
-      engine: 'process',
-      kubectl: { command, access_check: command !== kubectl },
-    });
-    const workspace = await makeWorkspace(root.dir);
+  const run = async (
+    calls: string[],
+    runId: string,
+    command = kubectl,
+    access = command !== kubectl,
+    permissionsText?: string,
+  ) => {
+    const config = testConfig(root.dir, { engine: 'process', kubectl: { command, access_check: access } });
+    const made = await makeWorkspace(root.dir);
+    const workspace = permissionsText === undefined ? made : { ...made, permissionsText };
     const script = [
       ...calls.map((c) => `${c} >/dev/null`),
       // The report the agent "wrote", then the rest of a Claude-like ending (not its stock report).
@@ -168,5 +175,36 @@ describe('evidence check after the agent', () => {
       /^cluster default cannot be reached: The connection to the server localhost:8080 was refused/,
     );
     expect(result.evidence?.gaps).toContain('no cluster read succeeded during the run');
+  });
+
+  it("preloads probed permissions when the producer wrote none, and a producer's file unchanged", async () => {
+    const probed = await run(
+      ['kubectl get pods -n shop'],
+      `permissions-probed-${process.pid}`,
+      kubectl,
+      true,
+    );
+    expect(probed.result.cluster).toEqual({ name: 'default', reachable: true });
+    const section =
+      /<kubernetes_cluster_access_permissions>([\s\S]*?)<\/kubernetes_cluster_access_permissions>/.exec(
+        probed.prompt,
+      )?.[1];
+    expect(section).toContain('probed by triage-runner with kubectl auth can-i');
+    expect(section).toContain('"can_get_logs": true');
+    expect(section).toContain('"namespace": "shop"');
+    expect(section).toContain('pods        []                  []               [get list watch]');
+    expect(probed.audit).toContain('"type":"permissions_probed"');
+
+    const own = '{"cluster_name":"prod-1","can_get_pods":false,"warnings":["from the producer"]}';
+    const producer = await run(
+      ['kubectl get pods -n shop'],
+      `permissions-own-${process.pid}`,
+      kubectl,
+      true,
+      own,
+    );
+    expect(producer.prompt).toContain(own);
+    expect(producer.prompt).not.toContain('probed by triage-runner');
+    expect(producer.audit).not.toContain('permissions_probed');
   });
 });
