@@ -72,12 +72,21 @@ const time = (fn: () => unknown): number[] =>
     fn();
     return performance.now() - t0;
   });
+/** CPU milliseconds per call (user + system): on a loaded host, closer to what an idle one takes than wall time. */
+const cpu = (fn: () => unknown): number => {
+  const before = process.cpuUsage();
+  for (let i = 0; i < ITERATIONS; i++) fn();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / ITERATIONS;
+};
 
 // Warm-up, then measure both in the same run.
 checkEvidence({ report: text, ...record });
 const parse = time(() => parseMarkdown(text));
 const check = time(() => checkEvidence({ report: text, ...record }));
 const evidence = checkEvidence({ report: text, ...record });
+const parseCpu = cpu(() => parseMarkdown(text));
+const checkCpu = cpu(() => checkEvidence({ report: text, ...record }));
 const p50 = percentile(check, 50);
 const base = Math.max(1, percentile(parse, 50));
 printTable(
@@ -85,6 +94,11 @@ printTable(
   [
     ['parse the report only (baseline), p50', `${percentile(parse, 50)} ms`, '1.00×'],
     ['evidence check, p50', `${p50} ms`, `${(p50 / base).toFixed(2)}×`],
+    [
+      'CPU per call: parse / evidence check',
+      `${parseCpu.toFixed(1)} / ${checkCpu.toFixed(1)} ms`,
+      `${(checkCpu / Math.max(0.1, parseCpu)).toFixed(2)}×`,
+    ],
     ['evidence check, p90', `${percentile(check, 90)} ms`, `${(percentile(check, 90) / base).toFixed(2)}×`],
     [
       'verdict (verified / not run / not found)',
@@ -93,7 +107,10 @@ printTable(
     ],
   ],
 );
-if (p50 > LIMIT_MS) {
-  process.stderr.write(`evidence check p50 ${p50} ms is over the ${LIMIT_MS} ms budget\n`);
+// The budget is the check's own cost: CPU time, which a host running other work does not inflate as it does wall time.
+if (checkCpu > LIMIT_MS) {
+  process.stderr.write(
+    `evidence check ${checkCpu.toFixed(1)} CPU ms per call is over the ${LIMIT_MS} ms budget\n`,
+  );
   process.exitCode = 1;
 }
