@@ -1,7 +1,7 @@
 // Recorded cluster calls and their outputs, as the broker writes them, for tests of the evidence check.
 import type { ClusterCallRecord } from '../../src/kubectl/broker/calls.js';
 import type { CallOutputRecord } from '../../src/kubectl/broker/outputs.js';
-import { parseKubectl } from '../../src/kubectl/parse.js';
+import { classifyKubectl } from '../../src/kubectl/policy/classify.js';
 
 export interface RecordedCall {
   argv: string[];
@@ -17,7 +17,7 @@ export function recorded(calls: RecordedCall[]): { calls: ClusterCallRecord[]; o
   const records: ClusterCallRecord[] = [];
   const outputs: CallOutputRecord[] = [];
   calls.forEach((c, i) => {
-    const command = parseKubectl(c.argv);
+    const command = classifyKubectl(c.argv);
     const call = i + 1;
     const exitCode = c.refused ? 1 : (c.exitCode ?? 0);
     records.push({
