@@ -7,10 +7,7 @@ import { httpLimits } from '../../server/limits.js';
 import { createMetrics } from '../../server/metrics.js';
 import { createIntakeRoutes } from '../../server/routes/intake.js';
 import type { StateChange } from '../../incident/store.js';
-import { hasVerdict } from '../../incident/queries.js';
-import type { Logger } from '../../log/logger.js';
-import { registerNotifyMetrics } from '../../notify/metrics.js';
-import { Notifier } from '../../notify/notifier.js';
+import { createResultsOut } from '../../notify/results-out.js';
 import { createStatusRoutes } from '../../server/routes/status.js';
 import { IncidentIndex } from '../../status/incident-index.js';
 import { errorMessage } from '../../util/errors.js';
@@ -65,19 +62,13 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   const runtime = buildRuntime(io, config, { daemonId, metrics });
   const { executor, log, audit, secrets } = runtime;
   // Results out: a finished incident is delivered to the configured sinks (through the outbox).
-  const notifier =
-    config.notify.sinks.length === 0
-      ? undefined
-      : new Notifier({
-          notify: config.notify,
-          ...(config.http.public_url ? { publicUrl: config.http.public_url } : {}),
-          secrets,
-          redactor: runtime.redactor,
-          audit,
-          log: log.child({ component: 'notify' }),
-          metrics: registerNotifyMetrics(metrics.registry),
-          maxIncidentBytes: config.intake.max_incident_bytes,
-        });
+  const results = createResultsOut(config, {
+    secrets,
+    redactor: runtime.redactor,
+    audit,
+    log,
+    registry: metrics.registry,
+  });
   const token = secrets.HTTP_TOKEN;
   const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
   if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
@@ -93,7 +84,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     daemonId,
     onChange: (change: StateChange) => {
       index.apply(change);
-      if (notifier) notifyOnFinal(notifier, change, log);
+      results?.onChange(change);
     },
     server: (d) => ({
       ...(token ? { token } : {}),
@@ -121,11 +112,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     { root: config.workspaces_root, engine: config.engine, agent: config.agent.name, port: daemon.httpPort },
     'triage-runner daemon started',
   );
-  // Deliveries a crash interrupted, and incidents that finished without one recorded, go out now.
-  if (notifier)
-    void notifier
-      .resumeAll(daemon.root, { catchUp: true })
-      .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'resuming notifications failed'));
+  results?.resume(daemon.root);
   void index.load().then(
     (loaded) => {
       log.info({ incidents: loaded.count, ms: loaded.ms }, 'status index loaded');
@@ -141,17 +128,6 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   index.close();
   removeHandlers();
   // After the runs: what is not delivered in time stays in the outbox for the next start.
-  await notifier?.close(10_000);
+  await results?.close(10_000);
   return EXIT.ok;
-}
-
-/** A run that ended an incident succeeded or failed: tell the sinks (recorded first, delivered after). */
-function notifyOnFinal(notifier: Notifier, change: StateChange, log: Logger): void {
-  const { record, event } = change;
-  if (event.type !== 'Finished' || !hasVerdict(record.state)) return;
-  void notifier
-    .notifyFinished(change.dir, record, event.runId)
-    .catch((err: unknown) =>
-      log.error({ err: errorMessage(err), workspace: change.dir }, 'notification could not be recorded'),
-    );
 }
