@@ -39,6 +39,8 @@ export interface CliDaemonOptions {
   /** Flags after `daemon --config <file>`. */
   args: string[];
   env: Record<string, string | undefined>;
+  /** What in the output means started (default: "daemon ready"; a standby never says that). */
+  readyPattern?: RegExp;
 }
 
 /** Writes the config and starts `triage-runner daemon --config <file> <args>`; resolves once it watches its root. */
@@ -84,7 +86,7 @@ export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaem
       READY_TIMEOUT_MS,
       async () => {
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}. ${tail()}`);
-        return /daemon ready|watching/i.test(logs) ? true : undefined;
+        return (options.readyPattern ?? /daemon ready|watching/i).test(logs) ? true : undefined;
       },
       tail,
     );
