@@ -179,15 +179,18 @@ describe('HTTP server against hostile requests', () => {
 
   it('closes connections beyond http.max_connections at once, and connections that send no request head', async () => {
     const port = await serve({ limits: { maxConnections: 3, headersTimeoutMs: 100 } });
-    const idle = await Promise.all(
-      [0, 1, 2].map(
-        () =>
-          new Promise<net.Socket>((resolve) => {
-            const s = net.connect(port, '127.0.0.1', () => resolve(s));
-          }),
-      ),
-    );
-    const closed = idle.map((s) => new Promise<void>((resolve) => s.on('close', () => resolve())));
+    // Each socket's close is watched from the moment it exists: on a slow machine the head timeout
+    // may close the first before the last has connected.
+    const idle = [0, 1, 2].map(() => {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => undefined);
+      return {
+        connected: new Promise<void>((resolve) => s.once('connect', () => resolve())),
+        closed: new Promise<void>((resolve) => s.once('close', () => resolve())),
+      };
+    });
+    await Promise.all(idle.map((s) => Promise.race([s.connected, s.closed])));
+    const closed = idle.map((s) => s.closed);
     const extra = net.connect(port, '127.0.0.1');
     extra.on('error', () => undefined);
     await new Promise<void>((resolve) => extra.on('close', () => resolve()));
