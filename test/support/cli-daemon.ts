@@ -5,6 +5,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from './runs.js';
+import { eventually } from './wait.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
@@ -26,8 +27,6 @@ export async function until<T>(
   fn: () => Promise<T | undefined>,
   detail: () => string = () => '',
 ): Promise<T> {
-  // Loaded when used: child processes import these helpers outside vitest.
-  const { eventually } = await import('./wait.js');
   return eventually(what, fn, timeoutMs, 100, detail);
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readState } from '../../src/incident/store.js';
 import type { StateFile } from '../../src/intake/types.js';
+import { eventually } from './wait.js';
 
 // Helpers for intake tests: temp roots, incidents written the way producers write them, polling.
 
@@ -80,8 +81,6 @@ export async function waitFor<T>(
   timeoutMs = 10_000,
   intervalMs = 20,
 ): Promise<T> {
-  // Loaded when used: child processes import these helpers outside vitest.
-  const { eventually } = await import('./wait.js');
   return eventually(what, check, timeoutMs, intervalMs);
 }
 
