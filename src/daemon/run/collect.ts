@@ -4,6 +4,7 @@ import { writeRunResult, type RunResult, type ValidatorRecord } from '../../audi
 import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
 import type { PipelineEnv } from './env.js';
+import { checkRunEvidence } from './evidence.js';
 import { buildResult, killedFromOutside, recordedFiles, verdict, type Verdict } from './result.js';
 import type { CollectedRun, LaunchedRun, RunStart } from './stages.js';
 import type { Supervised } from './supervise.js';
@@ -54,11 +55,26 @@ export async function collect(
   });
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
-  const cluster = clusterOf(run);
+  const evidence = await checkRunEvidence(run, report.exists, kubectl?.guard);
+  const routed = clusterOf(run);
+  const cluster =
+    routed || run.access
+      ? {
+          ...(run.access ? { name: run.access.cluster.name } : {}),
+          ...routed,
+          ...(run.access
+            ? {
+                reachable: run.access.cluster.reachable,
+                ...(run.access.cluster.detail ? { detail: run.access.cluster.detail } : {}),
+              }
+            : {}),
+        }
+      : undefined;
   const extra = {
     ...(validator ? { validator } : {}),
     ...(kubectl ? { kubectl } : {}),
-    ...(cluster ? { cluster } : {}),
+    ...(evidence ? { evidence } : {}),
+    ...(cluster?.name ? { cluster: { ...cluster, name: cluster.name } } : {}),
   };
   const result = resultOf(env, run, { supervised, outcome, report, verdict: v, extra });
   await writeRunResult(run.bundle, result);
