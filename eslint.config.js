@@ -25,6 +25,17 @@ export default tseslint.config(
     },
   },
   {
+    // zod comes through src/shared/zod.ts, whose bundle (without zod's locales) the build ships.
+    files: ['src/**/*.ts'],
+    ignores: ['src/shared/zod-api.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'zod', message: 'import { z } from src/shared/zod.js (the build bundles it)' }] },
+      ],
+    },
+  },
+  {
     // The status page's script runs in the browser (served as is, no build step).
     files: ['src/server/page/assets/**/*.js'],
     languageOptions: { globals: { document: 'readonly', EventSource: 'readonly' } },
