@@ -125,8 +125,9 @@ interface Pending {
 
 /**
  * Appends hash-chained events to `<dir>/audit.jsonl`, serialised within and across processes. Events
- * for one folder that arrive while a write is under way are written together by the next one (one lock,
- * one tail read, one fsync), in the order they were appended.
+ * for one folder appended in the same tick, or while a write is under way, are written together (one
+ * lock, one tail read, one fsync, one head update), in the order they were appended; each append
+ * resolves only once its write is synced.
  */
 export class AuditLog {
   private readonly queues = new Map<string, { pending: Pending[]; writing: boolean }>();
@@ -147,6 +148,9 @@ export class AuditLog {
 
   private async drain(triageDir: string, queue: { pending: Pending[]; writing: boolean }): Promise<void> {
     queue.writing = true;
+    // Group commit: what is appended to this folder in the same tick (a transition's events) goes into
+    // the first write with it. A microtask, not a timer: fake clocks in tests do not hold it back.
+    await Promise.resolve();
     while (queue.pending.length > 0) {
       const batch = queue.pending.splice(0);
       try {
@@ -168,6 +172,8 @@ export class AuditLog {
     // the audit folder must exist.
     await ensureOwnDir(triageDir, path.dirname(triageDir));
     const lock = await waitLock(path.join(triageDir, 'audit.lock'), {
+      // Only excludes other writers while this one runs: after a crash it is stale whatever it holds.
+      durable: false,
       staleMs: LOCK_STALE_MS,
       waitMs: LOCK_WAIT_MS,
       what: 'audit log',
