@@ -77,7 +77,12 @@ export async function withFileLock<T>(
   const start = Date.now();
   let delay = 2;
   for (;;) {
-    const got = await acquireLease(dir, options.identity, { ttlMs: options.ttlMs, now: options.now });
+    // Held for one batch: after a crash it is stale whatever it holds, so its content is not synced.
+    const got = await acquireLease(dir, options.identity, {
+      ttlMs: options.ttlMs,
+      now: options.now,
+      durable: false,
+    });
     if (got.acquired) {
       try {
         return await fn();
