@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Minimatch } from 'minimatch';
-import { parseDocument } from 'yaml';
+import { parseDocument } from '../../shared/yaml.js';
 import { z } from '../../shared/zod.js';
 import { AGENT_TOOLS, type AgentTool } from '../../shared/types.js';
 import type { KubectlCommand } from '../parse.js';
