@@ -25,6 +25,12 @@ export default tseslint.config(
     },
   },
   {
+    // Typed rules: a promise nobody awaits or handles (a lost error, a write racing the next) fails lint.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
     // zod and yaml come through src/shared/, whose bundles (zod without its locales) the build ships.
     files: ['src/**/*.ts'],
     ignores: ['src/shared/zod-api.ts', 'src/shared/yaml.ts'],

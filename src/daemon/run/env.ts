@@ -5,6 +5,7 @@ import type { SkillsSnapshot } from '../../context/types.js';
 import type { Engine } from '../../engines/types.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
+import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 
 // What every stage of the run pipeline is given: the pipeline's dependencies, one per executor.
 
@@ -27,6 +28,8 @@ export interface PipelineEnv {
   agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
+  /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
+  podBroker?: { url: string; open: () => Promise<PodBroker> };
 }
 
 /** Appends one of the run's audit events (incident and run ids added). */
