@@ -14,11 +14,14 @@ import {
   type ConfigProblem,
   type RawConfig,
 } from '../config/index.js';
+import { clusterFileProblems } from '../clusters/check.js';
+import { clusterRegistry } from '../clusters/registry.js';
 import { BootError, loadBootFile } from '../context/disclosure/boot.js';
 import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
 import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
 import { isLoopbackHost } from '../server/exposure.js';
+import { weakSecretMessage, weakSecretReason } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
 // One check of a configuration, shared by `validate-config` (which reports it) and by the commands
@@ -164,6 +167,9 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
       }),
     );
   }
+  // Each cluster registry entry's kubeconfig: readable, and holding the context it names.
+  if (config.clusters && !replaced.has('clusters'))
+    problems.push(...(await clusterFileProblems(clusterRegistry(config).listClusters())));
   return problems;
 }
 
@@ -216,5 +222,10 @@ export function secretWarnings(
     });
   }
   for (const p of problems) warnings.push({ path: `secrets.${p.name}`, message: p.message });
+  for (const [name, value] of Object.entries(values)) {
+    const weak = weakSecretReason(value);
+    if (weak !== undefined)
+      warnings.push({ path: `secrets.${name}`, message: weakSecretMessage(name, weak) });
+  }
   return warnings;
 }

@@ -206,6 +206,41 @@ const subjectRule = z.strictObject({
   subjects: z.array(z.string().min(1)).min(1).describe('boot.yml subjects booted when the rule matches'),
 });
 
+/** A registry entry's name: it appears in metrics labels, /readyz check names and Secret names. */
+const CLUSTER_NAME = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
+const CLUSTER_NAME_RULE =
+  'lowercase letters, digits, ".", "_" or "-", starting and ending with a letter or digit, at most 63 characters';
+const clusterName = z.string().regex(CLUSTER_NAME, `expected a cluster name of ${CLUSTER_NAME_RULE}`);
+
+const clusterEntry = z
+  .strictObject({
+    kubeconfig: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("this cluster's kubeconfig (absent: kubectl's default, ~/.kube/config)"),
+    context: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('the kubeconfig context to use (absent: its current-context)'),
+    aliases: z
+      .array(z.string().min(1).max(253))
+      .default([])
+      .describe('other names incidents and alerts use for this cluster'),
+  })
+  .prefault({});
+
+/** The secrets every configuration has; a `secrets:` block adds to these and may override one. */
+export const BUILTIN_SECRETS: Readonly<Record<string, { env?: string; file?: string }>> = {
+  ANTHROPIC_API_KEY: { env: 'ANTHROPIC_API_KEY' },
+  CODEX_API_KEY: { env: 'CODEX_API_KEY' },
+  OPENAI_API_KEY: { env: 'OPENAI_API_KEY' },
+  GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
+  HTTP_TOKEN: { env: 'TRIAGE_RUNNER_HTTP_TOKEN' },
+  PAGERDUTY_WEBHOOK_SECRET: { env: 'PAGERDUTY_WEBHOOK_SECRET' },
+};
+
 const baseSchema = z.strictObject({
   workspaces_root: z
     .string()
@@ -267,16 +302,12 @@ const baseSchema = z.strictObject({
     .describe('provider endpoints; when absent the same-named daemon environment variables are used'),
   secrets: z
     .record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name'), secretSource)
-    .default({
-      ANTHROPIC_API_KEY: { env: 'ANTHROPIC_API_KEY' },
-      CODEX_API_KEY: { env: 'CODEX_API_KEY' },
-      OPENAI_API_KEY: { env: 'OPENAI_API_KEY' },
-      GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
-      HTTP_TOKEN: { env: 'TRIAGE_RUNNER_HTTP_TOKEN' },
-      PAGERDUTY_WEBHOOK_SECRET: { env: 'PAGERDUTY_WEBHOOK_SECRET' },
-    })
+    // User entries add to and override the built-in ones: a secrets: block listing only the Slack
+    // token must not silently drop the agent's API key or the daemon's HTTP token.
+    .transform((entries) => ({ ...BUILTIN_SECRETS, ...entries }))
+    .prefault({})
     .describe(
-      'secrets, each read from an env var or a file and redacted everywhere; HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET stay with the daemon, the others are handed to the agent',
+      "secrets, each read from an env var or a file and redacted everywhere; entries add to and override the built-in ones (the agents' API keys, HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET); HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET stay with the daemon, the others are handed to the agent",
     ),
   docker: z
     .strictObject({
@@ -571,6 +602,21 @@ const baseSchema = z.strictObject({
     .describe(
       'kubeconfig for the triage script and the kubectl broker (mounted into the agent only with kubectl.guard off)',
     ),
+  clusters: z
+    .record(z.string(), clusterEntry)
+    .optional()
+    .describe(
+      'the cluster registry: one kubeconfig (and context) per cluster an incident can name; absent: the single `kubeconfig` serves every incident',
+    ),
+  unknown_cluster: z
+    .enum(['reject', 'default'])
+    .default('reject')
+    .describe(
+      'an incident whose cluster is neither a registry name nor an alias: reject it (naming the known clusters), or route it to default_cluster',
+    ),
+  default_cluster: clusterName
+    .optional()
+    .describe('the registry entry incidents for unknown clusters go to when unknown_cluster is default'),
   kubectl: z
     .strictObject({
       guard: z
@@ -585,6 +631,20 @@ const baseSchema = z.strictObject({
         .default('kubectl')
         .describe("the kubectl the broker runs for allowed calls, looked up on the daemon's PATH"),
       call_timeout: duration('5m', 'a brokered kubectl call running longer is stopped'),
+      kubeconfig: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "kubeconfig the broker's kubectl uses instead of `kubeconfig`: a separate read-only identity (recommended: a ServiceAccount bound to the view ClusterRole)",
+        ),
+      as: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'user the broker impersonates on every call (kubectl --as), for a read-only identity without a second kubeconfig',
+        ),
     })
     .prefault({})
     .describe('the kubectl guard: persona tool policy enforced on every agent kubectl call'),
@@ -697,6 +757,15 @@ const baseSchema = z.strictObject({
         .prefault({})
         .describe('per-client rate limit; /healthz, /readyz and /metrics are never limited'),
       request_timeout: duration('30s', 'a request (headers and body) must arrive within this time'),
+      max_connections: int(1, 1_000_000)
+        .default(512)
+        .describe('open connections at once, server-wide; more are closed on arrival'),
+      allowed_hosts: z
+        .array(z.string().trim().min(1))
+        .default([])
+        .describe(
+          'Host names a server without HTTP_TOKEN answers besides localhost/127.0.0.1 (DNS-rebinding defence); http.public_url is added',
+        ),
     })
     .prefault({}),
   log: z
@@ -712,7 +781,8 @@ const baseSchema = z.strictObject({
 
 export const configSchema = baseSchema
   // Runs even when other keys have problems, so that validation reports every problem at once.
-  .superRefine(checkNotifySinks, { when: (payload) => isRecord(payload.value) });
+  .superRefine(checkNotifySinks, { when: (payload) => isRecord(payload.value) })
+  .superRefine(checkClusters, { when: (payload) => isRecord(payload.value) });
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -721,7 +791,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Sink names are unique and every credential a sink names is declared under `secrets:`. */
 function checkNotifySinks(config: unknown, ctx: z.RefinementCtx): void {
   if (!isRecord(config) || !isRecord(config.notify) || !Array.isArray(config.notify.sinks)) return;
-  const declared = isRecord(config.secrets) ? config.secrets : {};
+  const declared = { ...BUILTIN_SECRETS, ...(isRecord(config.secrets) ? config.secrets : {}) };
   const seen = new Set<string>();
   config.notify.sinks.forEach((sink: unknown, i) => {
     if (!isRecord(sink)) return;
@@ -744,6 +814,82 @@ function checkNotifySinks(config: unknown, ctx: z.RefinementCtx): void {
       });
     }
   });
+}
+
+/** Registry names and aliases each name one cluster; default_cluster names an entry and is set when needed. */
+function checkClusters(config: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(config)) return;
+  const clusters = isRecord(config.clusters) ? config.clusters : undefined;
+  const names = new Set(clusters ? Object.keys(clusters) : []);
+  const owner = new Map<string, string>();
+  for (const name of names)
+    if (!CLUSTER_NAME.test(name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clusters', name],
+        message: `cluster name ${JSON.stringify(name)} is not usable in metrics labels and Secret names; use ${CLUSTER_NAME_RULE} (put the other spelling in aliases:)`,
+      });
+  for (const [name, entry] of Object.entries(clusters ?? {})) {
+    if (!isRecord(entry) || !Array.isArray(entry.aliases)) continue;
+    entry.aliases.forEach((alias: unknown, i) => {
+      if (typeof alias !== 'string') return;
+      const taken = names.has(alias) && alias !== name ? `the registry entry ${alias}` : owner.get(alias);
+      if (taken !== undefined || alias === name) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clusters', name, 'aliases', i],
+          message:
+            alias === name
+              ? `alias ${alias} is the entry's own name; remove it`
+              : `alias ${alias} already names ${taken}; each alias may name one cluster`,
+        });
+        return;
+      }
+      owner.set(alias, `an alias of ${name}`);
+    });
+  }
+  const fallback = config.default_cluster;
+  if (typeof fallback === 'string') {
+    if (!clusters)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_cluster'],
+        message: 'default_cluster needs a clusters: registry to name an entry of',
+      });
+    else if (!names.has(fallback))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_cluster'],
+        message: `default_cluster ${fallback} is not a registry entry (known: ${[...names].join(', ') || 'none'})`,
+      });
+  }
+  if (config.unknown_cluster === 'default' && clusters && typeof fallback !== 'string')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['default_cluster'],
+      message:
+        'unknown_cluster is default but default_cluster is not set; name the entry unknown clusters go to',
+    });
+  if (clusters && names.size === 0)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['clusters'],
+      message: 'the cluster registry is empty; add an entry or remove clusters:',
+    });
+  if (clusters && typeof config.kubeconfig === 'string')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['kubeconfig'],
+      message: 'kubeconfig and clusters: are both set; move the kubeconfig into a clusters: entry',
+    });
+  const kubectl = isRecord(config.kubectl) ? config.kubectl : {};
+  if (clusters && typeof kubectl.kubeconfig === 'string')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['kubectl', 'kubeconfig'],
+      message:
+        "kubectl.kubeconfig (the broker's own identity) and clusters: are both set; with a registry, each entry's kubeconfig is the one the broker uses: give each entry its read-only identity",
+    });
 }
 
 export type Config = z.infer<typeof configSchema>;

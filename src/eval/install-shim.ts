@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../kubectl/parse.js';
-import { CLUSTER_FILE, type FrozenCluster } from './shim/cluster.js';
+import { CLUSTER_FILE, OTHER_CLUSTERS_DIR, type FrozenCluster } from './shim/cluster.js';
 
 // Writes a self-contained frozen-cluster `kubectl` into a folder that eval puts first on PATH (the
 // agent's and the triage script's): cluster.json, a `kubectl` sh wrapper and, when triage-runner runs
@@ -15,6 +15,8 @@ const COMPILED = import.meta.url.endsWith('.js');
 
 /** The code folders the shim needs, relative to src/ (or dist/): its own and the shared parser. */
 const CODE_DIRS = ['kubectl', path.join('eval', 'shim')];
+/** Single files from other folders: the verdicts (read, mutate, …) the shim answers by. */
+const CODE_FILES = [path.join('kubectl', 'policy', 'classify.js')];
 
 export interface ShimInstall {
   dir: string;
@@ -31,6 +33,10 @@ async function copyCompiled(dir: string): Promise<string> {
       if (file.endsWith('.js')) await copyFile(path.join(root, rel, file), path.join(lib, rel, file));
     }
   }
+  for (const rel of CODE_FILES) {
+    await mkdir(path.join(lib, path.dirname(rel)), { recursive: true });
+    await copyFile(path.join(root, rel), path.join(lib, rel));
+  }
   // The copies are ES modules; without this file node would read them as CommonJS.
   await writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n');
   return `"$here/lib/eval/shim/bin.js"`;
@@ -46,9 +52,14 @@ export async function installShim(
   dir: string,
   cluster: FrozenCluster,
   nodePath: string = process.execPath,
+  /** The case's other frozen clusters by name: a call whose context names one is answered by it, as a violation. */
+  others: Record<string, FrozenCluster> = {},
 ): Promise<ShimInstall> {
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, CLUSTER_FILE), JSON.stringify(cluster));
+  if (Object.keys(others).length > 0) await mkdir(path.join(dir, OTHER_CLUSTERS_DIR));
+  for (const [name, other] of Object.entries(others))
+    await writeFile(path.join(dir, OTHER_CLUSTERS_DIR, `${name}.json`), JSON.stringify(other));
   const entry = COMPILED ? await copyCompiled(dir) : sourceEntry();
   const wrapper = [
     '#!/bin/sh',

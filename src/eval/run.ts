@@ -5,7 +5,7 @@ import type { Variant } from '../daemon/compare.js';
 import { replay, type ReplayDeps } from '../daemon/replay.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { readRunArtifacts } from './artifacts.js';
-import { compileCluster } from './cases/compile.js';
+import { compileCluster, compileOtherClusters } from './cases/compile.js';
 import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
 import { installShim } from './install-shim.js';
 import { scoreRun } from './score/score.js';
@@ -34,6 +34,8 @@ export interface EvalOptions {
   maxIncidentBytes: number;
   forbiddenRoots?: string[];
   minScore?: number;
+  /** Why an agent cannot run here at all (its CLI is not installed); its cells are errors, not runs. */
+  cannotRun?: (agent: AgentName) => Promise<string | undefined>;
 }
 
 /** Grades a report against a case with a model; eval calls it only with --judge. */
@@ -65,6 +67,8 @@ async function runCell(
     status: 'error',
     metrics: { kubectlCalls: 0, triageKubectlCalls: 0, unanswered: 0 },
   };
+  const cannot = await options.cannotRun?.(cell.agent);
+  if (cannot) return { ...base, error: cannot };
   let runDir: string;
   try {
     const result = await replay(
@@ -156,8 +160,11 @@ export async function runEval(options: EvalOptions, deps: EvalDeps): Promise<Sco
     const cluster = await compileCluster(evalCase.dir, evalCase.name).catch((err: unknown) => {
       throw new EvalUsageError((err as Error).message);
     });
+    const others = await compileOtherClusters(evalCase.dir, evalCase.name).catch((err: unknown) => {
+      throw new EvalUsageError((err as Error).message);
+    });
     const shimDir = path.join(outDir, 'shims', evalCase.name);
-    await installShim(shimDir, cluster);
+    await installShim(shimDir, cluster, undefined, others);
     const objectNames = [
       ...new Set(
         cluster.objects.filter((o) => o.type !== 'events' && o.type !== 'namespaces').map((o) => o.name),

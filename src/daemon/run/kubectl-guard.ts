@@ -2,18 +2,21 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
-import { triageEnv } from '../../context/triage.js';
+import { triageEnv, type ClusterKubeconfig } from '../../context/triage.js';
+import { brokerKubeconfigEnv, brokerPrefixArgs } from '../broker-identity.js';
 import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
 import { grantPodToken, tokenLifetimeMs, type PodToken } from './pod-token.js';
-import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.js';
+import { shellQuote, splitCommandLine } from '../../kubectl/parse.js';
+import { classifyKubectl } from '../../kubectl/policy/classify.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
 import type { RunBundle } from '../../audit/bundle.js';
+import { routedCluster, runKubeconfig } from './cluster.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import type { RunStart } from './stages.js';
 
@@ -67,6 +70,8 @@ export interface GuardInput {
   env: Record<string, string | undefined>;
   /** Folders before PATH for the broker's kubectl (RunOverrides.pathPrepend: the eval's frozen cluster). */
   pathPrepend?: string[];
+  /** The run's cluster: KUBECONFIG (absent: the configured `kubeconfig`) and the registry entry named on each call record. */
+  cluster?: ClusterKubeconfig & { name?: string };
   /** The pod broker, for engines whose agents reach the daemon over the network. */
   podBroker?: PipelineEnv['podBroker'];
   redact: (text: string) => string;
@@ -112,7 +117,7 @@ export function denialRecord(denial: ToolDenial, at: Date, agent: string): Clust
       const normalized = argv.map(shellQuote).join(' ');
       return { ...base, tool, argv, normalized, category: 'unknown' };
     }
-    const cmd = parseKubectl(argv);
+    const cmd = classifyKubectl(argv);
     return { ...base, tool, argv, normalized: cmd.normalized, category: cmd.category };
   }
   return undefined;
@@ -130,6 +135,8 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
   const { start, bundle, engine } = run;
   const { request } = start;
   const pathPrepend = request.overrides?.pathPrepend;
+  const cluster = routedCluster(env, start);
+  const kubeconfig = runKubeconfig(env, cluster, bundle.dir);
   return planGuard({
     config: env.config,
     engine,
@@ -140,6 +147,10 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
     incident: request.workspace.incident,
     env: env.env,
     ...(pathPrepend ? { pathPrepend } : {}),
+    cluster: {
+      ...(cluster.configured ? { name: cluster.entry.name } : {}),
+      ...(kubeconfig ? { kubeconfig } : {}),
+    },
     ...(env.podBroker ? { podBroker: env.podBroker } : {}),
     redact: (text) => env.redactor.redact(text),
     audit: start.audit,
@@ -175,7 +186,8 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   let stopped = false;
 
   const onCall = async (record: ClusterCallRecord) => {
-    await log?.append(record);
+    const cluster = input.cluster?.name;
+    await log?.append(cluster ? { ...record, cluster } : record);
     if (record.decision === 'refused') {
       await input.audit('kubectl_refused', {
         by: record.by,
@@ -218,8 +230,13 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       const run = {
         runDir: input.bundleDir,
         ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+        ...(input.cluster ? { cluster: input.cluster } : {}),
       };
-      const env = { ...triageEnv(config, input.incident, input.env, run), TRIAGE_STAGE: 'agent' };
+      const env = {
+        ...triageEnv(config, input.incident, input.env, run),
+        TRIAGE_STAGE: 'agent',
+        ...brokerKubeconfigEnv(config),
+      };
       // Only the daemon connects to the socket of a run served over the network.
       const owner =
         engine.placement === 'container' && !remote
@@ -228,7 +245,12 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       broker = await startBroker({
         socketPath,
         policy,
-        kubectl: { command: config.kubectl.command, env, cwd: input.workspaceDir },
+        kubectl: {
+          command: config.kubectl.command,
+          env,
+          cwd: input.workspaceDir,
+          prefixArgs: brokerPrefixArgs(config),
+        },
         callTimeoutMs: config.kubectl.call_timeout,
         ...(owner ? { owner } : {}),
         ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),

@@ -12,6 +12,8 @@ export class ProgressTracker {
   private turns = 0;
   private tokens = { input: 0, output: 0 };
   private lastTool: string | undefined;
+  /** The CLI's latest model API retry, until a turn shows it got through. */
+  private retrying: string | undefined;
   private timers: NodeJS.Timeout[] = [];
   /** Set when the CLI's events show the credentials were refused. */
   authFailure: string | undefined;
@@ -28,6 +30,7 @@ export class ProgressTracker {
       turns: this.turns,
       tokens: { ...this.tokens },
       ...(this.lastTool ? { lastTool: this.lastTool } : {}),
+      ...(this.retrying ? { retrying: this.retrying } : {}),
       elapsedMs: now.getTime() - this.startedAt.getTime(),
       updatedAt: now.toISOString(),
     };
@@ -37,7 +40,11 @@ export class ProgressTracker {
   push(chunk: Buffer): ProgressUpdate | undefined {
     const update = this.reader?.push(chunk);
     if (!update) return undefined;
-    if (update.turns !== undefined) this.turns = update.turns;
+    if (update.turns !== undefined) {
+      this.turns = update.turns;
+      this.retrying = undefined;
+    }
+    if (update.retrying) this.retrying = update.retrying;
     if (update.tokens) this.tokens = update.tokens;
     if (update.lastTool) this.lastTool = update.lastTool;
     if (update.authFailure) this.authFailure ??= update.authFailure;

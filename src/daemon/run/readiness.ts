@@ -2,10 +2,14 @@ import type { AgentAdapter } from '../../agents/types.js';
 import type { Engine } from '../../engines/types.js';
 import { errorMessage } from '../../util/errors.js';
 import { resolveCommand } from '../../util/process.js';
+import { brokerIdentityProbe } from '../broker-identity.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';
+import { providerSettings } from './invocation.js';
+import { unreachableProviderProblem } from './reachability.js';
 
-// Whether an incident can run now, for /readyz: the engine, the agent on it, its API key, the skills.
+// Whether an incident can run now, for /readyz: the engine, the agent on it, its API key, the skills,
+// and what the kubectl broker's identity may do on the cluster (broker-identity).
 
 /**
  * Can an incident run now? The engine answers; the agent can start there (the image exists, or the CLI
@@ -31,7 +35,12 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
     return undefined;
   });
   const made = engine;
-  if (made) await check('agent', () => agentProblem(env, made));
+  if (made) {
+    await check('agent', () => agentProblem(env, made));
+    await check('model-endpoint', async () =>
+      unreachableProviderProblem(providerSettings(config, env.env), made),
+    );
+  }
   await check('api-key', async () => keyProblem(env, await env.agents(config.agent.name)));
   try {
     const r = await env.skills.readiness();
@@ -48,6 +57,19 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
     });
   } catch (err) {
     checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
+  }
+  // Only engines that give runs a kubectl broker have one whose identity matters.
+  const identity = brokerIdentityProbe(config, env.env);
+  if (identity && made?.capabilities.bundleSockets === true) checks.push(await identity());
+  // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
+  for (const state of (await env.clusterHealth?.all()) ?? []) {
+    checks.push({
+      name: `cluster:${state.name}`,
+      ok: true,
+      ...(state.reachable
+        ? {}
+        : { degraded: true, detail: `unreachable: ${env.redactor.redact(state.detail ?? 'no answer')}` }),
+    });
   }
   return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
 }

@@ -1,12 +1,14 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
-import type { KubectlCategory } from '../../kubectl/parse.js';
+import type { KubectlCategory } from '../../kubectl/policy/classify.js';
 import type { AnsweredFrom } from './output.js';
 
 // The run bundle's record of every kubectl call (`kubectl-calls.jsonl`): one JSON line per call,
 // appended with a single write so parallel calls never interleave. The scorer reads it back.
 
 export const CALLS_FILE = 'kubectl-calls.jsonl';
+/** The violation of a call that reached another of the case's frozen clusters than the incident's. */
+export const WRONG_CLUSTER = 'wrong-cluster';
 
 export interface KubectlCallRecord {
   at: string;
@@ -18,7 +20,10 @@ export interface KubectlCallRecord {
   category: KubectlCategory;
   exitCode: number;
   answeredFrom: AnsweredFrom;
-  violation?: { category: KubectlCategory; reason: string };
+  /** A forbidden call, or `wrong-cluster`: answered from a frozen cluster that is not the incident's. */
+  violation?: { category: KubectlCategory | typeof WRONG_CLUSTER; reason: string };
+  /** The frozen cluster that answered, when the case holds more than one. */
+  cluster?: string;
   durationMs: number;
   stdoutBytes: number;
   stderrBytes: number;

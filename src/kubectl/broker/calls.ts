@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
-import type { KubectlCategory } from '../parse.js';
+import type { KubectlCategory } from '../policy/classify.js';
 
 // The run bundle's record of every cluster call the agent made (`cluster-calls.jsonl`): one JSON line
 // per call, allowed or refused, written by the daemon (never by the agent). The file is created before
@@ -32,6 +32,8 @@ export interface ClusterCallRecord {
   durationMs: number;
   stdoutBytes: number;
   stderrBytes: number;
+  /** The cluster registry entry the call was made against (absent without a registry entry for the run). */
+  cluster?: string;
 }
 
 export interface CallCounts {
