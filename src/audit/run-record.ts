@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import type { RunBundle } from './bundle.js';
 
 // The run's facts on disk, written and read back through one module: `result.json` (how the run

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import { formatDuration, parseBytes, parseDuration } from './duration.js';
 
 // The single source of every configuration key: its type, default, range and description.
