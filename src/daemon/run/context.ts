@@ -9,6 +9,8 @@ import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
 import type { RunRequest } from '../types.js';
+import type { GatewayHost } from '../../gateway/host.js';
+import type { RunGateway } from '../../gateway/run.js';
 import type { RunGuard } from './kubectl-guard.js';
 
 // What every stage of the run pipeline shares: the pipeline's dependencies (PipelineEnv, one per
@@ -33,6 +35,8 @@ export interface PipelineEnv {
   agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
+  /** The daemon's model gateway (absent with gateway.enabled false). */
+  gateway?: GatewayHost;
 }
 
 export type AuditFn = (type: AuditEventType, fields?: Record<string, unknown>) => Promise<void>;
@@ -55,4 +59,6 @@ export interface RunContext {
   reportValidator?: ValidatorLookup;
   /** The persona's tool policy and the run's kubectl broker (src/daemon/run/kubectl-guard.ts). */
   guard?: RunGuard;
+  /** The run's identity at the model gateway (src/daemon/run/model-gateway.ts). */
+  gateway?: RunGateway;
 }

@@ -6,7 +6,8 @@ import { earlyResult, writeRunResult, type RunResult, type ValidatorRecord } fro
 import type { AgentOutcome } from '../../agents/types.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RunOutcome } from '../types.js';
-import { buildResult, killedFromOutside, verdict } from './collect.js';
+import { capMessage } from '../../gateway/session.js';
+import { buildResult, killedFromOutside, verdict, type Verdict } from './collect.js';
 import type { PipelineEnv, RunContext } from './context.js';
 import type { RunOutput } from './output.js';
 import type { Supervised } from './supervise.js';
@@ -76,7 +77,18 @@ export async function collectRun(
   const engineError = exit.oomKilled
     ? `killed for memory (docker.memory ${config.docker.memory} bytes): raise docker.memory or lower what the agent loads`
     : (exit.error ?? killedFromOutside(supervised, engine));
-  const v = verdict({
+  // The gateway saw every model call: its figures are the run's, the same for every CLI.
+  // The token dies with the agent; the call log is complete before it is digested.
+  await ctx.gateway?.stop();
+  const gateway = ctx.gateway?.summary();
+  if (gateway && gateway.calls > 0) {
+    outcome = {
+      ...outcome,
+      tokens: { input: gateway.tokens.input, output: gateway.tokens.output },
+      costUsd: gateway.costUsd,
+    };
+  }
+  let v: Verdict = verdict({
     timedOut: supervised.timedOut,
     interrupted: supervised.interrupted,
     outcome,
@@ -84,6 +96,9 @@ export async function collectRun(
     minBytes: config.agent.min_report_bytes,
     ...(engineError ? { engineError } : {}),
   });
+  // A run stopped at a spend cap failed for that reason, whatever its CLI made of the refusal.
+  if (gateway?.capReached && v.status !== 'interrupted')
+    v = { status: 'failed', reason: capMessage(gateway.capReached) };
   const answer = answerOf(outcome);
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await ctx.guard?.finish(adapter.deniedCalls?.(runOutput) ?? []);
@@ -117,6 +132,7 @@ export async function collectRun(
       ...(input.adopted ? { adopted: true } : {}),
       ...(validator ? { validator } : {}),
       ...(kubectl ? { kubectl } : {}),
+      ...(gateway ? { gateway: { ...gateway, source: gateway.calls > 0 ? 'gateway' : 'agent' } } : {}),
     },
   });
   await writeRunResult(bundle, result);

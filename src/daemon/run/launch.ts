@@ -10,6 +10,7 @@ import { writeFileAtomic } from '../../util/fs.js';
 import type { PipelineEnv, RunContext } from './context.js';
 import { CONTAINER_HOME, HOME_FILES_DIR, type RunLayout } from './layout.js';
 import type { RunOutput } from './output.js';
+import { planRunGateway } from './model-gateway.js';
 import type { PreparedRun } from './prepare.js';
 
 // Launch helpers: joining an adapter's invocation to an engine's RunSpec, and the redacted record of it.
@@ -94,6 +95,8 @@ export function invocationRecord(input: {
   launchedAt: Date;
   files: InvocationFile[];
   hostHome?: string;
+  /** What actually runs first (the gateway bridge), when it wraps the CLI. */
+  wrapper?: { command: string; args: string[] };
 }): Record<string, unknown> {
   const { spec } = input;
   return {
@@ -121,6 +124,14 @@ export function invocationRecord(input: {
       bytes: Buffer.byteLength(f.content),
     })),
     ...(input.hostHome ? { hostHome: input.hostHome } : {}),
+    ...(input.wrapper
+      ? {
+          wrapper: {
+            command: input.wrapper.command,
+            args: input.wrapper.args.slice(0, input.wrapper.args.indexOf('--') + 1),
+          },
+        }
+      : {}),
   };
 }
 
@@ -137,14 +148,25 @@ export async function planLaunch(
   const { request, bundle, adapter, engine } = ctx;
   if (!bundle || !adapter || !engine) throw new Error('launch before prepare');
   const { layout, context } = prepared;
+  // With the gateway the agent's provider settings point at it and every model key is the run's token.
+  const gateway = await planRunGateway({
+    config,
+    host: env.gateway,
+    engine,
+    runId: request.runId,
+    bundleDir: bundle.dir,
+    agentRunDir: layout.view.runDir,
+    redact: (text) => env.redactor.redact(text),
+  });
+  ctx.gateway = gateway;
   const invocation = adapter.buildInvocation({
     prompt: context.prompt,
     ...(ctx.model ? { model: ctx.model } : {}),
     maxTurns: config.agent.max_turns,
     extraArgs: config.agent.extra_args,
     paths: layout.paths,
-    providers: providerSettings(config, env.env),
-    secrets: env.secrets,
+    providers: { ...providerSettings(config, env.env), ...gateway?.providers },
+    secrets: gateway ? gateway.secrets(env.secrets) : env.secrets,
     ...(ctx.guard ? { permissions: ctx.guard.permissions } : {}),
   });
   const fileMounts = await writeInvocationFiles(invocation, layout, engine.placement);
@@ -166,6 +188,8 @@ export async function planLaunch(
     timeoutMs: config.agent.timeout,
   };
   for (const value of Object.values(spec.secretEnv)) env.redactor.add('agent secret', value);
+  // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway).
+  const launch = gateway?.wrap(spec) ?? spec;
   const launchedAt = env.now();
   const image = engine.placement === 'container' ? spec.image : undefined;
   await writeRunManifest(bundle, {
@@ -185,6 +209,7 @@ export async function planLaunch(
     RUN_FILES.invocation,
     invocationRecord({
       spec,
+      ...(launch !== spec ? { wrapper: launch } : {}),
       engine: engine.name,
       placement: engine.placement,
       agent: ctx.agent,
@@ -195,7 +220,7 @@ export async function planLaunch(
       ...(layout.hostHome ? { hostHome: layout.hostHome } : {}),
     }),
   );
-  return spec;
+  return { ...spec, command: launch.command, args: launch.args, env: launch.env };
 }
 
 /** Starts the planned run and reports `launched` (the incident is `running` from here). */
@@ -210,6 +235,7 @@ export async function startAgent(
   if (!engine) throw new Error('start before prepare');
   // The broker listens before the agent can call it.
   await ctx.guard?.start();
+  await ctx.gateway?.start();
   const handle = await engine.start({ ...spec, onStdout: output.onStdout, onStderr: output.onStderr });
   env.metrics?.stage('launch', (performance.now() - plannedAt) / 1000);
   const image = engine.placement === 'container' ? spec.image : undefined;

@@ -7,6 +7,7 @@ import { TRIAGE_DIR } from '../../audit/bundle.js';
 import type { AuditEventType, AuditLog } from '../../audit/log.js';
 import { keepRuns, type AgentName, type Config, type EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
+import { createGatewayHost, providerOfAgent } from '../../gateway/host.js';
 import { resolveCommand } from '../../util/process.js';
 import { RUN_LABELS } from '../../engines/labels.js';
 import type { Engine, RunHandle, RunInfo } from '../../engines/types.js';
@@ -81,7 +82,18 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   if (deps.engine) engines.set(deps.engine.name, Promise.resolve(deps.engine));
   /** Run ids that run() or adopt() is handling right now: the sweep never removes them. */
   const inFlight = new Set<string>();
+  const gateway = config.gateway.enabled
+    ? createGatewayHost({
+        config,
+        secrets: deps.secrets,
+        env: deps.env,
+        ...(deps.now ? { now: deps.now } : {}),
+        onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
+        onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
+      })
+    : undefined;
   const env: PipelineEnv = {
+    ...(gateway ? { gateway } : {}),
     config,
     redactor: deps.redactor,
     secrets: deps.secrets,
@@ -250,6 +262,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     }
     ctx.snapshot?.release();
     await ctx.guard?.stop();
+    await ctx.gateway?.stop();
     if (ctx.hostHome) await rm(ctx.hostHome, { recursive: true, force: true }).catch(() => undefined);
   };
 
@@ -276,6 +289,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     });
     if (!(engine instanceof Error)) await check('agent', () => agentProblem(engine));
     await check('api-key', async () => keyProblem(await env.agents(config.agent.name)));
+    await modelCheck(checks);
     try {
       const r = await env.skills.readiness();
       const missing = r.sources.filter((s) => !s.available);
@@ -306,6 +320,24 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     const command = config.agent.command ?? config.agent.name;
     if (await resolveCommand(command, deps.env.PATH)) return undefined;
     return `agent CLI ${command} is not on the daemon's PATH: install it (npm install -g ${(await env.agents(config.agent.name)).npmPackage ?? command}) or set agent.command to its path`;
+  };
+
+  /**
+   * The provider answers through the gateway with the configured key (its models listing): a refused
+   * key makes the daemon not ready; a provider that cannot be reached leaves it ready but degraded.
+   */
+  const modelCheck = async (checks: Readiness['checks']): Promise<void> => {
+    const provider = providerOfAgent(
+      config.agent.name,
+      config.providers.goose_provider ?? deps.env.GOOSE_PROVIDER,
+    );
+    if (!gateway || !provider) return;
+    const problem = await gateway.preflight(provider);
+    if (!problem)
+      checks.push({ name: 'model-gateway', ok: true, detail: `${provider} answers through the gateway` });
+    else if (/refused the configured key|has no /.test(problem))
+      checks.push({ name: 'model-gateway', ok: false, detail: problem });
+    else checks.push({ name: 'model-gateway', ok: true, degraded: true, detail: problem });
   };
 
   /** Why the configured agent has no API key, or undefined. */
@@ -363,6 +395,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     const results = await Promise.allSettled([
       ...[...engines.values()].map(async (e) => (await e).close()),
       Promise.resolve(env.skills.stop?.()),
+      gateway?.close(),
     ]);
     for (const r of results)
       if (r.status === 'rejected')

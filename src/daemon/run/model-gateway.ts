@@ -1,0 +1,60 @@
+import path from 'node:path';
+import type { Config } from '../../config/schema.js';
+import type { Engine } from '../../engines/types.js';
+import type { GatewayHost } from '../../gateway/host.js';
+import { openRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
+
+// The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
+// this engine. A container that sees the run folder gets the gateway's unix socket there and the bridge
+// in front of its CLI; an agent on the daemon's host gets the shared TCP listener. An engine whose agent
+// can reach neither (kubernetes, for now) gets no gateway: its agent is handed the key as before.
+
+/** The uid:gid a root daemon hands the socket to (the container user), if numeric. */
+function socketOwner(user: string, getuid: () => number): { uid: number; gid: number } | undefined {
+  if (getuid() !== 0) return undefined;
+  const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
+  return uid === undefined ? undefined : { uid, gid: gid ?? uid };
+}
+
+/** How this engine's agent reaches the gateway, or undefined when it cannot. */
+export async function gatewayRoute(
+  config: Pick<Config, 'gateway' | 'docker'>,
+  host: GatewayHost,
+  engine: Pick<Engine, 'placement' | 'capabilities'>,
+  agentRunDir: string,
+  getuid: () => number = () => process.getuid?.() ?? -1,
+): Promise<GatewayRoute | undefined> {
+  if (engine.placement === 'host') return { kind: 'tcp', url: await host.tcpUrl() };
+  if (engine.capabilities.bundleSockets !== true) return undefined;
+  const owner = socketOwner(config.docker.user, getuid);
+  return { kind: 'bridge', port: config.gateway.bridge_port, agentRunDir, ...(owner ? { owner } : {}) };
+}
+
+/** Opens the run at the gateway (token issued) and installs what its agent needs; undefined without one. */
+export async function planRunGateway(input: {
+  config: Config;
+  host: GatewayHost | undefined;
+  engine: Pick<Engine, 'placement' | 'capabilities'>;
+  runId: string;
+  bundleDir: string;
+  /** The run folder as the agent sees it. */
+  agentRunDir: string;
+  redact: (text: string) => string;
+}): Promise<RunGateway | undefined> {
+  const { host } = input;
+  if (!host) return undefined;
+  const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir);
+  if (!route) return undefined;
+  const run = openRunGateway({
+    gateway: host.gateway,
+    runId: input.runId,
+    bundleDir: input.bundleDir,
+    route,
+    redact: input.redact,
+  });
+  await run.install();
+  return run;
+}
+
+export const agentRunDirOf = (viewRunDir: string): string =>
+  viewRunDir.startsWith('/') ? viewRunDir : path.resolve(viewRunDir);
