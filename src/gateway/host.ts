@@ -11,6 +11,8 @@ import type { CapReached, ProviderId } from './types.js';
 
 export interface GatewayHost {
   gateway: ModelGateway;
+  /** The daemon holds a key for this provider (without one there is nothing to keep from the agent). */
+  serves(provider: ProviderId): boolean;
   /** The shared TCP listener's URL (opened on first call). */
   tcpUrl(): Promise<string>;
   /** Why the provider does not answer through the gateway with the configured key, or undefined. */
@@ -76,8 +78,9 @@ export interface GatewayHostInput {
 export function createGatewayHost(input: GatewayHostInput): GatewayHost {
   const { config } = input;
   const now = input.now ?? (() => new Date());
+  const routes = upstreams(config, input.secrets, input.env);
   const gateway = new ModelGateway({
-    upstreams: upstreams(config, input.secrets, input.env),
+    upstreams: routes,
     prices: { ...DEFAULT_PRICES, ...config.gateway.prices },
     recordBodies: config.gateway.record_bodies,
     caps: {
@@ -124,6 +127,7 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
 
   return {
     gateway,
+    serves: (provider) => routes[provider].key !== undefined,
     tcpUrl,
     preflight: async (provider) => {
       const hit = cache.get(provider);

@@ -152,6 +152,8 @@ export async function planLaunch(
   const gateway = await planRunGateway({
     config,
     host: env.gateway,
+    agent: ctx.agent,
+    env: env.env,
     engine,
     runId: request.runId,
     bundleDir: bundle.dir,

@@ -1,13 +1,14 @@
 import path from 'node:path';
 import type { Config } from '../../config/schema.js';
 import type { Engine } from '../../engines/types.js';
-import type { GatewayHost } from '../../gateway/host.js';
+import { providerOfAgent, type GatewayHost } from '../../gateway/host.js';
 import { openRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
 
 // The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
 // this engine. A container that sees the run folder gets the gateway's unix socket there and the bridge
 // in front of its CLI; an agent on the daemon's host gets the shared TCP listener. An engine whose agent
-// can reach neither (kubernetes, for now) gets no gateway: its agent is handed the key as before.
+// can reach neither (kubernetes, for now), or whose provider the daemon holds no key for, gets no
+// gateway: its agent is handed what it was handed before.
 
 /** The uid:gid a root daemon hands the socket to (the container user), if numeric. */
 function socketOwner(user: string, getuid: () => number): { uid: number; gid: number } | undefined {
@@ -34,6 +35,9 @@ export async function gatewayRoute(
 export async function planRunGateway(input: {
   config: Config;
   host: GatewayHost | undefined;
+  /** The agent CLI, whose provider the gateway must front. */
+  agent: string;
+  env: Record<string, string | undefined>;
   engine: Pick<Engine, 'placement' | 'capabilities'>;
   runId: string;
   bundleDir: string;
@@ -41,8 +45,10 @@ export async function planRunGateway(input: {
   agentRunDir: string;
   redact: (text: string) => string;
 }): Promise<RunGateway | undefined> {
-  const { host } = input;
-  if (!host) return undefined;
+  const { host, config } = input;
+  const provider = providerOfAgent(input.agent, config.providers.goose_provider ?? input.env.GOOSE_PROVIDER);
+  // No key for the agent's provider (a local model, a fake agent): nothing to keep from the agent.
+  if (!host || !provider || !host.serves(provider)) return undefined;
   const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir);
   if (!route) return undefined;
   const run = openRunGateway({
