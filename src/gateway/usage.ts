@@ -1,21 +1,24 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { ProviderSpec } from './providers.js';
 import { NO_USAGE, type Usage } from './types.js';
 
-// Reads the usage out of a provider's answer while it streams past: SSE events are parsed line by line
-// as they arrive (nothing is held back from the client), a JSON body is kept up to a cap and parsed
+// Reads the usage out of a provider's answer while it streams past: SSE lines are found as they arrive
+// and only those that carry usage are parsed (nothing is held back from the client), a JSON body is kept up to a cap and parsed
 // at the end. Later figures replace earlier ones: streamed usage is cumulative in every provider.
 
 /** A JSON answer larger than this is passed through without its usage read. */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
 /** An SSE line longer than this is skipped (no usage event is that long). */
-const MAX_LINE_CHARS = 4 * 1024 * 1024;
+const MAX_LINE_BYTES = 4 * 1024 * 1024;
+
+/** Every provider's usage field name contains this; lines without it are never decoded. */
+const USAGE_MARK = Buffer.from('sage');
+const DATA = Buffer.from('data:');
 
 export class UsageReader {
-  private readonly decoder = new StringDecoder('utf8');
   private readonly sse: boolean;
-  private line = '';
-  private skipping = false;
+  /** The unfinished last line of the stream so far (SSE). */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
   private json: Buffer[] = [];
   private jsonBytes = 0;
   private usage: Usage = { ...NO_USAGE };
@@ -35,38 +38,43 @@ export class UsageReader {
       else this.json = [];
       return;
     }
-    const text = this.decoder.write(chunk);
+    // Lines are found and filtered as bytes: only a `data:` line that mentions usage is decoded and parsed.
     let start = 0;
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', start)) {
-      this.onLine(this.line + text.slice(start, i));
-      this.line = '';
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, i);
+      if (this.partialBytes > 0) {
+        this.partial.push(piece);
+        this.onLine(Buffer.concat(this.partial));
+        this.partial = [];
+        this.partialBytes = 0;
+      } else this.onLine(piece);
       start = i + 1;
     }
-    const rest = text.slice(start);
-    if (this.line.length + rest.length > MAX_LINE_CHARS) {
-      this.skipping = true;
-      this.line = '';
-    } else this.line += rest;
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.partialBytes += rest.length;
+      // A line longer than any usage event is dropped rather than kept growing.
+      if (this.partialBytes > MAX_LINE_BYTES) {
+        this.partial = [];
+        this.partialBytes = 0;
+      } else this.partial.push(Buffer.from(rest));
+    }
   }
 
   /** The usage the answer reported (zeros when it reported none). */
   end(): { usage: Usage; reported: boolean } {
     if (this.sse) {
-      if (this.line) this.onLine(this.line);
+      if (this.partialBytes > 0) this.onLine(Buffer.concat(this.partial));
     } else if (this.json.length && this.jsonBytes <= MAX_JSON_BYTES) {
       this.apply(Buffer.concat(this.json).toString('utf8'));
     }
     return { usage: this.usage, reported: this.seen };
   }
 
-  private onLine(raw: string): void {
-    if (this.skipping) {
-      this.skipping = false;
-      return;
-    }
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (!line.startsWith('data:')) return;
-    const data = line.slice(5).trim();
+  private onLine(line: Buffer): void {
+    if (line.length < DATA.length || line.compare(DATA, 0, DATA.length, 0, DATA.length) !== 0) return;
+    if (line.indexOf(USAGE_MARK) === -1) return;
+    const data = line.subarray(DATA.length).toString('utf8').trim();
     if (data && data !== '[DONE]') this.apply(data);
   }
 

@@ -37,6 +37,8 @@ if (target !== socketPath) process.chdir(path.dirname(socketPath));
 
 const server = net.createServer((client) => {
   const upstream = net.createConnection(target);
+  // Small requests and SSE events go out at once (no Nagle delay on the loopback hop).
+  client.setNoDelay(true);
   client.pipe(upstream).pipe(client);
   client.on('error', () => upstream.destroy());
   upstream.on('error', () => client.destroy());
