@@ -167,7 +167,8 @@ describe.skipIf(!docker || !hasImage)(
           },
           gateway: { calls: seen.length, source: 'gateway', log: 'model-calls.jsonl' },
         });
-        const invocation = await readFile(path.join(bundle, 'invocation.json'), 'utf8');
+        expect(result.firstModelCallMs).toBeGreaterThan(0);
+      const invocation = await readFile(path.join(bundle, 'invocation.json'), 'utf8');
         expect(invocation).not.toContain(REAL_KEY);
         expect(JSON.parse(invocation)).toMatchObject({ command: 'claude', wrapper: { command: 'node' } });
 

@@ -133,6 +133,10 @@ export async function collectRun(
       ...(validator ? { validator } : {}),
       ...(kubectl ? { kubectl } : {}),
       ...(gateway ? { gateway: { ...gateway, source: gateway.calls > 0 ? 'gateway' : 'agent' } } : {}),
+      // The seed's first measure: how long from the run's start to its first model call.
+      ...(gateway?.firstCallAt
+        ? { firstModelCallMs: Date.parse(gateway.firstCallAt) - ctx.startedAt.getTime() }
+        : {}),
     },
   });
   await writeRunResult(bundle, result);
