@@ -491,7 +491,7 @@ describe('run executor', () => {
       expect(down.ok).toBe(true);
       expect(down.checks.find((c) => c.name === 'model-gateway')).toMatchObject({ ok: true, degraded: true });
     } finally {
-      for (const e of executors) await e.close();
+      for (const e of executors) await e.close?.();
       await provider.close();
     }
   });
