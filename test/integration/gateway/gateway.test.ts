@@ -3,7 +3,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readModelCalls } from '../../../src/gateway/calls.js';
 import { ModelGateway, type Listening } from '../../../src/gateway/gateway.js';
 import { createGatewayHost } from '../../../src/gateway/host.js';
@@ -284,6 +284,83 @@ describe('the model gateway', () => {
     expect(rest).toContain('message_delta');
     await r.stop();
     expect((await calls(r, bundleOf(r)))[0]?.tokens).toMatchObject({ input: 7, output: 9 });
+    await new Promise<void>((done) => slow.close(() => done()));
+  });
+
+  it('keeps every call on the configured provider host, whatever path the agent writes', async () => {
+    const h = await harness();
+    const r = await run(h);
+    const before = anthropic.requests.length;
+    for (const p of [
+      '//evil.example/steal',
+      '/..%2f..%2fadmin',
+      '/%2e%2e/%2e%2e/v1/messages',
+      '/@evil.example/x',
+    ]) {
+      const res = await fetch(`${r.providers.anthropicBaseUrl}${p}`, {
+        method: 'POST',
+        headers: { 'x-api-key': r.session.token },
+        body: '{}',
+      });
+      await res.text();
+    }
+    const bogus = await fetch(`${h.tcp.address}/nope/v1/messages`, {
+      headers: { 'x-api-key': r.session.token },
+    });
+    expect(bogus.status).toBe(404);
+    await bogus.text();
+    // What was forwarded reached the stand-in as a path on its host; a path that normalises out of
+    // /anthropic is answered by the gateway itself (404), never forwarded elsewhere.
+    const seen = anthropic.requests.slice(before).map((q) => q.url);
+    expect(seen).toContain('//evil.example/steal');
+    expect(seen).toContain('/@evil.example/x');
+    for (const url of seen) expect(url.startsWith('/')).toBe(true);
+    await r.stop();
+  });
+
+  it('records a stream the agent walks away from, and goes on serving', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: Server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(
+        'data: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
+      );
+      void gate.then(() => res.end());
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const h = await harness({
+      upstream: { anthropic: `http://127.0.0.1:${(slow.address() as AddressInfo).port}` },
+    });
+    const r = await run(h);
+    const abort = new AbortController();
+    const res = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': r.session.token },
+      body: messages(true),
+      signal: abort.signal,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    abort.abort();
+    await vi.waitFor(async () => {
+      const [call] = await calls(r, bundleOf(r));
+      expect(call).toMatchObject({
+        status: 200,
+        error: 'the agent closed the connection',
+        tokens: { input: 5 },
+      });
+    });
+    release();
+    const again = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': r.session.token },
+      body: messages(true),
+    });
+    expect(again.status).toBe(200);
+    await again.text();
+    await r.stop();
     await new Promise<void>((done) => slow.close(() => done()));
   });
 
