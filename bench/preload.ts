@@ -1,6 +1,6 @@
 // Preload benchmark: triage outputs of 100 KB, 10 MB and 100 MB of pod-log-like text, prepared into a
 // budgeted prompt two ways, each case in its own child process so peak RSS is per case:
-//   ours  - prepareContext (reuse mode): bounded head/tail capture, lazy line counting, exact final check
+//   ours  - buildContext (reuse mode): bounded head/tail capture, lazy line counting, exact final check
 //   naive - read everything, strip ANSI, tokenize everything, cut the token array to what fits
 // Run: npx tsx bench/preload.ts   (BENCH_SIZES=100KB,10MB overrides the sizes; BENCH_AGENT=claude)
 import { execFileSync } from 'node:child_process';
@@ -13,7 +13,7 @@ import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { RunBundle } from '../src/audit/bundle.js';
 import { configSchema, type AgentName } from '../src/config/schema.js';
 import { stripAnsi } from '../src/context/capture.js';
-import { prepareContext } from '../src/context/prepare.js';
+import { buildContext } from '../src/context/build.js';
 import { assemblePrompt, substituteReportPath } from '../src/context/prompt.js';
 import {
   escapeTextContent,
@@ -98,7 +98,7 @@ async function ours(file: string) {
   try {
     const started = performance.now();
     const bundle = await RunBundle.create(dir, 'bench', new Redactor());
-    const out = await prepareContext({
+    const out = await buildContext({
       config,
       workspace: { dir, name: 'bench', incident: incidentObj, incidentText, permissionsText },
       agent: AGENT,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { isAllowed } from '../incident/machine.js';
+import { inEngine } from '../incident/queries.js';
 import type { IncidentStore } from '../incident/store.js';
 import { dedupKey, type DedupStore } from '../intake/dedup.js';
 import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
@@ -43,7 +44,8 @@ export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
       ...(incident ? { incidentId: incident.incidentId } : {}),
       ...(read.kind === 'ok' ? { sha256: read.sha256 } : {}),
     });
-    if (applied.record.state !== 'resolved') return;
+    // A run in progress goes on (its record notes when): nothing to dequeue or release.
+    if (inEngine(applied.record.state)) return;
     deps.dequeue(dir);
     if (incident) await deps.dedup.release(dedupKey(incident), incident.incidentId);
   };

@@ -30,6 +30,17 @@ export interface DaemonStats {
   stopping: boolean;
 }
 
+/**
+ * The daemon's lifecycle, one value: created → starting (scanned once the start-up scan is done: runs
+ * may start) → ready → stopping → stopped. A stop during start-up waits for the start (`started`).
+ */
+export type DaemonLifecycle =
+  | { phase: 'created' }
+  | { phase: 'starting'; started: Promise<void>; scanned: boolean }
+  | { phase: 'ready'; started: Promise<void> }
+  | { phase: 'stopping'; stopped: Promise<void> }
+  | { phase: 'stopped'; stopped: Promise<void> };
+
 export class Daemon {
   readonly daemonId: string;
   readonly metrics: DaemonMetrics;
@@ -49,13 +60,8 @@ export class Daemon {
   private http: HttpServer | undefined;
   private timers: { rescan?: NodeJS.Timeout; wake?: NodeJS.Timeout } = {};
   private rescanning: Promise<void> | undefined;
-  private ready = false;
-  /** Runs start only after the start-up scan, so that its incidents start in priority order. */
-  private scanned = false;
   private diskFull: string | undefined;
-  private stopping = false;
-  private starting: Promise<void> | undefined;
-  private stopped: Promise<void> | undefined;
+  private life: DaemonLifecycle = { phase: 'created' };
   private markStopped: () => void = () => undefined;
   private readonly stoppedSignal = new Promise<void>((resolve) => (this.markStopped = resolve));
 
@@ -95,6 +101,23 @@ export class Daemon {
     this.gate = new EngineGate(deps.executor, this.log, () => this.pump());
   }
 
+  get lifecycle(): DaemonLifecycle['phase'] {
+    return this.life.phase;
+  }
+
+  private get ready(): boolean {
+    return this.life.phase === 'ready';
+  }
+
+  /** Runs start only after the start-up scan, so that its incidents start in priority order. */
+  private get scanned(): boolean {
+    return this.life.phase === 'ready' || (this.life.phase === 'starting' && this.life.scanned);
+  }
+
+  private get stopping(): boolean {
+    return this.life.phase === 'stopping' || this.life.phase === 'stopped';
+  }
+
   /** The bound HTTP port, once started (undefined when HTTP is off). */
   get httpPort(): number | undefined {
     return this.http?.port;
@@ -111,8 +134,12 @@ export class Daemon {
 
   /** Reconciles what is on disk, starts watching and serving; resolves when the daemon is ready. */
   start(): Promise<void> {
-    this.starting ??= this.startup();
-    return this.starting;
+    if (this.life.phase === 'starting' || this.life.phase === 'ready') return this.life.started;
+    if (this.stopping) return Promise.resolve();
+    const started = this.startup();
+    // startup() sets the phase only after its first await, so this runs first.
+    if (this.life.phase === 'created') this.life = { phase: 'starting', started, scanned: false };
+    return started;
   }
 
   /** A stop() during start-up waits for it, and every step checks `stopping` so nothing is left open. */
@@ -125,7 +152,7 @@ export class Daemon {
     // ready finds whatever arrived during the scan.
     const t0 = this.now();
     await this.rescanNow('startup');
-    this.scanned = true;
+    if (this.life.phase === 'starting') this.life = { ...this.life, scanned: true };
     // Runs a dead daemon left on the engine that no live run owns (the sweep logs and never throws).
     void this.deps.executor.sweep?.([...this.active.values()].map((r) => r.runId));
     const scanMs = this.now() - t0;
@@ -135,7 +162,7 @@ export class Daemon {
     if (this.stopping) return;
     this.timers.rescan = setInterval(() => void this.rescan(), this.config.scheduling.rescan_interval);
     this.timers.rescan.unref();
-    this.ready = true;
+    if (this.life.phase === 'starting') this.life = { phase: 'ready', started: this.life.started };
     const queued = this.queue.scheduler.depth;
     this.log.info(
       { root: this.root, daemonId: this.daemonId, queued, scanMs, watchMs: this.now() - t0 },
@@ -191,14 +218,15 @@ export class Daemon {
 
   /** Closes intake, lets in-flight runs finish (shutdown_timeout), stops them, then the executor and HTTP. */
   stop(): Promise<void> {
-    this.stopped ??= this.shutdown();
-    return this.stopped;
+    if (this.life.phase === 'stopping' || this.life.phase === 'stopped') return this.life.stopped;
+    const started = this.life.phase === 'created' ? undefined : this.life.started;
+    const stopped = this.shutdown(started);
+    this.life = { phase: 'stopping', stopped };
+    return stopped;
   }
 
-  private async shutdown(): Promise<void> {
-    this.stopping = true;
-    this.ready = false;
-    await this.starting?.catch(() => undefined);
+  private async shutdown(started: Promise<void> | undefined): Promise<void> {
+    await started?.catch(() => undefined);
     const steps: [string, () => Promise<unknown>][] = [
       ['intake', () => this.closeIntake()],
       ['runs', () => drainRuns(this.active, this.config, this.log, this.now)],
@@ -215,6 +243,7 @@ export class Daemon {
       }
     }
     this.log.info({}, 'daemon stopped');
+    if (this.life.phase === 'stopping') this.life = { phase: 'stopped', stopped: this.life.stopped };
     this.markStopped();
   }
 

@@ -1,8 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { IncidentEvent } from '../incident/machine.js';
 import { statePath, type IncidentStore } from '../incident/store.js';
-import { FINAL_STATES, type StateFile } from '../incident/types.js';
+import { IllegalTransitionError, type IncidentEvent } from '../incident/machine.js';
+import { acceptsChange, isFinal, isFirstJudgement, mayRun } from '../incident/queries.js';
+import type { StateFile } from '../incident/types.js';
 import { unsafeStateDir, unsafeStatePath } from '../incident/unsafe.js';
 import type { DedupStore } from '../intake/dedup.js';
 import { dedupKey } from '../intake/dedup.js';
@@ -180,7 +181,7 @@ export class Inspector {
       case 'wait':
         return this.later(dir, j.delayMs, 'settle');
       case 'final':
-        if (state && FINAL_STATES.has(state.state)) this.finals.set(dir, await finalMark(dir));
+        if (state && isFinal(state.state)) this.finals.set(dir, await finalMark(dir));
         return;
       case 'reject':
         await this.detected(dir, state, cause, undefined);
@@ -194,7 +195,7 @@ export class Inspector {
         );
       case 'changed':
         return this.admitUnderLease(dir, read as Extract<ReadResult, { kind: 'ok' }>, async (current) => {
-          if (current && FINAL_STATES.has(current.state) && current.state !== 'rejected')
+          if (current && acceptsChange(current.state))
             await this.deps.store.apply(
               dir,
               { type: 'IncidentChanged', incidentId: j.incidentId, sha256: j.sha256 },
@@ -223,7 +224,7 @@ export class Inspector {
     try {
       await this.deps.store.apply(dir, event, current ? { current } : {});
     } catch (err) {
-      if ((err as Error).name !== 'IllegalTransitionError') throw err;
+      if (!(err instanceof IllegalTransitionError)) throw err;
       this.deps.log.debug(
         { workspace: path.basename(dir), err: errorMessage(err) },
         'state moved on meanwhile',
@@ -258,8 +259,7 @@ export class Inspector {
     const current = await this.deps.store.read(dir);
     const { sha256 } = read;
     const { incident } = read.workspace;
-    const firstJudgement = !current || current.state === 'rejected';
-    const duplicate = firstJudgement
+    const duplicate = isFirstJudgement(current)
       ? await this.deps.dedup.claim(dedupKey(incident), incident.incidentId)
       : undefined;
     const release = this.deps.reserve();
@@ -294,7 +294,7 @@ export class Inspector {
         { type: 'Validated', incidentId: incident.incidentId, sha256 },
         current ? { current } : {},
       );
-      if (applied.record.state !== 'queued') return undefined;
+      if (!mayRun(applied.record)) return undefined;
       const retryAt = applied.record.retryAt ? Date.parse(applied.record.retryAt) : 0;
       return { notBefore: Number.isFinite(retryAt) ? retryAt : 0 };
     } finally {

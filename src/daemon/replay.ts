@@ -5,7 +5,7 @@ import { RUN_FILES, TRIAGE_DIR, runDirOf } from '../audit/bundle.js';
 import type { AuditLog } from '../audit/log.js';
 import { readRunManifest } from '../audit/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../config/schema.js';
-import { promptDigest } from '../context/prepare.js';
+import { promptDigest } from '../context/build.js';
 import { savedTriageFiles } from '../context/triage-products.js';
 import type { PromptParts } from '../context/types.js';
 import { INCIDENT_FILE, PERMISSIONS_FILE, readWorkspace } from '../intake/read.js';

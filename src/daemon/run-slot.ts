@@ -2,7 +2,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncidentEvent } from '../incident/machine.js';
 import type { IncidentStore } from '../incident/store.js';
-import { IN_ENGINE_STATES, RUNNABLE_STATES, type RunProgress, type StateFile } from '../incident/types.js';
+import { inEngine, mayRun, mayStillRun } from '../incident/queries.js';
+import type { RunProgress, StateFile } from '../incident/types.js';
 import {
   acquireLease,
   inspectLease,
@@ -110,7 +111,7 @@ export class RunSlot {
     if (!got.acquired) return { reconsider: false };
     this.lease = got.lease;
     const state = await this.deps.store.read(this.dir);
-    if (!state || !RUNNABLE_STATES.has(state.state) || state.incidentSha256 !== queued.sha256) {
+    if (!mayRun(state) || state.incidentSha256 !== queued.sha256) {
       await got.lease.release();
       // Re-saved (or judged elsewhere) since it was queued: look again.
       return { reconsider: state?.incidentSha256 !== queued.sha256 };
@@ -237,11 +238,10 @@ export class RunSlot {
             }
           : { type: 'Finished', runId: this.runId, outcome };
       const applied = await this.apply(event, log);
-      const s = applied.record.state;
       return {
         ...(applied.retryAt !== undefined ? { retryAt: applied.retryAt } : {}),
         ...(outcome !== 'gone' && outcome.waitFor ? { waitFor: outcome.waitFor } : {}),
-        reconsider: this.reconsider || s === 'queued' || s === 'interrupted',
+        reconsider: this.reconsider || mayRun(applied.record),
       };
     } finally {
       clearInterval(keepFresh);
@@ -258,9 +258,7 @@ export class RunSlot {
     if (!got.acquired) return { reconsider: false };
     this.lease = got.lease;
     const state = await deps.store.read(this.dir);
-    const orphan =
-      state && (IN_ENGINE_STATES.has(state.state) || (state.state === 'interrupted' && state.unstopped));
-    if (!state || !orphan) {
+    if (!state || !mayStillRun(state)) {
       await got.lease.release();
       return { reconsider: true };
     }
@@ -309,7 +307,7 @@ export class RunSlot {
   /** At shutdown, for a run that ignored its stop: recorded interrupted (the next start adopts it), lease freed. */
   async interruptUnstopped(): Promise<void> {
     const state = await this.deps.store.read(this.dir);
-    if (!state || !IN_ENGINE_STATES.has(state.state)) return;
+    if (!state || !inEngine(state.state)) return;
     const log = this.logFor(state.incidentId);
     await this.apply(
       {

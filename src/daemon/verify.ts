@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileDigest, folderDigests, stateDigest } from '../audit/digest.js';
 import { RUN_FILES, TRIAGE_DIR, runDirOf } from '../audit/bundle.js';
 import { AUDIT_FILE, verifyAuditLog, type AuditEntry, type VerifyOptions } from '../audit/log.js';
-import { promptDigest } from '../context/prepare.js';
+import { promptDigest } from '../context/build.js';
 import type { PromptParts } from '../context/types.js';
 import { readState } from '../incident/store.js';
 

@@ -102,20 +102,59 @@ const ALLOWED: Record<IncidentState | 'new', readonly IncidentEvent['type'][]> =
   resolved: ['IncidentChanged'],
 };
 
+/**
+ * Guards: a transition the table allows that the record still refuses, with the reason people read.
+ * A run interrupted at shutdown that did not stop (`unstopped`) may still be running: nothing starts
+ * it again (a claim, a retry) until the next start adopts it.
+ */
+const GUARDS: Partial<Record<IncidentEvent['type'], (record: StateFile) => string | undefined>> = {
+  Claimed: (r) => (ignoredItsStop(r) ? UNSTOPPED_REASON : undefined),
+  RetryRequested: (r) => (ignoredItsStop(r) ? UNSTOPPED_REASON : undefined),
+};
+/** Interrupted, but its run did not stop at shutdown (the only record that carries `unstopped`). */
+export const ignoredItsStop = (record: StateFile): boolean => record.unstopped === true;
+const UNSTOPPED_REASON =
+  'its last run did not stop at shutdown and may still be running: the next daemon start takes that run over; retry it if it then fails';
+
 export class IllegalTransitionError extends Error {
   constructor(
     readonly from: IncidentState | undefined,
     readonly event: IncidentEvent['type'],
+    /** Set when the table allows the event but a guard refuses it for this record. */
+    readonly guard?: string,
   ) {
     super(
-      `illegal transition: ${event} in state ${from ?? '(none)'}; allowed there: ${ALLOWED[from ?? 'new'].join(', ') || 'nothing'}`,
+      guard
+        ? `refused transition: ${event} in state ${from ?? '(none)'}: ${guard}`
+        : `illegal transition: ${event} in state ${from ?? '(none)'}; allowed there: ${ALLOWED[from ?? 'new'].join(', ') || 'nothing'}`,
     );
     this.name = 'IllegalTransitionError';
   }
 }
 
+/** A run may exist on an engine: the record can still be told how its run finished. */
+export const inEngine = (state: IncidentState): boolean => isAllowed(state, 'Finished');
+
+/**
+ * The first judgement of an incident's file (new, or fixed after a rejection): `validated` is recorded
+ * and the dedup window is asked — exactly the records a `Duplicate` may still be recorded for.
+ */
+export const isFirstJudgement = (record: StateFile | undefined): boolean =>
+  isAllowed(record?.state, 'Duplicate');
+
+/** Whether the transition table has an arrow for `event` from `from` (guards aside). */
 export const isAllowed = (from: IncidentState | undefined, event: IncidentEvent['type']): boolean =>
   ALLOWED[from ?? 'new'].includes(event);
+
+/** Why `record` refuses `event` (the table or a guard), or undefined when the transition may happen. */
+export function refusal(
+  record: StateFile | undefined,
+  event: IncidentEvent['type'],
+): IllegalTransitionError | undefined {
+  if (!isAllowed(record?.state, event)) return new IllegalTransitionError(record?.state, event);
+  const guard = record ? GUARDS[event]?.(record) : undefined;
+  return guard ? new IllegalTransitionError(record?.state, event, guard) : undefined;
+}
 
 /** Exponential backoff with "equal jitter": half the delay fixed, half random. */
 export function retryDelay(
@@ -134,7 +173,8 @@ export function transition(
   event: IncidentEvent,
   ctx: MachineContext,
 ): Transition {
-  if (!isAllowed(record?.state, event.type)) throw new IllegalTransitionError(record?.state, event.type);
+  const refused = refusal(record, event.type);
+  if (refused) throw refused;
   const updatedAt = new Date(ctx.now).toISOString();
   const base: StateFile = record ?? {
     incidentId: ('incidentId' in event ? event.incidentId : undefined) ?? '',
@@ -296,7 +336,7 @@ export function transition(
         log: { level: 'info', msg: 'incident.json changed after the incident finished; queued again' },
       };
     case 'Resolved':
-      if (base.state === 'preparing' || base.state === 'running') {
+      if (inEngine(base.state)) {
         if (base.resolvedAt) return { record: base, audit: [], unchanged: true };
         return {
           record: { ...base, updatedAt, resolvedAt: event.at },
@@ -333,7 +373,7 @@ function validatedOnce(
   record: StateFile | undefined,
   event: { incidentId: string; sha256: string },
 ): AuditEvent[] {
-  return !record || record.state === 'rejected'
+  return isFirstJudgement(record)
     ? [{ type: 'validated', incidentId: event.incidentId, sha256: event.sha256 }]
     : [];
 }
@@ -346,7 +386,7 @@ function validated(
   // Already queued with these bytes (a restart, another replica): keep its retry time.
   if (record?.state === 'queued' && record.incidentSha256 === event.sha256)
     return { record, audit: [], unchanged: true };
-  const fresh = !record || record.state === 'rejected';
+  const fresh = isFirstJudgement(record);
   const { duplicateOf: _d, ...rest } = next('queued', {
     incidentId: event.incidentId,
     incidentSha256: event.sha256,

@@ -20,20 +20,6 @@ export const INCIDENT_STATES = [
 ] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
 
-/** States nothing more happens in unless incident.json changes or someone asks for a retry. */
-export const FINAL_STATES: ReadonlySet<IncidentState> = new Set([
-  'succeeded',
-  'failed',
-  'rejected',
-  'resolved',
-]);
-/** States in which an agent run may exist on an engine. */
-export const IN_ENGINE_STATES: ReadonlySet<IncidentState> = new Set(['preparing', 'running']);
-/** States a queued run may start from. */
-export const RUNNABLE_STATES: ReadonlySet<IncidentState> = new Set(['queued', 'deferred', 'interrupted']);
-/** States `retry` re-queues. */
-export const RETRYABLE_STATES: ReadonlySet<IncidentState> = new Set(['failed', 'interrupted', 'rejected']);
-
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
 
 /** What a running agent has done so far (from its streamed events), for status and the API. */

@@ -1,4 +1,5 @@
-import { FINAL_STATES, IN_ENGINE_STATES, type StateFile } from '../incident/types.js';
+import { acceptsChange, isFinal, isFirstJudgement, isRejected, mayStillRun } from '../incident/queries.js';
+import type { StateFile } from '../incident/types.js';
 import type { ReadResult } from './read.js';
 
 // The intake judge: what to do with a workspace folder, given its recorded state, what reading its
@@ -38,18 +39,16 @@ export type Judgement =
 /** While incident.json is incomplete and still changing, it is re-read this often (ms). */
 export const INCOMPLETE_RECHECK_MS = 25;
 
-const mayStillRun = (state: StateFile): boolean => state.state === 'interrupted' && state.unstopped === true;
-
 export function judge(input: JudgeInput): Judgement {
   const { state, read, cause } = input;
-  if (state && (IN_ENGINE_STATES.has(state.state) || mayStillRun(state)))
+  if (state && mayStillRun(state))
     return cause === 'startup' || cause === 'rescan' ? { kind: 'adopt' } : { kind: 'busy' };
   if (read.kind === 'missing') return { kind: 'missing', recheck: cause === 'addDir' || cause === 'newdir' };
   const sha256 = 'sha256' in read ? read.sha256 : undefined;
-  if (state && FINAL_STATES.has(state.state)) {
+  if (state && isFinal(state.state)) {
     if (sha256 === undefined || sha256 === state.incidentSha256) return { kind: 'final' };
     // Finished (not rejected) with other bytes: only a complete, valid file starts a new series.
-    if (state.state !== 'rejected') {
+    if (acceptsChange(state.state)) {
       if (read.kind !== 'ok') return settling(input, read) ?? { kind: 'final' };
       return { kind: 'changed', sha256: read.sha256, incidentId: read.workspace.incident.incidentId };
     }
@@ -59,7 +58,7 @@ export function judge(input: JudgeInput): Judgement {
   const wait = settling(input, read);
   if (wait) return wait;
   // The same rejection again (same bytes, same reason): already recorded.
-  if (state?.state === 'rejected' && state.incidentSha256 === sha256 && state.reason === read.reason)
+  if (isRejected(state) && state.incidentSha256 === sha256 && state.reason === read.reason)
     return { kind: 'final' };
   return { kind: 'reject', reason: read.reason, ...(sha256 ? { sha256 } : {}) };
 }
@@ -89,8 +88,7 @@ export function admit(input: {
   duplicate: { incidentId: string; ageMs: number } | undefined;
   queueFull: boolean;
 }): Admission {
-  const firstJudgement = !input.state || input.state.state === 'rejected';
-  if (input.duplicate && firstJudgement)
+  if (input.duplicate && isFirstJudgement(input.state))
     return { kind: 'duplicate', duplicateOf: input.duplicate.incidentId, ageMs: input.duplicate.ageMs };
   if (input.queueFull) return { kind: 'defer' };
   return { kind: 'enqueue' };

@@ -3,6 +3,7 @@ import { readRunResult as readRunRecord, type RunResult } from '../audit/run-rec
 import { TRIAGE_DIR } from '../audit/bundle.js';
 import { readWorkspace } from '../intake/read.js';
 import { readState } from '../incident/store.js';
+import { hasVerdict } from '../incident/queries.js';
 import type { Incident } from '../shared/types.js';
 import { readNoFollow, UnsafePathError } from './safe-fs.js';
 import type { FinalStateRecord, FinishedIncident } from './types.js';
@@ -67,7 +68,7 @@ export async function readFinalState(workspaceDir: string): Promise<FinalStateRe
       `${workspaceDir} has no readable .triage/state.json: the daemon has not processed it`,
     );
   const runId = state.runs.at(-1)?.id;
-  if (state.state !== 'succeeded' && state.state !== 'failed')
+  if (!hasVerdict(state.state))
     throw new NotifyInputError(
       `${workspaceDir} is ${state.state}, not finished (succeeded or failed): nothing to deliver yet`,
     );

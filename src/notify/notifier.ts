@@ -8,7 +8,13 @@ import { NOTIFY_STATES } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import { errorMessage } from '../util/errors.js';
-import { DeliveryError, nextDelayMs, type RetryPolicy } from './delivery.js';
+import { DeliveryError, type RetryPolicy } from './delivery.js';
+import {
+  deliveryTransition,
+  type DeliveryEvent,
+  type DeliveryPhase,
+  type DeliveryTransition,
+} from './delivery-state.js';
 import { sinkMatches } from './filters.js';
 import { finishedFrom, readFinalState, readIncident, type ReadLimits } from './input.js';
 import type { NotifyMetrics } from './metrics.js';
@@ -438,96 +444,87 @@ export class Notifier {
         fetch: this.fetchFn,
         now: this.now,
       };
-      for (const step of entry.steps) {
-        if (step.status === 'delivered') continue;
+      for (const { id } of entry.steps) {
+        const step = ctx.entry.steps.find((s) => s.id === id);
+        if (!step || step.status === 'delivered') continue;
         if (this.closed) return;
         await lock.touch();
-        const ok = await this.deliverStep(workspaceDir, entry, step, adapter, ctx);
-        if (!ok) return;
-        if (step.result) results[step.id] = step.result;
+        const sent = await this.deliverStep(workspaceDir, step, adapter, ctx);
+        if (!sent) return;
+        ctx.entry = sent.entry;
+        results[id] = sent.result;
       }
-      await this.finish(workspaceDir, entry, 'delivered', {
-        type: 'notify_delivered',
-        incidentId: entry.incidentId,
-        runId: entry.runId,
-        sink: entry.sink,
-        key,
-        steps: entry.steps.length,
-      });
+      await this.apply(workspaceDir, ctx.entry, { type: 'Delivered' }, () => [
+        {
+          type: 'notify_delivered',
+          incidentId: entry.incidentId,
+          runId: entry.runId,
+          sink: entry.sink,
+          key,
+          steps: entry.steps.length,
+        },
+      ]);
       this.logFor(entry).info({ steps: entry.steps.length }, 'notification delivered');
     } finally {
       await lock.release();
     }
   }
 
-  /** Sends (or first reconciles) one step; false when the attempt stops here (failure recorded). */
+  /** Sends (or first reconciles) one step; undefined when the attempt stops here (failure recorded). */
   private async deliverStep(
     workspaceDir: string,
-    entry: OutboxEntry,
     step: StepState,
     adapter: SinkAdapter<SinkPayload>,
     ctx: SendContext,
-  ): Promise<boolean> {
+  ): Promise<{ entry: OutboxEntry; result: StepResult } | undefined> {
+    let entry = ctx.entry;
     try {
       if (step.status === 'sending' && adapter.reconcile) {
         const found = await adapter.reconcile(ctx, step.id, step.startedAt ?? entry.createdAt);
-        if (found) {
-          await this.delivered(workspaceDir, entry, step, found, 'reconciled');
-          return true;
-        }
+        if (found) return await this.delivered(workspaceDir, entry, step.id, found, 'reconciled');
       }
-      step.status = 'sending';
-      step.startedAt = new Date(this.now()).toISOString();
-      await saveEntry(workspaceDir, entry);
+      entry = (await this.apply(workspaceDir, entry, { type: 'Sending', step: step.id })).entry;
+      ctx.entry = entry;
       const result = await adapter.send(ctx, step.id);
-      await this.delivered(workspaceDir, entry, step, result, 'delivered');
-      return true;
+      return await this.delivered(workspaceDir, entry, step.id, result, 'delivered');
     } catch (err) {
       const failure =
         err instanceof DeliveryError
           ? err
           : new DeliveryError(`${errorMessage(err)}; retrying`, 'retry', { uncertain: true, cause: err });
-      // Only a request that may have reached the sink stays `sending` (reconciled before the next send).
-      if (!failure.uncertain) step.status = 'pending';
-      await this.fail(workspaceDir, entry, step, failure);
-      return false;
+      await this.fail(workspaceDir, entry, step.id, failure);
+      return undefined;
     }
   }
 
   private async delivered(
     workspaceDir: string,
     entry: OutboxEntry,
-    step: StepState,
+    step: string,
     result: StepResult,
     outcome: 'delivered' | 'reconciled',
-  ): Promise<void> {
-    step.status = 'delivered';
-    step.deliveredAt = new Date(this.now()).toISOString();
-    step.result = result;
-    // Progress resets the backoff: a long Slack thread may meet several rate limits on its way.
-    entry.attempts = 0;
-    delete entry.nextAttemptAt;
-    await saveEntry(workspaceDir, entry);
+  ): Promise<{ entry: OutboxEntry; result: StepResult }> {
+    const next = await this.apply(workspaceDir, entry, { type: 'StepDelivered', step, result });
     await this.audit(workspaceDir, {
       type: 'notify_attempted',
       incidentId: entry.incidentId,
       runId: entry.runId,
       sink: entry.sink,
       key: entry.key,
-      step: step.id,
+      step,
       outcome,
       result,
     });
+    return { entry: next.entry, result };
   }
 
   /** Records a failed attempt: scheduled again, or failed for good (permanent, or out of attempts). */
   private async fail(
     workspaceDir: string,
     entry: OutboxEntry,
-    step: StepState | undefined,
+    step: string | undefined,
     failure: DeliveryError,
   ): Promise<void> {
-    entry.attempts += 1;
     const recorded = this.deps.redactor.redactValue<RecordedError>({
       message: failure.message,
       kind: failure.kind,
@@ -536,71 +533,80 @@ export class Notifier {
       ...(failure.response !== undefined ? { response: failure.response } : {}),
       ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
     });
-    entry.lastError = recorded;
-    const exhausted = entry.attempts >= this.policy.maxAttempts;
-    const final = failure.kind === 'permanent' || exhausted;
+    const event: DeliveryEvent = {
+      type: 'Failed',
+      ...(step !== undefined ? { step } : {}),
+      error: recorded,
+      uncertain: failure.uncertain,
+      ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+    };
+    const attempt = entry.attempts + 1;
     const base = {
       incidentId: entry.incidentId,
       runId: entry.runId,
       sink: entry.sink,
       key: entry.key,
-      ...(step ? { step: step.id } : {}),
-      attempt: entry.attempts,
+      ...(step !== undefined ? { step } : {}),
+      attempt,
     };
     const log = this.logFor(entry);
-    if (final) {
-      await this.audit(workspaceDir, {
-        type: 'notify_attempted',
-        ...base,
-        outcome: 'failed',
-        error: recorded,
-      });
-      await this.finish(workspaceDir, entry, 'failed', {
-        type: 'notify_failed',
-        ...base,
-        reason: failure.kind === 'permanent' ? 'permanent' : 'attempts exhausted',
-        error: recorded,
-      });
+    const applied = await this.apply(workspaceDir, entry, event, (phase) =>
+      phase === 'given up'
+        ? [
+            { type: 'notify_attempted', ...base, outcome: 'failed', error: recorded },
+            {
+              type: 'notify_failed',
+              ...base,
+              reason: failure.kind === 'permanent' ? 'permanent' : 'attempts exhausted',
+              error: recorded,
+            },
+          ]
+        : [],
+    );
+    if (applied.phase === 'given up') {
       log.error(
-        { step: step?.id, attempt: entry.attempts, error: recorded },
+        { step, attempt, error: recorded },
         failure.kind === 'permanent'
           ? 'notification failed permanently; not retried'
-          : `notification failed ${entry.attempts} times (notify.retry.max_attempts); not retried`,
+          : `notification failed ${attempt} times (notify.retry.max_attempts); not retried`,
       );
       return;
     }
-    const delay = nextDelayMs(entry.attempts, this.policy, failure.retryAfterMs, this.random);
-    const at = this.now() + delay;
-    entry.nextAttemptAt = new Date(at).toISOString();
-    await saveEntry(workspaceDir, entry);
     this.deps.metrics?.notification(entry.sink, 'retried');
     await this.audit(workspaceDir, {
       type: 'notify_attempted',
       ...base,
       outcome: 'retry',
-      retryAt: entry.nextAttemptAt,
+      retryAt: applied.entry.nextAttemptAt,
       error: recorded,
     });
     log.warn(
-      { step: step?.id, attempt: entry.attempts, delayMs: delay, error: recorded.message },
+      { step, attempt, delayMs: applied.delayMs, error: recorded.message },
       'notification attempt failed; retrying',
     );
-    this.schedule(workspaceDir, entry.key, at);
+    this.schedule(workspaceDir, entry.key, this.dueAt(applied.entry));
   }
 
-  /** Records how a delivery ended: the entry, the metric, the audit event. */
-  private async finish(
+  /**
+   * The one place an outbox entry changes: computes the delivery transition and writes the entry. A
+   * delivery that ended (delivered, given up) counts in the metric, then `audit(phase)` is recorded.
+   */
+  private async apply(
     workspaceDir: string,
     entry: OutboxEntry,
-    status: 'delivered' | 'failed',
-    event: AuditEvent,
-  ): Promise<void> {
-    entry.status = status;
-    entry.finishedAt = new Date(this.now()).toISOString();
-    delete entry.nextAttemptAt;
-    await saveEntry(workspaceDir, entry);
-    this.deps.metrics?.notification(entry.sink, status);
-    await this.audit(workspaceDir, event);
+    event: DeliveryEvent,
+    audit: (phase: DeliveryPhase) => AuditEvent[] = () => [],
+  ): Promise<DeliveryTransition> {
+    const next = deliveryTransition(entry, event, {
+      now: this.now(),
+      policy: this.policy,
+      random: this.random,
+    });
+    await saveEntry(workspaceDir, next.entry);
+    if (next.phase === 'delivered' || next.phase === 'given up')
+      this.deps.metrics?.notification(entry.sink, next.phase === 'delivered' ? 'delivered' : 'failed');
+    for (const event of audit(next.phase)) await this.audit(workspaceDir, event);
+    return next;
   }
 
   private logFor(entry: OutboxEntry): Logger {

@@ -9,6 +9,7 @@ import {
   type RunResult,
 } from '../audit/run-record.js';
 import { parseStateText, statePath } from '../incident/store.js';
+import { inEngine } from '../incident/queries.js';
 import { TRIAGE_DIR, type IncidentState, type StateFile } from '../incident/types.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
 import { INCIDENT_FILE } from '../intake/read.js';
@@ -114,7 +115,7 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
     else if (read.problem) facts.resultProblem = read.problem;
     facts.reportExists =
       (facts.result?.report.bytes ?? 0) > 0 && (await isRegularFile(path.join(dir, REPORT_REL)));
-  } else if (state.state === 'running' || state.state === 'preparing') {
+  } else if (inEngine(state.state)) {
     const read = await readRecordBelow(root, path.join(runDir, MANIFEST_FILE), parseRunManifest);
     if (read.ok) facts.manifest = read.value;
   }

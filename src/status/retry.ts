@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { IllegalTransitionError } from '../incident/machine.js';
 import type { IncidentStore } from '../incident/store.js';
-import { RETRYABLE_STATES, type IncidentState, type StateFile } from '../incident/types.js';
+import { RETRYABLE_STATES, retryRefusal } from '../incident/queries.js';
+import type { IncidentState, StateFile } from '../incident/types.js';
 import { acquireLease, type AcquireResult, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
 import { unsafeWorkspace } from '../util/safe-path.js';
 
@@ -36,7 +37,7 @@ async function leaseWithin(dir: string, deps: RetryDeps): Promise<AcquireResult>
   }
 }
 
-const RETRYABLE = [...RETRYABLE_STATES].join(', ');
+const RETRYABLE = [...RETRYABLE_STATES].sort().join(', ');
 
 /** What to do instead, for a state that cannot be retried. */
 function notRetryable(name: string, state: IncidentState): string {
@@ -75,13 +76,14 @@ export async function retryIncident(dir: string, by: string, deps: RetryDeps): P
         kind: 'refused',
         message: `${name} has no incident state (.triage/state.json): the daemon has not taken it in, so there is nothing to retry; start the daemon and it runs`,
       };
-    if (!RETRYABLE_STATES.has(current.state))
-      return { kind: 'refused', state: current.state, message: notRetryable(name, current.state) };
-    if (current.state === 'interrupted' && current.unstopped)
+    const refused = retryRefusal(current);
+    if (refused)
       return {
         kind: 'refused',
         state: current.state,
-        message: `${name} is interrupted but its last run did not stop at shutdown and may still be running: the next daemon start takes that run over; retry it if it then fails`,
+        message: refused.guard
+          ? `${name} is ${current.state} but ${refused.guard}`
+          : notRetryable(name, current.state),
       };
     const applied = await deps.store.apply(dir, { type: 'RetryRequested', by }, { current });
     return { kind: 'queued', record: applied.record, previousState: current.state };

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { inEngine } from '../incident/queries.js';
 import { INCIDENT_STATES, type StateFile } from '../incident/types.js';
 import { REPORT_REL, type IncidentFacts } from './read.js';
 import type { IncidentView, StatusTotals, ViewProgress } from './types.js';
@@ -10,7 +11,7 @@ export type StoredView = Omit<IncidentView, 'age'>;
 
 const progressOf = (state: StateFile): ViewProgress | null => {
   const p = state.progress;
-  if (!p || (state.state !== 'running' && state.state !== 'preparing')) return null;
+  if (!p || !inEngine(state.state)) return null;
   return {
     turns: p.turns,
     tokens: { input: p.tokens.input, output: p.tokens.output },

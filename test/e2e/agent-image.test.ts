@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claude } from '../../src/agents/claude.js';
 import { containerLayout } from '../../src/daemon/run/layout.js';
-import { writeInvocationFiles } from '../../src/daemon/run/launch.js';
+import { writeInvocationFiles } from '../../src/daemon/run/invocation.js';
 import { createDockerEngine } from '../../src/engines/docker.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../src/engines/labels.js';
 import type { Engine, RunExit, RunSpec } from '../../src/engines/types.js';

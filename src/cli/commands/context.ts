@@ -6,7 +6,7 @@ import { getAgent } from '../../agents/index.js';
 import { RunBundle, runDirOf } from '../../audit/bundle.js';
 import { AGENT_NAMES, type AgentName } from '../../config/schema.js';
 import { BootError } from '../../context/disclosure/index.js';
-import { prepareContext, type PreparedContext } from '../../context/prepare.js';
+import { buildContext, type BuiltContext } from '../../context/build.js';
 import { SkillsCache } from '../../context/skills-cache.js';
 import type { SkillsSnapshot } from '../../context/types.js';
 import { runLayout } from '../../daemon/run/layout.js';
@@ -19,7 +19,7 @@ import { checkedConfig } from '../config-check.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
 // `triage-runner context <workspace>`: prepares the context exactly as a run would (same
-// prepareContext, a temporary bundle, nothing written into the workspace) and prints the prompt and
+// buildContext, a temporary bundle, nothing written into the workspace) and prints the prompt and
 // its token table. Paths it prints (the full triage output named in the marker, context.json's
 // logPath) are those of a real run's bundle in the workspace, `<run-id>` standing for the run's id:
 // never the temporary folder, which is gone when the command ends.
@@ -121,7 +121,7 @@ async function runContext(
       ...layout.view,
       hostPaths: [{ host: bundle.dir, agent: layout.view.runDir }, ...layout.view.hostPaths],
     };
-    const prepared = await prepareContext({
+    const prepared = await buildContext({
       config,
       workspace: read.workspace,
       agent,
@@ -166,7 +166,7 @@ const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const lpad = (s: string | number, n: number) => String(s).padStart(n);
 
 /** The human-readable output: both parts verbatim, then the tables. */
-export function formatText(p: PreparedContext): string {
+export function formatText(p: BuiltContext): string {
   const c = p.context;
   const lines: string[] = [];
   lines.push('===== system prompt =====', p.prompt.system, '===== user prompt =====', p.prompt.user, '');

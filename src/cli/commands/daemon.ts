@@ -7,6 +7,7 @@ import { httpLimits } from '../../server/limits.js';
 import { createMetrics } from '../../server/metrics.js';
 import { createIntakeRoutes } from '../../server/routes/intake.js';
 import type { StateChange } from '../../incident/store.js';
+import { hasVerdict } from '../../incident/queries.js';
 import type { Logger } from '../../log/logger.js';
 import { registerNotifyMetrics } from '../../notify/metrics.js';
 import { Notifier } from '../../notify/notifier.js';
@@ -147,7 +148,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
 /** A run that ended an incident succeeded or failed: tell the sinks (recorded first, delivered after). */
 function notifyOnFinal(notifier: Notifier, change: StateChange, log: Logger): void {
   const { record, event } = change;
-  if (event.type !== 'Finished' || (record.state !== 'succeeded' && record.state !== 'failed')) return;
+  if (event.type !== 'Finished' || !hasVerdict(record.state)) return;
   void notifier
     .notifyFinished(change.dir, record, event.runId)
     .catch((err: unknown) =>

@@ -1,105 +1,202 @@
-import type { AgentOutcome } from '../../agents/types.js';
-import type { ReportCheck } from '../../audit/report.js';
-import type { RunResult } from '../../audit/run-record.js';
-import type { EngineCapabilities, Placement } from '../../engines/types.js';
-import type { RunOutcomeStatus } from '../types.js';
+import { scrubFile } from '../../audit/bundle.js';
+import { checkReport, type ReportCheck } from '../../audit/report.js';
+import { writeRunResult, type ValidatorRecord } from '../../audit/run-record.js';
+import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
+import { errorMessage } from '../../util/errors.js';
+import { capMessage } from '../../gateway/session.js';
+import type { PipelineEnv } from './env.js';
+import { buildResult, killedFromOutside, recordedFiles, verdict, type Verdict } from './result.js';
+import type { CollectedRun, LaunchedRun } from './stages.js';
 import type { Supervised } from './supervise.js';
 
-// Collect: what the run left (report, exit, adapter outcome) turned into a verdict and result.json.
+// Collect: what a launched (or adopted) run left — exit, the adapter's reading of its output, the
+// report (scrubbed, checked, validated), the kubectl calls — turned into result.json, the `finished`
+// audit event and the outcome the daemon records.
 
-export interface Verdict {
-  status: RunOutcomeStatus;
-  reason?: string;
+/** The one-line answer the agent gave at the end (the user prompt asks for it), if any. */
+export function answerOf(outcome: AgentOutcome): string | undefined {
+  const text = outcome.finalMessage?.trim();
+  if (!text) return undefined;
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > 500 ? `${flat.slice(0, 499)}…` : flat;
 }
 
-/** The run's status: timeouts and interruptions first, then the adapter's reading, then the report. */
-export function verdict(input: {
-  timedOut: boolean;
-  interrupted: boolean;
-  outcome: AgentOutcome;
-  report: ReportCheck;
-  minBytes: number;
-  engineError?: string;
-}): Verdict {
-  const { outcome, report } = input;
-  // An engine problem seen while stopping (unreachable, no exit after SIGKILL) belongs in the reason.
-  const engine = input.engineError ? `; engine: ${input.engineError}` : '';
-  if (input.interrupted)
-    return { status: 'interrupted', reason: `the daemon stopped the agent while shutting down${engine}` };
-  if (input.timedOut)
-    return { status: 'timed_out', reason: `the agent run exceeded agent.timeout and was stopped${engine}` };
-  if (outcome.status !== 'succeeded') {
-    const why = outcome.error ?? `agent ${outcome.status} (exit code ${String(outcome.exitCode)})`;
-    return { status: 'failed', reason: input.engineError ? `${why}; engine: ${input.engineError}` : why };
-  }
-  if (!report.present) {
-    if (report.refused) return { status: 'failed', reason: `the report was not read: ${report.refused}` };
-    return {
-      status: 'failed',
-      reason:
-        report.bytes === 0
-          ? `the agent exited successfully but wrote no report at ${report.path}`
-          : `the report at ${report.path} has ${report.bytes} bytes, fewer than agent.min_report_bytes (${input.minBytes})`,
+export async function collect(
+  env: PipelineEnv,
+  run: LaunchedRun,
+  supervised: Supervised,
+): Promise<CollectedRun> {
+  const { config } = env;
+  const started = performance.now();
+  const { exit } = supervised;
+  const runOutput: AgentRunOutput = {
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    timedOut: supervised.timedOut,
+    stdout: run.output.stdout.text(),
+    stderr: run.output.stderr.text(),
+  };
+  // The exit code is never masked, whatever the adapter read.
+  let outcome: AgentOutcome = { ...run.adapter.parseOutput(runOutput), exitCode: exit.exitCode };
+  const authFailure = run.progress.authFailure;
+  if (authFailure) outcome = { ...outcome, status: 'auth_failed', error: authFailure };
+  const report = await reportOf(env, run);
+  const validator = await validateReport(env, run, report);
+  const engineError = exit.oomKilled
+    ? `killed for memory (docker.memory ${config.docker.memory} bytes): raise docker.memory or lower what the agent loads`
+    : (exit.error ?? killedFromOutside(supervised, run.engine));
+  // The gateway saw every model call: its figures are the run's, the same for every CLI. The token
+  // dies with the agent, and the call log is complete before it is digested.
+  await run.gateway?.stop();
+  const gateway = run.gateway?.summary();
+  if (gateway && gateway.calls > 0) {
+    outcome = {
+      ...outcome,
+      tokens: { input: gateway.tokens.input, output: gateway.tokens.output },
+      costUsd: gateway.costUsd,
     };
   }
-  return { status: 'succeeded' };
+  let v = verdict({
+    timedOut: supervised.timedOut,
+    interrupted: supervised.interrupted,
+    outcome,
+    report,
+    minBytes: config.agent.min_report_bytes,
+    ...(engineError ? { engineError } : {}),
+  });
+  // A run stopped at a spend cap failed for that reason, whatever its CLI made of the refusal.
+  if (gateway?.capReached && v.status !== 'interrupted')
+    v = { status: 'failed', reason: capMessage(gateway.capReached) };
+  // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
+  const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
+  const extra = {
+    ...(validator ? { validator } : {}),
+    ...(kubectl ? { kubectl } : {}),
+    ...(gateway ? { gateway: { ...gateway, source: gateway.calls > 0 ? 'gateway' : 'agent' } } : {}),
+    // The seed's first measure: how long from the run's start to its first model call.
+    ...(gateway?.firstCallAt
+      ? { firstModelCallMs: Date.parse(gateway.firstCallAt) - run.startedAt.getTime() }
+      : {}),
+  };
+  const result = resultOf(env, run, { supervised, outcome, report, verdict: v, extra });
+  await writeRunResult(run.bundle, result);
+  env.metrics?.stage('collect', (performance.now() - started) / 1000);
+  await run.audit('finished', {
+    status: v.status,
+    exitCode: exit.exitCode,
+    agentStatus: outcome.status,
+    durationMs: result.durationMs,
+    ...(v.reason ? { reason: v.reason } : {}),
+    ...(await recordedFiles(run.bundle.dir, report.exists ? run.report.hostPath : undefined)),
+  });
+  run.log.info(
+    { status: v.status, exitCode: exit.exitCode, durationMs: result.durationMs, reportBytes: report.bytes },
+    'agent run finished',
+  );
+  return { status: v.status, exitCode: exit.exitCode, ...(v.reason ? { reason: v.reason } : {}), result };
 }
 
 /**
- * Why a run ended with a SIGKILL the daemon did not send. An engine that does not report memory kills
- * (Podman, a host process) shows one only as exit 137: say what it most likely was.
+ * The report, scrubbed of known secret values and token shapes (it is the artifact people share), then
+ * checked. Only through real folders of the workspace: the agent may have swapped output/ for a link.
  */
-export function killedFromOutside(
-  supervised: Supervised,
-  engine: { placement: Placement; capabilities: EngineCapabilities },
-): string | undefined {
-  const { exit } = supervised;
-  if (supervised.stoppedWith || exit.oomKilled) return undefined;
-  if (exit.exitCode !== 137 && exit.signal !== 'SIGKILL') return undefined;
-  return engine.placement === 'host'
-    ? 'the agent was killed with SIGKILL by something other than the daemon (often the kernel OOM killer): check the host memory and dmesg'
-    : 'the agent was killed with SIGKILL (exit 137) by something other than the daemon, most likely the memory limit (docker.memory): raise docker.memory or check the engine events';
+async function reportOf(env: PipelineEnv, run: LaunchedRun): Promise<ReportCheck> {
+  const workspaceDir = run.request.workspace.dir;
+  const { hostPath, agentPath } = run.report;
+  await scrubFile(hostPath, env.redactor, undefined, workspaceDir).catch((err: unknown) =>
+    run.log.warn({ err: errorMessage(err), report: hostPath }, 'could not scrub secrets from the report'),
+  );
+  const { report_sections, min_report_bytes } = env.config.agent;
+  return checkReport(hostPath, report_sections, min_report_bytes, agentPath, workspaceDir);
 }
 
-export interface ResultInput {
-  verdict: Verdict;
-  outcome: AgentOutcome;
-  report: ReportCheck;
-  agent: string;
-  engine: string;
-  startedAt: Date;
-  finishedAt: Date;
-  runId: string;
-  incidentId: string;
-  model?: string;
-  promptSha256?: string;
-  triageStatus?: string;
-  answer?: string;
-  extra?: Record<string, unknown>;
+/** result.json: the fixed fields, then what this run adds (signal, output sizes, validator, kubectl). */
+function resultOf(
+  env: PipelineEnv,
+  run: LaunchedRun,
+  r: {
+    supervised: Supervised;
+    outcome: AgentOutcome;
+    report: ReportCheck;
+    verdict: Verdict;
+    extra: Record<string, unknown>;
+  },
+) {
+  const { exit } = r.supervised;
+  const { output, origin } = run;
+  const answer = answerOf(r.outcome);
+  return buildResult({
+    verdict: r.verdict,
+    outcome: r.outcome,
+    report: r.report,
+    agent: run.agent,
+    engine: run.engine.name,
+    startedAt: run.startedAt,
+    finishedAt: env.now(),
+    runId: run.request.runId,
+    incidentId: run.request.workspace.incident.incidentId,
+    ...(run.model ? { model: run.model } : {}),
+    ...(origin.kind === 'launched'
+      ? { promptSha256: origin.promptSha256, triageStatus: origin.triageStatus }
+      : {}),
+    ...(answer ? { answer } : {}),
+    extra: {
+      signal: exit.signal,
+      oomKilled: exit.oomKilled,
+      ...(r.supervised.stoppedWith ? { stoppedWith: r.supervised.stoppedWith } : {}),
+      ...(exit.error ? { engineError: exit.error } : {}),
+      output: { stdoutBytes: output.stdout.total, stderrBytes: output.stderr.total },
+      // Time to the agent's first byte (compare shows it); not meaningful for an adopted run's replayed logs.
+      ...(output.firstOutputAt && origin.kind === 'launched'
+        ? {
+            firstOutputAt: output.firstOutputAt.toISOString(),
+            firstOutputMs: output.firstOutputAt.getTime() - run.startedAt.getTime(),
+          }
+        : {}),
+      ...(origin.kind === 'adopted' ? { adopted: true } : {}),
+      ...r.extra,
+    },
+  });
 }
 
-/** result.json: the fixed fields, then our extensions. */
-export function buildResult(r: ResultInput): RunResult {
-  return {
-    status: r.verdict.status,
-    exitCode: r.outcome.exitCode,
-    agent: r.agent,
-    engine: r.engine,
-    startedAt: r.startedAt.toISOString(),
-    finishedAt: r.finishedAt.toISOString(),
-    durationMs: r.finishedAt.getTime() - r.startedAt.getTime(),
-    tokens: r.outcome.tokens,
-    ...(r.outcome.costUsd !== undefined ? { costUsd: r.outcome.costUsd } : {}),
-    report: { path: r.report.path, bytes: r.report.bytes, missingSections: r.report.missingSections },
-    runId: r.runId,
-    incidentId: r.incidentId,
-    ...(r.model !== undefined ? { model: r.model } : {}),
-    agentStatus: r.outcome.status,
-    ...(r.outcome.turns !== undefined ? { turns: r.outcome.turns } : {}),
-    ...(r.verdict.reason !== undefined ? { error: r.verdict.reason } : {}),
-    ...(r.answer ? { answer: r.answer } : {}),
-    ...(r.triageStatus !== undefined ? { triage: { status: r.triageStatus } } : {}),
-    ...(r.promptSha256 !== undefined ? { promptSha256: r.promptSha256 } : {}),
-    ...r.extra,
-  };
+/**
+ * Runs the triage skill's report validator on the report (looked up while preparing) and records it in
+ * the audit trail. A non-compliant report does not fail the run: the report is still the investigation
+ * the on-call engineer needs, and re-running the agent for a formatting problem would cost a whole
+ * investigation; result.json's `validator.verdict` says it, next to `report.missingSections`.
+ */
+async function validateReport(
+  env: PipelineEnv,
+  run: LaunchedRun,
+  report: ReportCheck,
+): Promise<ValidatorRecord | undefined> {
+  const lookup = run.reportValidator;
+  if (lookup.kind === 'none') return undefined;
+  let record: ValidatorRecord;
+  if (lookup.kind === 'unusable') record = { verdict: 'skipped', reason: lookup.reason };
+  else if (!report.exists)
+    record = {
+      skill: lookup.validator.skill,
+      command: lookup.validator.command,
+      verdict: 'skipped',
+      reason: report.refused ?? 'there is no report to validate',
+    };
+  else
+    record = await (
+      await import('../../context/report-validator.js')
+    ).runReportValidator(lookup.validator, {
+      workspaceDir: run.request.workspace.dir,
+      reportHostPath: run.report.hostPath,
+      env: env.env,
+      redact: (text) => env.redactor.redact(text),
+      signal: run.request.signal,
+      killGraceMs: env.config.skills.triage.kill_grace,
+      marker: `validate-${run.request.runId}`,
+    });
+  await run.audit('report_validated', { ...record });
+  run.log.info(
+    { verdict: record.verdict, exitCode: record.exitCode },
+    'report validated by the triage skill',
+  );
+  return record;
 }

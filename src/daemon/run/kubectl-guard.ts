@@ -12,7 +12,9 @@ import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
-import type { AuditFn, PipelineEnv, RunContext } from './context.js';
+import type { RunBundle } from '../../audit/bundle.js';
+import type { AuditFn, PipelineEnv } from './env.js';
+import type { RunStart } from './stages.js';
 
 // The kubectl guard of one run, joined to the pipeline: the persona's tool policy (for the CLI's own
 // permission settings and for the broker), the guard's `kubectl` first on the agent's PATH, the
@@ -112,10 +114,17 @@ export function denialRecord(denial: ToolDenial, at: Date, agent: string): Clust
   return undefined;
 }
 
-/** The guard of the run in `ctx` (prepare and adoption build it the same way). */
-export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
-  const { request, bundle, engine } = ctx;
-  if (!bundle || !engine) throw new Error('kubectl guard before the bundle and engine exist');
+/** The run a guard is built for: prepare and adoption build it the same way. */
+export interface GuardedRun {
+  start: RunStart;
+  bundle: RunBundle;
+  engine: Engine;
+}
+
+/** The guard of `run` (its broker not started yet). */
+export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
+  const { start, bundle, engine } = run;
+  const { request } = start;
   const pathPrepend = request.overrides?.pathPrepend;
   return planGuard({
     config: env.config,
@@ -123,12 +132,12 @@ export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
     bundleDir: bundle.dir,
     workspaceDir: request.workspace.dir,
     runId: request.runId,
-    agent: ctx.agent,
+    agent: start.agent,
     incident: request.workspace.incident,
     env: env.env,
     ...(pathPrepend ? { pathPrepend } : {}),
     redact: (text) => env.redactor.redact(text),
-    audit: ctx.audit,
+    audit: start.audit,
     now: env.now,
   });
 }
@@ -137,10 +146,10 @@ export function guardFor(env: PipelineEnv, ctx: RunContext): Promise<RunGuard> {
  * The guard of a run a dead daemon launched: its broker listens again on the same socket, which the
  * agent still sees in its run folder, and the call log goes on. Undefined when the run had no guard.
  */
-export async function resumeGuard(env: PipelineEnv, ctx: RunContext): Promise<RunGuard | undefined> {
-  const dir = ctx.bundle ? path.join(ctx.bundle.dir, GUARD_DIR) : undefined;
-  if (!dir || !(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
-  const guard = await guardFor(env, ctx);
+export async function resumeGuard(env: PipelineEnv, run: GuardedRun): Promise<RunGuard | undefined> {
+  const dir = path.join(run.bundle.dir, GUARD_DIR);
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
+  const guard = await guardFor(env, run);
   await guard.start();
   return guard;
 }

@@ -1,138 +1,33 @@
-import { createHash } from 'node:crypto';
-import path from 'node:path';
-import type { AgentInvocation, InvocationFile, InvocationInput } from '../../agents/types.js';
-import type { Config } from '../../config/schema.js';
-import { RUN_LABELS } from '../../engines/labels.js';
+import { keepRuns } from '../../config/schema.js';
 import { RUN_FILES } from '../../audit/bundle.js';
 import { writeRunManifest } from '../../audit/run-record.js';
-import type { Mount, Placement, RunHandle, RunSpec } from '../../engines/types.js';
-import { writeFileAtomic } from '../../util/fs.js';
-import type { PipelineEnv, RunContext } from './context.js';
-import { CONTAINER_HOME, HOME_FILES_DIR, type RunLayout } from './layout.js';
-import type { RunOutput } from './output.js';
+import type { RunHandle } from '../../engines/types.js';
+import type { RunProgress } from '../../incident/types.js';
+import { errorMessage } from '../../util/errors.js';
+import type { RunGateway } from '../../gateway/run.js';
+import type { RunCleanup } from './cleanup.js';
+import type { PipelineEnv } from './env.js';
+import {
+  invocationRecord,
+  providerSettings,
+  runLabels,
+  writeInvocationFiles,
+  type LaunchSpec,
+} from './invocation.js';
 import { planRunGateway } from './model-gateway.js';
-import type { PreparedRun } from './prepare.js';
+import { openOutput, type RunOutput } from './output.js';
+import { ProgressTracker } from './progress.js';
+import type { LaunchedRun, PreparedRun } from './stages.js';
 
-// Launch helpers: joining an adapter's invocation to an engine's RunSpec, and the redacted record of it.
+// Launch: the adapter's invocation joined to the engine (planLaunch: files, manifest, invocation.json;
+// a dry run stops there), then the broker and the agent started (launch: the incident is `running`).
 
-/** Provider endpoints: the config's, else the same-named variables of the daemon's environment. */
-export function providerSettings(
-  config: Config,
-  env: Record<string, string | undefined>,
-): InvocationInput['providers'] {
-  const pick = (a: string | undefined, b: string | undefined) => (a ?? b) || undefined;
-  const out: InvocationInput['providers'] = {};
-  const anthropic = pick(config.providers.anthropic_base_url, env.ANTHROPIC_BASE_URL);
-  const openai = pick(config.providers.openai_base_url, env.OPENAI_BASE_URL);
-  const gemini = pick(config.providers.gemini_base_url, env.GOOGLE_GEMINI_BASE_URL);
-  const goose = pick(config.providers.goose_provider, env.GOOSE_PROVIDER);
-  if (anthropic) out.anthropicBaseUrl = anthropic;
-  if (openai) out.openaiBaseUrl = openai;
-  if (gemini) out.geminiBaseUrl = gemini;
-  if (goose) out.gooseProvider = goose;
-  return out;
-}
+export type { LaunchSpec } from './invocation.js';
 
-/** Labels identifying a run on the engine. */
-export const runLabels = (ids: {
-  daemonId: string;
-  incidentId: string;
-  runId: string;
-  agent: string;
-}): Record<string, string> => ({
-  [RUN_LABELS.daemon]: ids.daemonId,
-  [RUN_LABELS.incident]: ids.incidentId,
-  [RUN_LABELS.run]: ids.runId,
-  [RUN_LABELS.agent]: ids.agent,
-});
-
-function safeRelative(file: InvocationFile): string {
-  const rel = path.posix.normalize(file.path);
-  if (rel.startsWith('..') || path.posix.isAbsolute(rel) || rel === '.') {
-    throw new Error(
-      `adapter file path ${JSON.stringify(file.path)} must be relative and stay inside its folder`,
-    );
-  }
-  return rel;
-}
-
-/**
- * Writes the adapter's files (unredacted: the agent must receive them byte-identical) and returns the
- * extra mounts. Files for HOME go under agent-files/.home/ and are mounted read-only at their place in a
- * container; under the process engine they are written straight into the per-run HOME.
- */
-export async function writeInvocationFiles(
-  invocation: AgentInvocation,
-  layout: RunLayout,
-  placement: Placement,
-): Promise<Mount[]> {
-  const mounts: Mount[] = [];
-  for (const file of invocation.files) {
-    const rel = safeRelative(file);
-    if (!file.inHome) {
-      await writeFileAtomic(path.join(layout.hostFilesDir, rel), file.content);
-    } else if (placement === 'host' && layout.hostHome) {
-      await writeFileAtomic(path.join(layout.hostHome, rel), file.content);
-    } else {
-      const host = path.join(layout.hostFilesDir, HOME_FILES_DIR, rel);
-      await writeFileAtomic(host, file.content);
-      mounts.push({ source: host, target: path.posix.join(CONTAINER_HOME, rel), readOnly: true });
-    }
-  }
-  return mounts;
-}
-
-export type LaunchSpec = Omit<RunSpec, 'onStdout' | 'onStderr'>;
-
-/** invocation.json: what was run, with secret values replaced (the bundle's redactor scrubs the rest). */
-export function invocationRecord(input: {
+/** What planLaunch() wrote: the engine's spec, and the run's identity at the model gateway. */
+export interface LaunchPlan {
   spec: LaunchSpec;
-  engine: string;
-  placement: Placement;
-  agent: string;
-  model?: string;
-  attempt: number;
-  launchedAt: Date;
-  files: InvocationFile[];
-  hostHome?: string;
-  /** What actually runs first (the gateway bridge), when it wraps the CLI. */
-  wrapper?: { command: string; args: string[] };
-}): Record<string, unknown> {
-  const { spec } = input;
-  return {
-    engine: input.engine,
-    agent: input.agent,
-    ...(input.model ? { model: input.model } : {}),
-    attempt: input.attempt,
-    launchedAt: input.launchedAt.toISOString(),
-    ...(input.placement === 'container' ? { image: spec.image } : {}),
-    command: spec.command,
-    args: spec.args,
-    env: spec.env,
-    secretEnv: Object.fromEntries(Object.keys(spec.secretEnv).map((k) => [k, '[REDACTED]'])),
-    stdin: {
-      bytes: Buffer.byteLength(spec.stdin),
-      sha256: createHash('sha256').update(spec.stdin).digest('hex'),
-    },
-    workdir: spec.workdir,
-    mounts: spec.mounts,
-    tmpfs: spec.tmpfs,
-    labels: spec.labels,
-    files: input.files.map((f) => ({
-      path: f.path,
-      inHome: f.inHome ?? false,
-      bytes: Buffer.byteLength(f.content),
-    })),
-    ...(input.hostHome ? { hostHome: input.hostHome } : {}),
-    ...(input.wrapper
-      ? {
-          wrapper: {
-            command: input.wrapper.command,
-            args: input.wrapper.args.slice(0, input.wrapper.args.indexOf('--') + 1),
-          },
-        }
-      : {}),
-  };
+  gateway: RunGateway | undefined;
 }
 
 /**
@@ -141,18 +36,16 @@ export function invocationRecord(input: {
  */
 export async function planLaunch(
   env: PipelineEnv,
-  ctx: RunContext,
-  prepared: PreparedRun,
-): Promise<LaunchSpec> {
+  run: PreparedRun,
+  cleanup: RunCleanup,
+): Promise<LaunchPlan> {
   const { config } = env;
-  const { request, bundle, adapter, engine } = ctx;
-  if (!bundle || !adapter || !engine) throw new Error('launch before prepare');
-  const { layout, context } = prepared;
+  const { request, bundle, adapter, engine, layout, context } = run;
   // With the gateway the agent's provider settings point at it and every model key is the run's token.
   const gateway = await planRunGateway({
     config,
     host: env.gateway,
-    agent: ctx.agent,
+    agent: run.agent,
     env: env.env,
     engine,
     runId: request.runId,
@@ -160,23 +53,24 @@ export async function planLaunch(
     agentRunDir: layout.view.runDir,
     redact: (text) => env.redactor.redact(text),
   });
-  ctx.gateway = gateway;
+  // The token dies with the run, whatever stage it ends at.
+  if (gateway) cleanup.defer('model gateway', () => gateway.stop());
   const invocation = adapter.buildInvocation({
     prompt: context.prompt,
-    ...(ctx.model ? { model: ctx.model } : {}),
+    ...(run.model ? { model: run.model } : {}),
     maxTurns: config.agent.max_turns,
     extraArgs: config.agent.extra_args,
     paths: layout.paths,
     providers: { ...providerSettings(config, env.env), ...gateway?.providers },
     secrets: gateway ? gateway.secrets(env.secrets) : env.secrets,
-    ...(ctx.guard ? { permissions: ctx.guard.permissions } : {}),
+    permissions: run.guard.permissions,
   });
   const fileMounts = await writeInvocationFiles(invocation, layout, engine.placement);
   const incidentId = request.workspace.incident.incidentId;
   const spec: LaunchSpec = {
     runId: request.runId,
     incidentId,
-    labels: runLabels({ daemonId: env.daemonId, incidentId, runId: request.runId, agent: ctx.agent }),
+    labels: runLabels({ daemonId: env.daemonId, incidentId, runId: request.runId, agent: run.agent }),
     image: config.agent.image,
     command: config.agent.command ?? invocation.command,
     args: invocation.args,
@@ -191,57 +85,119 @@ export async function planLaunch(
   };
   for (const value of Object.values(spec.secretEnv)) env.redactor.add('agent secret', value);
   // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway).
-  const launch = gateway?.wrap(spec) ?? spec;
+  const wrapped = gateway?.wrap(spec) ?? spec;
   const launchedAt = env.now();
   const image = engine.placement === 'container' ? spec.image : undefined;
+  const hostHome = layout.hostHome ? { hostHome: layout.hostHome } : {};
+  const model = run.model ? { model: run.model } : {};
   await writeRunManifest(bundle, {
     schemaVersion: 1,
     runId: request.runId,
     incidentId,
     attempt: request.attempt ?? 0,
     engine: engine.name,
-    agent: ctx.agent,
-    ...(ctx.model ? { model: ctx.model } : {}),
+    agent: run.agent,
+    ...model,
     ...(image ? { image } : {}),
     launchedAt: launchedAt.toISOString(),
     report: { hostPath: layout.hostReportPath, agentPath: layout.paths.reportPath },
-    ...(layout.hostHome ? { hostHome: layout.hostHome } : {}),
+    ...hostHome,
   });
   await bundle.writeJson(
     RUN_FILES.invocation,
     invocationRecord({
       spec,
-      ...(launch !== spec ? { wrapper: launch } : {}),
+      ...(wrapped !== spec ? { wrapper: wrapped } : {}),
       engine: engine.name,
       placement: engine.placement,
-      agent: ctx.agent,
-      ...(ctx.model ? { model: ctx.model } : {}),
+      agent: run.agent,
+      ...model,
       attempt: request.attempt ?? 0,
       launchedAt,
       files: invocation.files,
-      ...(layout.hostHome ? { hostHome: layout.hostHome } : {}),
+      ...hostHome,
     }),
   );
-  return { ...spec, command: launch.command, args: launch.args, env: launch.env };
+  return { spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env }, gateway };
 }
 
-/** Starts the planned run and reports `launched` (the incident is `running` from here). */
-export async function startAgent(
+/** Starts the planned run (the broker first) and reports `launched`: the incident is `running` from here. */
+export async function launch(
   env: PipelineEnv,
-  ctx: RunContext,
-  spec: LaunchSpec,
-  output: RunOutput,
+  run: PreparedRun,
+  plan: LaunchPlan,
+  cleanup: RunCleanup,
   plannedAt: number,
+): Promise<LaunchedRun> {
+  const { spec, gateway } = plan;
+  const { engine, log, request } = run;
+  const progress = new ProgressTracker(run.adapter.progress?.(), env.now(), env.now);
+  const report = (p: RunProgress) => void request.onStage?.({ type: 'progress', progress: p });
+  let handle: RunHandle | undefined;
+  // The credentials were refused: stop the agent now instead of letting its CLI retry for minutes.
+  const stopForAuth = () => {
+    if (handle) void engine.signal(handle, 'SIGTERM').catch(() => undefined);
+  };
+  const output = openOutput(run.bundle, env.now, (chunk, stream) => {
+    if (stream !== 'stdout') return;
+    const update = progress.push(chunk);
+    if (!update) return;
+    report(progress.snapshot());
+    if (update.authFailure) {
+      log.warn({ reason: update.authFailure }, 'the model API refused the credentials; stopping the agent');
+      stopForAuth();
+    }
+  });
+  try {
+    handle = await startAgent(env, run, { spec, output, plannedAt, gateway }, cleanup);
+  } catch (err) {
+    progress.stop();
+    await output.close();
+    throw err;
+  }
+  log.info({ id: handle.id }, 'agent launched');
+  if (progress.authFailure) stopForAuth();
+  progress.beat(report, log);
+  return {
+    ...run,
+    handle,
+    output,
+    guard: run.guard,
+    ...(gateway ? { gateway } : {}),
+    report: { hostPath: run.layout.hostReportPath, agentPath: run.layout.paths.reportPath },
+    timeoutMs: env.config.agent.timeout,
+    origin: {
+      kind: 'launched',
+      promptSha256: run.context.promptSha256,
+      triageStatus: run.context.context.triage.status,
+    },
+    progress,
+  };
+}
+
+async function startAgent(
+  env: PipelineEnv,
+  run: PreparedRun,
+  started: { spec: LaunchSpec; output: RunOutput; plannedAt: number; gateway: RunGateway | undefined },
+  cleanup: RunCleanup,
 ): Promise<RunHandle> {
-  const engine = ctx.engine;
-  if (!engine) throw new Error('start before prepare');
+  const { engine } = run;
+  const { spec, output } = started;
   // The broker listens before the agent can call it.
-  await ctx.guard?.start();
-  await ctx.gateway?.start();
+  await run.guard.start();
+  await started.gateway?.start();
   const handle = await engine.start({ ...spec, onStdout: output.onStdout, onStderr: output.onStderr });
-  env.metrics?.stage('launch', (performance.now() - plannedAt) / 1000);
+  if (!keepRuns(env.config))
+    cleanup.defer('agent run', () =>
+      engine
+        .remove(handle)
+        .catch((err: unknown) =>
+          run.log.error({ err: errorMessage(err), id: handle.id }, 'could not remove the agent run'),
+        ),
+    );
+  env.metrics?.stage('launch', (performance.now() - started.plannedAt) / 1000);
   const image = engine.placement === 'container' ? spec.image : undefined;
-  await ctx.request.onStage?.({
+  await run.request.onStage?.({
     type: 'launched',
     engine: engine.name,
     id: handle.id,

@@ -1,56 +1,83 @@
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES, RunBundle } from '../../audit/bundle.js';
-import { prepareContext, type PreparedContext } from '../../context/prepare.js';
+import { RUN_FILES, type RunBundle } from '../../audit/bundle.js';
+import { buildContext, type BuiltContext } from '../../context/build.js';
 import { findReportValidator } from '../../context/report-validator.js';
+import type { SkillsSnapshot } from '../../context/types.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
-import type { PipelineEnv, RunContext } from './context.js';
+import type { RunCleanup } from './cleanup.js';
+import type { PipelineEnv } from './env.js';
 import { guardFor } from './kubectl-guard.js';
-import { refusePlantedAgentFiles } from './planted.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
+import { refusePlantedAgentFiles } from './planted.js';
+import type { PreparedRun, RunStart } from './stages.js';
 
-// Prepare: the run bundle, the skills snapshot, where the agent sees things, the triage script and
-// the token-budgeted prompt. The incident is in `preparing` meanwhile; nothing is launched yet.
+// Prepare: the place a run happens in — its bundle, the agent adapter and engine, the skills snapshot,
+// the kubectl guard and the layout (where the agent sees what) — then its context, built by
+// src/context/build.ts (triage, budget, disclosure, prompt). The incident is `preparing` meanwhile;
+// nothing is launched. What it acquires is registered with `cleanup` as it is acquired.
 
-export interface PreparedRun {
-  layout: RunLayout;
-  context: PreparedContext;
-}
-
-export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<PreparedRun> {
-  const { config } = env;
-  const { request, log, audit } = ctx;
-  const overrides = request.overrides ?? {};
-  const bundle = await RunBundle.create(request.workspace.dir, request.runId, env.redactor);
-  ctx.bundle = bundle;
+export async function prepare(
+  env: PipelineEnv,
+  start: RunStart,
+  bundle: RunBundle,
+  cleanup: RunCleanup,
+): Promise<PreparedRun> {
+  const { request, audit } = start;
   await audit('preparing', {
     attempt: request.attempt,
-    agent: ctx.agent,
-    engine: ctx.engineName,
-    ...(ctx.model ? { model: ctx.model } : {}),
-    ...(overrides.dryRun ? { dryRun: true } : {}),
+    agent: start.agent,
+    engine: start.engineName,
+    ...(start.model ? { model: start.model } : {}),
+    ...(request.overrides?.dryRun ? { dryRun: true } : {}),
   });
-  const adapter = await env.agents(ctx.agent);
-  ctx.adapter = adapter;
-  const engine = await env.engineFor(ctx.engineName);
-  ctx.engine = engine;
+  const adapter = await env.agents(start.agent);
+  const engine = await env.engineFor(start.engineName);
   // On the host the agent also sees the workspaces root above its folder (Claude reads CLAUDE.md upwards).
   await refusePlantedAgentFiles(
     request.workspace.dir,
     engine.placement === 'host' ? [path.dirname(request.workspace.dir)] : [],
   );
+  const snapshot = await acquireSkills(env, start, cleanup);
+  const guard = await guardFor(env, { start, bundle, engine });
+  cleanup.defer('kubectl broker', () => guard.stop());
+  const layout = await layOut(env, { start, bundle, engine, adapter, guard });
+  if (layout.hostHome) {
+    const home = layout.hostHome;
+    cleanup.defer('per-run HOME', () => rm(home, { recursive: true, force: true }));
+  }
+  const context = await contextFor(env, { start, bundle, adapter, snapshot, layout });
+  const reportValidator = await findReportValidator(env.config, snapshot);
+  if (reportValidator.kind === 'unusable')
+    start.log.warn({ reason: reportValidator.reason }, "the triage skill's report validator cannot be run");
+  return { ...start, bundle, adapter, engine, snapshot, guard, layout, context, reportValidator };
+}
 
-  const skillsStarted = performance.now();
+async function acquireSkills(
+  env: PipelineEnv,
+  start: RunStart,
+  cleanup: RunCleanup,
+): Promise<SkillsSnapshot> {
+  const began = performance.now();
   const snapshot = await env.skills.acquire();
-  ctx.snapshot = snapshot;
-  env.metrics?.stage('skills', (performance.now() - skillsStarted) / 1000);
-  await audit('skills_resolved', {
+  cleanup.defer('skills snapshot', () => snapshot.release());
+  env.metrics?.stage('skills', (performance.now() - began) / 1000);
+  await start.audit('skills_resolved', {
     sources: snapshot.sources.map((s) => ({ source: s.name, commit: s.commit })),
     unavailable: snapshot.unavailable,
   });
+  return snapshot;
+}
 
-  const guard = await guardFor(env, ctx);
-  ctx.guard = guard;
-  const agentPath = [...guard.pathPrepend, ...(overrides.pathPrepend ?? [])];
+/** Where the agent sees what (paths, mounts, PATH), the guard's kubectl installed, writable folders ready. */
+async function layOut(
+  env: PipelineEnv,
+  run: Pick<PreparedRun, 'bundle' | 'engine' | 'adapter' | 'guard'> & { start: RunStart },
+): Promise<RunLayout> {
+  const { config } = env;
+  const { start, bundle, engine, adapter, guard } = run;
+  const { request } = start;
+  const agentPath = [...guard.pathPrepend, ...(request.overrides?.pathPrepend ?? [])];
   const layout = runLayout({
     // With the kubectl guard the kubeconfig stays with the daemon: the agent's view is built without it.
     config: guard.withholdKubeconfig ? { ...config, kubeconfig: undefined } : config,
@@ -62,7 +89,6 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     ...(agentPath.length > 0 ? { pathPrepend: agentPath, basePath: env.env.PATH } : {}),
   });
   await guard.install(layout.view.runDir);
-  ctx.hostHome = layout.hostHome;
   await prepareWritable(
     {
       workspace: request.workspace.dir,
@@ -73,22 +99,32 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     config.docker.user,
   );
   await ensureOwnDir(layout.hostFilesDir, request.workspace.dir);
+  return layout;
+}
 
-  // With skills.disable_triage_preload, prepare reports the triage as disabled.
+/** The run's context (src/context/build.ts), its prompt parts in the bundle, its skills mounted. */
+async function contextFor(
+  env: PipelineEnv,
+  run: Pick<PreparedRun, 'bundle' | 'adapter' | 'snapshot' | 'layout'> & { start: RunStart },
+): Promise<BuiltContext> {
+  const { start, bundle, adapter, snapshot, layout } = run;
+  const { request, audit } = start;
+  const overrides = request.overrides ?? {};
+  // With skills.disable_triage_preload, the build reports the triage as disabled.
   const triage = overrides.triage ?? { mode: 'run' as const };
   await audit('triage_started', { mode: triage.mode });
-  const context = await prepareContext({
-    config,
+  const context = await buildContext({
+    config: env.config,
     workspace: request.workspace,
-    agent: ctx.agent,
+    agent: start.agent,
     placement: adapter.placement,
     view: layout.view,
     bundle,
     skills: snapshot,
-    log,
+    log: start.log,
     triage,
     ...(overrides.subjects ? { subjects: overrides.subjects } : {}),
-    ...(ctx.model ? { model: ctx.model } : {}),
+    ...(start.model ? { model: start.model } : {}),
     ...(env.metrics ? { metrics: env.metrics } : {}),
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
     signal: request.signal,
@@ -96,9 +132,6 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
   // The skills the prompt names, one folder each where the agent's CLI discovers them.
   layout.mounts.push(...skillMounts(layout.paths.home, adapter, context.skills));
-  ctx.reportValidator = await findReportValidator(config, snapshot);
-  if (ctx.reportValidator.kind === 'unusable')
-    log.warn({ reason: ctx.reportValidator.reason }, "the triage skill's report validator cannot be run");
   const t = context.context.triage;
   await audit('triage_finished', {
     status: t.status,
@@ -111,5 +144,5 @@ export async function prepareRun(env: PipelineEnv, ctx: RunContext): Promise<Pre
     incomplete: context.context.incomplete,
     overBudgetBy: context.context.overBudgetBy,
   });
-  return { layout, context };
+  return context;
 }

@@ -3,6 +3,8 @@ import type { Engine, RunExit, RunHandle, StopSignal } from '../../engines/types
 import type { Logger } from '../../log/logger.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import { escalate, gracefulSteps } from '../../util/process-group.js';
+import type { PipelineEnv } from './env.js';
+import type { LaunchedRun } from './stages.js';
 
 // Supervision of one run: wait for it with a wall-clock deadline; past the deadline, or when the
 // daemon shuts down, stop it gracefully (SIGINT lets an agent end its turn), then SIGTERM, then SIGKILL.
@@ -168,4 +170,28 @@ export async function supervise(input: SuperviseInput): Promise<Supervised> {
     stoppedWith: 'SIGKILL',
     durationMs: elapsed(),
   };
+}
+
+/**
+ * The supervise stage: follows a launched (or adopted) run until it ends, within the time it has left,
+ * then stops following its progress and closes its output (the logs are complete for collect).
+ */
+export async function superviseRun(env: PipelineEnv, run: LaunchedRun): Promise<Supervised> {
+  const { config } = env;
+  try {
+    const supervised = await supervise({
+      engine: run.engine,
+      handle: run.handle,
+      timeoutMs: run.timeoutMs,
+      graceMs: config.agent.stop_grace,
+      shutdownGraceMs: Math.min(config.agent.stop_grace, Math.floor(config.scheduling.shutdown_timeout / 3)),
+      signal: run.request.signal,
+      log: run.log,
+    });
+    if (run.origin.kind === 'launched') env.metrics?.stage('agent', supervised.durationMs / 1000);
+    return supervised;
+  } finally {
+    run.progress.stop();
+    await run.output.close();
+  }
 }

@@ -1,4 +1,5 @@
-import { INCIDENT_STATES, RETRYABLE_STATES, type IncidentState } from '../../incident/types.js';
+import { RETRYABLE_STATES } from '../../incident/queries.js';
+import { INCIDENT_STATES, type IncidentState } from '../../incident/types.js';
 import type { AuditEntry } from '../../audit/log.js';
 import type { IncidentDetail } from '../../status/detail.js';
 import { formatAge, formatCost, formatDuration, formatTokens } from '../../status/format.js';

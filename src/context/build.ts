@@ -31,12 +31,12 @@ import type {
   TriageSummary,
 } from './types.js';
 
-// The prepare stage: triage script, sections, disclosure, budget fitting and prompt assembly, with
-// the audit files (prompt-sent.md, context.json, triage/output.log) written into the run bundle.
+// Building a run's context (what the agent is told): triage script, sections, disclosure, budget
+// fitting and prompt assembly, with the audit files (prompt-sent.md, context.json, triage/output.log) written into the run bundle.
 // The `context` command calls this same function with a temporary bundle (and `reportedRunDir`, the
 // folder a real run would use, so that nothing it prints names the temporary one).
 
-export interface PrepareInput {
+export interface BuildInput {
   config: Config;
   workspace: Workspace;
   agent: AgentName;
@@ -56,7 +56,7 @@ export interface PrepareInput {
   pathPrepend?: string[];
 }
 
-export interface PreparedContext {
+export interface BuiltContext {
   prompt: PromptParts;
   context: ContextReport;
   promptSent: string;
@@ -124,7 +124,7 @@ const NO_DISCLOSURE: Disclosure = {
   render: () => ({ text: '', parts: [] }),
 };
 
-export async function prepareContext(input: PrepareInput): Promise<PreparedContext> {
+export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   const { config, workspace, view, bundle, log } = input;
   const started = performance.now();
   const counter = tokenCounter(config.context.estimator, config.context.safety_factor[input.agent] ?? 1);

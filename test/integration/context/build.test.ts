@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../../src/config/schema.js';
-import { prepareContext, promptDigest, type PrepareInput } from '../../../src/context/prepare.js';
+import { buildContext, promptDigest, type BuildInput } from '../../../src/context/build.js';
 import { parsePromptSent } from '../../support/prompt-sent.js';
 import { scaleTokens, tokenCounter } from '../../../src/context/tokens.js';
 import type { AgentView } from '../../../src/context/types.js';
@@ -59,7 +59,7 @@ async function setup(over: ConfigInput = {}, script = 'failing.sh') {
   const config = makeConfig(
     baseConfig({ ...over, skills: { triage: { script, args: [] }, ...over.skills } }),
   );
-  const input = async (runId = 'run-1'): Promise<PrepareInput> => ({
+  const input = async (runId = 'run-1'): Promise<BuildInput> => ({
     config,
     workspace: makeWorkspace(t.dir),
     agent: 'claude',
@@ -79,11 +79,11 @@ const countWith = (factor: number) => {
     (await counter.count(p.system)) + (await counter.count(p.user));
 };
 
-describe('prepareContext', () => {
+describe('buildContext', () => {
   it('assembles system prompt, disclosure and preloaded context and writes prompt-sent.md and context.json', async () => {
     const { input } = await setup({}, 'ok.sh');
     const i = await input();
-    const out = await prepareContext(i);
+    const out = await buildContext(i);
     expect(out.prompt.system.startsWith('# Incident investigation')).toBe(true);
     expect(out.prompt.system).toContain('`/workspace/output/investigation.md`');
     expect(out.prompt.system).not.toContain('{{report_path}}');
@@ -120,7 +120,7 @@ describe('prepareContext', () => {
 
   it('places the preloaded context before the user prompt for user placement', async () => {
     const { input } = await setup();
-    const out = await prepareContext({ ...(await input()), agent: 'codex', placement: 'user' });
+    const out = await buildContext({ ...(await input()), agent: 'codex', placement: 'user' });
     expect(out.prompt.system).not.toContain('# Preloaded context');
     expect(out.prompt.user.indexOf('<incident>\n{')).toBeLessThan(
       out.prompt.user.indexOf('Investigate the incident'),
@@ -141,7 +141,7 @@ describe('prepareContext', () => {
       briefsDir: '/etc/triage/briefs',
       hostPaths: [],
     };
-    const out = await prepareContext({ ...(await input()), view: hostView });
+    const out = await buildContext({ ...(await input()), view: hostView });
     expect(out.prompt.system).toContain('- `/srv/incidents/inc-42/incident.json`: the incident');
     expect(out.prompt.system).toContain('`/etc/triage/personas/`, briefs under `/etc/triage/briefs/`');
     expect(out.prompt.system).not.toMatch(/\{\{|\/opt\/triage|`\/workspace\//);
@@ -149,8 +149,8 @@ describe('prepareContext', () => {
 
   it('is deterministic: two runs with the same inputs give a byte-identical prompt', async () => {
     const { input } = await setup();
-    const a = await prepareContext(await input('run-a'));
-    const b = await prepareContext(await input('run-b'));
+    const a = await buildContext(await input('run-a'));
+    const b = await buildContext(await input('run-b'));
     expect(b.prompt).toEqual(a.prompt);
     expect(b.promptSha256).toBe(a.promptSha256);
   });
@@ -164,7 +164,7 @@ describe('prepareContext', () => {
     };
     const i = await input();
     i.workspace = makeWorkspace(dir, { incidentText: JSON.stringify(hostile) });
-    const out = await prepareContext(i);
+    const out = await buildContext(i);
     const preloaded = out.prompt.system.slice(out.prompt.system.indexOf('# Preloaded context'));
     for (const tag of ['incident', 'kubernetes_cluster_access_permissions', 'initial_triage_report']) {
       expect(preloaded.split(`<${tag}>`).length - 1).toBe(1);
@@ -186,7 +186,7 @@ describe('prepareContext', () => {
       ).join(''),
     );
     const reuse = { mode: 'reuse' as const, logPath: saved };
-    const big = await prepareContext({
+    const big = await buildContext({
       ...(await input('probe')),
       config: makeConfig(baseConfig({ context: { budget: { warn: 1, truncate: 1_000_000 } } })),
       triage: reuse,
@@ -195,7 +195,7 @@ describe('prepareContext', () => {
     expect(big.context.disclosure.degraded).toEqual([]);
 
     const atConfig = makeConfig(baseConfig({ context: { budget: { warn: exact, truncate: exact } } }));
-    const at = await prepareContext({ ...(await input('at')), config: atConfig, triage: reuse });
+    const at = await buildContext({ ...(await input('at')), config: atConfig, triage: reuse });
     expect(at.context.totalTokens).toBe(exact);
     expect(at.prompt).toEqual(big.prompt);
     expect(at.context.sections.find((s) => s.tag === 'initial_triage_report')?.truncated).toBe(false);
@@ -203,7 +203,7 @@ describe('prepareContext', () => {
     const overConfig = makeConfig(
       baseConfig({ context: { budget: { warn: exact - 1, truncate: exact - 1 } } }),
     );
-    const over = await prepareContext({ ...(await input('over')), config: overConfig, triage: reuse });
+    const over = await buildContext({ ...(await input('over')), config: overConfig, triage: reuse });
     expect(over.context.totalTokens).toBeLessThanOrEqual(exact - 1);
     expect(await countWith(1.1)(over.prompt)).toBe(over.context.totalTokens);
     expect(over.context.overBudgetBy).toBe(0);
@@ -212,7 +212,7 @@ describe('prepareContext', () => {
     expect(over.context.disclosure.degraded.length > 0 || triageRow?.truncated).toBe(true);
 
     const tight = makeConfig(baseConfig({ context: { budget: { warn: 1, truncate: exact - 8000 } } }));
-    const cut = await prepareContext({ ...(await input('cut')), config: tight, triage: reuse });
+    const cut = await buildContext({ ...(await input('cut')), config: tight, triage: reuse });
     const row = cut.context.sections.find((s) => s.tag === 'initial_triage_report');
     expect(row?.truncated).toBe(true);
     expect(row?.originalTokens).toBeGreaterThan(row?.tokens ?? Infinity);
@@ -230,7 +230,7 @@ describe('prepareContext', () => {
     const i = await input();
     const huge = { ...incident, context: 'event '.repeat(3000) };
     i.workspace = makeWorkspace(dir, { incidentText: JSON.stringify(huge) });
-    const out = await prepareContext(i);
+    const out = await buildContext(i);
     expect(out.context.overBudgetBy).toBe(out.context.totalTokens - 200);
     expect(out.context.overBudgetBy).toBeGreaterThan(1000);
     expect(out.prompt.system).toContain(JSON.stringify(huge));
@@ -242,7 +242,7 @@ describe('prepareContext', () => {
     const { input } = await setup({ skills: { sources: [] } });
     const i = await input();
     i.skills = { sources: [], unavailable: [], release: () => undefined };
-    const out = await prepareContext(i);
+    const out = await buildContext(i);
     expect(out.context.triage.status).toBe('missing');
     expect(out.context.incomplete).toBe(true);
     expect(out.context.incompleteReasons.join('\n')).toMatch(
@@ -259,7 +259,7 @@ describe('prepareContext', () => {
       unavailable: [{ name: 'k8s4agents', reason: 'git clone failed: Could not resolve host: github.com' }],
       release: () => undefined,
     };
-    const out = await prepareContext(i);
+    const out = await buildContext(i);
     expect(out.context.incompleteReasons).toContain(
       'skills source k8s4agents unavailable: git clone failed: Could not resolve host: github.com',
     );
@@ -271,7 +271,7 @@ describe('prepareContext', () => {
 
   it('marks a failed triage as incomplete and tells the agent where the full output is', async () => {
     const { input } = await setup();
-    const out = await prepareContext(await input());
+    const out = await buildContext(await input());
     expect(out.context.triage).toMatchObject({ status: 'failed', exitCode: 3 });
     expect(out.context.incomplete).toBe(true);
     expect(out.prompt.system).toContain(
@@ -287,7 +287,7 @@ describe('prepareContext', () => {
       },
       'flood.sh',
     );
-    const out = await prepareContext(await input());
+    const out = await buildContext(await input());
     const both = `${out.prompt.system}${out.prompt.user}`;
     expect(both).toMatch(
       /\[triage-runner: \d+ lines \(\d+ bytes\) of triage output omitted here \(context.triage_prompt_cap\); full output: \/workspace\/\.triage\/runs\/run-1\/triage\/output\.log\]/,
@@ -306,7 +306,7 @@ describe('prepareContext', () => {
     ).join('');
     const saved = path.join(dir, 'huge-triage.log');
     await writeFile(saved, all);
-    const out = await prepareContext({ ...(await input()), triage: { mode: 'reuse', logPath: saved } });
+    const out = await buildContext({ ...(await input()), triage: { mode: 'reuse', logPath: saved } });
 
     const marker =
       /\[triage-runner: (\d+) lines \(about (\d+) tokens\) of the triage report were removed here/.exec(
@@ -336,7 +336,7 @@ describe('prepareContext', () => {
       'secret-run',
       new Redactor({ ANTHROPIC_API_KEY: 'sk-ant-known-secret-value-1234' }),
     );
-    const out = await prepareContext({
+    const out = await buildContext({
       ...(await input()),
       bundle,
       triage: { mode: 'reuse', logPath: saved },
@@ -365,7 +365,7 @@ describe('prepareContext', () => {
     const file = path.join(dir, 'incident.json');
     await writeFile(file, incidentText);
     const base = await input();
-    const out = await prepareContext({
+    const out = await buildContext({
       ...base,
       workspace: makeWorkspace(dir, { incidentText }),
       triage: { mode: 'skip' },
@@ -400,7 +400,7 @@ describe('prepareContext', () => {
       ...i.config,
       skills: { ...i.config.skills, triage: { ...i.config.skills.triage, timeout: 300, kill_grace: 200 } },
     };
-    const out = await prepareContext({ ...i, metrics });
+    const out = await buildContext({ ...i, metrics });
     expect(out.context.triage.status).toBe('timed_out');
     expect(calls).toContain('stage:triage:true');
     expect(calls).toContain('stage:context:true');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { missingSections } from '../../../../src/audit/report.js';
-import { verdict } from '../../../../src/daemon/run/collect.js';
+import { verdict } from '../../../../src/daemon/run/result.js';
 import { DEFAULT_REPORT_SECTIONS } from '../../../../src/config/schema.js';
 
 describe('report check', () => {

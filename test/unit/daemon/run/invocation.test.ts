@@ -5,7 +5,7 @@ import {
   invocationRecord,
   providerSettings,
   writeInvocationFiles,
-} from '../../../../src/daemon/run/launch.js';
+} from '../../../../src/daemon/run/invocation.js';
 import { containerLayout, hostLayout, skillMounts } from '../../../../src/daemon/run/layout.js';
 import { TailBuffer } from '../../../../src/daemon/run/output.js';
 import type { AgentInvocation } from '../../../../src/agents/types.js';

@@ -1,0 +1,35 @@
+import path from 'node:path';
+import { TRIAGE_DIR } from '../../audit/bundle.js';
+import type { AuditEventType, AuditLog } from '../../audit/log.js';
+import type { Logger } from '../../log/logger.js';
+import { errorMessage } from '../../util/errors.js';
+import type { RunRequest } from '../types.js';
+import type { AuditFn } from './env.js';
+
+/**
+ * A run's audit events: appended in order without waiting for each (the log writes those that queue up
+ * together); the `finished` event waits until every event before it is durable.
+ */
+export const auditFor =
+  (log: AuditLog) =>
+  (request: Omit<RunRequest, 'attempt'>) =>
+  (runLog: Logger): AuditFn => {
+    const pending = new Set<Promise<void>>();
+    return (type: AuditEventType, fields: Record<string, unknown> = {}): Promise<void> => {
+      const written = log
+        .append(path.join(request.workspace.dir, TRIAGE_DIR), {
+          type,
+          incidentId: request.workspace.incident.incidentId,
+          runId: request.runId,
+          ...fields,
+        })
+        .then(
+          () => undefined,
+          (err: unknown) =>
+            runLog.error({ err: errorMessage(err), type }, 'audit event could not be written'),
+        );
+      pending.add(written);
+      void written.then(() => pending.delete(written));
+      return type === 'finished' ? Promise.all([...pending]).then(() => undefined) : Promise.resolve();
+    };
+  };

@@ -1,0 +1,131 @@
+// The questions other modules ask about an incident's state, as a table over every state: each answer
+// comes from the machine's transition table and guards, so a new arrow there changes it here.
+import { describe, expect, it } from 'vitest';
+import { IllegalTransitionError, transition, type MachineContext } from '../../../src/incident/machine.js';
+import {
+  acceptsChange,
+  hasVerdict,
+  inEngine,
+  isFinal,
+  isFirstJudgement,
+  isRejected,
+  mayRun,
+  mayStillRun,
+  RETRYABLE_STATES,
+  retryRefusal,
+} from '../../../src/incident/queries.js';
+import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/incident/types.js';
+
+const record = (state: IncidentState, extra: Partial<StateFile> = {}): StateFile => ({
+  incidentId: 'inc-1',
+  state,
+  attempts: 1,
+  updatedAt: '2026-11-23T09:00:00.000Z',
+  runs: [{ id: 'r1', status: 'interrupted' }],
+  incidentSha256: 'aaa',
+  ...extra,
+});
+
+const ctx: MachineContext = {
+  now: Date.parse('2026-11-23T10:00:00.000Z'),
+  policy: { max_attempts: 3, retry_base_delay: 1000, retry_max_delay: 60_000 },
+  random: () => 1,
+};
+
+type Row = {
+  mayRun: boolean;
+  retry: boolean;
+  stillRuns: boolean;
+  final: boolean;
+  change: boolean;
+  first: boolean;
+  verdict: boolean;
+};
+const T = true;
+const F = false;
+const row = (
+  mayRun: boolean,
+  retry: boolean,
+  stillRuns: boolean,
+  final: boolean,
+  change: boolean,
+  first: boolean,
+  verdict: boolean,
+): Row => ({ mayRun, retry, stillRuns, final, change, first, verdict });
+
+//                                       run retry still final change first verdict
+const EXPECTED: Record<IncidentState, Row> = {
+  queued: /*                        */ row(T, F, F, F, F, F, F),
+  deferred: /*                      */ row(T, F, F, F, F, F, F),
+  preparing: /*                     */ row(F, F, T, F, F, F, F),
+  running: /*                       */ row(F, F, T, F, F, F, F),
+  succeeded: /*                     */ row(F, F, F, T, T, F, T),
+  failed: /*                        */ row(F, T, F, T, T, F, T),
+  rejected: /*                      */ row(F, T, F, T, F, T, F),
+  interrupted: /*                   */ row(T, T, F, F, F, F, F),
+  resolved: /*                      */ row(F, F, F, T, T, F, F),
+};
+
+describe('incident queries: every state', () => {
+  for (const state of INCIDENT_STATES) {
+    it(`${state}: may run ${EXPECTED[state].mayRun}, may be retried ${EXPECTED[state].retry}, final ${EXPECTED[state].final}`, () => {
+      const r = record(state);
+      const want = EXPECTED[state];
+      expect(mayRun(r)).toBe(want.mayRun);
+      expect(retryRefusal(r) === undefined).toBe(want.retry);
+      expect(RETRYABLE_STATES.has(state)).toBe(want.retry);
+      expect(mayStillRun(r)).toBe(want.stillRuns);
+      expect(inEngine(state)).toBe(want.stillRuns);
+      expect(isFinal(state)).toBe(want.final);
+      expect(acceptsChange(state)).toBe(want.change);
+      expect(isFirstJudgement(r)).toBe(want.first);
+      expect(hasVerdict(state)).toBe(want.verdict);
+      expect(isRejected(r)).toBe(state === 'rejected');
+    });
+  }
+
+  it('a new incident (no record) is at its first judgement and cannot be run', () => {
+    expect(isFirstJudgement(undefined)).toBe(true);
+    expect(mayRun(undefined)).toBe(false);
+  });
+});
+
+describe('the unstopped guard: an interrupted run that ignored its stop may still be running', () => {
+  const unstopped = record('interrupted', { unstopped: true });
+
+  it('still runs, and may be neither claimed nor retried until it is adopted', () => {
+    expect(mayStillRun(unstopped)).toBe(true);
+    expect(mayRun(unstopped)).toBe(false);
+    expect(retryRefusal(unstopped)).toEqual({
+      state: false,
+      guard: expect.stringContaining('did not stop at shutdown and may still be running'),
+    });
+  });
+
+  it('the machine refuses the retry and the claim with the guard as its reason', () => {
+    for (const event of [
+      { type: 'RetryRequested', by: 'cli' },
+      { type: 'Claimed', runId: 'r2', holder: 'd:1' },
+    ] as const) {
+      let thrown: unknown;
+      try {
+        transition(unstopped, event, ctx);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(IllegalTransitionError);
+      expect((thrown as IllegalTransitionError).guard).toContain('may still be running');
+    }
+  });
+
+  it('adoption clears it: the adopted run may be interrupted and then retried', () => {
+    const adopted = transition(unstopped, { type: 'Adopted', runId: 'r1', holder: 'd:2' }, ctx).record;
+    const stopped = transition(adopted, { type: 'Interrupted', runId: 'r1', reason: 'x' }, ctx).record;
+    expect(retryRefusal(stopped)).toBeUndefined();
+    expect(mayRun(stopped)).toBe(true);
+  });
+
+  it('a state the table does not allow is refused without a guard', () => {
+    expect(retryRefusal(record('running'))).toEqual({ state: true });
+  });
+});
