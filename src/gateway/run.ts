@@ -56,6 +56,8 @@ export interface RunGateway {
   start(): Promise<void>;
   /** What result.json takes from the gateway. */
   summary(): GatewaySummary;
+  /** Called after each of the run's model calls with the run's totals (live progress). */
+  watch(listener: (summary: GatewaySummary) => void): void;
   /** Revokes the token, closes the socket and the log (idempotent). */
   stop(): Promise<void>;
 }
@@ -75,13 +77,28 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
   let refused = 0;
   let stopped = false;
   const pending: ModelCallRecord[] = [];
+  const listeners: ((summary: GatewaySummary) => void)[] = [];
   const session = gateway.openRun(input.runId, {
     onCall: async (record) => {
       if (record.refused) refused++;
       if (log) await log.append(record);
       else pending.push(record);
+      for (const listener of listeners) listener(summary());
     },
   });
+  function summary(): GatewaySummary {
+    const t = session.totals;
+    return {
+      calls: t.calls,
+      refused,
+      retries: t.retries,
+      tokens: { ...t.tokens },
+      costUsd: Math.round(t.costUsd * 1e8) / 1e8,
+      ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
+      ...(session.capReached ? { capReached: session.capReached } : {}),
+      log: MODEL_CALLS_FILE,
+    };
+  }
   const base = route.kind === 'bridge' ? `http://127.0.0.1:${route.port}` : route.url;
   const bridgeDir = path.join(bundleDir, BRIDGE_DIR);
   const agentSocket =
@@ -129,19 +146,8 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
         });
       }
     },
-    summary: () => {
-      const t = session.totals;
-      return {
-        calls: t.calls,
-        refused,
-        retries: t.retries,
-        tokens: { ...t.tokens },
-        costUsd: Math.round(t.costUsd * 1e8) / 1e8,
-        ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
-        ...(session.capReached ? { capReached: session.capReached } : {}),
-        log: MODEL_CALLS_FILE,
-      };
-    },
+    summary,
+    watch: (listener) => void listeners.push(listener),
     stop: async () => {
       if (stopped) return;
       stopped = true;

@@ -148,6 +148,11 @@ export async function launch(
       stopForAuth();
     }
   });
+  // Live progress from the gateway: the same figures for every CLI.
+  gateway?.watch((totals) => {
+    progress.gateway(totals);
+    report(progress.snapshot());
+  });
   try {
     handle = await startAgent(env, run, { spec, output, plannedAt, gateway }, cleanup);
   } catch (err) {
