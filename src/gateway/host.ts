@@ -11,7 +11,10 @@ import type { CapReached, ProviderId } from './types.js';
 
 export interface GatewayHost {
   gateway: ModelGateway;
-  /** The daemon holds a key for this provider (without one there is nothing to keep from the agent). */
+  /**
+   * The gateway can carry this provider's calls: the daemon holds its key, or its base URL is
+   * configured (a local model that takes none). Otherwise the agent is started as before.
+   */
   serves(provider: ProviderId): boolean;
   /** The shared TCP listener's URL (opened on first call). */
   tcpUrl(): Promise<string>;
@@ -39,7 +42,11 @@ export function upstreams(
   const pick = (a: string | undefined, b: string | undefined, c: string) => (a ?? b) || c;
   const key = (id: ProviderId) =>
     PROVIDERS[id].keySecrets.map((n) => secrets[n]).find((v) => v !== undefined && v !== '');
-  const make = (id: ProviderId, baseUrl: string): Upstream => ({ baseUrl, key: key(id) });
+  const make = (id: ProviderId, baseUrl: string): Upstream => ({
+    baseUrl,
+    key: key(id),
+    ...(baseUrl !== PROVIDERS[id].defaultBaseUrl ? { configured: true } : {}),
+  });
   return {
     anthropic: make(
       'anthropic',
@@ -127,7 +134,7 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
 
   return {
     gateway,
-    serves: (provider) => routes[provider].key !== undefined,
+    serves: (provider) => routes[provider].key !== undefined || routes[provider].configured === true,
     tcpUrl,
     preflight: async (provider) => {
       const hit = cache.get(provider);

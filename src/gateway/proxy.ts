@@ -15,8 +15,13 @@ import { UsageReader } from './usage.js';
 export interface Upstream {
   /** Base URL the path below `/<provider>` is appended to. */
   baseUrl: string;
-  /** The real key; undefined when the daemon has none (the call is refused, never sent keyless). */
+  /** The real key; undefined when the daemon has none. */
   key: string | undefined;
+  /**
+   * The base URL was configured (config or the daemon's environment), not the public API: a call
+   * without a key goes there keyless (a local model); to the public API it is refused.
+   */
+  configured?: boolean;
 }
 
 export interface ProxyOptions {
@@ -205,7 +210,7 @@ export function createProxy(options: ProxyOptions) {
       await finish({ status: 400, refused: cap.cap });
       return;
     }
-    if (!upstream.key) {
+    if (!upstream.key && !upstream.configured) {
       const names = provider.keySecrets.join(' or ');
       sendError(res, provider, 401, `triage-runner: the daemon has no ${names} for the ${id} provider`);
       await finish({ status: 401, error: `no ${names} configured` });
@@ -219,7 +224,7 @@ export function createProxy(options: ProxyOptions) {
     }
     // Usage is read from the bytes that pass: ask for them uncompressed.
     headers['accept-encoding'] = 'identity';
-    provider.setKey(headers, upstream.key);
+    if (upstream.key) provider.setKey(headers, upstream.key);
     url.searchParams.delete('key');
     const target = new URL(upstream.baseUrl.replace(/\/+$/, '') + subPath + url.search);
     const abort = new AbortController();

@@ -47,7 +47,7 @@ export async function planRunGateway(input: {
 }): Promise<RunGateway | undefined> {
   const { host, config } = input;
   const provider = providerOfAgent(input.agent, config.providers.goose_provider ?? input.env.GOOSE_PROVIDER);
-  // No key for the agent's provider (a local model, a fake agent): nothing to keep from the agent.
+  // Neither a key nor a configured base URL for the agent's provider (a fake agent): nothing to carry.
   if (!host || !provider || !host.serves(provider)) return undefined;
   const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir);
   if (!route) return undefined;

@@ -479,6 +479,42 @@ describe('the model gateway', () => {
     await Promise.all([a.stop(), b.stop()]);
   });
 
+  it('carries a keyless call to a configured base URL (a local model) and refuses one to the public API', async () => {
+    const gateway = new ModelGateway({
+      upstreams: {
+        anthropic: { baseUrl: anthropic.url, key: undefined, configured: true },
+        openai: { baseUrl: 'https://api.openai.com/v1', key: undefined },
+        gemini: { baseUrl: gemini.url, key: KEYS.gemini },
+      },
+      prices: DEFAULT_PRICES,
+      recordBodies: false,
+      caps: {},
+    });
+    const tcp = await gateway.listenTcp('127.0.0.1');
+    open.push({ gateway, tcp, waits: [], close: () => tcp.close() });
+    const session = gateway.openRun('keyless', { onCall: () => Promise.resolve() });
+    const local = await fetch(`${tcp.address}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': session.token },
+      body: messages(false),
+    });
+    expect(local.status).toBe(200);
+    await local.text();
+    const seen = messageRequests(anthropic).at(-1);
+    expect(seen?.headers['x-api-key']).toBeUndefined();
+    expect(JSON.stringify(seen?.headers)).not.toContain(session.token);
+    const publicApi = await fetch(`${tcp.address}/openai/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${session.token}` },
+      body: '{}',
+    });
+    expect(publicApi.status).toBe(401);
+    expect(((await publicApi.json()) as { error: { message: string } }).error.message).toContain(
+      'the daemon has no CODEX_API_KEY or OPENAI_API_KEY for the openai provider',
+    );
+    gateway.closeRun(session);
+  });
+
   it('keeps request and response bodies only with record_bodies, redacted', async () => {
     const h = await harness({ recordBodies: true });
     const r = await run(h);
