@@ -135,7 +135,14 @@ export function clientKey(headers: IncomingHttpHeaders, search: URLSearchParams)
 /** The model a request names: `model` in its JSON body, else Gemini's `/models/<model>:<method>` path. */
 export function requestModel(pathname: string, body: Buffer): string | undefined {
   const m = /\/models\/([^/:]+):/.exec(pathname);
-  if (m?.[1]) return decodeURIComponent(m[1]);
+  if (m?.[1]) {
+    try {
+      return decodeURIComponent(m[1]);
+    } catch {
+      // A malformed escape is the agent's to answer for: the provider will say so; the record keeps it raw.
+      return m[1];
+    }
+  }
   if (body.length === 0 || body[0] !== 0x7b) return undefined;
   try {
     const model = (JSON.parse(body.toString('utf8')) as { model?: unknown }).model;

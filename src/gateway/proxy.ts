@@ -228,6 +228,8 @@ export function createProxy(options: ProxyOptions) {
     url.searchParams.delete('key');
     const target = new URL(upstream.baseUrl.replace(/\/+$/, '') + subPath + url.search);
     const abort = new AbortController();
+    // A client gone mid-answer ends the call (recorded below); it must never throw out of the daemon.
+    res.on('error', () => undefined);
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });

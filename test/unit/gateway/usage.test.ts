@@ -122,5 +122,6 @@ describe('where a CLI puts its key', () => {
       'gemini-2.5-pro',
     );
     expect(requestModel('/v1/messages', Buffer.from('not json'))).toBeUndefined();
+    expect(requestModel('/v1beta/models/gem%E0%A4%A:generateContent', Buffer.from('{}'))).toBe('gem%E0%A4%A');
   });
 });
