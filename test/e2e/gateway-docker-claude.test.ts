@@ -168,7 +168,7 @@ describe.skipIf(!docker || !hasImage)(
           gateway: { calls: seen.length, source: 'gateway', log: 'model-calls.jsonl' },
         });
         expect(result.firstModelCallMs).toBeGreaterThan(0);
-      const invocation = await readFile(path.join(bundle, 'invocation.json'), 'utf8');
+        const invocation = await readFile(path.join(bundle, 'invocation.json'), 'utf8');
         expect(invocation).not.toContain(REAL_KEY);
         expect(JSON.parse(invocation)).toMatchObject({ command: 'claude', wrapper: { command: 'node' } });
 
