@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -34,6 +34,9 @@ export interface Listening {
 /** A run token: 256 random bits, with a prefix that says what it is when it turns up somewhere. */
 export const newRunToken = (): string => `trg-${randomBytes(32).toString('base64url')}`;
 
+/** What the gateway keys a run by, and what a run folder keeps so that a restarted daemon can adopt it. */
+export const tokenHash = (token: string): string => createHash('sha256').update(token).digest('hex');
+
 function serve(server: http.Server): () => Promise<void> {
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
@@ -49,7 +52,9 @@ function serve(server: http.Server): () => Promise<void> {
 }
 
 export class ModelGateway {
+  /** Live runs by their token's hash. */
   private readonly sessions = new Map<string, RunSession>();
+  private readonly keys = new WeakMap<RunSession, string>();
   private readonly ledger: DailyLedger;
   private readonly proxy: ReturnType<typeof createProxy>;
 
@@ -59,7 +64,7 @@ export class ModelGateway {
       upstreams: options.upstreams,
       prices: options.prices,
       recordBodies: options.recordBodies,
-      lookup: (token) => this.sessions.get(token),
+      lookup: (token) => this.sessions.get(tokenHash(token)),
       ...(options.now ? { now: options.now } : {}),
       ...(options.sleep ? { sleep: options.sleep } : {}),
     });
@@ -67,20 +72,39 @@ export class ModelGateway {
 
   /** Issues a run's token; its calls go to `hooks.onCall`. */
   openRun(runId: string, hooks: Pick<SessionHooks, 'onCall'>, caps: Caps = this.options.caps): RunSession {
-    const token = newRunToken();
+    return this.register(runId, newRunToken(), hooks, caps);
+  }
+
+  /**
+   * Takes back a run a dead daemon launched, by its token's hash (the agent still holds the token);
+   * `session.token` is then empty: the daemon never learns the token again.
+   */
+  resumeRun(runId: string, hash: string, hooks: Pick<SessionHooks, 'onCall'>): RunSession {
+    return this.register(runId, '', hooks, this.options.caps, hash);
+  }
+
+  private register(
+    runId: string,
+    token: string,
+    hooks: Pick<SessionHooks, 'onCall'>,
+    caps: Caps,
+    hash = tokenHash(token),
+  ): RunSession {
     const session = new RunSession(runId, token, caps, this.ledger, {
       onCall: hooks.onCall,
       ...(this.options.onCap ? { onCap: this.options.onCap } : {}),
       ...(this.options.onRetry ? { onRetry: this.options.onRetry } : {}),
     });
-    this.sessions.set(token, session);
+    this.keys.set(session, hash);
+    this.sessions.set(hash, session);
     return session;
   }
 
   /** The token dies with its run: later calls with it are refused. */
   closeRun(session: RunSession): void {
     session.live = false;
-    this.sessions.delete(session.token);
+    const hash = this.keys.get(session);
+    if (hash !== undefined) this.sessions.delete(hash);
   }
 
   /** Live runs (for tests and the status of the gateway). */

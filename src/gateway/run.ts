@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { MODEL_CALLS_FILE, ModelCallLog } from './calls.js';
-import type { Listening, ModelGateway } from './gateway.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { MODEL_CALLS_FILE, ModelCallLog, readModelCalls } from './calls.js';
+import { tokenHash, type Listening, type ModelGateway } from './gateway.js';
 import { BRIDGE_PORT_ENV, BRIDGE_SOCKET_ENV, installBridge } from './install-bridge.js';
 import { PROVIDERS } from './providers.js';
 import { capMessage, type RunSession } from './session.js';
@@ -12,6 +13,8 @@ import { PROVIDER_IDS, type CapReached, type ModelCallRecord, type Usage } from 
 
 export const GATEWAY_SOCKET = 'model.sock';
 export const BRIDGE_DIR = 'gateway-bridge';
+/** In the bridge folder: the hash of the run's token, for a daemon that adopts the run. */
+export const TOKEN_HASH_FILE = 'token.sha256';
 
 /** `secrets:` names that are model keys: the agent gets its run token under each, never the value. */
 export const MODEL_KEY_SECRETS: readonly string[] = [
@@ -68,6 +71,8 @@ export interface RunGatewayInput {
   bundleDir: string;
   route: GatewayRoute;
   redact: (text: string) => string;
+  /** Adoption: the run's token hash as the launching daemon left it, and its calls so far. */
+  resume?: { hash: string; calls: ModelCallRecord[] };
 }
 
 export function openRunGateway(input: RunGatewayInput): RunGateway {
@@ -78,14 +83,21 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
   let stopped = false;
   const pending: ModelCallRecord[] = [];
   const listeners: ((summary: GatewaySummary) => void)[] = [];
-  const session = gateway.openRun(input.runId, {
-    onCall: async (record) => {
+  const hooks = {
+    onCall: async (record: ModelCallRecord) => {
       if (record.refused) refused++;
       if (log) await log.append(record);
       else pending.push(record);
       for (const listener of listeners) listener(summary());
     },
-  });
+  };
+  const session = input.resume
+    ? gateway.resumeRun(input.runId, input.resume.hash, hooks)
+    : gateway.openRun(input.runId, hooks);
+  for (const call of input.resume?.calls ?? []) {
+    if (call.refused) refused++;
+    session.restore(call);
+  }
   function summary(): GatewaySummary {
     const t = session.totals;
     return {
@@ -132,7 +144,11 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       };
     },
     install: async () => {
-      if (route.kind === 'bridge') await installBridge(bridgeDir);
+      if (route.kind !== 'bridge') return;
+      await installBridge(bridgeDir);
+      await writeFile(path.join(bridgeDir, TOKEN_HASH_FILE), `${tokenHash(session.token)}\n`, {
+        mode: 0o644,
+      });
     },
     start: async () => {
       log ??= await ModelCallLog.open(path.join(bundleDir, MODEL_CALLS_FILE), input.redact);
@@ -156,6 +172,25 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       await log?.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * The gateway of a container run a dead daemon launched: its token hash from the run folder, its calls
+ * so far from model-calls.jsonl, and the socket listening again where the agent's bridge connects.
+ * Undefined when the run had no gateway (or the engine's agent cannot reach a socket).
+ */
+export async function resumeRunGateway(
+  input: Omit<RunGatewayInput, 'resume'>,
+): Promise<RunGateway | undefined> {
+  if (input.route.kind !== 'bridge') return undefined;
+  const hash = (
+    await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
+  ).trim();
+  if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
+  const calls = await readModelCalls(path.join(input.bundleDir, MODEL_CALLS_FILE));
+  const run = openRunGateway({ ...input, resume: { hash, calls } });
+  await run.start();
+  return run;
 }
 
 export { capMessage };

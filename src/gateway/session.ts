@@ -74,6 +74,16 @@ export class RunSession {
   }
 
   async record(call: ModelCallRecord, at: Date): Promise<void> {
+    this.count(call, at);
+    await this.hooks.onCall(call);
+  }
+
+  /** Counts a call an earlier daemon recorded (adoption), without recording it again. */
+  restore(call: ModelCallRecord): void {
+    this.count(call, new Date(call.at));
+  }
+
+  private count(call: ModelCallRecord, at: Date): void {
     if (call.refused === undefined) {
       const t = this.totals;
       t.calls++;
@@ -92,7 +102,6 @@ export class RunSession {
       // next call is refused, and the run is failed even if the agent makes none.
       this.refusal();
     }
-    await this.hooks.onCall(call);
   }
 
   private reached(cap: CapReached): void {

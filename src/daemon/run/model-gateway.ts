@@ -1,8 +1,7 @@
-import path from 'node:path';
 import type { Config } from '../../config/schema.js';
 import type { Engine } from '../../engines/types.js';
 import { providerOfAgent, type GatewayHost } from '../../gateway/host.js';
-import { openRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
+import { openRunGateway, resumeRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
 
 // The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
 // this engine. A container that sees the run folder gets the gateway's unix socket there and the bridge
@@ -62,5 +61,27 @@ export async function planRunGateway(input: {
   return run;
 }
 
-export const agentRunDirOf = (viewRunDir: string): string =>
-  viewRunDir.startsWith('/') ? viewRunDir : path.resolve(viewRunDir);
+/**
+ * The gateway of a running container a dead daemon launched: listening again on the run's socket for
+ * the token whose hash the run folder keeps. Undefined when the run had none.
+ */
+export async function resumeModelGateway(input: {
+  config: Config;
+  host: GatewayHost | undefined;
+  engine: Pick<Engine, 'placement' | 'capabilities'>;
+  runId: string;
+  bundleDir: string;
+  redact: (text: string) => string;
+}): Promise<RunGateway | undefined> {
+  const { host } = input;
+  if (!host || input.engine.placement === 'host') return undefined;
+  const route = await gatewayRoute(input.config, host, input.engine, '');
+  if (!route) return undefined;
+  return resumeRunGateway({
+    gateway: host.gateway,
+    runId: input.runId,
+    bundleDir: input.bundleDir,
+    route,
+    redact: input.redact,
+  });
+}

@@ -8,7 +8,7 @@ import { readModelCalls } from '../../../src/gateway/calls.js';
 import { ModelGateway, type Listening } from '../../../src/gateway/gateway.js';
 import { createGatewayHost } from '../../../src/gateway/host.js';
 import { DEFAULT_PRICES } from '../../../src/gateway/prices.js';
-import { openRunGateway, type RunGateway } from '../../../src/gateway/run.js';
+import { openRunGateway, resumeRunGateway, type RunGateway } from '../../../src/gateway/run.js';
 import type { Caps, ModelCallRecord, ProviderId } from '../../../src/gateway/types.js';
 import {
   ANTHROPIC_USAGE,
@@ -206,6 +206,71 @@ describe('the model gateway', () => {
     expect(await post(b.session.token)).toBe(401);
     await listening.close();
     await Promise.all([a.stop(), b.stop()]);
+  });
+
+  it("lets a restarted daemon take a running container's run back: the same token on the same socket, its calls so far counted", async () => {
+    const post = (socketPath: string, token: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          // A new connection each time, as the bridge makes for each of the CLI's connections.
+          {
+            socketPath,
+            agent: false,
+            path: '/anthropic/v1/messages',
+            method: 'POST',
+            headers: { 'x-api-key': token },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(messages(false));
+      });
+    const first = await harness();
+    const bundleDir = path.join(root.dir, 'adopted-run');
+    await import('node:fs/promises').then((fs) => fs.mkdir(bundleDir, { recursive: true }));
+    const route = { kind: 'bridge' as const, port: 4180, agentRunDir: '/workspace/.triage/runs/adopted-run' };
+    const launched = openRunGateway({
+      gateway: first.gateway,
+      runId: 'adopted-run',
+      bundleDir,
+      route,
+      redact: (t) => t,
+    });
+    await launched.install();
+    await launched.start();
+    const socketPath = path.join(bundleDir, 'model.sock');
+    const token = launched.session.token;
+    expect(await post(socketPath, token)).toBe(200);
+    const log = path.join(bundleDir, 'model-calls.jsonl');
+    await vi.waitFor(async () => expect(await readModelCalls(log)).toHaveLength(1));
+    // The first daemon dies: its listener is gone, the socket file stays behind.
+    await first.close();
+    const second = await harness();
+    const adopted = await resumeRunGateway({
+      gateway: second.gateway,
+      runId: 'adopted-run',
+      bundleDir,
+      route,
+      redact: (t) => t,
+    });
+    expect(adopted).toBeDefined();
+    expect(await post(socketPath, token)).toBe(200);
+    expect(await post(socketPath, 'trg-not-this-run')).toBe(401);
+    // The call is counted once its answer has ended (right after the agent got it).
+    await vi.waitFor(() =>
+      expect(adopted?.summary()).toMatchObject({
+        calls: 2,
+        refused: 0,
+        tokens: { input: 2468, output: 112 },
+      }),
+    );
+    await adopted?.stop();
+    // The unknown token never reached a run: only the run's two calls are in its log.
+    expect((await readModelCalls(log)).map((c) => c.status)).toEqual([200, 200]);
+    await launched.stop();
   });
 
   it('forwards Codex (Responses, bearer) and Gemini (x-goog-api-key and ?key=) calls with the real keys and reads their usage', async () => {
