@@ -25,6 +25,12 @@ export default tseslint.config(
     },
   },
   {
+    // Typed rules: a promise nobody awaits or handles (a lost error, a write racing the next) fails lint.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
     // The status page's script runs in the browser (served as is, no build step).
     files: ['src/server/page/assets/**/*.js'],
     languageOptions: { globals: { document: 'readonly', EventSource: 'readonly' } },

@@ -9,8 +9,6 @@ import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } fro
 // One audit bundle per run: `<workspace>/.triage/runs/<run-id>/`. Everything written here passes
 // through the redactor first, and never through a symbolic link below the workspace.
 
-export { TRIAGE_DIR };
-
 const LONG_LINE_CHARS = 64 * 1024;
 
 /** File names inside a run bundle (prompt-sent.md, context.json and result.json are fixed names other tools read). */

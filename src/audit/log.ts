@@ -6,6 +6,7 @@ import type { Redactor } from '../log/redact.js';
 import { waitLock } from '../util/file-lock.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
 
 // `.triage/audit.jsonl`: an append-only event log where each line carries the hash of the line
 // before it, so that editing, deleting, inserting or reordering lines is detectable.
@@ -117,50 +118,21 @@ export interface AuditLogOptions {
 export const entryMac = (key: string, hash: string): string =>
   createHmac('sha256', key).update(hash).digest('hex');
 
-interface Pending {
-  event: AuditEvent;
-  resolve: (entry: AuditEntry) => void;
-  reject: (err: unknown) => void;
-}
-
 /**
  * Appends hash-chained events to `<dir>/audit.jsonl`, serialised within and across processes. Events
  * for one folder that arrive while a write is under way are written together by the next one (one lock,
  * one tail read, one fsync), in the order they were appended.
  */
 export class AuditLog {
-  private readonly queues = new Map<string, { pending: Pending[]; writing: boolean }>();
+  private readonly queue = new KeyedQueue<AuditEvent, AuditEntry>(
+    (triageDir, events) => this.appendLocked(triageDir, events),
+    Infinity,
+  );
   constructor(private readonly options: AuditLogOptions = {}) {}
 
   /** `triageDir` is the workspace's `.triage/` folder. Resolves once the event is durable. */
   append(triageDir: string, event: AuditEvent): Promise<AuditEntry> {
-    return new Promise<AuditEntry>((resolve, reject) => {
-      let queue = this.queues.get(triageDir);
-      if (!queue) {
-        queue = { pending: [], writing: false };
-        this.queues.set(triageDir, queue);
-      }
-      queue.pending.push({ event, resolve, reject });
-      if (!queue.writing) void this.drain(triageDir, queue);
-    });
-  }
-
-  private async drain(triageDir: string, queue: { pending: Pending[]; writing: boolean }): Promise<void> {
-    queue.writing = true;
-    while (queue.pending.length > 0) {
-      const batch = queue.pending.splice(0);
-      try {
-        const entries = await this.appendLocked(
-          triageDir,
-          batch.map((p) => p.event),
-        );
-        batch.forEach((p, i) => p.resolve(entries[i] as AuditEntry));
-      } catch (err) {
-        for (const p of batch) p.reject(err);
-      }
-    }
-    queue.writing = false;
-    this.queues.delete(triageDir);
+    return this.queue.submit(triageDir, event);
   }
 
   private async appendLocked(triageDir: string, events: AuditEvent[]): Promise<AuditEntry[]> {

@@ -13,6 +13,8 @@ export interface CliIO {
   columns?: () => number | undefined;
   /** Where SIGTERM/SIGINT arrive (the daemon stops on the first, forces on the second); default `process`. */
   signals?: NodeJS.Process;
+  /** Ends the process now (a daemon that lost the leader Lease); default `process.exit`. */
+  exit?: (code: number) => void;
 }
 
 export const processIO = (): CliIO => ({

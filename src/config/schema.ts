@@ -392,9 +392,72 @@ const baseSchema = z.strictObject({
         .enum(['Always', 'IfNotPresent', 'Never'])
         .default('IfNotPresent')
         .describe('agent image'),
+      same_node_as: z
+        .record(z.string().min(1), z.string())
+        .optional()
+        .describe(
+          "labels of pods each Job must share a node with (a ReadWriteOnce workspaces claim: the daemon's own pods)",
+        ),
+      broker: z
+        .strictObject({
+          port: int(0, 65_535)
+            .default(0)
+            .describe("TCP port agent pods reach the run's kubectl broker on (0 = off: no guard in pods)"),
+          host: z.string().min(1).default('0.0.0.0').describe('address the pod broker listens on'),
+          url: z
+            .url({ protocol: /^https?$/ })
+            .optional()
+            .describe(
+              "the broker as a pod reaches it, e.g. http://triage-runner-broker.triage-runner.svc:8081 (the daemon's Service)",
+            ),
+        })
+        .prefault({})
+        .describe("kubectl broker for agent pods: HTTP with a per-run token, through the daemon's Service"),
     })
     .prefault({})
+    .refine((k) => k.broker.port === 0 || k.broker.url !== undefined, {
+      message:
+        'kubernetes.broker.url is required when kubernetes.broker.port is set (how agent pods reach the daemon)',
+      path: ['broker', 'url'],
+    })
     .describe('kubernetes engine (one Job per run)'),
+  leader_election: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(false)
+        .describe(
+          'replicas elect one active daemon with a coordination.k8s.io/v1 Lease; the others stand by',
+        ),
+      lease_name: z.string().min(1).default('triage-runner').describe('the Lease object'),
+      namespace: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("the Lease's namespace (absent = kubernetes.namespace)"),
+      identity: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('holder identity written into the Lease (absent = $POD_NAME, else the host name)'),
+      lease_duration: duration('15s', 'a leader not renewing for this long is replaced'),
+      renew_deadline: duration(
+        '10s',
+        'a leader that cannot renew for this long steps down (before the lease runs out)',
+      ),
+      retry_period: duration('2s', 'how often the leader renews and standbys try to acquire'),
+    })
+    .prefault({})
+    .refine((l) => l.renew_deadline < l.lease_duration, {
+      message:
+        'renew_deadline must be shorter than lease_duration, so a leader steps down before another can take over',
+      path: ['renew_deadline'],
+    })
+    .refine((l) => l.retry_period < l.renew_deadline, {
+      message: 'retry_period must be shorter than renew_deadline',
+      path: ['retry_period'],
+    })
+    .describe('high availability on Kubernetes: one active replica, chosen by a Lease'),
   scheduling: z
     .strictObject({
       max_concurrent: int(1, 256).default(4).describe('runs in flight at once'),

@@ -7,6 +7,7 @@ import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/l
 import { readWorkspace } from '../intake/read.js';
 import { intakeStateOf, type IntakeHooks } from '../intake/webhooks/hooks.js';
 import type { Logger } from '../log/logger.js';
+import { waitFor } from '../util/backoff.js';
 import { errorMessage } from '../util/errors.js';
 
 // What HTTP intake asks of the lifecycle: the state of an incident, and "every alert behind it
@@ -27,8 +28,9 @@ export interface AlertHooksDeps {
   dequeue: (dir: string) => void;
 }
 
-/** Attempts at the lease while a brief holder (an inspection) has it. */
-const LEASE_ATTEMPTS = 20;
+/** Tries at the lease while a brief holder (an inspection) has it, for up to LEASE_WAIT_MS. */
+const LEASE_POLL_MS = 100;
+const LEASE_WAIT_MS = 2_000;
 
 export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
   const apply = async (dir: string, at: string) => {
@@ -52,19 +54,26 @@ export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
 
   return {
     async resolved(dir, at) {
-      for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
-        // Our own run holds the lease: the store orders its events and this one.
-        if (deps.isActive(dir)) return void (await apply(dir, at));
-        const got = await acquireLease(dir, deps.identity, deps.lease);
-        if (got.acquired) {
+      const applied = await waitFor(
+        async () => {
+          // Our own run holds the lease: the store orders its events and this one.
+          if (deps.isActive(dir)) {
+            await apply(dir, at);
+            return true;
+          }
+          const got = await acquireLease(dir, deps.identity, deps.lease);
+          if (!got.acquired) return false;
           try {
-            return await apply(dir, at);
+            await apply(dir, at);
+            return true;
           } finally {
             await got.lease.release();
           }
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
+        },
+        (done) => done,
+        { waitMs: LEASE_WAIT_MS, delayMs: LEASE_POLL_MS, maxDelayMs: LEASE_POLL_MS },
+      );
+      if (applied) return;
       // Another replica runs it: its run goes on; the resolution is in alerts.json.
       deps.log.info(
         { workspace: path.basename(dir), at },

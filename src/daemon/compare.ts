@@ -11,6 +11,7 @@ import {
   type ReplayDeps,
   type ReplayOptions,
 } from './replay.js';
+import { compactStamp } from '../util/time.js';
 
 // `compare`: the preload comparison (does the triage report help?). Runs one saved incident for every agent × variant (with and
 // without the preloaded triage report), each as a replay into its own workspace, and tabulates the results.
@@ -72,12 +73,6 @@ export interface CompareReport {
   complete: boolean;
 }
 
-const stamp = (ms: number) =>
-  new Date(ms)
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-
 /** Parses `--variants preload,no-preload`; an unknown name is a usage error listing the valid ones. */
 export function parseVariants(text: string): Variant[] {
   const names = text
@@ -102,7 +97,9 @@ export async function compare(options: CompareOptions, deps: ReplayDeps): Promis
     {
       input: options.input,
       cwd: options.cwd,
-      out: options.out ?? path.join('comparisons', `${path.basename(source.workspaceDir)}-${stamp(now())}`),
+      out:
+        options.out ??
+        path.join('comparisons', `${path.basename(source.workspaceDir)}-${compactStamp(now())}`),
       maxIncidentBytes: options.maxIncidentBytes,
       ...(options.forbiddenRoots ? { forbiddenRoots: options.forbiddenRoots } : {}),
     },

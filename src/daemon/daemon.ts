@@ -147,6 +147,7 @@ export class Daemon {
     await this.monitor.open();
     if (this.stopping) return;
     await this.startHttp();
+    if (!(await this.awaitLeadership())) return;
     void logPreflight(this.deps.executor, this.log);
     // Scan first so that the watcher can skip finished folders; a catch-up scan after the watcher is
     // ready finds whatever arrived during the scan.
@@ -171,6 +172,18 @@ export class Daemon {
     this.pump();
   }
 
+  /** A standby serves HTTP (healthz; readyz says standby) and waits here until it leads; false when stopped first. */
+  private async awaitLeadership(): Promise<boolean> {
+    const leadership = this.deps.leadership;
+    if (!leadership) return true;
+    leadership.start();
+    this.log.info(
+      { daemonId: this.daemonId },
+      'standing by: intake starts once this replica holds the leader Lease',
+    );
+    return (await leadership.whenLeader()) && !this.stopping;
+  }
+
   private async startHttp(): Promise<void> {
     if (this.deps.http === false || this.config.http.port === 0) return;
     const extras = typeof this.deps.server === 'function' ? this.deps.server(this) : this.deps.server;
@@ -191,6 +204,15 @@ export class Daemon {
         ...{ stopping: this.stopping, ready: this.ready, root: this.root },
         ...(this.monitor.down ? { rootDown: this.monitor.down } : {}),
         ...(this.diskFull ? { diskFull: this.diskFull } : {}),
+        ...(this.deps.leadership
+          ? {
+              role: {
+                leader: this.deps.leadership.state === 'leader',
+                holder: this.deps.leadership.holder ?? '',
+                ...(this.deps.leadership.problem ? { problem: this.deps.leadership.problem } : {}),
+              },
+            }
+          : {}),
       },
       () => this.deps.executor.readiness(),
     );
@@ -226,12 +248,16 @@ export class Daemon {
   }
 
   private async shutdown(started: Promise<void> | undefined): Promise<void> {
+    // A standby stops trying at once; a leader keeps renewing while its runs drain, then lets go.
+    const leadership = this.deps.leadership;
+    if (leadership && leadership.state !== 'leader') await leadership.stop();
     await started?.catch(() => undefined);
     const steps: [string, () => Promise<unknown>][] = [
       ['intake', () => this.closeIntake()],
       ['runs', () => drainRuns(this.active, this.config, this.log, this.now)],
       ['store', async () => this.store.close()],
       ['executor', async () => this.deps.executor.close?.()],
+      ['leadership', async () => leadership?.stop({ release: true })],
       ['http', async () => this.http?.close()],
     ];
     // Each step runs even when one before it failed.

@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { compactStamp } from '../util/time.js';
 
 /** A sortable run id: UTC time to the second plus randomness, safe as a folder name. */
 export function newRunId(now: number = Date.now()): string {
-  const stamp = new Date(now)
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
+  return `${compactStamp(now)}-${randomBytes(3).toString('hex')}`;
 }
 
 /** Identifies one daemon process among replicas; the lease holder id adds the pid. */

@@ -39,18 +39,44 @@ export function formatMs(ms: number): string {
 
 /** /readyz: intake running, the disk writable, and what the executor reports (engine, skills, agent). */
 export async function daemonReadiness(
-  status: { stopping: boolean; ready: boolean; rootDown?: string; root: string; diskFull?: string },
+  status: {
+    stopping: boolean;
+    ready: boolean;
+    rootDown?: string;
+    root: string;
+    diskFull?: string;
+    /** Leader election: whether this replica leads, who does ('' when nobody yet), a routing problem. */
+    role?: { leader: boolean; holder: string; problem?: string };
+  },
   executor: () => Promise<Readiness>,
 ): Promise<Readiness> {
-  const { rootDown, diskFull } = status;
+  const { rootDown, diskFull, role } = status;
+  const standby = role !== undefined && !role.leader && !status.stopping;
   const why = status.stopping
     ? 'shutting down'
-    : !status.ready
-      ? 'starting'
-      : rootDown
-        ? `workspaces root ${status.root} is unavailable (${rootDown})`
-        : undefined;
-  const intake = { name: 'intake', ok: why === undefined, ...(why ? { detail: why } : {}) };
+    : standby
+      ? undefined
+      : !status.ready
+        ? 'starting'
+        : rootDown
+          ? `workspaces root ${status.root} is unavailable (${rootDown})`
+          : undefined;
+  const intake = {
+    name: 'intake',
+    ok: why === undefined,
+    ...(why ? { detail: why } : standby ? { detail: 'standby: intake starts when this replica leads' } : {}),
+  };
+  // A healthy standby is ready (so rollouts and the PodDisruptionBudget work); the Service routes to the
+  // leader by its pod's role label, so a replica whose label could not be set is not ready.
+  const leader = role
+    ? [
+        {
+          name: 'leader',
+          ok: !role.problem,
+          detail: role.problem ?? (role.leader ? 'leader' : `standby (leader: ${role.holder || 'none yet'})`),
+        },
+      ]
+    : [];
   const disk = {
     name: 'disk',
     ok: !diskFull,
@@ -60,7 +86,7 @@ export async function daemonReadiness(
     ok: false,
     checks: [{ name: 'executor', ok: false, detail: errorMessage(err) }],
   }));
-  return { ok: intake.ok && disk.ok && ex.ok, checks: [intake, disk, ...ex.checks] };
+  return { ok: intake.ok && disk.ok && ex.ok, checks: [intake, ...leader, disk, ...ex.checks] };
 }
 
 /** Says at start-up what would keep an incident from running (engine, agent image or CLI, API key, skills). */

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES, TRIAGE_DIR, runDirOf } from '../audit/bundle.js';
+import { RUN_FILES, runDirOf } from '../audit/bundle.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 import type { AuditLog } from '../audit/log.js';
 import { readRunManifest } from '../audit/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../config/schema.js';
@@ -13,6 +14,7 @@ import type { Workspace } from '../intake/types.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import type { RunExecutor, RunOutcome, RunOverrides } from './types.js';
+import { compactStamp } from '../util/time.js';
 
 // `replay`: re-runs a saved incident (a workspace, a run bundle or an example) into a NEW workspace
 // through the daemon's own pipeline, and says whether the prompt came out byte-identical.
@@ -194,12 +196,6 @@ async function latestBundle(workspaceDir: string): Promise<string | undefined> {
   return undefined;
 }
 
-const stamp = (ms: number) =>
-  new Date(ms)
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-
 const inside = (child: string, parent: string) => {
   const rel = path.relative(parent, child);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
@@ -229,7 +225,7 @@ export async function chooseOutDir(
 ): Promise<string> {
   const out = options.out
     ? path.resolve(options.cwd, options.out)
-    : path.join(options.cwd, 'replays', `${path.basename(source.workspaceDir)}-${stamp(now)}`);
+    : path.join(options.cwd, 'replays', `${path.basename(source.workspaceDir)}-${compactStamp(now)}`);
   const real = await realish(out);
   const originals = [source.workspaceDir, source.input];
   for (const original of originals) {

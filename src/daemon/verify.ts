@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileDigest, folderDigests, stateDigest } from '../audit/digest.js';
-import { RUN_FILES, TRIAGE_DIR, runDirOf } from '../audit/bundle.js';
+import { RUN_FILES, runDirOf } from '../audit/bundle.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 import { AUDIT_FILE, verifyAuditLog, type AuditEntry, type VerifyOptions } from '../audit/log.js';
 import { promptDigest } from '../context/build.js';
 import type { PromptParts } from '../context/types.js';

@@ -7,6 +7,7 @@ import { errorMessage } from '../util/errors.js';
 import { createAlertHooks } from './alert-hooks.js';
 import type { Daemon } from './daemon.js';
 import type { AuditLog } from '../audit/log.js';
+import type { LeaderElector } from '../election/elector.js';
 import type { Config } from '../config/schema.js';
 import type { StateChange } from '../incident/store.js';
 import type { Logger } from '../log/logger.js';
@@ -40,6 +41,17 @@ export interface DaemonDeps {
   onChange?: (change: StateChange) => void;
   /** Passed through to the HTTP server: token, limits, route modules (intake, status API); given the daemon. */
   server?: HttpServerExtras | ((daemon: Daemon) => HttpServerExtras);
+  /** Leader election (leader_election.enabled): intake, scheduling and runs start only once this replica leads. */
+  leadership?: Leadership;
+}
+
+/** What the daemon asks of the leader election (src/election/elector.ts). */
+export interface Leadership extends Pick<
+  LeaderElector,
+  'start' | 'whenLeader' | 'stop' | 'state' | 'holder'
+> {
+  /** Why the Service may not route to this replica as it should (its pod's role label could not be set). */
+  readonly problem?: string | undefined;
 }
 
 export interface DaemonCallbacks {

@@ -84,6 +84,11 @@ export interface EngineCapabilities {
    * a host folder the agent sees): the kubectl broker can serve it. Absent means no.
    */
   bundleSockets?: boolean;
+  /**
+   * The agent can reach the daemon over the network (a pod, through the daemon's Service): the kubectl
+   * broker serves it over HTTP with the run's token when the pod broker is configured. Absent means no.
+   */
+  networkBroker?: boolean;
 }
 
 export interface Engine {

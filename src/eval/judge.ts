@@ -115,18 +115,19 @@ export function createJudge(deps: JudgeDeps): Judge {
       ? { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' }
       : { 'content-type': 'application/json', authorization: `Bearer ${key}` };
     let response: Response;
+    const deadline = AbortSignal.timeout(j.timeout);
     try {
       response = await doFetch(url, {
         method: 'POST',
         headers,
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(j.timeout),
+        signal: deadline,
       });
     } catch (err) {
-      const why =
-        (err as Error).name === 'TimeoutError'
-          ? `no answer within ${j.timeout} ms (eval.judge.timeout)`
-          : (err as Error).message;
+      // The deadline fired (it is what aborted the request), recognised by the signal, not by a name.
+      const why = deadline.aborted
+        ? `no answer within ${j.timeout} ms (eval.judge.timeout)`
+        : (err as Error).message;
       throw new Error(`judge request to ${url} failed: ${why}`);
     }
     const text = await response.text();

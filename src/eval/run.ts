@@ -11,6 +11,7 @@ import { installShim } from './install-shim.js';
 import { scoreRun } from './score/score.js';
 import { buildScorecard, renderScorecardMarkdown } from './scorecard.js';
 import type { EvalCell, JudgeVerdict, Scorecard } from './types.js';
+import { compactStamp } from '../util/time.js';
 
 // `eval`: every case × agent × model × variant × repeat runs as a replay of the case into its own
 // workspace (the case folder is only read), with the case's frozen-cluster kubectl first on PATH,
@@ -41,12 +42,6 @@ export type Judge = (input: { evalCase: EvalCase; report: string }) => Promise<J
 export interface EvalDeps extends ReplayDeps {
   judge?: Judge;
 }
-
-const stamp = (ms: number) =>
-  new Date(ms)
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
 
 const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_');
 
@@ -144,7 +139,7 @@ export async function runEval(options: EvalOptions, deps: EvalDeps): Promise<Sco
   const suiteName = path.basename(path.resolve(options.cwd, options.input));
   const outDir = path.resolve(
     options.cwd,
-    options.out ?? path.join('evals', `${safe(suiteName)}-${stamp(now())}`),
+    options.out ?? path.join('evals', `${safe(suiteName)}-${compactStamp(now())}`),
   );
   for (const c of cases) {
     const rel = path.relative(c.dir, outDir);

@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../audit/log.js';
+import { backoffDelay } from '../util/backoff.js';
 import type { IncidentState, RunProgress, RunStatus, StateFile } from './types.js';
 
 // The incident state machine: every change of `.triage/state.json` is `transition(record, event)`,
@@ -154,17 +155,6 @@ export function refusal(
   if (!isAllowed(record?.state, event)) return new IllegalTransitionError(record?.state, event);
   const guard = record ? GUARDS[event]?.(record) : undefined;
   return guard ? new IllegalTransitionError(record?.state, event, guard) : undefined;
-}
-
-/** Exponential backoff with "equal jitter": half the delay fixed, half random. */
-export function retryDelay(
-  attempt: number,
-  baseMs: number,
-  maxMs: number,
-  random: () => number = Math.random,
-): number {
-  const exp = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(exp / 2 + (random() * exp) / 2);
 }
 
 /** The next record for `event`, or IllegalTransitionError. Pure. */
@@ -454,7 +444,11 @@ function finished(
   const attempt = base.attempts - (base.attemptBase ?? 0);
   const { policy } = ctx;
   if (outcome.transient && attempt < policy.max_attempts) {
-    const delayMs = retryDelay(attempt, policy.retry_base_delay, policy.retry_max_delay, ctx.random);
+    const delayMs = backoffDelay(
+      attempt,
+      { baseMs: policy.retry_base_delay, maxMs: policy.retry_max_delay },
+      ctx.random,
+    );
     const reason = `attempt ${attempt} of ${policy.max_attempts} failed transiently (${outcome.reason ?? outcome.status}); retrying in ${delayMs} ms`;
     const retryAt = ctx.now + delayMs;
     return {

@@ -13,7 +13,9 @@ import {
   type MachineContext,
   type Transition,
 } from './machine.js';
-import { INCIDENT_STATES, STATE_FILE, TRIAGE_DIR, type StateFile } from './types.js';
+import { INCIDENT_STATES, STATE_FILE, type StateFile } from './types.js';
+import { TRIAGE_DIR } from '../shared/types.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
 
 // Applies transitions: the state file first (atomically), then the audit events, the metric and the
 // log line. The only writer of state.json. Callers hold the workspace lease while they apply.
@@ -107,7 +109,10 @@ export class IncidentStore {
   private readonly random: () => number;
   private closing = false;
   /** Applies to one folder run one at a time (a run's own events, an alert resolving meanwhile). */
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queue = new KeyedQueue<
+    { event: IncidentEvent; options: ApplyOptions; dir: string },
+    Applied
+  >(async (_key, [item]) => (item ? [await this.applyNow(item.dir, item.event, item.options)] : []), 1);
 
   constructor(private readonly deps: StoreDeps) {
     this.now = deps.now ?? Date.now;
@@ -135,18 +140,9 @@ export class IncidentStore {
    */
   apply(dir: string, event: IncidentEvent, options: ApplyOptions = {}): Promise<Applied> {
     const key = options.file ?? dir;
-    const previous = this.queues.get(key);
     // Behind another apply, the caller's copy of the record may be stale: read it again.
     const { current: _stale, ...fresh } = options;
-    const next = (previous ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => this.applyNow(dir, event, previous ? fresh : options));
-    this.queues.set(key, next);
-    const forget = () => {
-      if (this.queues.get(key) === next) this.queues.delete(key);
-    };
-    next.then(forget, forget);
-    return next;
+    return this.queue.submit(key, { dir, event, options: this.queue.has(key) ? fresh : options });
   }
 
   private async applyNow(dir: string, event: IncidentEvent, options: ApplyOptions): Promise<Applied> {

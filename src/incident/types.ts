@@ -1,6 +1,5 @@
 // The incident record (`.triage/state.json`) and its states. See docs/architecture.md for the lifecycle.
 
-export { TRIAGE_DIR } from '../shared/types.js';
 export const STATE_FILE = 'state.json';
 
 /**

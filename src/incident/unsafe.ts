@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { TRIAGE_DIR } from './types.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 
 // Folders that cannot be written into safely (they escape the root, or a daemon-owned path in them is a
 // symlink) keep their state under `<root>/.triage/unsafe/` instead: one file per folder name.

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { inspectLock, tryLock, type FileLock, type LockHolder } from '../util/file-lock.js';
-import { TRIAGE_DIR } from '../incident/types.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 
 // `.triage/lease`: the claim on an incident, an exclusive-file lock (src/util/file-lock.ts) whose holder
 // is `<daemonId>:<pid>`. Renewed while the holder works; taken over only when stale or its holder died,

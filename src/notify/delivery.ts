@@ -1,3 +1,5 @@
+import { backoffDelay } from '../util/backoff.js';
+
 // How a delivery attempt fails, and when the next one happens. A failure is either worth retrying
 // (network, timeout, 5xx, 429 with its Retry-After, 408) or permanent (any other 4xx, a sink's own
 // refusal such as Slack's `channel_not_found`): a permanent failure is recorded and never retried.
@@ -101,6 +103,7 @@ export async function request(
   timeoutMs: number,
 ): Promise<HttpAnswer> {
   let response: Response;
+  const deadline = AbortSignal.timeout(timeoutMs);
   try {
     response = await fetchFn(url, {
       method: init.method ?? 'POST',
@@ -108,10 +111,11 @@ export async function request(
       ...(init.body !== undefined ? { body: init.body } : {}),
       // A redirect is answered as is (3xx: a permanent failure), never followed with the signed body.
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: deadline,
     });
   } catch (err) {
-    const timedOut = (err as Error).name === 'TimeoutError';
+    // The deadline fired (it is what aborted the request), recognised by the signal, not by a name.
+    const timedOut = deadline.aborted;
     const cause = (err as { cause?: { code?: string } }).cause;
     const code = timedOut ? 'ETIMEDOUT' : (cause?.code ?? (err as NodeJS.ErrnoException).code);
     throw new DeliveryError(
@@ -162,7 +166,6 @@ export function nextDelayMs(
   retryAfterMs: number | undefined,
   random: () => number = Math.random,
 ): number {
-  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, failures - 1));
-  const jittered = Math.round(exponential * (0.5 + random() / 2));
-  return retryAfterMs === undefined ? jittered : Math.max(retryAfterMs, 0);
+  if (retryAfterMs !== undefined) return Math.max(retryAfterMs, 0);
+  return backoffDelay(failures, { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs }, random);
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { readRunResult as readRunRecord, type RunResult } from '../audit/run-record.js';
-import { TRIAGE_DIR } from '../audit/bundle.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 import { readWorkspace } from '../intake/read.js';
 import { readState } from '../incident/store.js';
 import { hasVerdict } from '../incident/queries.js';

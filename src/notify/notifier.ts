@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuditEvent } from '../audit/log.js';
-import { TRIAGE_DIR } from '../audit/bundle.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 import type { Config, NotifySinkConfig } from '../config/schema.js';
 import { NOTIFY_STATES } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
@@ -34,6 +34,7 @@ import type {
   StepState,
   Trigger,
 } from './types.js';
+import { compactStamp } from '../util/time.js';
 
 // Delivers finished investigations to the configured sinks, exactly once per delivery: each one is
 // recorded in the workspace's outbox before it is attempted, each step (a Slack thread part, a PagerDuty
@@ -145,7 +146,9 @@ export class Notifier {
       return plan;
     }
     const suffix =
-      trigger === 'finished' ? '' : `.${trigger}-${stamp(this.now())}-${randomBytes(3).toString('hex')}`;
+      trigger === 'finished'
+        ? ''
+        : `.${trigger}-${compactStamp(this.now())}-${randomBytes(3).toString('hex')}`;
     const wanted = this.selectSinks(options.sinks);
     const chosen: NotifySinkConfig[] = [];
     for (const sink of wanted) {
@@ -635,10 +638,3 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /** Incident ids inside idempotency keys: printable, bounded. */
 const safeId = (id: string) => id.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 128) || 'incident';
-
-/** `20260301T100200Z`. */
-const stamp = (ms: number) =>
-  new Date(ms)
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');

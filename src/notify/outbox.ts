@@ -2,7 +2,7 @@ import { readdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { tryLock } from '../util/file-lock.js';
-import { TRIAGE_DIR } from '../audit/bundle.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 import { NOTIFY_SINK_TYPES } from '../config/schema.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { createExclusive, readNoFollow, realDirs } from './safe-fs.js';

@@ -10,7 +10,8 @@ import {
 } from '../audit/run-record.js';
 import { parseStateText, statePath } from '../incident/store.js';
 import { inEngine } from '../incident/queries.js';
-import { TRIAGE_DIR, type IncidentState, type StateFile } from '../incident/types.js';
+import type { IncidentState, StateFile } from '../incident/types.js';
+import { TRIAGE_DIR } from '../shared/types.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
 import { INCIDENT_FILE } from '../intake/read.js';
 import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';

@@ -4,6 +4,7 @@ import type { IncidentStore } from '../incident/store.js';
 import { RETRYABLE_STATES, retryRefusal } from '../incident/queries.js';
 import type { IncidentState, StateFile } from '../incident/types.js';
 import { acquireLease, type AcquireResult, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
+import { waitFor } from '../util/backoff.js';
 import { unsafeWorkspace } from '../util/safe-path.js';
 
 // Retry in place: a failed, interrupted or rejected incident is queued again in its own folder, its
@@ -28,14 +29,12 @@ export interface RetryDeps {
 
 const LEASE_POLL_MS = 100;
 
-async function leaseWithin(dir: string, deps: RetryDeps): Promise<AcquireResult> {
-  const deadline = Date.now() + (deps.waitMs ?? 0);
-  for (;;) {
-    const got = await acquireLease(dir, deps.identity, deps.lease);
-    if (got.acquired || Date.now() >= deadline) return got;
-    await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
-  }
-}
+const leaseWithin = (dir: string, deps: RetryDeps): Promise<AcquireResult> =>
+  waitFor(
+    () => acquireLease(dir, deps.identity, deps.lease),
+    (got) => got.acquired,
+    { waitMs: deps.waitMs ?? 0, delayMs: LEASE_POLL_MS, maxDelayMs: LEASE_POLL_MS },
+  );
 
 const RETRYABLE = [...RETRYABLE_STATES].sort().join(', ');
 

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { link, mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { waitFor } from './backoff.js';
 import { isSameProcessAlive, processStartTime } from './process.js';
 
 // The one exclusive-file lock of the daemon (workspace leases, the audit log, the skills cache). A lock
@@ -187,18 +188,16 @@ export interface WaitLockOptions extends LockOptions {
 
 /** Waits until the lock is ours (polling with backoff); fails after `waitMs` naming the holder. */
 export async function waitLock(file: string, options: WaitLockOptions): Promise<FileLock> {
-  const deadline = Date.now() + options.waitMs;
-  for (let delay = 2; ; delay = Math.min(delay * 2, 100)) {
-    const got = await tryLock(file, options);
-    if (got.acquired) return got.lock;
-    if (Date.now() > deadline) {
-      const h = got.holder;
-      throw new Error(
-        `${options.what} lock ${file} is held by ${h ? `process ${h.pid} on ${h.host}` : 'an unknown process'} for over ${options.waitMs} ms; remove the file if no triage-runner process is running`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, delay));
-  }
+  const got = await waitFor(
+    () => tryLock(file, options),
+    (g) => g.acquired,
+    { waitMs: options.waitMs, delayMs: 2, maxDelayMs: 100 },
+  );
+  if (got.acquired) return got.lock;
+  const h = got.holder;
+  throw new Error(
+    `${options.what} lock ${file} is held by ${h ? `process ${h.pid} on ${h.host}` : 'an unknown process'} for over ${options.waitMs} ms; remove the file if no triage-runner process is running`,
+  );
 }
 
 /** Who holds the lock now and whether it counts as stale, without touching it. */

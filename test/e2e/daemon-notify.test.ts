@@ -136,6 +136,7 @@ describe('the daemon notifies sinks of finished incidents', () => {
         async () => (hook.got.filter((g) => g.incidentId === 'notify-b').length >= 2 ? true : undefined),
         second.tail,
       );
+      // A duplicate send after the restart would arrive in this window (nothing to await).
       await new Promise((r) => setTimeout(r, 1500));
       const forB = hook.got.filter((g) => g.incidentId === 'notify-b');
       // Sent again after the crash (the first attempt was never answered), with the same key: one message.

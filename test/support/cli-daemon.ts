@@ -5,6 +5,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from './runs.js';
+import { eventually } from './wait.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
@@ -26,13 +27,7 @@ export async function until<T>(
   fn: () => Promise<T | undefined>,
   detail: () => string = () => '',
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms. ${detail()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return eventually(what, fn, timeoutMs, 100, detail);
 }
 
 export interface CliDaemonOptions {
@@ -43,6 +38,8 @@ export interface CliDaemonOptions {
   /** Flags after `daemon --config <file>`. */
   args: string[];
   env: Record<string, string | undefined>;
+  /** What in the output means started (default: "daemon ready"; a standby never says that). */
+  readyPattern?: RegExp;
 }
 
 /** Writes the config and starts `triage-runner daemon --config <file> <args>`; resolves once it watches its root. */
@@ -88,7 +85,7 @@ export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaem
       READY_TIMEOUT_MS,
       async () => {
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}. ${tail()}`);
-        return /daemon ready|watching/i.test(logs) ? true : undefined;
+        return (options.readyPattern ?? /daemon ready|watching/i).test(logs) ? true : undefined;
       },
       tail,
     );

@@ -1,6 +1,8 @@
 // A small fake Kubernetes API server on loopback for engine unit tests: it serves the few endpoints
-// the kubernetes engine uses (Jobs: create/get/list/watch/delete; pods: list, log with follow), records
-// every request, lets a test push watch events and log lines, and can fail on demand.
+// the kubernetes engine uses (Jobs: create/get/list/watch/delete; pods: list, log with follow) and the
+// leader election's (Leases: get/create/replace, a replace with a stale resourceVersion refused with
+// 409 as the API server does), records every request, lets a test push watch events and log lines, and
+// can fail on demand. Run as a process of its own with `fake-kube-api-main.ts`.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -39,6 +41,8 @@ interface LogStream {
 const JOBS = /^\/apis\/batch\/v1\/namespaces\/([^/]+)\/jobs(?:\/([^/]+))?$/;
 const PODS = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/;
 const POD_LOG = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/;
+const POD = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/;
+const LEASES = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/;
 
 /** Matches `k=v,k2=v2` selectors (the only form the engine sends). */
 function matchesSelector(labels: Record<string, string> | undefined, selector: string | undefined): boolean {
@@ -53,6 +57,8 @@ export class FakeKubeApi {
   readonly requests: RecordedRequest[] = [];
   readonly jobs = new Map<string, Obj>();
   readonly pods = new Map<string, Obj>();
+  /** Leases by `<namespace>/<name>`. */
+  readonly leases = new Map<string, Obj>();
   private readonly logs = new Map<string, LogStream>();
   private readonly watchers = new Set<Watcher>();
   private readonly failures: Failure[] = [];
@@ -106,6 +112,11 @@ export class FakeKubeApi {
     for (const w of this.watchers) {
       if (w.name === undefined || w.name === name) w.res.write(`${JSON.stringify({ type, object })}\n`);
     }
+  }
+
+  /** Adds a pod that is not a Job's (a daemon replica), for tests of what the daemon does to its own pod. */
+  addPod(name: string, namespace: string, labels: Record<string, string> = {}): void {
+    this.pods.set(name, { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels } });
   }
 
   /** Creates or replaces the Job's pod with the agent container in the given state. */
@@ -229,6 +240,8 @@ export class FakeKubeApi {
       return this.status(res, failure.status, `injected failure ${failure.status}`);
     }
 
+    const leases = LEASES.exec(url.pathname);
+    if (leases) return this.handleLeases(method, leases[1]!, leases[2], body, res);
     const jobs = JOBS.exec(url.pathname);
     if (jobs) return this.handleJobs(method, jobs[1]!, jobs[2], query, body, res);
     const pods = PODS.exec(url.pathname);
@@ -237,6 +250,21 @@ export class FakeKubeApi {
         (p) => p.metadata?.namespace === pods[1] && matchesSelector(p.metadata?.labels, query.labelSelector),
       );
       return this.json(res, 200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items });
+    }
+    const pod = POD.exec(url.pathname);
+    if (pod && method === 'PATCH') {
+      const found = this.pods.get(pod[2]!);
+      if (!found || found.metadata?.namespace !== pod[1])
+        return this.status(res, 404, `pods "${pod[2]}" not found`);
+      // JSON patch `add` on labels only: what the daemon sends to mark its role.
+      for (const op of body as { op: string; path: string; value: string }[]) {
+        const key = /^\/metadata\/labels\/(.+)$/.exec(op.path)?.[1]?.replace('~1', '/');
+        if (op.op !== 'add' || !key)
+          return this.status(res, 422, `fake API: unsupported patch ${op.op} ${op.path}`);
+        found.metadata = { ...found.metadata, labels: { ...found.metadata?.labels, [key]: op.value } };
+      }
+      this.bump(found);
+      return this.json(res, 200, found);
     }
     const podLog = POD_LOG.exec(url.pathname);
     if (podLog && method === 'GET') {
@@ -304,6 +332,44 @@ export class FakeKubeApi {
       return this.json(res, 200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
     }
     this.status(res, 405, `fake API: ${method} not supported on a Job`);
+  }
+
+  private handleLeases(
+    method: string,
+    namespace: string,
+    name: string | undefined,
+    body: unknown,
+    res: ServerResponse,
+  ): void {
+    if (!name && method === 'POST') {
+      const lease = structuredClone(body) as Obj;
+      const key = `${namespace}/${lease.metadata?.name ?? ''}`;
+      if (this.leases.has(key))
+        return this.status(res, 409, `leases.coordination.k8s.io "${lease.metadata?.name}" already exists`);
+      lease.metadata = { ...lease.metadata, namespace, uid: `uid-lease-${key}` };
+      this.bump(lease);
+      this.leases.set(key, lease);
+      return this.json(res, 201, lease);
+    }
+    const key = `${namespace}/${name ?? ''}`;
+    const lease = this.leases.get(key);
+    if (!name || !lease) return this.status(res, 404, `leases.coordination.k8s.io "${name}" not found`);
+    if (method === 'GET') return this.json(res, 200, lease);
+    if (method === 'PUT') {
+      const next = structuredClone(body) as Obj;
+      // Optimistic concurrency: the write must carry the resourceVersion it read.
+      if (next.metadata?.resourceVersion !== lease.metadata?.resourceVersion)
+        return this.status(
+          res,
+          409,
+          `Operation cannot be fulfilled on leases.coordination.k8s.io "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        );
+      next.metadata = { ...next.metadata, namespace, uid: lease.metadata?.uid };
+      this.bump(next);
+      this.leases.set(key, next);
+      return this.json(res, 200, next);
+    }
+    this.status(res, 405, `fake API: ${method} not supported on a Lease`);
   }
 
   private json(res: ServerResponse, code: number, body: unknown): void {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readState } from '../../src/incident/store.js';
 import type { StateFile } from '../../src/intake/types.js';
+import { eventually } from './wait.js';
 
 // Helpers for intake tests: temp roots, incidents written the way producers write them, polling.
 
@@ -80,20 +81,7 @@ export async function waitFor<T>(
   timeoutMs = 10_000,
   intervalMs = 20,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
-  );
+  return eventually(what, check, timeoutMs, intervalMs);
 }
 
 /** Waits until the workspace's state.json is in one of `states`. */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TRIAGE_DIR } from '../../audit/bundle.js';
+import { TRIAGE_DIR } from '../../shared/types.js';
 import { AUDIT_FILE } from '../../audit/log.js';
 import { verifyWorkspaceAudit } from '../../daemon/verify.js';
 import { auditKey, resolveSecrets } from '../../config/secrets.js';

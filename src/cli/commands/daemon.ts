@@ -7,6 +7,8 @@ import { httpLimits } from '../../server/limits.js';
 import { createMetrics } from '../../server/metrics.js';
 import { createIntakeRoutes } from '../../server/routes/intake.js';
 import type { StateChange } from '../../incident/store.js';
+import type { Config } from '../../config/schema.js';
+import type { Leadership } from '../../daemon/wiring.js';
 import { hasVerdict } from '../../incident/queries.js';
 import type { Logger } from '../../log/logger.js';
 import { registerNotifyMetrics } from '../../notify/metrics.js';
@@ -84,7 +86,11 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   // The status index (status, the API, the status page): kept from every change, and every folder read
   // once after start-up (listings wait for that, so that the daemon's own scan is not slowed).
   const index = new IncidentIndex({ root: config.workspaces_root, log });
+  const leadership = config.leader_election.enabled
+    ? await electLeader(config, daemonId, io, log)
+    : undefined;
   const daemon = new Daemon({
+    ...(leadership ? { leadership } : {}),
     config,
     log,
     executor,
@@ -143,6 +149,78 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   // After the runs: what is not delivered in time stays in the outbox for the next start.
   await notifier?.close(10_000);
   return EXIT.ok;
+}
+
+/**
+ * The leader election of this replica. Losing the Lease ends the process at once, the way client-go's
+ * controllers do: another replica may lead from the moment the Lease runs out, and a daemon that kept
+ * supervising or recording runs after that would race it. Exiting is a SIGKILL the daemon is built to
+ * survive (every write is atomic, runs are adopted by the next leader through their Job names), and
+ * the pod's restart brings this replica back as a standby. In a pod (POD_NAME and POD_NAMESPACE from the
+ * downward API) the role is also a label on the pod, which the Service selects: webhooks and agent pods'
+ * broker calls reach the leader only.
+ */
+async function electLeader(config: Config, daemonId: string, io: CliIO, log: Logger): Promise<Leadership> {
+  const le = config.leader_election;
+  const { createLeaseStore, createPodLabeler, ROLE_LABEL } = await import('../../engines/kubernetes.js');
+  const { LeaderElector } = await import('../../election/elector.js');
+  const store = createLeaseStore({
+    name: le.lease_name,
+    namespace: le.namespace ?? config.kubernetes.namespace,
+    env: io.env,
+  });
+  const { POD_NAME: podName, POD_NAMESPACE: podNamespace } = io.env;
+  const labeler =
+    podName && podNamespace ? createPodLabeler({ podName, namespace: podNamespace, env: io.env }) : undefined;
+  const electionLog = log.child({ component: 'leader-election' });
+  let problem: string | undefined;
+  // Label writes go one after another, so that the last role set is the last one asked for.
+  let labelled = Promise.resolve();
+  const label = (role: 'leader' | 'standby') => {
+    if (!labeler) return;
+    labelled = labelled.then(() =>
+      labeler.label(role).then(
+        () => void (problem = undefined),
+        (err: unknown) => {
+          problem = `the pod's ${ROLE_LABEL}=${role} label could not be set (${errorMessage(err)}); the Service cannot route to this replica by it`;
+          electionLog.error({ role, err: errorMessage(err) }, 'pod role label not set');
+        },
+      ),
+    );
+  };
+  const exit = io.exit ?? ((code: number) => process.exit(code));
+  const elector = new LeaderElector({
+    store,
+    identity: le.identity ?? daemonId,
+    leaseDurationMs: le.lease_duration,
+    renewDeadlineMs: le.renew_deadline,
+    retryPeriodMs: le.retry_period,
+    log: electionLog,
+    onStartedLeading: () => label('leader'),
+    onLost: (why) => {
+      log.error(
+        { why, lease: store.where },
+        'leadership lost: exiting so that only the new leader runs incidents',
+      );
+      exit(EXIT.failed);
+    },
+  });
+  // A restarted leader's pod still says leader: say standby first.
+  label('standby');
+  return {
+    start: () => elector.start(),
+    whenLeader: () => elector.whenLeader(),
+    stop: (options) => elector.stop(options),
+    get state() {
+      return elector.state;
+    },
+    get holder() {
+      return elector.holder;
+    },
+    get problem() {
+      return problem;
+    },
+  };
 }
 
 /** A run that ended an incident succeeded or failed: tell the sinks (recorded first, delivered after). */

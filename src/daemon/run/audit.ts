@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { TRIAGE_DIR } from '../../audit/bundle.js';
+import { TRIAGE_DIR } from '../../shared/types.js';
 import type { AuditEventType, AuditLog } from '../../audit/log.js';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';

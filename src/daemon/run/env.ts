@@ -6,6 +6,7 @@ import type { Engine } from '../../engines/types.js';
 import type { GatewayHost } from '../../gateway/host.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
+import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 
 // What every stage of the run pipeline is given: the pipeline's dependencies, one per executor.
 
@@ -30,6 +31,8 @@ export interface PipelineEnv {
   engineFor: (name: EngineName) => Promise<Engine>;
   /** The daemon's model gateway (absent with gateway.enabled false). */
   gateway?: GatewayHost;
+  /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
+  podBroker?: { url: string; open: () => Promise<PodBroker> };
 }
 
 /** Appends one of the run's audit events (incident and run ids added). */

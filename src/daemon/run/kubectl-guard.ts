@@ -8,6 +8,7 @@ import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js'
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
+import { grantPodToken, tokenLifetimeMs, type PodToken } from './pod-token.js';
 import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
@@ -19,8 +20,9 @@ import type { RunStart } from './stages.js';
 // The kubectl guard of one run, joined to the pipeline: the persona's tool policy (for the CLI's own
 // permission settings and for the broker), the guard's `kubectl` first on the agent's PATH, the
 // broker serving it from the run bundle while the agent runs, and `cluster-calls.jsonl` recording
-// every call. Engines whose agents cannot reach a socket in the bundle (kubernetes) get the CLI
-// permissions only; there the agent's ServiceAccount RBAC is the enforcement.
+// every call. An agent pod (kubernetes) cannot reach a socket in the bundle: with the pod broker
+// configured its `kubectl` calls the daemon over HTTP with the run's token (pod-token.ts), and the call
+// lands on the same broker; without it the CLI permissions are all, and the agent's RBAC enforces.
 
 export const GUARD_DIR = 'kubectl-guard';
 export const BROKER_SOCKET = 'kubectl.sock';
@@ -65,6 +67,8 @@ export interface GuardInput {
   env: Record<string, string | undefined>;
   /** Folders before PATH for the broker's kubectl (RunOverrides.pathPrepend: the eval's frozen cluster). */
   pathPrepend?: string[];
+  /** The pod broker, for engines whose agents reach the daemon over the network. */
+  podBroker?: PipelineEnv['podBroker'];
   redact: (text: string) => string;
   audit: AuditFn;
   now: () => Date;
@@ -136,6 +140,7 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
     incident: request.workspace.incident,
     env: env.env,
     ...(pathPrepend ? { pathPrepend } : {}),
+    ...(env.podBroker ? { podBroker: env.podBroker } : {}),
     redact: (text) => env.redactor.redact(text),
     audit: start.audit,
     now: env.now,
@@ -159,11 +164,14 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   const { config, engine } = input;
   const policy = await loadToolPolicy(config.personas_dir, config.persona);
   const permissions = toolPermissions(policy);
-  const brokered = config.kubectl.guard && engine.capabilities.bundleSockets === true;
+  const local = engine.capabilities.bundleSockets === true;
+  const remote = !local && engine.capabilities.networkBroker === true ? input.podBroker : undefined;
+  const brokered = config.kubectl.guard && (local || remote !== undefined);
   const guardDir = path.join(input.bundleDir, GUARD_DIR);
   const socketPath = path.join(input.bundleDir, BROKER_SOCKET);
   let log: CallLog | undefined;
   let broker: RunningBroker | undefined;
+  let token: PodToken | undefined;
   let stopped = false;
 
   const onCall = async (record: ClusterCallRecord) => {
@@ -181,6 +189,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    await token?.revoke();
     await broker?.stop().catch(() => undefined);
     await log?.close().catch(() => undefined);
   };
@@ -196,7 +205,9 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       const container = engine.placement === 'container';
       await installGuard(guardDir, {
         runId: input.runId,
-        socketPath: (container ? path.posix : path).join(agentRunDir, BROKER_SOCKET),
+        ...(remote
+          ? { socketPath: remote.url, withToken: true }
+          : { socketPath: (container ? path.posix : path).join(agentRunDir, BROKER_SOCKET) }),
         ...(container ? {} : { nodePath: process.execPath }),
       });
     },
@@ -209,8 +220,9 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
         ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
       };
       const env = { ...triageEnv(config, input.incident, input.env, run), TRIAGE_STAGE: 'agent' };
+      // Only the daemon connects to the socket of a run served over the network.
       const owner =
-        engine.placement === 'container'
+        engine.placement === 'container' && !remote
           ? socketOwner(config.docker.user, input.getuid ?? (() => process.getuid?.() ?? -1))
           : undefined;
       broker = await startBroker({
@@ -219,10 +231,19 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
         kubectl: { command: config.kubectl.command, env, cwd: input.workspaceDir },
         callTimeoutMs: config.kubectl.call_timeout,
         ...(owner ? { owner } : {}),
-        ...(engine.placement === 'host' ? { mode: 0o600 } : {}),
+        ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),
         onCall,
         now: input.now,
       });
+      if (remote) {
+        const expiresAt = input.now().getTime() + tokenLifetimeMs(config);
+        token = await grantPodToken(await remote.open(), {
+          runId: input.runId,
+          guardDir,
+          socketPath,
+          expiresAt,
+        });
+      }
     },
     finish: async (denials) => {
       const at = input.now();
@@ -232,6 +253,8 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
           () => undefined,
         );
       }
+      // The token goes first (and its file with it, before the bundle is digested).
+      await token?.revoke();
       await broker?.stop();
       for (const record of refusedByCli) await onCall(record);
       const totals = log?.totals() ?? { calls: 0, refused: 0 };

@@ -7,7 +7,7 @@ import type { Config } from '../../config/schema.js';
 import type { SkillEntry } from '../../context/disclosure/skill-types.js';
 import type { AgentView, PathMapping } from '../../context/types.js';
 import type { Mount, Placement } from '../../engines/types.js';
-import { TRIAGE_DIR } from '../../incident/types.js';
+import { TRIAGE_DIR } from '../../shared/types.js';
 import { ensureOwnDir, openDirNoFollow } from '../../util/safe-path.js';
 
 // Where a run's agent sees things, per engine: container paths plus the mounts that put the host

@@ -1,3 +1,4 @@
+import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import { hostname } from 'node:os';
 import type { SkillsCache } from '../../context/skills-cache.js';
 import type { AgentAdapter } from '../../agents/types.js';
@@ -60,6 +61,31 @@ function ownSkillsCache(config: Config, log: Logger): SkillsCacheLike {
   };
 }
 
+/** The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until close. */
+function podBrokerOf(config: Config, log: Logger) {
+  const { port, host, url } = config.kubernetes.broker;
+  if (port === 0 || !url) return undefined;
+  let started: Promise<PodBroker> | undefined;
+  const open = () => {
+    started ??= import('../../kubectl/broker/pod-broker.js').then(async ({ startPodBroker }) => {
+      const { RunTokens } = await import('../../kubectl/broker/tokens.js');
+      return startPodBroker({
+        host,
+        port,
+        tokens: new RunTokens(),
+        log: log.child({ component: 'pod-broker' }),
+      });
+    });
+    // A failed listen (port taken) is reported by the run that asked, and tried again by the next.
+    started.catch(() => (started = undefined));
+    return started;
+  };
+  return {
+    env: { url, open },
+    close: async () => (await started?.catch(() => undefined))?.close(),
+  };
+}
+
 export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   const { config } = deps;
   const engines = new Map<string, Promise<Engine>>();
@@ -76,8 +102,10 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
       })
     : undefined;
+  const podBroker = podBrokerOf(config, deps.log);
   const env: PipelineEnv = {
     ...(gateway ? { gateway } : {}),
+    ...(podBroker ? { podBroker: podBroker.env } : {}),
     config,
     redactor: deps.redactor,
     secrets: deps.secrets,
@@ -115,6 +143,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       ...[...engines.values()].map(async (e) => (await e).close()),
       Promise.resolve(env.skills.stop?.()),
       gateway?.close(),
+      Promise.resolve(podBroker?.close()),
     ]);
     for (const r of results)
       if (r.status === 'rejected')

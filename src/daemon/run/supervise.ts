@@ -47,71 +47,141 @@ type Waited = { kind: 'exit'; exit: RunExit } | { kind: 'timeout' } | { kind: 'a
  * supervision: the wait is retried until the deadline and the stop signals are still sent, so that the
  * timeout holds once the engine is back and the run is never given up while its agent may still run.
  */
-export async function supervise(input: SuperviseInput): Promise<Supervised> {
-  const { engine, handle, log } = input;
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  let engineError: string | undefined;
-  const retryMs = input.engineRetryMs ?? ENGINE_RETRY_MS;
-  const killWaitMs = input.killWaitMs ?? KILL_WAIT_MS;
+export function supervise(input: SuperviseInput): Promise<Supervised> {
+  return new Supervision(input).run();
+}
 
-  const pause = (ms: number, abortable: boolean): Promise<void> =>
-    new Promise((resolve) => {
+/** One supervision: the wait with its deadline, then the stop escalation; notes an unreachable engine. */
+class Supervision {
+  private readonly started = performance.now();
+  private engineError: string | undefined;
+  private readonly retryMs: number;
+  private readonly killWaitMs: number;
+
+  constructor(private readonly input: SuperviseInput) {
+    this.retryMs = input.engineRetryMs ?? ENGINE_RETRY_MS;
+    this.killWaitMs = input.killWaitMs ?? KILL_WAIT_MS;
+  }
+
+  private elapsed(): number {
+    return Math.round(performance.now() - this.started);
+  }
+
+  async run(): Promise<Supervised> {
+    const first = await this.waitFor(this.input.timeoutMs, true);
+    if (first.kind === 'exit')
+      return { exit: first.exit, timedOut: false, interrupted: false, durationMs: this.elapsed() };
+    return this.stop(first.kind === 'timeout');
+  }
+
+  /** Past the deadline or at shutdown: SIGINT, SIGTERM, SIGKILL, each given its time to end the run. */
+  private async stop(timedOut: boolean): Promise<Supervised> {
+    const { input } = this;
+    const { engine, handle, log } = input;
+    const grace = timedOut ? input.graceMs : (input.shutdownGraceMs ?? input.graceMs);
+    log.warn(
+      { runId: handle.runId, id: handle.id, timeoutMs: input.timeoutMs, graceMs: grace },
+      timedOut ? 'agent run timed out; stopping it' : 'daemon shutting down; stopping the agent run',
+    );
+    let ended: RunExit | undefined;
+    // Only the signals the engine can deliver (a Kubernetes Job has no SIGINT).
+    const steps = gracefulSteps(grace, this.killWaitMs).filter((s) =>
+      engine.capabilities.signals.includes(s.signal),
+    );
+    const stoppedWith = await escalate(
+      steps,
+      (sig) => this.send(sig),
+      async (ms) => {
+        const r = await this.waitFor(ms, false);
+        if (r.kind === 'exit') ended = r.exit;
+        return r.kind === 'exit';
+      },
+      (step) =>
+        log.warn(
+          { runId: handle.runId, signal: step.signal, waitedMs: step.waitMs },
+          'agent still running after signal',
+        ),
+    );
+    if (ended && stoppedWith)
+      return { exit: ended, timedOut, interrupted: !timedOut, stoppedWith, durationMs: this.elapsed() };
+    return {
+      exit: {
+        exitCode: null,
+        signal: 'SIGKILL',
+        oomKilled: false,
+        error:
+          `run ${handle.id} did not end within ${this.killWaitMs} ms of SIGKILL` +
+          (this.engineError ? `; the engine did not answer: ${this.engineError}` : ''),
+      },
+      timedOut,
+      interrupted: !timedOut,
+      stoppedWith: 'SIGKILL',
+      durationMs: this.elapsed(),
+    };
+  }
+
+  private pause(ms: number, abortable: boolean): Promise<void> {
+    const { signal } = this.input;
+    return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
-        input.signal.removeEventListener('abort', done);
+        signal.removeEventListener('abort', done);
         resolve();
       }
-      if (abortable) input.signal.addEventListener('abort', done, { once: true });
+      if (abortable) signal.addEventListener('abort', done, { once: true });
     });
+  }
 
   /** Waits up to `ms`, retrying while the engine cannot be reached. */
-  const waitFor = async (ms: number, abortable: boolean): Promise<Waited> => {
+  private async waitFor(ms: number, abortable: boolean): Promise<Waited> {
+    const { handle, log, signal } = this.input;
     const deadline = performance.now() + ms;
     for (;;) {
       try {
         const left = Math.max(1, deadline - performance.now());
-        return await waitOnce(left, abortable);
+        return await this.waitOnce(left, abortable);
       } catch (err) {
         if (!isTransient(err)) throw err;
-        engineError = errorMessage(err);
+        this.engineError = errorMessage(err);
         const left = deadline - performance.now();
         log.warn(
           {
             runId: handle.runId,
             id: handle.id,
-            err: engineError,
-            retryInMs: retryMs,
+            err: this.engineError,
+            retryInMs: this.retryMs,
             leftMs: Math.round(left),
           },
           'lost contact with the engine while waiting for the agent run; retrying',
         );
         if (left <= 0) return { kind: 'timeout' };
-        await pause(Math.min(retryMs, left), abortable);
-        if (abortable && input.signal.aborted) return { kind: 'abort' };
+        await this.pause(Math.min(this.retryMs, left), abortable);
+        if (abortable && signal.aborted) return { kind: 'abort' };
       }
     }
-  };
+  }
 
   /** Sends a stop signal; an unreachable engine is logged and the escalation goes on. */
-  const send = async (sig: StopSignal): Promise<void> => {
+  private async send(sig: StopSignal): Promise<void> {
+    const { engine, handle, log } = this.input;
     try {
       await engine.signal(handle, sig);
     } catch (err) {
       if (!isTransient(err)) throw err;
-      engineError = errorMessage(err);
-      log.warn({ runId: handle.runId, signal: sig, err: engineError }, 'could not signal the agent run');
+      this.engineError = errorMessage(err);
+      log.warn({ runId: handle.runId, signal: sig, err: this.engineError }, 'could not signal the agent run');
     }
-  };
+  }
 
-  const waitOnce = (ms: number, abortable: boolean): Promise<Waited> => {
+  private waitOnce(ms: number, abortable: boolean): Promise<Waited> {
+    const { engine, handle, signal } = this.input;
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<Waited>((resolve) => {
       if (!abortable) return;
-      if (input.signal.aborted) return resolve({ kind: 'abort' });
+      if (signal.aborted) return resolve({ kind: 'abort' });
       onAbort = () => resolve({ kind: 'abort' });
-      input.signal.addEventListener('abort', onAbort, { once: true });
+      signal.addEventListener('abort', onAbort, { once: true });
     });
     const waited = engine.wait(handle, Math.max(1, ms)).then(
       (exit): Waited => ({ kind: 'exit', exit }),
@@ -121,55 +191,9 @@ export async function supervise(input: SuperviseInput): Promise<Supervised> {
       },
     );
     return Promise.race([waited, aborted]).finally(() => {
-      if (onAbort) input.signal.removeEventListener('abort', onAbort);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
     });
-  };
-
-  const first = await waitFor(input.timeoutMs, true);
-  if (first.kind === 'exit')
-    return { exit: first.exit, timedOut: false, interrupted: false, durationMs: elapsed() };
-
-  const timedOut = first.kind === 'timeout';
-  const grace = timedOut ? input.graceMs : (input.shutdownGraceMs ?? input.graceMs);
-  log.warn(
-    { runId: handle.runId, id: handle.id, timeoutMs: input.timeoutMs, graceMs: grace },
-    timedOut ? 'agent run timed out; stopping it' : 'daemon shutting down; stopping the agent run',
-  );
-  let ended: RunExit | undefined;
-  // Only the signals the engine can deliver (a Kubernetes Job has no SIGINT).
-  const steps = gracefulSteps(grace, killWaitMs).filter((s) =>
-    engine.capabilities.signals.includes(s.signal),
-  );
-  const stoppedWith = await escalate(
-    steps,
-    send,
-    async (ms) => {
-      const r = await waitFor(ms, false);
-      if (r.kind === 'exit') ended = r.exit;
-      return r.kind === 'exit';
-    },
-    (step) =>
-      log.warn(
-        { runId: handle.runId, signal: step.signal, waitedMs: step.waitMs },
-        'agent still running after signal',
-      ),
-  );
-  if (ended && stoppedWith)
-    return { exit: ended, timedOut, interrupted: !timedOut, stoppedWith, durationMs: elapsed() };
-  return {
-    exit: {
-      exitCode: null,
-      signal: 'SIGKILL',
-      oomKilled: false,
-      error:
-        `run ${handle.id} did not end within ${killWaitMs} ms of SIGKILL` +
-        (engineError ? `; the engine did not answer: ${engineError}` : ''),
-    },
-    timedOut,
-    interrupted: !timedOut,
-    stoppedWith: 'SIGKILL',
-    durationMs: elapsed(),
-  };
+  }
 }
 
 /**

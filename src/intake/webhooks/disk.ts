@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
-import { TRIAGE_DIR } from '../../incident/types.js';
+import { TRIAGE_DIR } from '../../shared/types.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
 // restarts, never looked at by the watcher): delivery keys, storm records, locks, temp folders. And

@@ -1,62 +1,10 @@
 import { mkdir } from 'node:fs/promises';
+import { waitFor } from '../../util/backoff.js';
 import { TransientError } from '../../util/errors.js';
 import { acquireLease, type LeaseIdentity } from '../lease.js';
 
-// Serialising intake per key: in this process a batcher (work for one key runs one batch at a time,
-// and whatever arrives meanwhile goes into the next batch: one lock and one write per batch, not per
-// alert), across replicas sharing the root a lease file per key.
-
-interface Waiting<I, O> {
-  item: I;
-  resolve: (value: O) => void;
-  reject: (err: unknown) => void;
-}
-
-/** Runs `process(key, items)` for one key at a time, batching items that arrive while it runs. */
-export class KeyedBatcher<I, O> {
-  private readonly queues = new Map<string, Waiting<I, O>[]>();
-
-  constructor(
-    private readonly process: (key: string, items: I[]) => Promise<O[]>,
-    private readonly maxBatch = 512,
-  ) {}
-
-  submit(key: string, item: I): Promise<O> {
-    return new Promise<O>((resolve, reject) => {
-      const queue = this.queues.get(key);
-      if (queue) {
-        queue.push({ item, resolve, reject });
-        return;
-      }
-      const fresh: Waiting<I, O>[] = [{ item, resolve, reject }];
-      this.queues.set(key, fresh);
-      void this.drain(key, fresh);
-    });
-  }
-
-  /** Keys with work queued or running. */
-  get busy(): number {
-    return this.queues.size;
-  }
-
-  private async drain(key: string, queue: Waiting<I, O>[]): Promise<void> {
-    // Yield once so that items of the same tick (one webhook's alerts) form one batch.
-    await Promise.resolve();
-    while (queue.length > 0) {
-      const batch = queue.splice(0, this.maxBatch);
-      try {
-        const results = await this.process(
-          key,
-          batch.map((w) => w.item),
-        );
-        batch.forEach((w, i) => w.resolve(results[i] as O));
-      } catch (err) {
-        for (const w of batch) w.reject(err);
-      }
-    }
-    this.queues.delete(key);
-  }
-}
+// Serialising intake per key across replicas sharing the root: a lease file per key. (In this process,
+// work for one key goes through a KeyedQueue: util/keyed-queue.ts.)
 
 export interface FileLockOptions {
   identity: LeaseIdentity;
@@ -75,23 +23,19 @@ export async function withFileLock<T>(
 ): Promise<T> {
   await mkdir(dir, { recursive: true });
   const start = Date.now();
-  let delay = 2;
-  for (;;) {
-    const got = await acquireLease(dir, options.identity, { ttlMs: options.ttlMs, now: options.now });
-    if (got.acquired) {
-      try {
-        return await fn();
-      } finally {
-        await got.lease.release();
-      }
-    }
-    const waited = Date.now() - start;
-    if (waited >= options.timeoutMs)
-      throw new TransientError(
-        `intake lock ${dir} is held by ${got.holder?.holder ?? 'another replica'}: gave up after ${waited} ms; the sender should retry`,
-        { code: 'EINTAKELOCK' },
-      );
-    await new Promise((r) => setTimeout(r, delay));
-    delay = Math.min(delay * 2, 50);
+  const got = await waitFor(
+    () => acquireLease(dir, options.identity, { ttlMs: options.ttlMs, now: options.now }),
+    (g) => g.acquired,
+    { waitMs: options.timeoutMs, delayMs: 2, maxDelayMs: 50 },
+  );
+  if (!got.acquired)
+    throw new TransientError(
+      `intake lock ${dir} is held by ${got.holder?.holder ?? 'another replica'}: gave up after ${Date.now() - start} ms; the sender should retry`,
+      { code: 'EINTAKELOCK' },
+    );
+  try {
+    return await fn();
+  } finally {
+    await got.lease.release();
   }
 }

@@ -24,6 +24,3 @@ export function folderName(parts: readonly string[], unique = randomBytes(4).toS
     .replace(/[-._]+$/, '');
   return readable ? `${readable}-${unique}` : `incident-${unique}`;
 }
-
-/** A compact UTC timestamp for folder names: 20261122T010203Z. */
-export const stamp = (ms: number): string => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');

@@ -27,8 +27,10 @@ import {
 } from './disk.js';
 import type { IntakeHooks, IntakeState } from './hooks.js';
 import { incidentFromAlert } from './incident.js';
-import { KeyedBatcher, withFileLock } from './locks.js';
-import { folderName, stamp } from './names.js';
+import { KeyedQueue } from '../../util/keyed-queue.js';
+import { withFileLock } from './locks.js';
+import { compactStamp } from '../../util/time.js';
+import { folderName } from './names.js';
 import type { MappedAlert } from './types.js';
 
 // HTTP intake's one writer: turns mapped alerts and posted incidents into workspaces exactly like a
@@ -106,7 +108,7 @@ export class IntakeStore {
   readonly paths: IntakePaths;
   private readonly options: IntakeStoreOptions;
   private readonly now: () => number;
-  private readonly batcher: KeyedBatcher<Item, IntakeOutcome>;
+  private readonly batcher: KeyedQueue<Item, IntakeOutcome>;
   private sweepTimer: NodeJS.Timeout | undefined;
   private ready: Promise<void> | undefined;
 
@@ -114,7 +116,7 @@ export class IntakeStore {
     this.options = options;
     this.paths = intakePaths(path.resolve(options.root));
     this.now = options.now ?? Date.now;
-    this.batcher = new KeyedBatcher((key, items) => this.process(key, items));
+    this.batcher = new KeyedQueue((key, items) => this.process(key, items));
     const every = options.sweepIntervalMs ?? Math.min(600_000, Math.max(1000, options.idempotencyTtlMs / 4));
     if (every > 0) {
       this.sweepTimer = setInterval(
@@ -369,7 +371,7 @@ export class IntakeStore {
   private draft(alert: MappedAlert, batch: Batch): KeyRecord {
     const { fields } = alert;
     const name = folderName([
-      stamp(batch.now),
+      compactStamp(batch.now),
       fields.alertname,
       fields.namespace,
       fields.workload.kind === 'Namespace' ? '' : fields.workload.name,

@@ -2,7 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../parse.js';
-import { SOCKET_ENV } from '../guard/client.js';
+import { SOCKET_ENV, TOKEN_FILE_ENV } from '../guard/client.js';
 import { ParseCache } from '../../util/parse-cache.js';
 
 // Writes the guard's `kubectl` into a folder the run puts first on the agent's PATH: an sh wrapper that
@@ -20,9 +20,14 @@ export interface GuardInstall {
   kubectl: string;
 }
 
+/** The run token's file in the guard's folder (an agent pod's guard sends it to the pod broker). */
+export const TOKEN_FILE = 'token';
+
 export interface GuardInstallOptions {
-  /** The broker's socket as the agent sees it. */
+  /** The broker's socket as the agent sees it, or the pod broker's http(s) URL. */
   socketPath: string;
+  /** The broker is a URL: the wrapper hands the client `<its folder>/token`, written at the run's start. */
+  withToken?: boolean;
   /** The node the wrapper runs; `node` (found on PATH) when it is not executable where the agent runs. */
   nodePath?: string;
   /** Named in the wrapper's comment. */
@@ -64,7 +69,7 @@ export async function installGuard(dir: string, options: GuardInstallOptions): P
     'here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
     `node=${shellQuote(options.nodePath ?? 'node')}`,
     '[ -x "$node" ] || node=node',
-    `${SOCKET_ENV}=${shellQuote(options.socketPath)} exec "$node" "$here/lib/bin.js" "$@"`,
+    `${SOCKET_ENV}=${shellQuote(options.socketPath)}${options.withToken ? ` ${TOKEN_FILE_ENV}="$here/${TOKEN_FILE}"` : ''} exec "$node" "$here/lib/bin.js" "$@"`,
     '',
   ].join('\n');
   const kubectl = path.join(dir, 'kubectl');

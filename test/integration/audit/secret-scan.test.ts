@@ -5,6 +5,7 @@ import { verifyAuditLog } from '../../../src/audit/log.js';
 import { listFiles, scanForSecrets } from '../../../src/audit/scan.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import { INCIDENT_TEXT, makePipeline, type Pipeline } from './pipeline-fixture.js';
+import { eventually } from '../../support/wait.js';
 
 // Plants secrets in the daemon's environment, in the incident and (through the fake agent) in the
 // agent's stdout, stderr and report; runs the daemon with the real run pipeline (process engine) and
@@ -37,20 +38,20 @@ async function waitForState(
   states: string[],
   timeoutMs: number,
 ): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await readFile(path.join(dir, '.triage', 'state.json'), 'utf8').then(
-      (t) => JSON.parse(t) as Record<string, unknown>,
-      () => undefined,
-    );
-    if (state && states.includes(String(state.state))) return state;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `state.json in ${dir} did not reach ${states.join('|')} within ${timeoutMs} ms: ${JSON.stringify(state)}`,
+  let state: Record<string, unknown> | undefined;
+  return eventually(
+    `state.json in ${dir} to reach ${states.join('|')}`,
+    async () => {
+      state = await readFile(path.join(dir, '.triage', 'state.json'), 'utf8').then(
+        (t) => JSON.parse(t) as Record<string, unknown>,
+        () => undefined,
       );
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+      return state && states.includes(String(state.state)) ? state : undefined;
+    },
+    timeoutMs,
+    50,
+    () => `last seen: ${JSON.stringify(state)}`,
+  );
 }
 
 beforeAll(async () => {

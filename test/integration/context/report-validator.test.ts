@@ -97,14 +97,12 @@ describe('report validator', () => {
     const found = await findReportValidator(config, fixtureSnapshot(t.dir));
     if (found.kind !== 'found') throw new Error(found.reason);
     expect(found.validator.timeoutMs).toBe(300);
-    const started = Date.now();
     const record = await run(found.validator, await workspace(templateReport()));
     expect(record).toMatchObject({
       verdict: 'failed',
       timedOut: true,
       reason: 'timed out after 300 ms and was stopped',
     });
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it.each([

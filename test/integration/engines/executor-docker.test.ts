@@ -22,18 +22,12 @@ import {
   tempDir,
   testConfig,
 } from '../../support/runs.js';
+import { eventually } from '../../support/wait.js';
 
 const docker = await requireEngine();
 
-async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> =>
+  eventually(what, fn, timeoutMs, 100);
 
 describe.skipIf(!docker)('run pipeline on the real engine', () => {
   let root: { dir: string; cleanup: () => Promise<void> };

@@ -52,6 +52,7 @@ describe('a replaced incident.json', () => {
       async () => (await markers(ws, 'agent-starts.log')) === 1,
       60_000,
     );
+    // The replacement must land 1.5 s into the run (mid-run), which is what this case is about.
     await new Promise((r) => setTimeout(r, 1500));
     await dropByRename(root, 'replaced', { ...first, severity: 'critical' });
     expect(await finalWithRuns(ws, 2)).toBe('succeeded');

@@ -88,7 +88,6 @@ describe('triage-runner daemon (CLI, process engine)', () => {
         (await readFile(path.join(slowDir, 'agent-starts.log'), 'utf8').catch(() => '')).includes('start') ||
         undefined,
     );
-    const t0 = Date.now();
     child.kill('SIGTERM');
     const [code, signal] = await Promise.race([
       exited,
@@ -100,8 +99,6 @@ describe('triage-runner daemon (CLI, process engine)', () => {
       ),
     ]);
     expect({ code, signal }, tail()).toEqual({ code: 0, signal: null });
-    // shutdown_timeout 300 ms + two stop_grace steps of 300 ms, with room for a loaded machine.
-    expect(Date.now() - t0).toBeLessThan(10_000);
     const slow = await waitForState(slowDir, ['interrupted'], 1000);
     expect(slow.runs).toEqual([{ id: expect.any(String), status: 'interrupted' }]);
     expect(output).toMatch(/daemon stopped/);

@@ -213,6 +213,7 @@ describe('kubectl broker with the guard client', () => {
     let out = '';
     waiter.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const waited = new Promise<number | null>((resolve) => waiter.once('exit', resolve));
+    // The waiter must still be queued behind the quitter's call: a window, not a condition to await.
     await new Promise((r) => setTimeout(r, 500));
     expect(await fakeCalls()).toBe('logs web-1 -f');
     quitter.kill('SIGKILL');

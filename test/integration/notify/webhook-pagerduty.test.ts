@@ -166,6 +166,7 @@ describe('webhook sink', () => {
       status: 'failed',
       lastError: { kind: 'permanent', status: 422, response: '{"error":"schemaVersion 1 is not supported"}' },
     });
+    // Several base delays later, still one request: a permanent failure is not retried (nothing to await).
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(r.requests).toHaveLength(1);
   });

@@ -410,6 +410,7 @@ describe('audit log lock (the shared exclusive-file lock)', () => {
     const pending = new AuditLog()
       .append(dir, { type: 'detected', incidentId: 'i-1' })
       .then(() => (done = true));
+    // A live holder's lock must keep the append waiting: a window to show it does not go through.
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
     await rm(lockFile());

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from '../../../src/config/schema.js';
+import { buildJob } from '../../../src/engines/kubernetes.js';
+import type { RunSpec } from '../../../src/engines/types.js';
 import { exposureProblem } from '../../../src/server/exposure.js';
 import { readManifests, renderKustomization, type K8sObject } from '../../support/kustomize.js';
 
@@ -57,14 +59,16 @@ describe('deploy/kubernetes manifests', () => {
       [
         'ClusterRole',
         'ClusterRoleBinding',
-        'ClusterRoleBinding',
         'ConfigMap',
         'Deployment',
         'Namespace',
         'NetworkPolicy',
         'NetworkPolicy',
         'PersistentVolumeClaim',
+        'PodDisruptionBudget',
         'Role',
+        'Role',
+        'RoleBinding',
         'RoleBinding',
         'Service',
         'ServiceAccount',
@@ -132,7 +136,39 @@ describe('deploy/kubernetes manifests', () => {
     expect(podSpec.automountServiceAccountToken).toBe(true);
   });
 
-  it('wires the daemon to the kubernetes engine, the API-key Secret, the generated ConfigMap and the RWX claim', () => {
+  it("builds agent Jobs from the shipped config with no ServiceAccount token, on the claim's node", async () => {
+    const job = buildJob(
+      runnerConfig,
+      {
+        runId: 'r1',
+        incidentId: 'i1',
+        labels: {},
+        image: runnerConfig.agent.image,
+        command: 'claude',
+        args: [],
+        env: {},
+        secretEnv: {},
+        mounts: [],
+        tmpfs: [],
+        stdin: '',
+        workdir: '/workspace',
+      } as unknown as RunSpec,
+      { jobName: 'triage-r1' },
+    );
+    const pod = job.spec!.template.spec!;
+    expect(pod.serviceAccountName).toBe(find('ServiceAccount', 'triage-agent').metadata.name);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(
+      pod.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.[0]?.labelSelector,
+    ).toEqual({
+      matchLabels: deployment.spec.selector.matchLabels,
+    });
+    expect(
+      await validateAll([{ ...job, apiVersion: 'batch/v1', kind: 'Job' } as unknown as K8sObject]),
+    ).toEqual([]);
+  });
+
+  it('wires the daemon to the kubernetes engine, the API-key Secret, the generated ConfigMap and the RWO claim', () => {
     const env = Object.fromEntries(daemon.env.map((e: { name: string }) => [e.name, e]));
     expect(env.TRIAGE_RUNNER_ENGINE.value).toBe('kubernetes');
     const [secret] = readManifests(path.join(BASE, 'secret.example.yaml'));
@@ -145,7 +181,17 @@ describe('deploy/kubernetes manifests', () => {
     expect(Object.keys(configMap.data).sort()).toEqual(['config.yaml', 'triage-system-prompt.md']);
     const pvc = find('PersistentVolumeClaim');
     expect(volumes.data.persistentVolumeClaim.claimName).toBe(pvc.metadata.name);
-    expect(pvc.spec.accessModes).toEqual(['ReadWriteMany']);
+    // ReadWriteOnce with leader election on: the replicas and the Jobs share the claim's node.
+    expect(pvc.spec.accessModes).toEqual(['ReadWriteOnce']);
+    expect(runnerConfig.leader_election.enabled).toBe(true);
+    const colocate = podSpec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution;
+    expect(colocate).toEqual([
+      {
+        topologyKey: 'kubernetes.io/hostname',
+        labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
+      },
+    ]);
+    expect(runnerConfig.kubernetes.same_node_as).toEqual(deployment.spec.selector.matchLabels);
     const mounts = Object.fromEntries(
       daemon.volumeMounts.map((m: { name: string; mountPath: string }) => [m.name, m.mountPath]),
     );
@@ -202,20 +248,82 @@ describe('deploy/kubernetes manifests', () => {
   });
 
   it('gives the daemon exactly Job, pod and log access in its own namespace', () => {
-    const role = find('Role');
+    const role = find('Role', 'triage-runner-jobs');
     expect(role.rules).toEqual([
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
     ]);
-    const binding = find('RoleBinding');
+    const binding = find('RoleBinding', 'triage-runner-jobs');
     expect(binding.roleRef).toMatchObject({ kind: 'Role', name: role.metadata.name });
     expect(binding.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'triage-runner', namespace: 'triage-runner' },
     ]);
   });
 
-  it('gives the agents a read-only cluster view without Secrets, exec or attach', () => {
+  it('gives the daemon the Lease by name and its pod label, in its own namespace only, for leader election', () => {
+    const role = find('Role', 'triage-runner-leader-election');
+    expect(role.metadata.namespace).toBe('triage-runner');
+    expect(role.rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: [runnerConfig.leader_election.lease_name],
+        verbs: ['get', 'update'],
+      },
+      { apiGroups: [''], resources: ['pods'], verbs: ['patch'] },
+    ]);
+    // The Lease lives where the Role applies.
+    expect(runnerConfig.leader_election.namespace ?? runnerConfig.kubernetes.namespace).toBe('triage-runner');
+    const binding = find('RoleBinding', 'triage-runner-leader-election');
+    expect(binding.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: role.metadata.name,
+    });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'triage-runner', namespace: 'triage-runner' },
+    ]);
+    // Nothing cluster-wide about leases or pods beyond the read-only view.
+    const view = find('ClusterRole');
+    for (const rule of view.rules as { apiGroups: string[]; verbs: string[] }[]) {
+      expect(rule.apiGroups).not.toContain('coordination.k8s.io');
+      expect(rule.verbs.every((v) => ['get', 'list', 'watch'].includes(v))).toBe(true);
+    }
+  });
+
+  it('routes the Service to the leader by its role label, on the HTTP and broker ports, with probes that keep a healthy standby ready', () => {
+    const service = find('Service');
+    expect(service.spec.selector).toEqual({
+      ...deployment.spec.selector.matchLabels,
+      'triage-runner.io/role': 'leader',
+    });
+    expect(service.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port])).toEqual([
+      ['http', 8080],
+      ['pods', 8081],
+    ]);
+    const env = Object.fromEntries(daemon.env.map((e: { name: string }) => [e.name, e]));
+    expect(env.POD_NAME.valueFrom.fieldRef.fieldPath).toBe('metadata.name');
+    expect(env.POD_NAMESPACE.valueFrom.fieldRef.fieldPath).toBe('metadata.namespace');
+    expect(daemon.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(deployment.spec.replicas).toBe(2);
+    const pdb = find('PodDisruptionBudget');
+    expect(pdb.spec).toEqual({
+      maxUnavailable: 1,
+      unhealthyPodEvictionPolicy: 'AlwaysAllow',
+      selector: { matchLabels: deployment.spec.selector.matchLabels },
+    });
+    // The pods reach the broker through that Service.
+    const url = new URL(runnerConfig.kubernetes.broker.url!);
+    expect(url.hostname).toBe(`${service.metadata.name}.${service.metadata.namespace}.svc`);
+    expect(Number(url.port)).toBe(runnerConfig.kubernetes.broker.port);
+    expect(daemon.ports.find((p: { name: string }) => p.name === 'pods').containerPort).toBe(
+      runnerConfig.kubernetes.broker.port,
+    );
+  });
+
+  it('keeps the read-only cluster view without Secrets, exec or attach, and binds it to the daemon only', () => {
     const view = find('ClusterRole');
     const rules = view.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
     const resources = rules.flatMap((r) => r.resources);
@@ -224,12 +332,14 @@ describe('deploy/kubernetes manifests', () => {
       false,
     );
     expect([...new Set(rules.flatMap((r) => r.verbs))].sort()).toEqual(['get', 'list', 'watch']);
-    const agentBinding = base.find(
-      (o) => o.kind === 'ClusterRoleBinding' && (o as any).subjects[0].name === 'triage-agent', // eslint-disable-line @typescript-eslint/no-explicit-any
-    ) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(agentBinding.roleRef).toMatchObject({ kind: 'ClusterRole', name: view.metadata.name });
-    expect(agentBinding.subjects).toEqual([
-      { kind: 'ServiceAccount', name: 'triage-agent', namespace: 'triage-runner' },
+    // The agents hold no token and no binding: the daemon's broker runs their calls with this view.
+    const bindings = base.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(bindings.flatMap((b) => b.subjects.map((s: { name: string }) => s.name))).not.toContain(
+      'triage-agent',
+    );
+    const daemonView = bindings.find((b) => b.roleRef.name === view.metadata.name);
+    expect(daemonView.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'triage-runner', namespace: 'triage-runner' },
     ]);
   });
 
@@ -242,8 +352,16 @@ describe('deploy/kubernetes manifests', () => {
         const words = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...(rule.verbs ?? [])];
         expect(words, role.metadata.name).not.toContain('*');
         expect(rule.resources, role.metadata.name).not.toContain('secrets');
-        for (const verb of ['bind', 'escalate', 'impersonate', 'update', 'patch', 'deletecollection'])
+        for (const verb of ['bind', 'escalate', 'impersonate', 'deletecollection'])
           expect(rule.verbs, `${role.metadata.name} ${verb}`).not.toContain(verb);
+        // Writes other than Jobs: the leader's Lease, by name, and its pod's role label; nothing else.
+        if (rule.verbs?.includes('update'))
+          expect(rule, role.metadata.name).toMatchObject({
+            resources: ['leases'],
+            resourceNames: ['triage-runner'],
+          });
+        if (rule.verbs?.includes('patch'))
+          expect([role.kind, rule.resources, rule.verbs]).toEqual(['Role', ['pods'], ['patch']]);
         expect(rule.nonResourceURLs, role.metadata.name).toBeUndefined();
       }
     }
@@ -253,21 +371,36 @@ describe('deploy/kubernetes manifests', () => {
     );
   });
 
-  it('lets traffic reach the daemon only on its HTTP port, and the agents not at all', () => {
+  it('lets agents reach only the daemon broker port (and DNS), and the broker port only from agents', () => {
     const daemonPolicy = find('NetworkPolicy', 'triage-runner-daemon');
+    const agentLabels = { 'app.kubernetes.io/managed-by': 'triage-runner' };
     expect(daemonPolicy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
-    expect(daemonPolicy.spec.ingress).toEqual([{ ports: [{ port: 8080, protocol: 'TCP' }] }]);
-    expect(daemon.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(daemonPolicy.spec.ingress).toEqual([
+      { ports: [{ port: 8080, protocol: 'TCP' }] },
+      { from: [{ podSelector: { matchLabels: agentLabels } }], ports: [{ port: 8081, protocol: 'TCP' }] },
+    ]);
+    expect(daemon.ports).toEqual([
+      { name: 'http', containerPort: 8080, protocol: 'TCP' },
+      { name: 'pods', containerPort: 8081, protocol: 'TCP' },
+    ]);
+    const daemonEgress = daemonPolicy.spec.egress.flatMap((r: { ports: { port: number }[] }) =>
+      r.ports.map((p) => p.port),
+    );
+    expect([...new Set(daemonEgress)].sort()).toEqual([443, 53, 6443]);
     const agents = find('NetworkPolicy', 'triage-runner-agents');
-    expect(agents.spec.podSelector.matchLabels).toEqual({ 'app.kubernetes.io/managed-by': 'triage-runner' });
+    expect(agents.spec.podSelector.matchLabels).toEqual(agentLabels);
+    expect(agents.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(agents.spec.ingress).toEqual([]);
-    for (const policy of [daemonPolicy, agents]) {
-      expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
-      const ports = policy.spec.egress.flatMap((r: { ports: { port: number }[] }) =>
-        r.ports.map((p) => p.port),
-      );
-      expect([...new Set(ports)].sort()).toEqual([443, 53, 6443]);
-    }
+    const [dns, broker, ...rest] = agents.spec.egress;
+    expect(rest).toEqual([]);
+    expect(dns.to[0].podSelector.matchLabels).toEqual({ 'k8s-app': 'kube-dns' });
+    expect(dns.ports.map((p: { port: number }) => p.port)).toEqual([53, 53]);
+    expect(broker).toEqual({
+      to: [{ podSelector: { matchLabels: deployment.spec.selector.matchLabels } }],
+      ports: [{ port: 8081, protocol: 'TCP' }],
+    });
+    // No ipBlock anywhere in the agents' egress: not the API server, not the internet.
+    expect(JSON.stringify(agents.spec.egress)).not.toContain('ipBlock');
   });
 
   it('the kind overlay swaps the claim to ReadWriteOnce and uses the locally loaded image', () => {

@@ -6,10 +6,16 @@ import { Job } from 'kubernetes-models/batch/v1/Job';
 import { configSchema, type Config } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { isTransient, TransientError } from '../../../src/util/errors.js';
-import { createKubernetesEngine, jobNameFor, STDIN_MOUNT_PATH } from '../../../src/engines/kubernetes.js';
+import {
+  buildJob,
+  createKubernetesEngine,
+  jobNameFor,
+  STDIN_MOUNT_PATH,
+} from '../../../src/engines/kubernetes.js';
 import { WaitTimeoutError } from '../../../src/engines/labels.js';
 import type { Engine, RunSpec } from '../../../src/engines/types.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
+import { eventually } from '../../support/wait.js';
 
 const PROMPT = 'Investigate pod api-7f9 in CrashLoopBackOff. <incident>{"incidentId":"inc-1"}</incident>';
 const API_KEY = 'sk-ant-test-0123456789abcdef';
@@ -19,15 +25,8 @@ let root: string;
 let config: Config;
 let engine: Engine;
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = probe();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => T | undefined | false, timeoutMs = 5000): Promise<T> =>
+  eventually(what, probe, timeoutMs, 10);
 
 function spec(overrides: Partial<RunSpec> = {}): RunSpec {
   const incident = path.join(root, 'workspaces', 'inc-1');
@@ -93,6 +92,40 @@ afterEach(async () => {
 });
 
 describe('kubernetes engine: the Job it creates', () => {
+  it('with the pod broker on, gives the pod no ServiceAccount token; with same_node_as, puts it on the daemon node', () => {
+    const onBroker = configSchema.parse({
+      workspaces_root: path.join(root, 'workspaces'),
+      kubernetes: {
+        volume_root: root,
+        broker: { port: 8081, url: 'http://triage-runner.triage-runner.svc:8081' },
+        same_node_as: { 'app.kubernetes.io/component': 'daemon' },
+      },
+    });
+    const job = buildJob(onBroker, spec(), { jobName: 'triage-x' });
+    expect(job.spec?.template.spec?.automountServiceAccountToken).toBe(false);
+    expect(job.spec?.template.spec?.affinity).toEqual({
+      podAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          {
+            labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'daemon' } },
+            topologyKey: 'kubernetes.io/hostname',
+          },
+        ],
+      },
+    });
+    expect(() => new Job(job as never).validate()).not.toThrow();
+    // Off (the default): the agent uses its own token and goes wherever the scheduler puts it.
+    const off = buildJob(config, spec(), { jobName: 'triage-x' });
+    expect(off.spec?.template.spec?.automountServiceAccountToken).toBe(true);
+    expect(off.spec?.template.spec?.affinity).toBeUndefined();
+  });
+
+  it('refuses a broker port without the URL pods reach it by', () => {
+    const r = configSchema.safeParse({ kubernetes: { broker: { port: 8081 } } });
+    expect(r.success).toBe(false);
+    expect(JSON.stringify(r.error?.issues)).toContain('kubernetes.broker.url is required');
+  });
+
   it('creates a schema-valid Job with backoffLimit 0, the agent deadline, the TTL and the agent ServiceAccount', async () => {
     const handle = await engine.start(spec());
     expect(handle).toEqual({

@@ -12,6 +12,7 @@ import { processStartTime } from '../../../src/util/process.js';
 import type { Engine, RunHandle, RunSpec } from '../../../src/engines/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { tempDir, testConfig } from '../../support/runs.js';
+import { eventually } from '../../support/wait.js';
 
 const alive = (pid: number) => {
   try {
@@ -22,13 +23,8 @@ const alive = (pid: number) => {
   }
 };
 
-async function until(what: string, timeoutMs: number, fn: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = async (what: string, timeoutMs: number, fn: () => boolean | Promise<boolean>): Promise<void> =>
+  void (await eventually(what, fn, timeoutMs, 25));
 
 describe('process engine', () => {
   let root: { dir: string; cleanup: () => Promise<void> };
@@ -117,6 +113,7 @@ describe('process engine', () => {
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Without its pid file the wrapper must not start the agent: a window to show it waits.
     await new Promise((r) => setTimeout(r, 400));
     await expect(stat(ran)).rejects.toThrow(/ENOENT/);
     await writeFile(pidFile, '{}');

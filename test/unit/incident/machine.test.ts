@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import {
   IllegalTransitionError,
   isAllowed,
-  retryDelay,
   transition,
   type IncidentEvent,
   type MachineContext,
@@ -297,14 +296,5 @@ describe('what transitions record and emit', () => {
     expect(() => transition(record('succeeded'), EVENTS.Claimed, ctx)).toThrow(
       'illegal transition: Claimed in state succeeded; allowed there: IncidentChanged',
     );
-  });
-});
-
-describe('retryDelay', () => {
-  it('doubles per attempt with jitter between half and the full delay, capped', () => {
-    expect(retryDelay(1, 1000, 60_000, () => 0)).toBe(500);
-    expect(retryDelay(1, 1000, 60_000, () => 1)).toBe(1000);
-    expect(retryDelay(3, 1000, 60_000, () => 1)).toBe(4000);
-    expect(retryDelay(20, 1000, 60_000, () => 1)).toBe(60_000);
   });
 });

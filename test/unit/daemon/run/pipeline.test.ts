@@ -14,18 +14,14 @@ import { Redactor } from '../../../../src/log/redact.js';
 import { emptySkills, fakeAdapter, makeWorkspace, tempDir, testConfig } from '../../../support/runs.js';
 import { FakeEngine, GOOD_REPORT, unreachable } from './fake-engine.js';
 import { startAnthropic } from '../../../support/providers/anthropic.js';
+import { eventually } from '../../../support/wait.js';
 
 const SECRET = 'sk-ant-test-secret-value-0123456789';
 const CLAUDE_JSON =
   '{"type":"result","subtype":"success","is_error":false,"num_turns":3,"total_cost_usd":0.5,"usage":{"input_tokens":1000,"output_tokens":200}}\n';
 
-async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = async (cond: () => boolean, timeoutMs = 10_000): Promise<void> =>
+  void (await eventually('the condition', cond, timeoutMs, 10));
 
 describe('run executor', () => {
   let root: { dir: string; cleanup: () => Promise<void> };

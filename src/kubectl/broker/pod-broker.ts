@@ -1,0 +1,181 @@
+import { closeSync, openSync, constants as fsConstants } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import path from 'node:path';
+import { MAX_REQUEST_BYTES } from '../guard/protocol.js';
+import type { RunTokens } from './tokens.js';
+
+// The kubectl broker for agents that cannot reach a unix socket in their run bundle (Kubernetes Jobs on
+// other nodes): one HTTP listener on a port of the daemon's Service. A call is `POST /v1/kubectl` with
+// `Authorization: Bearer <run token>` and the guard's JSON request as its body. The token names the run;
+// the call is handed to that run's own broker (its unix socket, src/kubectl/broker/broker.ts) byte for
+// byte, so it is decided by the persona's policy and recorded in cluster-calls.jsonl exactly as under
+// docker, and the answer streams back as the same frames. A missing, unknown or expired token gets 401
+// and never reaches a broker.
+
+export const POD_BROKER_PATH = '/v1/kubectl';
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Linux's limit for a socket path is 108 bytes with the terminating NUL. */
+const MAX_SOCKET_PATH_BYTES = 100;
+
+/** What a run token opens: the run's own broker socket. */
+export interface PodBrokerTarget {
+  socketPath: string;
+}
+
+export interface PodBrokerOptions {
+  host: string;
+  port: number;
+  tokens: RunTokens<PodBrokerTarget>;
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+}
+
+export interface PodBroker {
+  readonly port: number;
+  readonly tokens: RunTokens<PodBrokerTarget>;
+  close(): Promise<void>;
+}
+
+/** Connects to a unix socket; a path too long for an address is reached through its folder's descriptor. */
+function connectUnix(socketPath: string): net.Socket {
+  if (Buffer.byteLength(socketPath) <= MAX_SOCKET_PATH_BYTES) return net.createConnection(socketPath);
+  const fd = openSync(path.dirname(socketPath), fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+  const socket = net.createConnection(`/proc/self/fd/${fd}/${path.basename(socketPath)}`);
+  const release = () => closeSync(fd);
+  socket.once('connect', release);
+  socket.once('error', () => socket.connecting && release());
+  return socket;
+}
+
+const bearer = (req: IncomingMessage): string | undefined => {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return m?.[1];
+};
+
+function refuse(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
+  if (res.headersSent) return void res.destroy();
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close', ...extra });
+  res.end(`kubectl guard: ${message}\n`);
+}
+
+const WHY: Record<'missing' | 'unknown' | 'expired', string> = {
+  missing:
+    'the call carries no run token (Authorization: Bearer …); only the agent of a running investigation may call',
+  unknown: 'the run token is not one of a running investigation; the call was refused',
+  expired: 'the run token has expired (its run is over or past its time limit); the call was refused',
+};
+
+/** Reads the request body, at most `limit` bytes within REQUEST_TIMEOUT_MS; undefined when it is not read. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too large' | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve(undefined);
+    }, REQUEST_TIMEOUT_MS);
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        clearTimeout(timer);
+        req.removeAllListeners('data');
+        resolve('too large');
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+    req.on('error', () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+  });
+}
+
+export async function startPodBroker(options: PodBrokerOptions): Promise<PodBroker> {
+  const { tokens, log } = options;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://broker');
+    if (url.pathname !== POD_BROKER_PATH)
+      return refuse(res, 404, `no such endpoint ${url.pathname}; use POST ${POD_BROKER_PATH}`);
+    if (req.method !== 'POST') return refuse(res, 405, `use POST ${POD_BROKER_PATH}`, { allow: 'POST' });
+    const check = tokens.check(bearer(req));
+    if (!check.ok) {
+      // The token itself is never logged; the run it belonged to is, when known.
+      log.warn(
+        {
+          reason: check.reason,
+          ...(check.runId ? { runId: check.runId } : {}),
+          from: req.socket.remoteAddress,
+        },
+        'kubectl broker call refused: bad run token',
+      );
+      return refuse(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
+    }
+    const body = await readBody(req, MAX_REQUEST_BYTES);
+    if (body === undefined)
+      return refuse(res, 408, `the request was not read within ${REQUEST_TIMEOUT_MS} ms`);
+    if (body === 'too large')
+      return refuse(res, 413, `the request is longer than ${MAX_REQUEST_BYTES} bytes`);
+    const socket = connectUnix(check.target.socketPath);
+    let answered = false;
+    socket.on('connect', () => {
+      answered = true;
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' });
+      res.flushHeaders();
+      // The broker reads one line: the request, then keeps its side open while the call runs.
+      socket.write(body.at(-1) === 0x0a ? body : Buffer.concat([body, Buffer.from('\n')]));
+      socket.pipe(res);
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (answered) return void res.destroy();
+      log.warn(
+        { runId: check.runId, err: err.code ?? err.message },
+        "the run's kubectl broker cannot be reached",
+      );
+      refuse(
+        res,
+        503,
+        `the run's kubectl broker is not listening (${err.code ?? err.message}); the run may be ending`,
+      );
+    });
+    // The caller went away (its kubectl was interrupted): the broker reads our end as that and stops the call.
+    res.on('close', () => {
+      if (!socket.destroyed) socket.end();
+    });
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(() => refuse(res, 500, 'the broker failed to handle the call'));
+  });
+  server.requestTimeout = 0;
+  server.headersTimeout = REQUEST_TIMEOUT_MS;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ host: options.host, port }, 'kubectl broker for agent pods listening');
+  return {
+    port,
+    tokens,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
