@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compileCluster } from '../src/eval/cases/compile.js';
 import { answer } from '../src/eval/shim/answer.js';
-import { parseKubectl } from '../src/kubectl/parse.js';
+import { classifyKubectl } from '../src/kubectl/policy/classify.js';
 import type * as InstallShim from '../src/eval/install-shim.js';
 
 const CALLS = Number(process.env.BENCH_SHIM_CALLS ?? 30);
@@ -50,7 +50,7 @@ try {
     '-n',
     'orders',
   ]);
-  const cmd = parseKubectl(['describe', 'pod', 'orders-api-7f9c6d5b8d-x7k2p', '-n', 'orders']);
+  const cmd = classifyKubectl(['describe', 'pod', 'orders-api-7f9c6d5b8d-x7k2p', '-n', 'orders']);
   rows.push([
     'in process: describe answer only',
     Array.from({ length: CALLS * 10 }, () => time(() => answer(cmd, cluster))),

@@ -637,6 +637,20 @@ const baseSchema = z.strictObject({
         .default('kubectl')
         .describe("the kubectl the broker runs for allowed calls, looked up on the daemon's PATH"),
       call_timeout: duration('5m', 'a brokered kubectl call running longer is stopped'),
+      kubeconfig: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "kubeconfig the broker's kubectl uses instead of `kubeconfig`: a separate read-only identity (recommended: a ServiceAccount bound to the view ClusterRole)",
+        ),
+      as: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'user the broker impersonates on every call (kubectl --as), for a read-only identity without a second kubeconfig',
+        ),
     })
     .prefault({})
     .describe('the kubectl guard: persona tool policy enforced on every agent kubectl call'),
@@ -749,6 +763,15 @@ const baseSchema = z.strictObject({
         .prefault({})
         .describe('per-client rate limit; /healthz, /readyz and /metrics are never limited'),
       request_timeout: duration('30s', 'a request (headers and body) must arrive within this time'),
+      max_connections: int(1, 1_000_000)
+        .default(512)
+        .describe('open connections at once, server-wide; more are closed on arrival'),
+      allowed_hosts: z
+        .array(z.string().trim().min(1))
+        .default([])
+        .describe(
+          'Host names a server without HTTP_TOKEN answers besides localhost/127.0.0.1 (DNS-rebinding defence); http.public_url is added',
+        ),
     })
     .prefault({}),
   log: z

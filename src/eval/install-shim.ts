@@ -15,6 +15,8 @@ const COMPILED = import.meta.url.endsWith('.js');
 
 /** The code folders the shim needs, relative to src/ (or dist/): its own and the shared parser. */
 const CODE_DIRS = ['kubectl', path.join('eval', 'shim')];
+/** Single files from other folders: the verdicts (read, mutate, …) the shim answers by. */
+const CODE_FILES = [path.join('kubectl', 'policy', 'classify.js')];
 
 export interface ShimInstall {
   dir: string;
@@ -30,6 +32,10 @@ async function copyCompiled(dir: string): Promise<string> {
     for (const file of await readdir(path.join(root, rel))) {
       if (file.endsWith('.js')) await copyFile(path.join(root, rel, file), path.join(lib, rel, file));
     }
+  }
+  for (const rel of CODE_FILES) {
+    await mkdir(path.join(lib, path.dirname(rel)), { recursive: true });
+    await copyFile(path.join(root, rel), path.join(lib, rel));
   }
   // The copies are ES modules; without this file node would read them as CommonJS.
   await writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n');

@@ -3,11 +3,9 @@ import { findResourceType, type ResourceType } from './resources.js';
 
 // A pure kubectl command-line parser: flags anywhere (pflag rules: `-n x`, `-nx`, `-n=x`, `--namespace
 // x`, `--namespace=x`, `-ojson`, `-Ao wide`, `--`), the verb and its subcommand, the resources named
-// (`pods`, `po`, `pod/name`, `deploy,rs`, `deployments.apps`), and what the call would do to a cluster.
-// The kubectl guard and the frozen-cluster shim share it, so both judge a command the same way.
-
-/** What a call does: read, change state, enter a workload, hit a raw API path, read Secret data, or unknown. */
-export type KubectlCategory = 'read' | 'mutate' | 'workload-access' | 'raw' | 'secret-read' | 'unknown';
+// (`pods`, `po`, `pod/name`, `deploy,rs`, `deployments.apps`). Syntax only: what a call would do to a
+// cluster (read, mutate, …) is decided in kubectl/policy/classify.ts, so that a change made here for
+// the frozen-cluster shim cannot silently change what the guard allows.
 
 export type RawMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -39,18 +37,14 @@ export interface KubectlCommand {
   plugin?: string;
   /** Arguments after `--` (the command of exec, debug). */
   afterDashDash: string[];
-  category: KubectlCategory;
-  /** True when the call can neither change the cluster nor reveal Secret data. */
-  readOnly: boolean;
-  /** Why: `verb delete`, `Secret data via -o yaml`, `raw POST /api/…`. */
-  reason: string;
-  /** A usage error kubectl itself would print (`unknown flag: --foo`); the category is then `unknown`. */
+  /** A usage error kubectl itself would print (`unknown flag: --foo`). */
   error?: string;
   /** The same text for every spelling of the same command (flag order, short/long forms, `=` or not). */
   normalized: string;
 }
 
-const READ_VERBS = new Set([
+/** Every command kubectl has (its root's subcommands); anything else is a plugin name. */
+export const KUBECTL_VERBS: ReadonlySet<string> = new Set([
   'get',
   'describe',
   'logs',
@@ -68,8 +62,6 @@ const READ_VERBS = new Set([
   'help',
   'options',
   'plugin',
-]);
-const MUTATE_VERBS = new Set([
   'apply',
   'create',
   'delete',
@@ -88,45 +80,48 @@ const MUTATE_VERBS = new Set([
   'drain',
   'taint',
   'certificate',
+  'exec',
+  'attach',
+  'port-forward',
+  'cp',
+  'debug',
+  'proxy',
+  'rollout',
+  'config',
+  'auth',
+  'alpha',
 ]);
-const ACCESS_VERBS = new Set(['exec', 'attach', 'port-forward', 'cp', 'debug', 'proxy']);
-/** Verbs with subcommands, and which subcommands only read. */
-const SUBCOMMANDS: Record<string, { all: string[]; read: string[] }> = {
-  rollout: { all: ['status', 'history', 'undo', 'restart', 'pause', 'resume'], read: ['status', 'history'] },
-  config: {
-    all: [
-      'view',
-      'current-context',
-      'get-contexts',
-      'get-clusters',
-      'get-users',
-      'use-context',
-      'use',
-      'set-context',
-      'set-cluster',
-      'set-credentials',
-      'set',
-      'unset',
-      'delete-context',
-      'delete-cluster',
-      'delete-user',
-      'rename-context',
-    ],
-    read: ['view', 'current-context', 'get-contexts', 'get-clusters', 'get-users'],
-  },
-  auth: { all: ['can-i', 'whoami', 'reconcile'], read: ['can-i', 'whoami'] },
-  top: { all: ['pod', 'node'], read: ['pod', 'node'] },
-  apply: { all: ['view-last-applied', 'set-last-applied', 'edit-last-applied'], read: ['view-last-applied'] },
-  'cluster-info': { all: ['dump'], read: ['dump'] },
-  plugin: { all: ['list'], read: ['list'] },
-  certificate: { all: ['approve', 'deny'], read: [] },
-  set: {
-    all: ['image', 'env', 'resources', 'selector', 'serviceaccount', 'subject'],
-    read: [],
-  },
+/** Verbs with subcommands: the subcommands kubectl has. */
+export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  rollout: ['status', 'history', 'undo', 'restart', 'pause', 'resume'],
+  config: [
+    'view',
+    'current-context',
+    'get-contexts',
+    'get-clusters',
+    'get-users',
+    'use-context',
+    'use',
+    'set-context',
+    'set-cluster',
+    'set-credentials',
+    'set',
+    'unset',
+    'delete-context',
+    'delete-cluster',
+    'delete-user',
+    'rename-context',
+  ],
+  auth: ['can-i', 'whoami', 'reconcile'],
+  top: ['pod', 'node'],
+  apply: ['view-last-applied', 'set-last-applied', 'edit-last-applied'],
+  'cluster-info': ['dump'],
+  plugin: ['list'],
+  certificate: ['approve', 'deny'],
+  set: ['image', 'env', 'resources', 'selector', 'serviceaccount', 'subject'],
 };
 /** `kubectl create <what>`: the type each subcommand creates. */
-const CREATE_TYPES: Record<string, string> = {
+export const CREATE_TYPES: Record<string, string> = {
   clusterrole: 'clusterroles',
   clusterrolebinding: 'clusterrolebindings',
   configmap: 'configmaps',
@@ -155,7 +150,7 @@ const CREATE_TYPES: Record<string, string> = {
   sa: 'serviceaccounts',
   token: 'serviceaccounts',
 };
-const TOP_ALIASES: Record<string, string> = {
+export const TOP_ALIASES: Readonly<Record<string, string>> = {
   pod: 'pod',
   pods: 'pod',
   po: 'pod',
@@ -163,19 +158,6 @@ const TOP_ALIASES: Record<string, string> = {
   nodes: 'node',
   no: 'node',
 };
-/** Output formats that print an object's fields, hence a Secret's data. */
-const DATA_OUTPUTS =
-  /^(json|yaml|kyaml|jsonpath|jsonpath-as-json|jsonpath-file|go-template|go-template-file|template|templatefile|custom-columns|custom-columns-file)(=|$)/;
-const KNOWN_VERBS = new Set([
-  ...READ_VERBS,
-  ...MUTATE_VERBS,
-  ...ACCESS_VERBS,
-  'rollout',
-  'config',
-  'auth',
-  'alpha',
-]);
-
 interface Scan {
   flags: Record<string, string>;
   positionals: string[];
@@ -379,14 +361,14 @@ function shape(
     case 'plugin':
     case 'certificate': {
       const [what, ...rest] = words;
-      if (what === undefined || !sub?.all.includes(what)) return { targets: [], args: words };
+      if (what === undefined || !sub?.includes(what)) return { targets: [], args: words };
       return { subcommand: what, targets: [], args: rest };
     }
     case 'rollout':
     case 'set':
     case 'apply': {
       const [what, ...rest] = words;
-      if (what === undefined || !sub?.all.includes(what)) return { targets: [], args: words };
+      if (what === undefined || !sub?.includes(what)) return { targets: [], args: words };
       const resourceWords = verb === 'set' ? rest.filter((w) => !w.includes('=')) : rest;
       const { targets, rest: left } = resolveTargets(resourceWords);
       const assignments = verb === 'set' ? rest.filter((w) => w.includes('=')) : [];
@@ -404,80 +386,13 @@ const RAW_METHODS: Record<string, RawMethod> = {
   delete: 'DELETE',
 };
 
-const isSecretsPath = (p: string) => /\/secrets(\/|\?|$)/.test(p.split('?')[0] ?? '') || /\/secrets$/.test(p);
-/** A path through the API server's proxy to a pod, service or node: a request the workload answers, not the API. */
-const isProxyPath = (p: string) => {
-  const bare = p.split('?')[0] ?? '';
-  return /\/(pods|services|nodes)\/[^/]+\/proxy(\/|$)/.test(bare) || /^\/api\/v1\/proxy(\/|$)/.test(bare);
-};
-
-interface Verdict {
-  category: KubectlCategory;
-  readOnly: boolean;
-  reason: string;
-}
-
-/** Verbs whose bare form (no subcommand) only prints help or reads. */
-const BARE_READS = new Set(['top', 'cluster-info', 'plugin', 'rollout', 'config', 'auth']);
-
-function verbVerdict(cmd: Omit<KubectlCommand, 'category' | 'readOnly' | 'reason' | 'normalized'>): Verdict {
-  const verb = cmd.verb as string;
-  const { subcommand } = cmd;
-  if (ACCESS_VERBS.has(verb)) return { category: 'workload-access', readOnly: false, reason: `verb ${verb}` };
-  const sub = SUBCOMMANDS[verb];
-  if (sub && subcommand !== undefined) {
-    return sub.read.includes(subcommand)
-      ? { category: 'read', readOnly: true, reason: `verb ${verb} ${subcommand}` }
-      : { category: 'mutate', readOnly: false, reason: `verb ${verb} ${subcommand}` };
-  }
-  if (BARE_READS.has(verb)) {
-    // `kubectl rollout` prints help; `kubectl rollout frobnicate` is an error kubectl prints.
-    return cmd.args.length > 0 && verb !== 'cluster-info'
-      ? { category: 'unknown', readOnly: false, reason: `unknown ${verb} subcommand ${cmd.args[0] ?? ''}` }
-      : { category: 'read', readOnly: true, reason: `verb ${verb}` };
-  }
-  if (MUTATE_VERBS.has(verb)) return { category: 'mutate', readOnly: false, reason: `verb ${verb}` };
-  if (READ_VERBS.has(verb)) return { category: 'read', readOnly: true, reason: `verb ${verb}` };
-  return { category: 'unknown', readOnly: false, reason: `unknown verb ${verb}` };
-}
-
-function categorize(cmd: Omit<KubectlCommand, 'category' | 'readOnly' | 'reason' | 'normalized'>): Verdict {
-  if (cmd.error) return { category: 'unknown', readOnly: false, reason: cmd.error };
-  if (cmd.verb === undefined) return { category: 'read', readOnly: true, reason: 'no command (help)' };
-  if (cmd.raw) {
-    const { method, path } = cmd.raw;
-    if (method === 'GET' && isSecretsPath(path))
-      return { category: 'secret-read', readOnly: false, reason: `raw GET of Secrets ${path}` };
-    if (isProxyPath(path))
-      return {
-        category: 'workload-access',
-        readOnly: false,
-        reason: `raw ${method} through the API server proxy ${path}`,
-      };
-    return { category: 'raw', readOnly: method === 'GET', reason: `raw ${method} ${path}` };
-  }
-  if (cmd.plugin)
-    return { category: 'unknown', readOnly: false, reason: `not a kubectl command: ${cmd.verb}` };
-  const verdict = verbVerdict(cmd);
-  if (verdict.category !== 'read') return verdict;
-  if (cmd.verb === 'config' && cmd.subcommand === 'view' && cmd.flags.raw === 'true')
-    return { category: 'secret-read', readOnly: false, reason: 'config view --raw prints credentials' };
-  const secrets = cmd.targets.some((t) => t.type?.name === 'secrets');
-  const output = cmd.output ?? (cmd.flags.template !== undefined ? 'go-template' : undefined);
-  if (cmd.verb === 'get' && secrets && output !== undefined && DATA_OUTPUTS.test(output)) {
-    const format = output.split('=')[0] ?? output;
-    return { category: 'secret-read', readOnly: false, reason: `Secret data via -o ${format}` };
-  }
-  return verdict;
-}
-
 /** Quotes a word for display when a shell would need it. */
 export function shellQuote(word: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-function normalize(cmd: Omit<KubectlCommand, 'normalized' | 'category' | 'readOnly' | 'reason'>): string {
+function normalize(cmd: Omit<KubectlCommand, 'normalized'>): string {
   const parts: string[] = [];
   if (cmd.verb) parts.push(cmd.verb);
   if (cmd.subcommand) parts.push(cmd.subcommand);
@@ -504,19 +419,19 @@ function normalize(cmd: Omit<KubectlCommand, 'normalized' | 'category' | 'readOn
 }
 
 /**
- * Parses the arguments of one kubectl call (without the `kubectl` word) and classifies it. Never throws:
- * what kubectl would reject comes back as `error` with category `unknown`.
+ * Parses the arguments of one kubectl call (without the `kubectl` word). Never throws: what kubectl
+ * would reject comes back as `error`.
  */
 export function parseKubectl(argv: readonly string[]): KubectlCommand {
   // First pass: find the verb, skipping the values of flags given before it.
   const first = scan(argv, flagTable(undefined));
   const verb = first.positionals[0];
-  const known = verb === undefined || KNOWN_VERBS.has(verb);
+  const known = verb === undefined || KUBECTL_VERBS.has(verb);
   const second = known ? scan(argv, flagTable(verb)) : first;
   const words = second.positionals.slice(1);
   const shaped = verb && known ? shape(verb, words) : { targets: [], args: words };
   const flags = second.flags;
-  const base: Omit<KubectlCommand, 'category' | 'readOnly' | 'reason' | 'normalized'> = {
+  const base: Omit<KubectlCommand, 'normalized'> = {
     argv,
     ...(verb !== undefined ? { verb } : {}),
     ...(shaped.subcommand !== undefined ? { subcommand: shaped.subcommand } : {}),
@@ -540,8 +455,7 @@ export function parseKubectl(argv: readonly string[]): KubectlCommand {
     if (method) base.raw = { method, path: rawPath };
     else base.error ??= `--raw is not supported by kubectl ${verb}`;
   }
-  const verdict = categorize(base);
-  return { ...base, ...verdict, normalized: normalize(base) };
+  return { ...base, normalized: normalize(base) };
 }
 
 /**
@@ -585,30 +499,4 @@ export function splitCommandLine(line: string): string[] | undefined {
   if (quote) return undefined;
   if (inWord) words.push(word);
   return words;
-}
-
-/** One command kubectl has: its verb, a subcommand when it has them, and how a plain call of it is classified. */
-export interface KubectlCatalogEntry {
-  verb: string;
-  subcommand?: string;
-  category: KubectlCategory;
-}
-
-/**
- * Every verb and subcommand this parser knows, classified as a call without flags would be. Tool
- * permission rules that CLIs match by command prefix (`kubectl delete`) are derived from it.
- */
-export function kubectlCatalog(): KubectlCatalogEntry[] {
-  const out: KubectlCatalogEntry[] = [];
-  for (const verb of KNOWN_VERBS) {
-    const sub = SUBCOMMANDS[verb];
-    if (ACCESS_VERBS.has(verb)) out.push({ verb, category: 'workload-access' });
-    else if (MUTATE_VERBS.has(verb)) out.push({ verb, category: 'mutate' });
-    else if (READ_VERBS.has(verb) || BARE_READS.has(verb)) out.push({ verb, category: 'read' });
-    else if (!sub) out.push({ verb, category: 'unknown' });
-    for (const subcommand of sub?.all ?? []) {
-      out.push({ verb, subcommand, category: sub?.read.includes(subcommand) ? 'read' : 'mutate' });
-    }
-  }
-  return out;
 }

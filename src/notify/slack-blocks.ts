@@ -94,7 +94,9 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
     type: 'context',
     elements: [mrkdwn(clipText(context.join(' · '), SLACK_LIMITS.sectionChars))],
   });
-  return { text: clipText(summaryText(input), SLACK_LIMITS.fallbackChars), blocks };
+  // The top-level text is what notifications and phones show: escaped like the blocks, so the agent's
+  // `<!channel>`, `<!here>` and `<https://…|…>` links are shown as text, not acted on.
+  return { text: escapeMrkdwn(clipText(summaryText(input), SLACK_LIMITS.fallbackChars)), blocks };
 }
 
 /** The report as thread messages, each within the block, character and block-count limits. */

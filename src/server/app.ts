@@ -1,4 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   type FastifyError,
@@ -10,12 +12,14 @@ import { errorMessage } from '../util/errors.js';
 import { exposureProblem, isLoopbackHost } from './exposure.js';
 import type { HttpServerOptions } from './http.js';
 import { parseJsonBody } from './json.js';
+import { crossSiteProblem, hostProblem } from './request-guard.js';
 import { checkSession } from './session.js';
 import { DEFAULT_LIMITS, type HttpLimits } from './types.js';
 
-// The daemon's HTTP server on fastify: limits (body size, JSON depth, rate), bearer auth on /v1/*,
-// health and metrics without credentials, route modules as plugins, and 4xx bodies that say what is
-// wrong. Loaded only by http.ts, on demand, so that commands other than `daemon` never load fastify.
+// The daemon's HTTP server on fastify: limits (body size, JSON depth, rate, connections), auth decided
+// by the matched route (bearer unless the route declares otherwise, so every spelling of a path gets the
+// same answer), cross-site and Host checks, health and metrics without credentials, route modules as
+// plugins, and 4xx bodies that say what is wrong. Loaded only by http.ts, on demand, so that commands other than `daemon` never load fastify.
 
 /** Every error body: a stable code to branch on and a message for people. */
 export interface ProblemBody {
@@ -51,11 +55,32 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
     bodyLimit: limits.bodyBytes,
     requestTimeout: limits.requestTimeoutMs,
     forceCloseConnections: true,
+    // A connection that sends no complete request head within headersTimeoutMs is closed (half-open
+    // floods); Node checks every connectionsCheckingInterval, so that is a fraction of it.
+    serverFactory: (handler) =>
+      createServer(
+        {
+          requestTimeout: limits.requestTimeoutMs,
+          headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+          connectionsCheckingInterval: Math.max(
+            10,
+            Math.round(Math.min(limits.headersTimeoutMs, 30_000) / 4),
+          ),
+        },
+        handler,
+      ),
     return503OnClosing: true,
     exposeHeadRoutes: true,
     // Incident folder names (route ids) may be as long as a file name: 255 bytes, percent-encoded.
     routerOptions: { maxParamLength: 1024 },
   });
+
+  // Connections beyond this are closed on arrival, before any request is read.
+  app.server.maxConnections = limits.maxConnections;
+  // Node's head timeout does not cover a connection that never sends a byte: until its first request
+  // arrives, a connection idle for headersTimeoutMs is closed (later, keep-alive and the routes time it).
+  app.server.on('connection', (socket: Socket) => socket.setTimeout(limits.headersTimeoutMs));
+  app.server.on('request', (request: IncomingMessage) => request.socket.setTimeout(0));
 
   app.setErrorHandler((err: FastifyError, request, reply) =>
     replyToError(err, request, reply, limits, options),
@@ -100,12 +125,22 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
 
   const tokenDigest = options.token ? sha256(options.token) : undefined;
   const exposed = !isLoopbackHost(options.host);
+  const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()));
   app.addHook('onRequest', async (request, reply) => {
-    const auth = request.routeOptions.config.auth ?? (request.url.startsWith('/v1/') ? 'bearer' : 'none');
-    if ((auth !== 'bearer' && auth !== 'session') || !tokenDigest || !options.token) return;
+    // Without a token, a page on a name rebound to 127.0.0.1 must not read or post anything.
+    const badHost = options.token ? undefined : hostProblem(request.headers.host, allowedHosts);
+    if (badHost) return sendProblem(reply, 421, 'host_not_allowed', badHost);
+    const crossSite = crossSiteProblem(request.method, request.headers);
+    if (crossSite) return sendProblem(reply, 403, 'cross_site', crossSite);
+    // Auth comes from the route the router matched (after it decoded the path), never from the raw
+    // URL text: a route that declares nothing needs the bearer token. Unknown paths run nothing.
+    const auth = request.is404 ? 'none' : (request.routeOptions.config.auth ?? 'bearer');
+    if (auth === 'none' || auth === 'signature' || !tokenDigest || !options.token) return;
     // The status page: a session cookie (from a one-time ?token= exchange) stands in for the header.
     const session =
-      auth === 'session' ? checkSession(sessionRequest(request), options.token, Date.now()) : undefined;
+      auth === 'session' || auth === 'page'
+        ? checkSession(sessionRequest(request), options.token, Date.now(), auth === 'page')
+        : undefined;
     if (session?.kind === 'ok') return;
     if (session?.kind === 'exchange') {
       await reply
@@ -126,7 +161,7 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
         reply.header('www-authenticate', 'Bearer realm="triage-runner"'),
         401,
         'unauthorized',
-        auth === 'session' ? `${denied}. ${SESSION_HINT}` : denied,
+        auth === 'session' || auth === 'page' ? `${denied}. ${SESSION_HINT}` : denied,
       );
     }
   });

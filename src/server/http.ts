@@ -21,6 +21,8 @@ export interface HttpServerExtras {
   /** The HTTP_TOKEN secret; required when `host` is not loopback, checked on /v1/* whenever set. */
   token?: string;
   limits?: Partial<HttpLimits>;
+  /** Host names a tokenless server answers besides loopback ones (http.allowed_hosts, http.public_url). */
+  allowedHosts?: readonly string[];
   routes?: readonly RouteModule[];
   /** Where failures of the server itself (5xx) are logged. */
   log?: Logger;

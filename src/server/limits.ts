@@ -10,5 +10,15 @@ export function httpLimits(config: Config): HttpLimits {
     rateLimitMax: h.rate_limit.max,
     rateLimitWindowMs: h.rate_limit.window,
     requestTimeoutMs: h.request_timeout,
+    headersTimeoutMs: Math.min(10_000, h.request_timeout),
+    maxConnections: h.max_connections,
   };
+}
+
+/** Host names a tokenless server answers besides loopback: http.allowed_hosts and http.public_url's. */
+export function allowedHosts(config: Config): string[] {
+  const hosts = [...config.http.allowed_hosts];
+  if (config.http.public_url)
+    hosts.push(new URL(config.http.public_url).hostname.replace(/^\[(.*)\]$/, '$1'));
+  return hosts;
 }

@@ -76,10 +76,18 @@ export function checkSession(
   },
   token: string,
   now: number,
+  /** Whether `?token=` may be exchanged here: only on the page's own addresses, never on API routes. */
+  exchange = true,
 ): SessionCheck {
   const readOnly = request.method === 'GET' || request.method === 'HEAD';
   if (!readOnly || request.authorization !== undefined) return { kind: 'bearer' };
   const given = tokenParam(request.url);
+  if (given !== undefined && !exchange)
+    return {
+      kind: 'denied',
+      message:
+        '?token= is only exchanged on the status page (/), so the token stays out of API addresses and logs: send "Authorization: Bearer <token>", or open the page once with ?token=',
+    };
   if (given !== undefined) {
     const a = createHmac('sha256', 'compare').update(given).digest();
     const b = createHmac('sha256', 'compare').update(token).digest();

@@ -3,15 +3,16 @@ import type { FastifyPluginAsync } from 'fastify';
 // What route modules and the server share. Type-only: importing it never loads fastify.
 
 /**
- * How a route authenticates its caller; `/v1/*` routes default to `bearer`. `session`: the bearer
- * header, or on GET/HEAD the status page's session cookie (src/server/session.ts).
+ * How a route authenticates its caller; a route that declares nothing needs `bearer`. `session`: the
+ * bearer header, or on GET/HEAD the status page's session cookie (src/server/session.ts); `page`: the
+ * same, and a `?token=` in the address is exchanged for the cookie (the status page's own addresses).
  */
-export type RouteAuth = 'bearer' | 'none' | 'signature' | 'session';
+export type RouteAuth = 'bearer' | 'none' | 'signature' | 'session' | 'page';
 
 /**
  * A group of routes (the intake endpoints, the status API, the status page) registered on the
- * daemon's server as one fastify plugin. Routes under `/v1/` need the bearer token unless their
- * route config says `auth: 'none'` or `'signature'` (the route checks its own signature).
+ * daemon's server as one fastify plugin. Every route needs the bearer token unless its route config
+ * says otherwise (`auth: 'none'`, `'signature'` when the route checks its own signature, `'session'`).
  */
 export interface RouteModule {
   /** Shown in start-up logs and errors. */
@@ -29,6 +30,10 @@ export interface HttpLimits {
   rateLimitWindowMs: number;
   /** A request (headers and body) must arrive within this many ms. */
   requestTimeoutMs: number;
+  /** A request's head must arrive within this many ms (connections that send nothing are closed). */
+  headersTimeoutMs: number;
+  /** Open connections at once, server-wide; more are closed on arrival. */
+  maxConnections: number;
 }
 
 export const DEFAULT_LIMITS: HttpLimits = {
@@ -37,6 +42,8 @@ export const DEFAULT_LIMITS: HttpLimits = {
   rateLimitMax: 600,
   rateLimitWindowMs: 60_000,
   requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  maxConnections: 512,
 };
 
 declare module 'fastify' {

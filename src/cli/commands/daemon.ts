@@ -3,7 +3,7 @@ import { AGENT_NAMES, ENGINE_NAMES } from '../../config/schema.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { newDaemonId } from '../../daemon/ids.js';
 import { exposureProblem } from '../../server/exposure.js';
-import { httpLimits } from '../../server/limits.js';
+import { allowedHosts, httpLimits } from '../../server/limits.js';
 import { createMetrics } from '../../server/metrics.js';
 import { createIntakeRoutes } from '../../server/routes/intake.js';
 import type { StateChange } from '../../incident/store.js';
@@ -104,6 +104,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     server: (d) => ({
       ...(token ? { token } : {}),
       limits: httpLimits(config),
+      allowedHosts: allowedHosts(config),
       routes: [
         createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log }),
         ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),

@@ -3,13 +3,15 @@ import path from 'node:path';
 import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
 import { triageEnv } from '../../context/triage.js';
+import { brokerKubeconfigEnv, brokerPrefixArgs } from '../broker-identity.js';
 import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
 import { grantPodToken, tokenLifetimeMs, type PodToken } from './pod-token.js';
-import { parseKubectl, shellQuote, splitCommandLine } from '../../kubectl/parse.js';
+import { shellQuote, splitCommandLine } from '../../kubectl/parse.js';
+import { classifyKubectl } from '../../kubectl/policy/classify.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
@@ -112,7 +114,7 @@ export function denialRecord(denial: ToolDenial, at: Date, agent: string): Clust
       const normalized = argv.map(shellQuote).join(' ');
       return { ...base, tool, argv, normalized, category: 'unknown' };
     }
-    const cmd = parseKubectl(argv);
+    const cmd = classifyKubectl(argv);
     return { ...base, tool, argv, normalized: cmd.normalized, category: cmd.category };
   }
   return undefined;
@@ -219,7 +221,11 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
         runDir: input.bundleDir,
         ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
       };
-      const env = { ...triageEnv(config, input.incident, input.env, run), TRIAGE_STAGE: 'agent' };
+      const env = {
+        ...triageEnv(config, input.incident, input.env, run),
+        TRIAGE_STAGE: 'agent',
+        ...brokerKubeconfigEnv(config),
+      };
       // Only the daemon connects to the socket of a run served over the network.
       const owner =
         engine.placement === 'container' && !remote
@@ -228,7 +234,12 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       broker = await startBroker({
         socketPath,
         policy,
-        kubectl: { command: config.kubectl.command, env, cwd: input.workspaceDir },
+        kubectl: {
+          command: config.kubectl.command,
+          env,
+          cwd: input.workspaceDir,
+          prefixArgs: brokerPrefixArgs(config),
+        },
         callTimeoutMs: config.kubectl.call_timeout,
         ...(owner ? { owner } : {}),
         ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),

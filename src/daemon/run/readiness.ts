@@ -3,10 +3,12 @@ import type { Engine } from '../../engines/types.js';
 import { providerOfAgent } from '../../gateway/host.js';
 import { errorMessage } from '../../util/errors.js';
 import { resolveCommand } from '../../util/process.js';
+import { brokerIdentityProbe } from '../broker-identity.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';
 
-// Whether an incident can run now, for /readyz: the engine, the agent on it, its API key, the skills.
+// Whether an incident can run now, for /readyz: the engine, the agent on it, its API key, the skills,
+// and what the kubectl broker's identity may do on the cluster (broker-identity).
 
 /**
  * Can an incident run now? The engine answers; the agent can start there (the image exists, or the CLI
@@ -51,6 +53,9 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   } catch (err) {
     checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
   }
+  // Only engines that give runs a kubectl broker have one whose identity matters.
+  const identity = brokerIdentityProbe(config, env.env);
+  if (identity && made?.capabilities.bundleSockets === true) checks.push(await identity());
   return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
 }
 

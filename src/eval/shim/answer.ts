@@ -1,4 +1,5 @@
 import type { KubectlCommand } from '../../kubectl/parse.js';
+import type { ClassifiedCommand } from '../../kubectl/policy/classify.js';
 import type { ResourceType } from '../../kubectl/resources.js';
 import {
   apiResources,
@@ -118,7 +119,7 @@ function read(cmd: KubectlCommand, cluster: FrozenCluster): ShimAnswer {
 }
 
 /** Answers one parsed call. Never throws for anything an agent can type. */
-export function answer(cmd: KubectlCommand, cluster: FrozenCluster): ShimAnswer {
+export function answer(cmd: ClassifiedCommand, cluster: FrozenCluster): ShimAnswer {
   const recorded = cluster.commands.find((c) => c.normalized === cmd.normalized);
   if (recorded) {
     return {
@@ -137,7 +138,9 @@ export function answer(cmd: KubectlCommand, cluster: FrozenCluster): ShimAnswer 
     const parent = cmd.plugin ? 'kubectl' : `kubectl ${cmd.verb ?? ''}`;
     return fail(`error: unknown command "${word ?? ''}" for "${parent}"`, 'unknown-command');
   }
-  if (!cmd.readOnly) {
+  // The frozen cluster has no credentials, so it still shows Secrets by name and key size; the guard
+  // refuses these calls on a real cluster (the Secret reaches kubectl whole on the daemon's side).
+  if (!cmd.readOnly && !cmd.secretMetadata) {
     return {
       stdout: '',
       stderr: withNewline(forbidden(cmd, cluster)),

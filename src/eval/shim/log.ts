@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
-import type { KubectlCategory } from '../../kubectl/parse.js';
+import type { KubectlCategory } from '../../kubectl/policy/classify.js';
 import type { AnsweredFrom } from './output.js';
 
 // The run bundle's record of every kubectl call (`kubectl-calls.jsonl`): one JSON line per call,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { redactArgv } from '../../kubectl/flags.js';
 import { parseKubectl } from '../../kubectl/parse.js';
+import { classifyKubectl } from '../../kubectl/policy/classify.js';
 import { answer } from './answer.js';
 import { CLUSTER_FILE, FROZEN_CLUSTER_VERSION, type FrozenCluster } from './cluster.js';
 import { appendCall, callsFile } from './log.js';
@@ -28,7 +29,7 @@ export function main(argv: string[], env: Record<string, string | undefined>): n
   const started = performance.now();
   const dir = path.resolve(env.TRIAGE_KUBECTL_SHIM_DIR ?? path.dirname(process.argv[1] ?? '.'));
   const cluster = loadCluster(dir);
-  const cmd = parseKubectl(argv);
+  const cmd = classifyKubectl(argv);
   let result: ShimAnswer;
   if (typeof cluster === 'string') {
     result = {

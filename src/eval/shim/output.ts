@@ -1,4 +1,4 @@
-import type { KubectlCategory } from '../../kubectl/parse.js';
+import type { KubectlCategory } from '../../kubectl/policy/classify.js';
 import type { FrozenObject, JsonObject } from './cluster.js';
 
 // What one answer of the shim is, and the printers shared by its commands: kubectl's JSON (Go's

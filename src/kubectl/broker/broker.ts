@@ -7,6 +7,7 @@ import { runProcessGroup, type GroupResult } from '../../util/process-group.js';
 import type { ClusterCallRecord } from './calls.js';
 import { decideCall, type CallDecision } from '../policy/decide.js';
 import { redactArgv } from '../flags.js';
+import { errorMessage } from '../../util/errors.js';
 import {
   FRAME_STDERR,
   FRAME_STDOUT,
@@ -38,7 +39,13 @@ export interface BrokerOptions {
   socketPath: string;
   policy: ToolPolicy;
   /** What an allowed call runs: the daemon-side kubectl, its environment and working directory. */
-  kubectl: { command: string; env: Record<string, string>; cwd: string };
+  kubectl: {
+    command: string;
+    env: Record<string, string>;
+    cwd: string;
+    /** Global flags put before every allowed call's arguments (`--as=<user>` from kubectl.as). */
+    prefixArgs?: readonly string[];
+  };
   callTimeoutMs: number;
   killGraceMs?: number;
   maxConcurrent?: number;
@@ -189,7 +196,7 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
       try {
         result = await runProcessGroup({
           command: options.kubectl.command,
-          args: request.argv,
+          args: [...(options.kubectl.prefixArgs ?? []), ...request.argv],
           cwd: options.kubectl.cwd,
           env: options.kubectl.env,
           timeoutMs: options.callTimeoutMs,
@@ -244,6 +251,29 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
     });
   };
 
+  /** A handler that threw: the caller is told, and the call is recorded as refused. */
+  const failed = async (socket: net.Socket, request: GuardRequest | string, err: unknown) => {
+    const message = `kubectl guard: the call failed in the broker and was not run (${errorMessage(err)})`;
+    try {
+      if (!socket.destroyed) {
+        socket.write(encodeFrame(FRAME_STDERR, Buffer.from(`${message}\n`)));
+        socket.write(exitFrame(REFUSED_EXIT));
+        socket.end();
+      }
+    } catch {
+      socket.destroy();
+    }
+    const argv = typeof request === 'string' ? [] : redactArgv(request.argv);
+    await record(
+      refusedRecord(
+        now(),
+        argv,
+        { shown: argv.join(' '), rule: 'guard: broker failure', message, category: 'unknown' },
+        Buffer.byteLength(message) + 1,
+      ),
+    );
+  };
+
   /** Reads the one request line (bounded in size and time), then handles the call. */
   const onConnection = (socket: net.Socket) => {
     sockets.add(socket);
@@ -266,7 +296,10 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
       if (started) return;
       started = true;
       socket.setTimeout(0);
-      void handle(socket, request, abort).finally(end);
+      // Whatever fails while handling a call is answered as a refusal; nothing reaches the daemon.
+      handle(socket, request, abort)
+        .catch((err: unknown) => failed(socket, request, err))
+        .finally(end);
     };
     socket.setTimeout(REQUEST_TIMEOUT_MS, () => {
       if (!started) {
@@ -279,9 +312,11 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
     socket.on('data', (chunk: Buffer) => {
       if (started) return;
       buffered = Buffer.concat([buffered, chunk]);
+      // The size limit holds before anything is decoded, also when the newline came in this chunk.
       const newline = buffered.indexOf(0x0a);
-      if (newline !== -1) begin(decodeRequest(buffered.subarray(0, newline).toString('utf8')));
-      else if (buffered.length > MAX_REQUEST_BYTES) begin(`longer than ${MAX_REQUEST_BYTES} bytes`);
+      const length = newline === -1 ? buffered.length : newline;
+      if (length > MAX_REQUEST_BYTES) begin(`longer than ${MAX_REQUEST_BYTES} bytes`);
+      else if (newline !== -1) begin(decodeRequest(buffered.subarray(0, newline).toString('utf8')));
     });
     socket.on('end', () => {
       // The client keeps its side open while it waits: its end means it went away (Ctrl-C, a tool
@@ -292,7 +327,8 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
         started = true;
         socket.destroy();
         end();
-      } else begin(decodeRequest(buffered.toString('utf8')));
+      } else if (buffered.length > MAX_REQUEST_BYTES) begin(`longer than ${MAX_REQUEST_BYTES} bytes`);
+      else begin(decodeRequest(buffered.toString('utf8')));
     });
     socket.on('close', () => abort.abort());
   };

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
-import type { KubectlCategory } from '../parse.js';
+import type { KubectlCategory } from '../policy/classify.js';
 
 // The run bundle's record of every cluster call the agent made (`cluster-calls.jsonl`): one JSON line
 // per call, allowed or refused, written by the daemon (never by the agent). The file is created before

@@ -7,6 +7,12 @@ export const PROTOCOL_VERSION = 1;
 /** A request line longer than this is refused (kubectl's own argument limit is far below it). */
 export const MAX_REQUEST_BYTES = 256 * 1024;
 export const MAX_ARGS = 4096;
+/**
+ * One argument's bytes, and all arguments' together: below Linux's 128 KiB per-string limit
+ * (MAX_ARG_STRLEN) and far below ARG_MAX, so that an allowed call can always be started (E2BIG).
+ */
+export const MAX_ARG_BYTES = 32 * 1024;
+export const MAX_ARGV_BYTES = 128 * 1024;
 
 export const FRAME_STDOUT = 1;
 export const FRAME_STDERR = 2;
@@ -46,6 +52,13 @@ export function decodeRequest(line: string): GuardRequest | string {
   if (!Array.isArray(r.argv) || !r.argv.every((a) => typeof a === 'string'))
     return 'argv must be an array of strings';
   if (r.argv.length > MAX_ARGS) return `${r.argv.length} arguments, at most ${MAX_ARGS}`;
+  let total = 0;
+  for (const [i, arg] of (r.argv as string[]).entries()) {
+    const bytes = Buffer.byteLength(arg);
+    if (bytes > MAX_ARG_BYTES) return `argument ${i + 1} is ${bytes} bytes, at most ${MAX_ARG_BYTES}`;
+    total += bytes + 1;
+  }
+  if (total > MAX_ARGV_BYTES) return `the arguments are ${total} bytes together, at most ${MAX_ARGV_BYTES}`;
   if (r.kubeconfig !== undefined && typeof r.kubeconfig !== 'string') return 'kubeconfig must be a string';
   return {
     v: PROTOCOL_VERSION,

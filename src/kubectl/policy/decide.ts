@@ -1,10 +1,12 @@
 import { redactArgv } from '../flags.js';
-import { parseKubectl, type KubectlCommand } from '../parse.js';
+import { classifyKubectl, type ClassifiedCommand } from './classify.js';
+import { commandPath } from './command-path.js';
 import { decide, kubectlNames, type ToolPolicy } from './policy.js';
 
-// What the kubectl guard does with one call: the rules no persona can lift (the daemon's credentials
-// and files stay the daemon's), then the persona's tool policy over the names the shared parser gives
-// the call. Pure: the broker and the tests call it the same way.
+// What the kubectl guard does with one call: the rules no persona can lift (the command kubectl would
+// run is the one the parser read, the daemon's credentials and files stay the daemon's), then the
+// persona's tool policy over the names the call is classified by. Pure: the broker and the tests call
+// it the same way.
 
 /** Flags that would point kubectl at other credentials or another API server. */
 const CREDENTIAL_FLAGS = [
@@ -53,7 +55,7 @@ export interface CallRequest {
 }
 
 export interface CallDecision {
-  command: KubectlCommand;
+  command: ClassifiedCommand;
   /** The normalised command with credential flag values redacted: what records and messages show. */
   shown: string;
   allowed: boolean;
@@ -64,7 +66,7 @@ export interface CallDecision {
 }
 
 interface Parsed {
-  cmd: KubectlCommand;
+  cmd: ClassifiedCommand;
   shown: string;
 }
 
@@ -93,11 +95,28 @@ function invariant(request: CallRequest, parsed: Parsed): CallDecision | undefin
       `the guard cannot read this command (${cmd.error}); check the flags with \`kubectl ${cmd.verb ?? ''} --help\``,
     );
   }
+  const resolved = commandPath(request.argv);
+  const strays = [...new Set(resolved.strays)];
+  if (strays.length > 0) {
+    return refuse(
+      parsed,
+      'guard: flag before the command',
+      `${strays.join(', ')} ${strays.length === 1 ? 'comes' : 'come'} before the command, where kubectl would take the next word as ${strays.length === 1 ? 'its' : 'a'} value and may run another command than the one written; only kubectl's global flags (-n, -v, --request-timeout, …) may come first: put the others after the command (kubectl get events -A)`,
+    );
+  }
   if (cmd.plugin) {
     return refuse(
       parsed,
       'guard: plugin',
       `"${cmd.verb ?? ''}" is not a kubectl command and plugins are not run`,
+    );
+  }
+  const read = [cmd.verb, cmd.subcommand].filter((w) => w !== undefined).join(' ');
+  if (resolved.path.join(' ') !== read) {
+    return refuse(
+      parsed,
+      'guard: command mismatch',
+      `kubectl would run \`kubectl ${resolved.path.join(' ')}\` but the guard read \`kubectl ${read}\`; write the command with its words first and its flags after them`,
     );
   }
   const credential = CREDENTIAL_FLAGS.find((f) => cmd.flags[f] !== undefined && cmd.flags[f] !== 'false');
@@ -123,6 +142,13 @@ function invariant(request: CallRequest, parsed: Parsed): CallDecision | undefin
       `-o ${cmd.output.split('=')[0] ?? ''} reads a file, and kubectl runs outside your environment; pass the template inline (-o jsonpath=…, -o go-template=…)`,
     );
   }
+  if (cmd.flags.vmodule !== undefined) {
+    return refuse(
+      parsed,
+      'guard: --vmodule',
+      `--vmodule raises the log level per file, past the -v=${MAX_VERBOSITY} cap (request headers, client configuration); use -v=${MAX_VERBOSITY} or less`,
+    );
+  }
   const verbosity = Number(cmd.flags.v ?? '0');
   if (!(verbosity <= MAX_VERBOSITY)) {
     return refuse(
@@ -143,8 +169,8 @@ function invariant(request: CallRequest, parsed: Parsed): CallDecision | undefin
 
 /** Decides one call: the guard's own rules first, then the persona's policy. */
 export function decideCall(request: CallRequest, policy: ToolPolicy): CallDecision {
-  const cmd = parseKubectl(request.argv);
-  const parsed = { cmd, shown: parseKubectl(redactArgv(request.argv)).normalized };
+  const cmd = classifyKubectl(request.argv);
+  const parsed = { cmd, shown: classifyKubectl(redactArgv(request.argv)).normalized };
   const refused = invariant(request, parsed);
   if (refused) return refused;
   const verdict = decide(policy, kubectlNames(cmd));

@@ -1,5 +1,5 @@
 import { AGENT_TOOLS, type ToolPermissions } from '../../shared/types.js';
-import { kubectlCatalog } from '../parse.js';
+import { kubectlCatalog } from './classify.js';
 import { decide, toolAllowed, type ToolPolicy } from './policy.js';
 
 // One tool policy, told to every CLI: which built-in tools the agent gets and which shell commands its

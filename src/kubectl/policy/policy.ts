@@ -4,7 +4,7 @@ import { Minimatch } from 'minimatch';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { AGENT_TOOLS, type AgentTool } from '../../shared/types.js';
-import type { KubectlCommand } from '../parse.js';
+import type { ClassifiedCommand } from './classify.js';
 import { ParseCache } from '../../util/parse-cache.js';
 
 // A persona's tool policy: `helpers.yaml` next to its PERSONA.md says which helpers the persona may
@@ -200,7 +200,7 @@ export const toolAllowed = (policy: ToolPolicy, tool: AgentTool): boolean =>
   decide(policy, [`tool:${tool}`]).allowed;
 
 /** The helper names of one kubectl call: its words, each resource type it names, its category and raw method. */
-export function kubectlNames(cmd: KubectlCommand): string[] {
+export function kubectlNames(cmd: ClassifiedCommand): string[] {
   const names: string[] = [];
   if (cmd.verb === undefined) names.push('kubectl');
   else {

@@ -7,7 +7,7 @@ import { folderNameProblem } from '../../status/read.js';
 import { renderMarkdown } from '../page/markdown.js';
 import { renderIncidentPage, renderListPage, renderProblemPage } from '../page/render.js';
 import type { RouteModule } from '../types.js';
-import { readOnly, stateParam } from './status-params.js';
+import { pageRoute, stateParam } from './status-params.js';
 
 // The status page: GET / (the incidents, updated live by /assets/status.js from GET /v1/events) and
 // GET /incidents/{id} (one incident: its report rendered from markdown, context tokens, timeline).
@@ -59,7 +59,7 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
   return {
     name: 'status-page',
     plugin: async (app) => {
-      app.get('/', readOnly, async (request, reply) => {
+      app.get('/', pageRoute, async (request, reply) => {
         const q = request.query as Record<string, unknown>;
         const state = stateParam(q.state, reply);
         if (!state.ok) return reply;
@@ -88,7 +88,7 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
         }
       });
 
-      app.get('/incidents/:id', readOnly, async (request, reply) => {
+      app.get('/incidents/:id', pageRoute, async (request, reply) => {
         const id = (request.params as { id: string }).id;
         const why = folderNameProblem(id);
         if (why) return page(reply, 400, renderProblemPage('Not an incident', why));

@@ -6,6 +6,8 @@ import { folderNameProblem } from '../../status/read.js';
 
 /** Routes a browser may read with the status page's session cookie (GET/HEAD only). */
 export const readOnly = { config: { auth: 'session' as const } };
+/** The status page's own addresses: also where `?token=` is exchanged for the session cookie. */
+export const pageRoute = { config: { auth: 'page' as const } };
 
 export const problem = (reply: FastifyReply, status: number, error: string, message: string): FastifyReply =>
   reply.code(status).header('cache-control', 'no-store').send({ error, message });

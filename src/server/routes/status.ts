@@ -20,6 +20,8 @@ import { folderParam, intParam, problem, readOnly, stateParam } from './status-p
 
 /** Concurrent event streams; more are refused with 503 (each holds a socket and a listener). */
 const MAX_EVENT_CLIENTS = 64;
+/** Concurrent event streams from one client address: one browser cannot take every slot. */
+const MAX_EVENT_CLIENTS_PER_ADDRESS = 8;
 /** A client that has not read this much of its stream is dropped (it reconnects and starts afresh). */
 const MAX_BUFFERED_BYTES = 1 << 20;
 const PING_MS = 15_000;
@@ -38,6 +40,7 @@ export interface StatusRoutesOptions {
   now?: () => number;
   log?: Logger;
   maxEventClients?: number;
+  maxEventClientsPerAddress?: number;
 }
 
 /** Retry through the daemon: the event under the workspace lease, then the daemon looks at the folder. */
@@ -66,7 +69,9 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
   const { index, log } = options;
   const now = options.now ?? Date.now;
   const maxClients = options.maxEventClients ?? MAX_EVENT_CLIENTS;
+  const maxPerAddress = options.maxEventClientsPerAddress ?? MAX_EVENT_CLIENTS_PER_ADDRESS;
   const streams = new Set<() => void>();
+  const perAddress = new Map<string, number>();
 
   return {
     name: 'status-api',
@@ -163,13 +168,24 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
       });
 
       app.get('/v1/events', { ...readOnly, exposeHeadRoute: false }, async (request, reply) => {
+        // A refused client's connection is closed, so that refusals hold no descriptor either.
         if (streams.size >= maxClients)
           return problem(
-            reply.header('retry-after', '10'),
+            reply.header('retry-after', '10').header('connection', 'close'),
             503,
             'too_many_streams',
             `${maxClients} event streams are open already: close one, or poll GET /v1/incidents`,
           );
+        const address = request.ip;
+        const mine = perAddress.get(address) ?? 0;
+        if (mine >= maxPerAddress)
+          return problem(
+            reply.header('retry-after', '10').header('connection', 'close'),
+            429,
+            'too_many_streams',
+            `${maxPerAddress} event streams are open from ${address} already: close one, or poll GET /v1/incidents`,
+          );
+        perAddress.set(address, mine + 1);
         reply.hijack();
         const res = reply.raw;
         res.writeHead(200, {
@@ -199,6 +215,9 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
           clearInterval(ping);
           unsubscribe();
           streams.delete(end);
+          const left = (perAddress.get(address) ?? 1) - 1;
+          if (left > 0) perAddress.set(address, left);
+          else perAddress.delete(address);
           if (!res.writableEnded) res.end();
         }
         streams.add(end);

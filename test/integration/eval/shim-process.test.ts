@@ -11,7 +11,7 @@ import { installShim } from '../../../src/eval/install-shim.js';
 import { answer } from '../../../src/eval/shim/answer.js';
 import type { FrozenCluster } from '../../../src/eval/shim/cluster.js';
 import { CALLS_FILE, type KubectlCallRecord } from '../../../src/eval/shim/log.js';
-import { parseKubectl } from '../../../src/kubectl/parse.js';
+import { classifyKubectl } from '../../../src/kubectl/policy/classify.js';
 import { REPO_ROOT, tempDir } from '../../support/runs.js';
 
 const exec = promisify(execFile);
@@ -57,7 +57,7 @@ const calls = async (): Promise<KubectlCallRecord[]> =>
 describe('frozen-cluster kubectl on PATH', () => {
   it('answers like the in-process shim and records the call', async () => {
     const argv = ['get', 'pods', '-n', 'payments', '-o', 'wide'];
-    const expected = answer(parseKubectl(argv), cluster);
+    const expected = answer(classifyKubectl(argv), cluster);
     const result = await kubectl(argv.join(' '));
     expect(result).toEqual({ stdout: expected.stdout, stderr: '', code: 0 });
     const last = (await calls()).at(-1);

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker, type RunningBroker } from '../../../src/kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { installGuard } from '../../../src/kubectl/broker/install-guard.js';
+import { MAX_REQUEST_BYTES } from '../../../src/kubectl/guard/protocol.js';
 import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy/policy.js';
 import { until } from '../../support/cli-daemon.js';
 import { tempDir } from '../../support/runs.js';
@@ -169,6 +170,72 @@ describe('kubectl broker with the guard client', () => {
     expect(await records()).toMatchObject([
       { decision: 'refused', rule: 'guard: malformed request', argv: [] },
     ]);
+    expect(await fakeCalls()).toBe('');
+  });
+
+  /** Sends `parts` over a raw connection, one write each, and reads the broker's answer. */
+  const rawCall = (parts: string[]): Promise<string> =>
+    new Promise<string>((resolve, reject) => {
+      const s = net.createConnection(broker?.socketPath ?? '');
+      const chunks: Buffer[] = [];
+      s.on('data', (c: Buffer) => chunks.push(c));
+      s.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      s.on('error', reject);
+      s.once('connect', () => {
+        const rest = [...parts];
+        const next = (): void => {
+          const part = rest.shift();
+          if (part === undefined) return;
+          if (rest.length === 0) s.end(part);
+          else s.write(part, next);
+        };
+        next();
+      });
+    });
+
+  it('refuses an argument too long for kubectl to be started (E2BIG) and keeps serving', async () => {
+    await start(root.dir);
+    // Sent as the agent could send it, straight to the socket (no process could pass it on).
+    const argv = ['get', 'pods', '-l', `app=${'x'.repeat(140 * 1024)}`];
+    const long = await rawCall([`${JSON.stringify({ v: 1, argv })}\n`]);
+    expect(long).toMatch(/argument 4 is \d+ bytes, at most 32768/);
+    const many = await run(['get', 'pods', ...Array.from({ length: 8 }, () => 'y'.repeat(30 * 1024))]);
+    expect(many.code).toBe(1);
+    expect(many.stderr).toMatch(/the arguments are \d+ bytes together, at most 131072/);
+    expect(await fakeCalls()).toBe('');
+    expect((await run(['get', 'pods'])).code).toBe(0);
+  });
+
+  it('answers a call whose kubectl cannot be started as a refusal, and the broker keeps serving', async () => {
+    await mkdir(root.dir, { recursive: true });
+    log = await CallLog.open(path.join(root.dir, CLUSTER_CALLS_FILE));
+    // An environment larger than the kernel takes: every spawn fails with E2BIG.
+    broker = await startBroker({
+      socketPath: path.join(root.dir, 'kubectl.sock'),
+      policy,
+      kubectl: {
+        command: path.join(fakeDir, 'kubectl'),
+        env: { PATH: '/usr/bin:/bin', HUGE: 'z'.repeat(4 * 1024 * 1024) },
+        cwd: root.dir,
+      },
+      callTimeoutMs: 20_000,
+      onCall: (r) => log.append(r),
+    });
+    for (let i = 0; i < 2; i++) {
+      const reply = await rawCall([`{"v":1,"argv":["get","pods"]}\n`]);
+      expect(reply).toMatch(/kubectl guard: .*(E2BIG|could not be started|failed in the broker)/);
+    }
+    await until('two records', 5_000, async () => ((await records()).length === 2 ? true : undefined));
+  });
+
+  it('enforces the request size limit before decoding, also when the newline comes in the last chunk', async () => {
+    await start(root.dir);
+    const head = '{"v":1,"argv":["get","pods","-l","';
+    const first = head + 'a'.repeat(MAX_REQUEST_BYTES - head.length - 10);
+    const reply = await rawCall([first, `${'b'.repeat(100)}"]}\n`]);
+    expect(reply).toContain(`longer than ${MAX_REQUEST_BYTES} bytes`);
+    const oneChunk = await rawCall([`${head}${'c'.repeat(MAX_REQUEST_BYTES)}"]}\n`]);
+    expect(oneChunk).toContain(`longer than ${MAX_REQUEST_BYTES} bytes`);
     expect(await fakeCalls()).toBe('');
   });
 

@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { compileCluster } from '../../../src/eval/cases/compile.js';
 import { answer } from '../../../src/eval/shim/answer.js';
 import type { FrozenCluster } from '../../../src/eval/shim/cluster.js';
-import { parseKubectl, splitCommandLine } from '../../../src/kubectl/parse.js';
+import { splitCommandLine } from '../../../src/kubectl/parse.js';
+import { classifyKubectl } from '../../../src/kubectl/policy/classify.js';
 import { REPO_ROOT } from '../../support/runs.js';
 
 const CASE = path.join(REPO_ROOT, 'examples', 'evals', 'crashloop-bad-config');
@@ -20,7 +21,7 @@ beforeAll(async () => {
 const run = (line: string) => {
   const argv = splitCommandLine(line);
   if (!argv) throw new Error(`bad test line ${line}`);
-  return answer(parseKubectl(argv), cluster);
+  return answer(classifyKubectl(argv), cluster);
 };
 
 describe('shim answers', () => {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parseKubectl, splitCommandLine, type KubectlCategory } from '../../../src/kubectl/parse.js';
+import { splitCommandLine } from '../../../src/kubectl/parse.js';
+import { classifyKubectl, type KubectlCategory } from '../../../src/kubectl/policy/classify.js';
 import { findResourceType } from '../../../src/kubectl/resources.js';
 
 const parse = (line: string) => {
   const argv = splitCommandLine(line);
   if (!argv) throw new Error(`bad test line ${line}`);
-  return parseKubectl(argv);
+  return classifyKubectl(argv);
 };
 
 describe('parseKubectl: flag forms normalise to one text', () => {
@@ -138,9 +139,10 @@ describe('parseKubectl: classification', () => {
     ['api-resources', 'read', true],
     ['version', 'read', true],
     ['', 'read', true],
-    ['get secrets -n shop', 'read', true],
-    ['get secret db -o name', 'read', true],
-    ['describe secret db', 'read', true],
+    ['get secrets -n shop', 'secret-read', false],
+    ['get secret db -o name', 'secret-read', false],
+    ['describe secret db', 'secret-read', false],
+    ['describe sa default', 'secret-read', false],
     ['get secret db -o yaml', 'secret-read', false],
     ["get secret db -o jsonpath='{.data.password}'", 'secret-read', false],
     ['get configmaps,secrets -o json', 'secret-read', false],

@@ -68,6 +68,26 @@ describe('parentMessage', () => {
     );
   });
 
+  it("escapes the agent's mentions and links in the top-level text as in the blocks", () => {
+    const report = [
+      '## 0. Executive Triage Card',
+      '',
+      '### Primary Hypothesis',
+      '<!channel> the DB is down, see <https://evil.example|this> & <@U123> — Confidence: High',
+      '',
+      '### Top 3 Recommended Actions',
+      '',
+      '| Priority | Action | Expected Outcome | Risk |',
+      '|----------|--------|------------------|------|',
+      '| 1 | <!here> click <https://evil.example/go|here> | fixed | Low |',
+      '',
+    ].join('\n');
+    const m = parentMessage(renderInput({ report, summary: summarize(report) }), true);
+    const shown = [m.text, ...m.blocks.map(blockText)].join('\n');
+    expect(m.text).toContain('First action: &lt;!here&gt; click &lt;https://evil.example/go');
+    expect(shown).not.toMatch(/<!channel>|<!here>|<https:\/\/evil/);
+  });
+
   it('posts the reason and what to do for a failed run', () => {
     const input = renderInput({
       state: {
