@@ -80,6 +80,16 @@ export const runResultSchema = z.looseObject({
     .optional(),
   /** The triage skill's own report check, when the skill declares one. */
   validator: validatorRecordSchema.optional(),
+  /** The cluster registry entry the run investigated (its name, never its credentials) and how it was chosen. */
+  cluster: z
+    .object({
+      name: z.string(),
+      routedBy: z.enum(['name', 'alias', 'default', 'override']),
+      requested: z.string(),
+      /** Set when the entry could not be reached as the run was prepared: what kubectl said. */
+      unreachable: z.string().optional(),
+    })
+    .optional(),
   /** The agent's cluster calls: how they were guarded, how many, how many refused, and the call log. */
   kubectl: z
     .object({

@@ -14,6 +14,8 @@ import {
   type ConfigProblem,
   type RawConfig,
 } from '../config/index.js';
+import { clusterFileProblems } from '../clusters/check.js';
+import { clusterRegistry } from '../clusters/registry.js';
 import { BootError, loadBootFile } from '../context/disclosure/boot.js';
 import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
 import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
@@ -165,6 +167,9 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
       }),
     );
   }
+  // Each cluster registry entry's kubeconfig: readable, and holding the context it names.
+  if (config.clusters && !replaced.has('clusters'))
+    problems.push(...(await clusterFileProblems(clusterRegistry(config).listClusters())));
   return problems;
 }
 

@@ -69,6 +69,10 @@ export function resolvePaths(config: Config, layers: ConfigLayers, bases: PathBa
   for (const source of out.skills.sources) {
     if (source.path) source.path = path.resolve(sourcesBase, source.path);
   }
+  for (const [name, entry] of Object.entries(out.clusters ?? {})) {
+    if (entry.kubeconfig)
+      entry.kubeconfig = path.resolve(baseFor(['clusters', name], layers, bases), entry.kubeconfig);
+  }
   for (const [name, source] of Object.entries(out.secrets)) {
     if (source.file) source.file = path.resolve(baseFor(['secrets', name], layers, bases), source.file);
   }

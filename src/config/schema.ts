@@ -206,6 +206,31 @@ const subjectRule = z.strictObject({
   subjects: z.array(z.string().min(1)).min(1).describe('boot.yml subjects booted when the rule matches'),
 });
 
+/** A registry entry's name: it appears in metrics labels, /readyz check names and Secret names. */
+const CLUSTER_NAME = /^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$/;
+const CLUSTER_NAME_RULE =
+  'lowercase letters, digits, ".", "_" or "-", starting and ending with a letter or digit, at most 63 characters';
+const clusterName = z.string().regex(CLUSTER_NAME, `expected a cluster name of ${CLUSTER_NAME_RULE}`);
+
+const clusterEntry = z
+  .strictObject({
+    kubeconfig: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("this cluster's kubeconfig (absent: kubectl's default, ~/.kube/config)"),
+    context: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('the kubeconfig context to use (absent: its current-context)'),
+    aliases: z
+      .array(z.string().min(1).max(253))
+      .default([])
+      .describe('other names incidents and alerts use for this cluster'),
+  })
+  .prefault({});
+
 const baseSchema = z.strictObject({
   workspaces_root: z
     .string()
@@ -623,6 +648,21 @@ const baseSchema = z.strictObject({
     .describe(
       'kubeconfig for the triage script and the kubectl broker (mounted into the agent only with kubectl.guard off)',
     ),
+  clusters: z
+    .record(z.string(), clusterEntry)
+    .optional()
+    .describe(
+      'the cluster registry: one kubeconfig (and context) per cluster an incident can name; absent: the single `kubeconfig` serves every incident',
+    ),
+  unknown_cluster: z
+    .enum(['reject', 'default'])
+    .default('reject')
+    .describe(
+      'an incident whose cluster is neither a registry name nor an alias: reject it (naming the known clusters), or route it to default_cluster',
+    ),
+  default_cluster: clusterName
+    .optional()
+    .describe('the registry entry incidents for unknown clusters go to when unknown_cluster is default'),
   kubectl: z
     .strictObject({
       guard: z
@@ -787,7 +827,8 @@ const baseSchema = z.strictObject({
 
 export const configSchema = baseSchema
   // Runs even when other keys have problems, so that validation reports every problem at once.
-  .superRefine(checkNotifySinks, { when: (payload) => isRecord(payload.value) });
+  .superRefine(checkNotifySinks, { when: (payload) => isRecord(payload.value) })
+  .superRefine(checkClusters, { when: (payload) => isRecord(payload.value) });
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -819,6 +860,82 @@ function checkNotifySinks(config: unknown, ctx: z.RefinementCtx): void {
       });
     }
   });
+}
+
+/** Registry names and aliases each name one cluster; default_cluster names an entry and is set when needed. */
+function checkClusters(config: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(config)) return;
+  const clusters = isRecord(config.clusters) ? config.clusters : undefined;
+  const names = new Set(clusters ? Object.keys(clusters) : []);
+  const owner = new Map<string, string>();
+  for (const name of names)
+    if (!CLUSTER_NAME.test(name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clusters', name],
+        message: `cluster name ${JSON.stringify(name)} is not usable in metrics labels and Secret names; use ${CLUSTER_NAME_RULE} (put the other spelling in aliases:)`,
+      });
+  for (const [name, entry] of Object.entries(clusters ?? {})) {
+    if (!isRecord(entry) || !Array.isArray(entry.aliases)) continue;
+    entry.aliases.forEach((alias: unknown, i) => {
+      if (typeof alias !== 'string') return;
+      const taken = names.has(alias) && alias !== name ? `the registry entry ${alias}` : owner.get(alias);
+      if (taken !== undefined || alias === name) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clusters', name, 'aliases', i],
+          message:
+            alias === name
+              ? `alias ${alias} is the entry's own name; remove it`
+              : `alias ${alias} already names ${taken}; each alias may name one cluster`,
+        });
+        return;
+      }
+      owner.set(alias, `an alias of ${name}`);
+    });
+  }
+  const fallback = config.default_cluster;
+  if (typeof fallback === 'string') {
+    if (!clusters)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_cluster'],
+        message: 'default_cluster needs a clusters: registry to name an entry of',
+      });
+    else if (!names.has(fallback))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_cluster'],
+        message: `default_cluster ${fallback} is not a registry entry (known: ${[...names].join(', ') || 'none'})`,
+      });
+  }
+  if (config.unknown_cluster === 'default' && clusters && typeof fallback !== 'string')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['default_cluster'],
+      message:
+        'unknown_cluster is default but default_cluster is not set; name the entry unknown clusters go to',
+    });
+  if (clusters && names.size === 0)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['clusters'],
+      message: 'the cluster registry is empty; add an entry or remove clusters:',
+    });
+  if (clusters && typeof config.kubeconfig === 'string')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['kubeconfig'],
+      message: 'kubeconfig and clusters: are both set; move the kubeconfig into a clusters: entry',
+    });
+  const kubectl = isRecord(config.kubectl) ? config.kubectl : {};
+  if (clusters && typeof kubectl.kubeconfig === 'string')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['kubectl', 'kubeconfig'],
+      message:
+        "kubectl.kubeconfig (the broker's own identity) and clusters: are both set; with a registry, each entry's kubeconfig is the one the broker uses: give each entry its read-only identity",
+    });
 }
 
 export type Config = z.infer<typeof configSchema>;

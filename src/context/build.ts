@@ -18,7 +18,7 @@ import {
 } from './prompt.js';
 import { escapeTextContent, renderIncident, renderPermissions, renderTriage } from './sections.js';
 import { tokenCounter } from './tokens.js';
-import { runTriage, type TriageMode } from './triage.js';
+import { runTriage, type ClusterKubeconfig, type TriageMode } from './triage.js';
 import { renderProducts } from './triage-products.js';
 import type { SkillEntry } from './disclosure/skill-types.js';
 import type {
@@ -54,6 +54,8 @@ export interface BuildInput {
   reportedRunDir?: string;
   /** Folders put first on the triage script's PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /** The run's cluster registry entry, as KUBECONFIG for the triage script. */
+  cluster?: ClusterKubeconfig;
 }
 
 export interface BuiltContext {
@@ -175,6 +177,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       ? { reportedLogPath: path.join(input.reportedRunDir, RUN_FILES.triageLog) }
       : {}),
     ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+    ...(input.cluster ? { cluster: input.cluster } : {}),
     agentTriageDir: view.triageDir,
     hostPaths: view.hostPaths,
   });

@@ -44,6 +44,8 @@ export interface TriageInput {
   reportedLogPath?: string;
   /** Folders put before PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /** The cluster registry entry's KUBECONFIG (src/clusters/access.ts); absent: the configured `kubeconfig`. */
+  cluster?: ClusterKubeconfig;
   /** The triage folder as the agent sees it (AgentView.triageDir); default the host path. */
   agentTriageDir?: string;
   /** How host paths appear to the agent (AgentView.hostPaths): the script's output and products are rewritten with it. */
@@ -73,6 +75,11 @@ export function triageArgs(
   );
 }
 
+/** The KUBECONFIG a run's registry entry gives kubectl (undefined: kubectl's default). */
+export interface ClusterKubeconfig {
+  kubeconfig?: string;
+}
+
 /**
  * The script's environment: the incident's coordinates, kubeconfig and PATH, never the daemon's secrets.
  * TRIAGE_RUN_DIR (the run bundle) and TRIAGE_STAGE=triage let tools it calls record into the bundle.
@@ -81,7 +88,7 @@ export function triageEnv(
   config: Config,
   incident: Incident,
   env: Record<string, string | undefined>,
-  run: { runDir?: string; pathPrepend?: string[] } = {},
+  run: { runDir?: string; pathPrepend?: string[]; cluster?: ClusterKubeconfig } = {},
 ): Record<string, string> {
   const out: Record<string, string> = {
     NAMESPACE: incident.namespace,
@@ -92,7 +99,9 @@ export function triageEnv(
     TRIAGE_STAGE: 'triage',
   };
   if (run.runDir) out.TRIAGE_RUN_DIR = run.runDir;
-  if (config.kubeconfig) out.KUBECONFIG = config.kubeconfig;
+  // The run's registry entry, and nothing else: no KUBECONFIG of the daemon's own is passed on.
+  const kubeconfig = run.cluster ? run.cluster.kubeconfig : config.kubeconfig;
+  if (kubeconfig) out.KUBECONFIG = kubeconfig;
   if (env.HOME) out.HOME = env.HOME;
   return out;
 }
@@ -273,6 +282,7 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
     env: triageEnv(config, incident, input.env ?? process.env, {
       runDir: input.bundle.dir,
       ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+      ...(input.cluster ? { cluster: input.cluster } : {}),
     }),
     timeoutMs: t.timeout,
     killGraceMs: t.kill_grace,

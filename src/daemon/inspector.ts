@@ -38,6 +38,8 @@ export interface InspectorDeps {
   /** A run of this folder is in progress here: it must be looked at again when it ends. */
   markChanged: (dir: string) => boolean;
   adopt: (dir: string, cluster: string) => void;
+  /** Why the cluster registry cannot take an incident for this cluster, or undefined when it routes it. */
+  clusterProblem?: (cluster: string) => string | undefined;
   /** A slot in the queue, held while the `queued` state is written; false when the queue is full. */
   reserve: () => (() => void) | undefined;
   enqueue: (queued: QueuedIncident, notBefore: number) => void;
@@ -156,7 +158,7 @@ export class Inspector {
     const unsafe = (await folderEscapes(this.deps.root, name)) ?? (await unsafeWorkspace(dir));
     if (unsafe) return this.rejectUnsafe(dir, unsafe);
     const state = await this.deps.store.read(dir);
-    const read = await readWorkspace(dir, { maxBytes: this.deps.intake.maxBytes });
+    const read = this.routed(dir, await readWorkspace(dir, { maxBytes: this.deps.intake.maxBytes }));
     const j = judge({
       cause,
       state,
@@ -231,6 +233,19 @@ export class Inspector {
       );
     }
     if (event.type === 'Invalid') this.finals.set(dir, await finalMark(dir));
+  }
+
+  /** A valid incident for a cluster the registry does not know is invalid: rejected with the known names. */
+  private routed(dir: string, read: ReadResult): ReadResult {
+    if (read.kind !== 'ok' || !this.deps.clusterProblem) return read;
+    const problem = this.deps.clusterProblem(read.workspace.incident.cluster);
+    if (!problem) return read;
+    return {
+      kind: 'invalid',
+      reason: `incident.json in ${dir} names a cluster the daemon cannot investigate: ${problem}`,
+      sha256: read.sha256,
+      mtimeMs: read.mtimeMs,
+    };
   }
 
   /** Admits a valid incident under a brief lease, then (lease released) hands it to the scheduler. */

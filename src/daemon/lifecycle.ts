@@ -86,7 +86,12 @@ export async function daemonReadiness(
     ok: false,
     checks: [{ name: 'executor', ok: false, detail: errorMessage(err) }],
   }));
-  return { ok: intake.ok && disk.ok && ex.ok, checks: [intake, ...leader, disk, ...ex.checks] };
+  return {
+    ok: intake.ok && disk.ok && ex.ok,
+    // Ready, but running without something (a skills source, an unreachable cluster): said at the top too.
+    ...(ex.degraded ? { degraded: true } : {}),
+    checks: [intake, ...leader, disk, ...ex.checks],
+  };
 }
 
 /** Says at start-up what would keep an incident from running (engine, agent image or CLI, API key, skills). */

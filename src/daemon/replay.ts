@@ -4,7 +4,7 @@ import path from 'node:path';
 import { RUN_FILES, runDirOf } from '../audit/bundle.js';
 import { TRIAGE_DIR } from '../shared/types.js';
 import type { AuditLog } from '../audit/log.js';
-import { readRunManifest } from '../audit/run-record.js';
+import { readRunManifest, readRunResult } from '../audit/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../config/schema.js';
 import { promptDigest } from '../context/build.js';
 import { savedTriageFiles } from '../context/triage-products.js';
@@ -42,6 +42,8 @@ export interface ReplaySource {
   originalAgent?: AgentName;
   /** The engine of the original run, used when no engine is chosen (the prompt's paths depend on it). */
   originalEngine?: EngineName;
+  /** The cluster registry entry the original run investigated (its result.json), used when none is chosen. */
+  originalCluster?: string;
 }
 
 /** Usage problems (bad input or output folder): the CLI maps them to exit 2. */
@@ -76,6 +78,8 @@ export interface ReplayOptions {
   maxIncidentBytes: number;
   /** Folders put first on PATH for the triage script and the agent (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /** The cluster registry entry (or alias) to investigate; default: the one the original run used. */
+  cluster?: string;
 }
 
 export interface ReplayDeps {
@@ -183,6 +187,8 @@ async function bundleFacts(bundleDir: string): Promise<Partial<ReplaySource>> {
   const engine = manifest.ok ? manifest.value.engine : undefined;
   if (typeof engine === 'string' && (ENGINE_NAMES as readonly string[]).includes(engine))
     out.originalEngine = engine as EngineName;
+  const result = await readRunResult(bundleDir);
+  if (result.ok && result.value.cluster) out.originalCluster = result.value.cluster.name;
   return out;
 }
 
@@ -355,7 +361,9 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   const savedCopy = await copyInputs(source, outDir);
   const triage = triageOverride(options, source, savedCopy);
   const agent = options.agent ?? source.originalAgent;
+  const cluster = options.cluster ?? source.originalCluster;
   const overrides: RunOverrides = {
+    ...(cluster ? { cluster } : {}),
     ...(agent ? { agent } : {}),
     ...((options.engine ?? source.originalEngine) ? { engine: options.engine ?? source.originalEngine } : {}),
     ...(options.model ? { model: options.model } : {}),

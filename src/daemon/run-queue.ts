@@ -13,6 +13,8 @@ export class RunQueue {
   constructor(
     private readonly limits: SchedulerLimits,
     now: () => number,
+    /** The cluster an incident counts against for max_per_cluster (its registry entry). */
+    private readonly clusterKey: (cluster: string) => string = (cluster) => cluster,
   ) {
     this.scheduler = new Scheduler(limits, now);
   }
@@ -35,7 +37,7 @@ export class RunQueue {
     const { incident } = queued.workspace;
     const result = this.scheduler.enqueue({
       key: queued.workspace.dir,
-      cluster: incident.cluster,
+      cluster: this.clusterKey(incident.cluster),
       severity: incident.severity,
       notBefore,
       arrivedAt: queued.arrivedAt,

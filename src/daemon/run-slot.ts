@@ -31,7 +31,8 @@ export interface SlotDeps {
   now: () => number;
   maxIncidentBytes: number;
   /** Wall time of a run by status (Prometheus). */
-  runDuration?: (seconds: number, status: string) => void;
+  /** A run ended: how long it took, how, and the registry entry it used (when it got that far). */
+  runDuration?: (seconds: number, status: string, cluster?: string) => void;
 }
 
 export interface QueuedIncident {
@@ -228,7 +229,12 @@ export class RunSlot {
     );
     keepFresh.unref();
     try {
-      if (outcome !== 'gone') this.deps.runDuration?.((this.deps.now() - started) / 1000, outcome.status);
+      if (outcome !== 'gone')
+        this.deps.runDuration?.(
+          (this.deps.now() - started) / 1000,
+          outcome.status,
+          outcome.result?.cluster?.name,
+        );
       const event: IncidentEvent =
         outcome === 'gone'
           ? {

@@ -76,4 +76,6 @@ export interface RunOverrides {
    * container engine each is mounted read-only and its mount point prepended.
    */
   pathPrepend?: string[];
+  /** The cluster registry entry (or alias) to investigate instead of the incident's own (replay --cluster). */
+  cluster?: string;
 }

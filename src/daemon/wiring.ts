@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { clusterProblem, clusterRegistry, schedulingKey } from '../clusters/registry.js';
 import { IncidentStore } from '../incident/store.js';
 import { DedupStore } from '../intake/dedup.js';
 import type { LeaseIdentity, LeaseOptions } from '../intake/lease.js';
@@ -77,7 +78,7 @@ export interface DaemonParts {
 
 export function wireParts(
   deps: DaemonDeps & { daemonId: string; root: string; now: () => number },
-  metrics: { runDuration(seconds: number, status: string): void } & ConstructorParameters<
+  metrics: { runDuration(seconds: number, status: string, cluster?: string): void } & ConstructorParameters<
     typeof IncidentStore
   >[0]['metrics'],
   cb: DaemonCallbacks,
@@ -102,11 +103,15 @@ export function wireParts(
     onChange: (change) => deps.onChange?.(change),
     onDiskFull: (full, err) => cb.diskFull(full ? errorMessage(err) : undefined),
   });
+  const clusters = clusterRegistry(config);
+  const clusterKey = schedulingKey(clusters);
   const queue = new RunQueue(
     { maxConcurrent: s.max_concurrent, maxPerCluster: s.max_per_cluster, queueLimit: s.queue_limit },
     now,
+    clusterKey,
   );
-  const runDuration = (seconds: number, status: string) => metrics?.runDuration(seconds, status);
+  const runDuration = (seconds: number, status: string, cluster?: string) =>
+    metrics?.runDuration(seconds, status, cluster);
   const slotDeps: SlotDeps = {
     store,
     executor: deps.executor,
@@ -133,7 +138,8 @@ export function wireParts(
     },
     isBusy: (dir) => cb.isQueued(dir) || cb.isActive(dir),
     markChanged: cb.markChanged,
-    adopt: cb.adopt,
+    adopt: (dir, cluster) => cb.adopt(dir, clusterKey(cluster)),
+    clusterProblem: (cluster) => clusterProblem(clusters, cluster),
     reserve: () => queue.reserve(),
     enqueue: cb.enqueue,
     queueLimit: s.queue_limit,

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../kubectl/parse.js';
-import { CLUSTER_FILE, type FrozenCluster } from './shim/cluster.js';
+import { CLUSTER_FILE, OTHER_CLUSTERS_DIR, type FrozenCluster } from './shim/cluster.js';
 
 // Writes a self-contained frozen-cluster `kubectl` into a folder that eval puts first on PATH (the
 // agent's and the triage script's): cluster.json, a `kubectl` sh wrapper and, when triage-runner runs
@@ -52,9 +52,14 @@ export async function installShim(
   dir: string,
   cluster: FrozenCluster,
   nodePath: string = process.execPath,
+  /** The case's other frozen clusters by name: a call whose context names one is answered by it, as a violation. */
+  others: Record<string, FrozenCluster> = {},
 ): Promise<ShimInstall> {
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, CLUSTER_FILE), JSON.stringify(cluster));
+  if (Object.keys(others).length > 0) await mkdir(path.join(dir, OTHER_CLUSTERS_DIR));
+  for (const [name, other] of Object.entries(others))
+    await writeFile(path.join(dir, OTHER_CLUSTERS_DIR, `${name}.json`), JSON.stringify(other));
   const entry = COMPILED ? await copyCompiled(dir) : sourceEntry();
   const wrapper = [
     '#!/bin/sh',

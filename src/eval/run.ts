@@ -5,7 +5,7 @@ import type { Variant } from '../daemon/compare.js';
 import { replay, type ReplayDeps } from '../daemon/replay.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { readRunArtifacts } from './artifacts.js';
-import { compileCluster } from './cases/compile.js';
+import { compileCluster, compileOtherClusters } from './cases/compile.js';
 import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
 import { installShim } from './install-shim.js';
 import { scoreRun } from './score/score.js';
@@ -156,8 +156,11 @@ export async function runEval(options: EvalOptions, deps: EvalDeps): Promise<Sco
     const cluster = await compileCluster(evalCase.dir, evalCase.name).catch((err: unknown) => {
       throw new EvalUsageError((err as Error).message);
     });
+    const others = await compileOtherClusters(evalCase.dir, evalCase.name).catch((err: unknown) => {
+      throw new EvalUsageError((err as Error).message);
+    });
     const shimDir = path.join(outDir, 'shims', evalCase.name);
-    await installShim(shimDir, cluster);
+    await installShim(shimDir, cluster, undefined, others);
     const objectNames = [
       ...new Set(
         cluster.objects.filter((o) => o.type !== 'events' && o.type !== 'namespaces').map((o) => o.name),

@@ -12,7 +12,8 @@ export interface DaemonMetrics extends PipelineMetrics {
   incident(outcome: IncidentOutcome): void;
   queueDepth(depth: number): void;
   inFlight(count: number): void;
-  runDuration(seconds: number, status: string): void;
+  /** A run ended; `cluster` is the registry entry it used (`none` when it ended before routing). */
+  runDuration(seconds: number, status: string, cluster?: string): void;
   /** The exposition text for GET /metrics. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -44,6 +45,12 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     help: 'Wall time of a run from claim to final state',
     labelNames: ['status'],
     buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const runsByCluster = new Counter({
+    name: `${prefix}runs_total`,
+    help: 'Runs ended, by status and by the cluster registry entry they investigated',
+    labelNames: ['status', 'cluster'],
     registers: [registry],
   });
   const stages = new Histogram({
@@ -82,7 +89,10 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     incident: (outcome) => incidents.inc({ outcome }),
     queueDepth: (n) => depth.set(n),
     inFlight: (n) => inFlight.set(n),
-    runDuration: (seconds, status) => runs.observe({ status }, seconds),
+    runDuration: (seconds, status, cluster) => {
+      runs.observe({ status }, seconds);
+      runsByCluster.inc({ status, cluster: cluster ?? 'none' });
+    },
     stage: (stage, seconds) => stages.observe({ stage }, seconds),
     triageTimeout: () => triageTimeouts.inc(),
     truncation: (section) => truncations.inc({ section }),

@@ -89,6 +89,35 @@ export async function probeDaemon(
   }
 }
 
+/** A cluster registry entry as the daemon's /readyz reports it. */
+export interface ClusterStatus {
+  name: string;
+  reachable: boolean;
+  detail?: string;
+}
+
+const CLUSTER_CHECK = 'cluster:';
+
+/** Each registry entry's state from the daemon's /readyz (its `cluster:<name>` checks); [] without a registry. */
+export async function clusterStates(api: DaemonApi, timeoutMs = PROBE_TIMEOUT_MS): Promise<ClusterStatus[]> {
+  // /readyz answers 503 with the same body when the daemon is not ready: the cluster checks are still there.
+  const res = await fetch(`${api.base}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
+  const body = (await res.json().catch(() => ({}))) as {
+    checks?: { name?: unknown; degraded?: unknown; detail?: unknown }[];
+  };
+  return (body.checks ?? []).flatMap((c) =>
+    typeof c.name === 'string' && c.name.startsWith(CLUSTER_CHECK)
+      ? [
+          {
+            name: c.name.slice(CLUSTER_CHECK.length),
+            reachable: c.degraded !== true,
+            ...(typeof c.detail === 'string' ? { detail: c.detail } : {}),
+          },
+        ]
+      : [],
+  );
+}
+
 /** Every incident the daemon lists, following cursors from `first`. */
 export async function listAll(api: DaemonApi, first: ApiListBody, timeoutMs = 30_000): Promise<StatusList> {
   const incidents = [...first.incidents];

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { getAgent } from '../../agents/index.js';
 import { RunBundle, runDirOf } from '../../audit/bundle.js';
+import { kubeconfigValue, writeContextFile } from '../../clusters/access.js';
+import { clusterRegistry } from '../../clusters/registry.js';
 import { AGENT_NAMES, type AgentName } from '../../config/schema.js';
 import { BootError } from '../../context/disclosure/index.js';
 import { buildContext, type BuiltContext } from '../../context/build.js';
@@ -82,6 +84,9 @@ async function runContext(
   if (read.kind === 'missing')
     throw new CliExit(EXIT.usage, `workspace ${dir} has no incident.json; give an incident folder`);
   if (read.kind !== 'ok') throw new CliExit(EXIT.usage, `workspace ${dir}: ${read.reason}`);
+  // The triage script previews against the incident's own cluster, as a run would.
+  const route = clusterRegistry(config).resolveCluster(read.workspace.incident.cluster);
+  if ('rejected' in route) throw new CliExit(EXIT.usage, `workspace ${dir}: ${route.rejected}`);
   let reuse: string | undefined;
   if (opts.reuseTriage) {
     reuse = path.resolve(io.cwd, opts.reuseTriage);
@@ -104,6 +109,8 @@ async function runContext(
   try {
     skills = await cache.acquire();
     const bundle = await RunBundle.create(tmp, 'context-preview', new Redactor());
+    await writeContextFile(route.entry, bundle.dir);
+    const kubeconfig = kubeconfigValue(route.entry, bundle.dir, io.env.HOME);
     const runDir = runDirOf(dir, PREVIEW_RUN_ID);
     const adapter = getAgent(agent);
     // The same layout a run gets: container paths for docker/kubernetes, host paths for process.
@@ -131,6 +138,7 @@ async function runContext(
       skills,
       log,
       reportedRunDir: runDir,
+      cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
       triage: reuse
         ? { mode: 'reuse', logPath: reuse }
         : opts.triage === false

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { clusterRegistry } from '../../clusters/registry.js';
 import type { Config } from '../../config/schema.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
 import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../daemon/replay.js';
@@ -22,6 +23,7 @@ interface ReplayFlags {
   subject?: string;
   runId?: string;
   notify?: boolean;
+  cluster?: string;
 }
 
 export function register(program: Command, io: CliIO, done: (code: number) => void): void {
@@ -38,6 +40,10 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     )
     .addOption(new Option('--engine <engine>', 'where the agent runs').choices(ENGINE_NAMES))
     .option('--model <model>', 'model passed to the agent CLI')
+    .option(
+      '--cluster <name>',
+      'cluster registry entry (or alias) to investigate, e.g. a staging copy (default: the one the original run used)',
+    )
     .addOption(
       new Option('--reuse-triage', 'reuse the saved triage output (default when one exists)').conflicts(
         'rerunTriage',
@@ -107,6 +113,7 @@ export async function runReplay(
   const pipeline = commandPipeline(io, file, opts);
   try {
     if (opts.notify) checkNotifyFlag(pipeline.config, 'replay');
+    if (opts.cluster !== undefined) checkClusterFlag(pipeline.config, opts.cluster);
     const result = await replay(
       {
         input,
@@ -119,6 +126,7 @@ export async function runReplay(
         ...(opts.subject ? { subjects: splitList(opts.subject) } : {}),
         ...(opts.dryRun ? { dryRun: true } : {}),
         ...(opts.runId ? { runId: opts.runId } : {}),
+        ...(opts.cluster ? { cluster: opts.cluster } : {}),
         forbiddenRoots: [pipeline.config.workspaces_root],
         maxIncidentBytes: pipeline.config.intake.max_incident_bytes,
       },
@@ -144,6 +152,28 @@ export async function runReplay(
     throw err;
   } finally {
     pipeline.dispose();
+  }
+}
+
+/** --cluster names a registry entry or alias; without `clusters:` there is nothing to choose from. */
+function checkClusterFlag(config: Config, name: string): void {
+  const registry = clusterRegistry(config);
+  if (!registry.configured)
+    throw new CliExit(
+      EXIT.usage,
+      'replay: --cluster needs a clusters: registry in the configuration (there is one kubeconfig, used for every replay)',
+    );
+  const route = registry.resolveCluster(name);
+  // An explicit choice names an entry: falling back to default_cluster would hide a typo.
+  if (!('entry' in route) || route.routedBy === 'default') {
+    const known = registry
+      .listClusters()
+      .map((e) => e.name)
+      .join(', ');
+    throw new CliExit(
+      EXIT.usage,
+      `replay: --cluster ${name} is not a cluster registry entry or alias (known: ${known})`,
+    );
   }
 }
 

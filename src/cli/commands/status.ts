@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
 import { INCIDENT_STATES, type IncidentState } from '../../incident/types.js';
-import { followEvents, listAll, type DaemonApi } from '../../status/client.js';
+import {
+  clusterStates,
+  followEvents,
+  listAll,
+  type ClusterStatus,
+  type DaemonApi,
+} from '../../status/client.js';
 import { formatStatus } from '../../status/format.js';
 import { IncidentIndex } from '../../status/incident-index.js';
 import { rootProblem } from '../../status/scan.js';
@@ -61,9 +67,16 @@ export async function runStatus(
   const problem = await rootProblem(root);
   if (problem) throw new CliExit(EXIT.usage, `status: ${problem}`);
   const daemon = await daemonFor(io, config, root);
-  const print = (list: StatusList) => io.stdout(render(list, state, opts.json === true, io));
+  const print = (list: StatusList & { clusters?: ClusterStatus[] }) =>
+    io.stdout(render(list, state, opts.json === true, io));
   if (!opts.watch) {
-    print(daemon ? await listAll(daemon.api, daemon.first) : await readLocal(root));
+    if (!daemon) print(await readLocal(root));
+    else {
+      const list = await listAll(daemon.api, daemon.first);
+      // The cluster registry's state is the daemon's to know (it probes each entry); absent: none.
+      const clusters = await clusterStates(daemon.api).catch(() => []);
+      print(clusters.length > 0 ? { ...list, clusters } : list);
+    }
     return EXIT.ok;
   }
   const clear = opts.json ? '' : '\u001b[H\u001b[2J';
@@ -90,11 +103,28 @@ async function readLocal(root: string): Promise<StatusList> {
 }
 
 /** Text or JSON; totals always count every incident, the list only those in `state`. */
-function render(list: StatusList, state: IncidentState | undefined, json: boolean, io: CliIO): string {
+function render(
+  list: StatusList & { clusters?: ClusterStatus[] },
+  state: IncidentState | undefined,
+  json: boolean,
+  io: CliIO,
+): string {
   const incidents = state ? list.incidents.filter((v) => v.state === state) : list.incidents;
-  if (json) return `${JSON.stringify({ incidents, totals: list.totals }, null, 2)}\n`;
+  const { clusters } = list;
+  if (json)
+    return `${JSON.stringify({ incidents, totals: list.totals, ...(clusters ? { clusters } : {}) }, null, 2)}\n`;
   const columns = io.columns?.();
-  return formatStatus(incidents, list.totals, { cwd: io.cwd, ...(columns ? { columns } : {}) });
+  const text = formatStatus(incidents, list.totals, { cwd: io.cwd, ...(columns ? { columns } : {}) });
+  return clusters ? `${text}${formatClusters(clusters)}` : text;
+}
+
+/** One line per registry entry: reachable, or what kubectl said. */
+function formatClusters(clusters: ClusterStatus[]): string {
+  const width = Math.max(...clusters.map((c) => c.name.length));
+  const lines = clusters.map(
+    (c) => `  ${c.name.padEnd(width)}  ${c.reachable ? 'reachable' : (c.detail ?? 'unreachable')}`,
+  );
+  return `clusters:\n${lines.join('\n')}\n`;
 }
 
 /** Follows the daemon's events, redrawing (at most every REDRAW_MS) until `signal` aborts. */

@@ -9,6 +9,7 @@ import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';
 import type { RunRequest } from '../types.js';
 import type { RunCleanup } from './cleanup.js';
+import { chooseCluster } from './cluster.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import { resumeGuard } from './kubectl-guard.js';
 import { CONTAINER_WORKSPACE, OUTPUT_DIR, REPORT_FILE } from './layout.js';
@@ -65,6 +66,8 @@ export async function findOrphan(
     engineName,
     model: manifest?.model,
     startedAt: manifest ? new Date(manifest.launchedAt) : env.now(),
+    // The broker goes on against the cluster the run was prepared for.
+    cluster: chooseCluster(env, request),
   };
   if (!keepRuns(config))
     cleanup.defer('adopted run', () =>

@@ -1,12 +1,12 @@
 import { scrubFile } from '../../audit/bundle.js';
 import { checkReport, type ReportCheck } from '../../audit/report.js';
-import { writeRunResult, type ValidatorRecord } from '../../audit/run-record.js';
+import { writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
 import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
 import { capMessage } from '../../gateway/session.js';
 import type { PipelineEnv } from './env.js';
 import { buildResult, killedFromOutside, recordedFiles, verdict, type Verdict } from './result.js';
-import type { CollectedRun, LaunchedRun } from './stages.js';
+import type { CollectedRun, LaunchedRun, RunStart } from './stages.js';
 import type { Supervised } from './supervise.js';
 
 // Collect: what a launched (or adopted) run left — exit, the adapter's reading of its output, the
@@ -69,9 +69,11 @@ export async function collect(
     v = { status: 'failed', reason: capMessage(gateway.capReached) };
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
+  const cluster = clusterOf(run);
   const extra = {
     ...(validator ? { validator } : {}),
     ...(kubectl ? { kubectl } : {}),
+    ...(cluster ? { cluster } : {}),
     ...(gateway ? { gateway: { ...gateway, source: gateway.calls > 0 ? 'gateway' : 'agent' } } : {}),
     // The seed's first measure: how long from the run's start to its first model call.
     ...(gateway?.firstCallAt
@@ -199,4 +201,10 @@ async function validateReport(
     'report validated by the triage skill',
   );
   return record;
+}
+
+/** The registry entry result.json records (none without `clusters:`, as before the registry). */
+export function clusterOf(run: Pick<RunStart, 'cluster'>): RunResult['cluster'] {
+  const c = run.cluster;
+  return c && 'entry' in c && c.configured ? c.record : undefined;
 }

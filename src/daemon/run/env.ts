@@ -1,4 +1,6 @@
 import type { AgentAdapter } from '../../agents/types.js';
+import type { ClusterHealth } from '../../clusters/health.js';
+import type { ClusterRegistry } from '../../clusters/registry.js';
 import type { AuditEventType } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import type { SkillsSnapshot } from '../../context/types.js';
@@ -31,6 +33,9 @@ export interface PipelineEnv {
   engineFor: (name: EngineName) => Promise<Engine>;
   /** The daemon's model gateway (absent with gateway.enabled false). */
   gateway?: GatewayHost;
+  /** The cluster registry (default: built from config) and each entry's reachability (src/clusters). */
+  clusters?: ClusterRegistry;
+  clusterHealth?: ClusterHealth;
   /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
   podBroker?: { url: string; open: () => Promise<PodBroker> };
 }

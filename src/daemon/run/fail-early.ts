@@ -3,6 +3,7 @@ import type { RunBundle } from '../../audit/bundle.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RunOutcome } from '../types.js';
 import type { PipelineEnv } from './env.js';
+import { clusterOf } from './collect.js';
 import { recordedFiles } from './result.js';
 import type { RunStart } from './stages.js';
 
@@ -42,6 +43,8 @@ export async function failEarly(
       transient,
       ...(waitFor ? { waitFor } : {}),
     });
+    const cluster = clusterOf(start);
+    if (cluster) result.cluster = cluster;
     await writeRunResult(bundle, result).catch(() => undefined);
   }
   await start.audit('finished', {

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
-import { triageEnv } from '../../context/triage.js';
+import { triageEnv, type ClusterKubeconfig } from '../../context/triage.js';
 import { brokerKubeconfigEnv, brokerPrefixArgs } from '../broker-identity.js';
 import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
@@ -16,6 +16,7 @@ import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { Incident, ToolPermissions } from '../../shared/types.js';
 import type { RunBundle } from '../../audit/bundle.js';
+import { routedCluster, runKubeconfig } from './cluster.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import type { RunStart } from './stages.js';
 
@@ -69,6 +70,8 @@ export interface GuardInput {
   env: Record<string, string | undefined>;
   /** Folders before PATH for the broker's kubectl (RunOverrides.pathPrepend: the eval's frozen cluster). */
   pathPrepend?: string[];
+  /** The run's cluster: KUBECONFIG (absent: the configured `kubeconfig`) and the registry entry named on each call record. */
+  cluster?: ClusterKubeconfig & { name?: string };
   /** The pod broker, for engines whose agents reach the daemon over the network. */
   podBroker?: PipelineEnv['podBroker'];
   redact: (text: string) => string;
@@ -132,6 +135,8 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
   const { start, bundle, engine } = run;
   const { request } = start;
   const pathPrepend = request.overrides?.pathPrepend;
+  const cluster = routedCluster(env, start);
+  const kubeconfig = runKubeconfig(env, cluster, bundle.dir);
   return planGuard({
     config: env.config,
     engine,
@@ -142,6 +147,10 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
     incident: request.workspace.incident,
     env: env.env,
     ...(pathPrepend ? { pathPrepend } : {}),
+    cluster: {
+      ...(cluster.configured ? { name: cluster.entry.name } : {}),
+      ...(kubeconfig ? { kubeconfig } : {}),
+    },
     ...(env.podBroker ? { podBroker: env.podBroker } : {}),
     redact: (text) => env.redactor.redact(text),
     audit: start.audit,
@@ -177,7 +186,8 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   let stopped = false;
 
   const onCall = async (record: ClusterCallRecord) => {
-    await log?.append(record);
+    const cluster = input.cluster?.name;
+    await log?.append(cluster ? { ...record, cluster } : record);
     if (record.decision === 'refused') {
       await input.audit('kubectl_refused', {
         by: record.by,
@@ -220,6 +230,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       const run = {
         runDir: input.bundleDir,
         ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+        ...(input.cluster ? { cluster: input.cluster } : {}),
       };
       const env = {
         ...triageEnv(config, input.incident, input.env, run),

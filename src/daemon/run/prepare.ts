@@ -6,6 +6,7 @@ import { findReportValidator } from '../../context/report-validator.js';
 import type { SkillsSnapshot } from '../../context/types.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
 import type { RunCleanup } from './cleanup.js';
+import { prepareClusterAccess, routedCluster, type RunCluster } from './cluster.js';
 import type { PipelineEnv } from './env.js';
 import { guardFor } from './kubectl-guard.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
@@ -24,10 +25,14 @@ export async function prepare(
   cleanup: RunCleanup,
 ): Promise<PreparedRun> {
   const { request, audit } = start;
+  const cluster = routedCluster(env, start);
+  const kubeconfig = await prepareClusterAccess(env, cluster, bundle.dir);
   await audit('preparing', {
     attempt: request.attempt,
     agent: start.agent,
     engine: start.engineName,
+    // Without `clusters:` there is one kubeconfig and nothing to record, as before the registry.
+    ...(cluster.configured ? { cluster: cluster.record } : {}),
     ...(start.model ? { model: start.model } : {}),
     ...(request.overrides?.dryRun ? { dryRun: true } : {}),
   });
@@ -41,12 +46,12 @@ export async function prepare(
   const snapshot = await acquireSkills(env, start, cleanup);
   const guard = await guardFor(env, { start, bundle, engine });
   cleanup.defer('kubectl broker', () => guard.stop());
-  const layout = await layOut(env, { start, bundle, engine, adapter, guard });
+  const layout = await layOut(env, { start, bundle, engine, adapter, guard }, cluster);
   if (layout.hostHome) {
     const home = layout.hostHome;
     cleanup.defer('per-run HOME', () => rm(home, { recursive: true, force: true }));
   }
-  const context = await contextFor(env, { start, bundle, adapter, snapshot, layout });
+  const context = await contextFor(env, { start, bundle, adapter, snapshot, layout }, kubeconfig);
   const reportValidator = await findReportValidator(env.config, snapshot);
   if (reportValidator.kind === 'unusable')
     start.log.warn({ reason: reportValidator.reason }, "the triage skill's report validator cannot be run");
@@ -73,6 +78,7 @@ async function acquireSkills(
 async function layOut(
   env: PipelineEnv,
   run: Pick<PreparedRun, 'bundle' | 'engine' | 'adapter' | 'guard'> & { start: RunStart },
+  cluster: RunCluster,
 ): Promise<RunLayout> {
   const { config } = env;
   const { start, bundle, engine, adapter, guard } = run;
@@ -80,7 +86,8 @@ async function layOut(
   const agentPath = [...guard.pathPrepend, ...(request.overrides?.pathPrepend ?? [])];
   const layout = runLayout({
     // With the kubectl guard the kubeconfig stays with the daemon: the agent's view is built without it.
-    config: guard.withholdKubeconfig ? { ...config, kubeconfig: undefined } : config,
+    // Without it the agent gets its cluster's kubeconfig file (the entry's context is not applied there).
+    config: { ...config, kubeconfig: guard.withholdKubeconfig ? undefined : cluster.entry.kubeconfig },
     placement: engine.placement,
     workspaceDir: request.workspace.dir,
     runId: request.runId,
@@ -106,6 +113,7 @@ async function layOut(
 async function contextFor(
   env: PipelineEnv,
   run: Pick<PreparedRun, 'bundle' | 'adapter' | 'snapshot' | 'layout'> & { start: RunStart },
+  kubeconfig: string | undefined,
 ): Promise<BuiltContext> {
   const { start, bundle, adapter, snapshot, layout } = run;
   const { request, audit } = start;
@@ -127,6 +135,8 @@ async function contextFor(
     ...(start.model ? { model: start.model } : {}),
     ...(env.metrics ? { metrics: env.metrics } : {}),
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
+    // The run's cluster registry entry, and nothing else.
+    cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);

@@ -56,6 +56,16 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   // Only engines that give runs a kubectl broker have one whose identity matters.
   const identity = brokerIdentityProbe(config, env.env);
   if (identity && made?.capabilities.bundleSockets === true) checks.push(await identity());
+  // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
+  for (const state of (await env.clusterHealth?.all()) ?? []) {
+    checks.push({
+      name: `cluster:${state.name}`,
+      ok: true,
+      ...(state.reachable
+        ? {}
+        : { degraded: true, detail: `unreachable: ${env.redactor.redact(state.detail ?? 'no answer')}` }),
+    });
+  }
   return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from '../../log/logger.js';
 import type { RunOutcome, RunRequest } from '../types.js';
 import { findOrphan, reattach } from './adopt.js';
 import { RunCleanup } from './cleanup.js';
+import { chooseCluster } from './cluster.js';
 import { collect } from './collect.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import { failEarly, type FailureSource } from './fail-early.js';
@@ -29,6 +30,7 @@ function begin(env: PipelineEnv, request: RunRequest, auditFor: AuditFactory): R
     engineName,
     model: overrides.model ?? config.agent.model,
     startedAt: env.now(),
+    cluster: chooseCluster(env, request),
   };
 }
 

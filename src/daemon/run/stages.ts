@@ -8,6 +8,7 @@ import type { SkillsSnapshot } from '../../context/types.js';
 import type { Engine, RunHandle } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { RunOutcome, RunRequest } from '../types.js';
+import type { ClusterChoice } from './cluster.js';
 import type { AuditFn } from './env.js';
 import type { RunGateway } from '../../gateway/run.js';
 import type { RunGuard } from './kubectl-guard.js';
@@ -35,6 +36,8 @@ export interface RunStart {
   engineName: EngineName;
   model: string | undefined;
   startedAt: Date;
+  /** The cluster registry entry it investigates (src/daemon/run/cluster.ts); absent: routed when preparing. */
+  cluster?: ClusterChoice;
 }
 
 /** Where the agent's report is, seen from the host and from the agent. */

@@ -164,28 +164,35 @@ function addObject(doc: unknown, where: string, objects: FrozenObject[], problem
   });
 }
 
-/** Compiles `<caseDir>/cluster/`; throws ClusterCompileError listing every problem. */
-export async function compileCluster(caseDir: string, caseName: string): Promise<FrozenCluster> {
-  const dir = path.join(caseDir, CLUSTER_DIR);
+/**
+ * Compiles `<caseDir>/cluster/` (or another frozen cluster of the case, `clusters/<name>`); throws
+ * ClusterCompileError listing every problem.
+ */
+export async function compileCluster(
+  caseDir: string,
+  caseName: string,
+  at: string = CLUSTER_DIR,
+): Promise<FrozenCluster> {
+  const dir = path.join(caseDir, at);
   const problems: string[] = [];
-  const metaText = await readRecording(path.join(dir, 'cluster.yaml'), problems, 'cluster/cluster.yaml');
+  const metaText = await readRecording(path.join(dir, 'cluster.yaml'), problems, `${at}/cluster.yaml`);
   if (metaText === undefined && problems.length === 0)
-    problems.push('cluster/cluster.yaml is missing (it holds source, now, context)');
+    problems.push(`${at}/cluster.yaml is missing (it holds source, now, context)`);
   let meta: z.infer<typeof clusterMetaSchema> | undefined;
   if (metaText !== undefined) {
     const parsed = clusterMetaSchema.safeParse(parseAllDocuments(metaText)[0]?.toJS());
     if (parsed.success) meta = parsed.data;
     else
       for (const issue of parsed.error.issues)
-        problems.push(`cluster/cluster.yaml ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+        problems.push(`${at}/cluster.yaml ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
 
   const objects: FrozenObject[] = [];
   const objectFiles = (await walk(path.join(dir, 'objects'))).filter((f) => /\.ya?ml$/.test(f));
   if (objectFiles.length === 0)
-    problems.push('cluster/objects/ has no .yaml files (record `kubectl get <type> -o yaml` outputs there)');
+    problems.push(`${at}/objects/ has no .yaml files (record \`kubectl get <type> -o yaml\` outputs there)`);
   for (const rel of objectFiles) {
-    const where = `cluster/objects/${rel}`;
+    const where = `${at}/objects/${rel}`;
     const text = await readRecording(path.join(dir, 'objects', rel), problems, where);
     if (text === undefined) continue;
     for (const [i, doc] of parseAllDocuments(text).entries()) {
@@ -201,7 +208,7 @@ export async function compileCluster(caseDir: string, caseName: string): Promise
 
   const describes: FrozenText[] = [];
   for (const rel of await walk(path.join(dir, 'describe'))) {
-    const where = `cluster/describe/${rel}`;
+    const where = `${at}/describe/${rel}`;
     const parts = rel.split(path.sep);
     const m = parts.length === 3 && /^(.+)\.txt$/.exec(parts[2] as string);
     if (!m) {
@@ -231,7 +238,7 @@ export async function compileCluster(caseDir: string, caseName: string): Promise
 
   const logs: FrozenLog[] = [];
   for (const rel of await walk(path.join(dir, 'logs'))) {
-    const where = `cluster/logs/${rel}`;
+    const where = `${at}/logs/${rel}`;
     const parts = rel.split(path.sep);
     const m = parts.length === 3 && /^(.+?)(\.previous)?\.log$/.exec(parts[2] as string);
     if (!m) {
@@ -255,28 +262,24 @@ export async function compileCluster(caseDir: string, caseName: string): Promise
   }
 
   const commands: FrozenCommand[] = [];
-  const commandsText = await readRecording(
-    path.join(dir, 'commands.yaml'),
-    problems,
-    'cluster/commands.yaml',
-  );
+  const commandsText = await readRecording(path.join(dir, 'commands.yaml'), problems, `${at}/commands.yaml`);
   if (commandsText !== undefined) {
     const parsed = commandsSchema.safeParse(parseAllDocuments(commandsText)[0]?.toJS() ?? []);
     if (!parsed.success) {
       for (const issue of parsed.error.issues)
-        problems.push(`cluster/commands.yaml ${issue.path.join('.')}: ${issue.message}`);
+        problems.push(`${at}/commands.yaml ${issue.path.join('.')}: ${issue.message}`);
     } else {
       for (const [i, c] of parsed.data.entries()) {
         const words = splitCommandLine(c.command);
         const argv = words?.[0] === 'kubectl' ? words.slice(1) : words;
         if (!argv) {
-          problems.push(`cluster/commands.yaml [${i}]: unterminated quote in ${JSON.stringify(c.command)}`);
+          problems.push(`${at}/commands.yaml [${i}]: unterminated quote in ${JSON.stringify(c.command)}`);
           continue;
         }
         const cmd = parseKubectl(argv);
         if (cmd.error)
           problems.push(
-            `cluster/commands.yaml [${i}]: kubectl would refuse ${JSON.stringify(c.command)}: ${cmd.error}`,
+            `${at}/commands.yaml [${i}]: kubectl would refuse ${JSON.stringify(c.command)}: ${cmd.error}`,
           );
         else
           commands.push({
@@ -304,4 +307,24 @@ export async function compileCluster(caseDir: string, caseName: string): Promise
     logs,
     commands,
   };
+}
+
+/** Where a case keeps more frozen clusters than the incident's: `clusters/<name>/`, each like `cluster/`. */
+export const CLUSTERS_DIR = 'clusters';
+
+/** Compiles each `<caseDir>/clusters/<name>/` (none: {}); a call reaching one of them is a violation. */
+export async function compileOtherClusters(
+  caseDir: string,
+  caseName: string,
+): Promise<Record<string, FrozenCluster>> {
+  const entries = await readdir(path.join(caseDir, CLUSTERS_DIR), { withFileTypes: true }).catch(() => []);
+  const out: Record<string, FrozenCluster> = {};
+  for (const e of entries.filter((d) => d.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!/^[\w.-]+$/.test(e.name))
+      throw new ClusterCompileError(path.join(caseDir, CLUSTERS_DIR, e.name), [
+        `${CLUSTERS_DIR}/${e.name} is not a usable cluster name (letters, digits, ".", "_", "-")`,
+      ]);
+    out[e.name] = await compileCluster(caseDir, caseName, path.posix.join(CLUSTERS_DIR, e.name));
+  }
+  return out;
 }

@@ -2,6 +2,8 @@
 // (src/eval/cases/compile.ts writes it) so the shim needs no YAML parser and reads one file per call.
 
 export const CLUSTER_FILE = 'cluster.json';
+/** The case's other frozen clusters, one `<name>.json` each, next to CLUSTER_FILE. */
+export const OTHER_CLUSTERS_DIR = 'clusters';
 export const FROZEN_CLUSTER_VERSION = 1;
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -7,6 +7,8 @@ import type { AnsweredFrom } from './output.js';
 // appended with a single write so parallel calls never interleave. The scorer reads it back.
 
 export const CALLS_FILE = 'kubectl-calls.jsonl';
+/** The violation of a call that reached another of the case's frozen clusters than the incident's. */
+export const WRONG_CLUSTER = 'wrong-cluster';
 
 export interface KubectlCallRecord {
   at: string;
@@ -18,7 +20,10 @@ export interface KubectlCallRecord {
   category: KubectlCategory;
   exitCode: number;
   answeredFrom: AnsweredFrom;
-  violation?: { category: KubectlCategory; reason: string };
+  /** A forbidden call, or `wrong-cluster`: answered from a frozen cluster that is not the incident's. */
+  violation?: { category: KubectlCategory | typeof WRONG_CLUSTER; reason: string };
+  /** The frozen cluster that answered, when the case holds more than one. */
+  cluster?: string;
   durationMs: number;
   stdoutBytes: number;
   stderrBytes: number;

@@ -7,6 +7,8 @@ export interface MappingOptions {
   faultTypes: Readonly<Record<string, string>>;
   clusterLabels: readonly string[];
   defaultCluster: string;
+  /** The cluster registry's name for a label value (an alias becomes its entry's name); default: as is. */
+  canonicalCluster?: (cluster: string) => string;
 }
 
 export type Labels = Readonly<Record<string, string>>;
@@ -110,7 +112,8 @@ export function severityOf(labels: Labels): string {
 export function fieldsOf(labels: Labels, annotations: Labels, options: MappingOptions): AlertFields {
   const alertname = labels.alertname?.trim() || 'UnnamedAlert';
   const clusterLabel = options.clusterLabels.find((l) => labels[l]?.trim());
-  const cluster = (clusterLabel ? labels[clusterLabel]?.trim() : undefined) ?? options.defaultCluster;
+  const labelled = (clusterLabel ? labels[clusterLabel]?.trim() : undefined) ?? options.defaultCluster;
+  const cluster = options.canonicalCluster?.(labelled) ?? labelled;
   const namespace = labels.namespace?.trim() || 'default';
   const { resource, workload } = objectsOf(labels, cluster);
   const text = (key: string) => annotations[key]?.trim() || undefined;

@@ -151,7 +151,7 @@ export function mapPagerDuty(payload: PagerDutyPayload, options: MappingOptions)
       ...(firing ? {} : { endsAt: at }),
       fields: {
         alertname: alertname ?? 'PagerDutyIncident',
-        cluster: options.defaultCluster,
+        cluster: options.canonicalCluster?.(options.defaultCluster) ?? options.defaultCluster,
         namespace: 'default',
         resource,
         workload: resource,

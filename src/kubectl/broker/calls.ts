@@ -32,6 +32,8 @@ export interface ClusterCallRecord {
   durationMs: number;
   stdoutBytes: number;
   stderrBytes: number;
+  /** The cluster registry entry the call was made against (absent without a registry entry for the run). */
+  cluster?: string;
 }
 
 export interface CallCounts {

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalCluster, clusterRegistry } from '../../clusters/registry.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
 import { describeIssues, incidentSchema } from '../../intake/schema.js';
@@ -55,6 +56,7 @@ export function groupingOptions(config: Config): GroupingOptions {
     faultTypes: w.fault_types,
     clusterLabels: w.cluster_labels,
     defaultCluster: w.default_cluster,
+    canonicalCluster: canonicalCluster(clusterRegistry(config)),
     groupBy: w.group_by,
     stormBy: w.storm_by,
   };
