@@ -83,4 +83,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 # reap orphaned grandchildren of the triage script. --max-semi-space-size=2 keeps an idle daemon's young
 # generation small (about 10 MB less RSS; bench/startup.ts).
 ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/cli/main.js"]
-CMD ["daemon"]
+CMD ["daemon", "--create-root"]

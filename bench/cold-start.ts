@@ -88,7 +88,7 @@ try {
     ['docker', dockerFile],
   ] as const)
     for (const flags of [[], [flag]]) {
-      const rss = await idleRssMiB([...flags, MAIN, 'daemon', '--config', file], env, ready);
+      const rss = await idleRssMiB([...flags, MAIN, 'daemon', '--config', file, '--create-root'], env, ready);
       rows.push([
         `idle daemon RSS, ${engine} engine${flags.length ? ` ${flag}` : ''}`,
         `${rss.toFixed(0)} MiB`,

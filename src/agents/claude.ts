@@ -95,10 +95,14 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
       field(result, 'api_error_type') === 'authentication_error' ||
       looksLikeAuthFailure(message);
     const detail = message || `subtype ${subtype || 'missing'}`;
+    // The CLI speaks to a person at a terminal ("Please run /login"); the daemon's user sets a variable.
+    const fix = auth
+      ? ': set ANTHROPIC_API_KEY (or the secret configured for it under secrets:) where the daemon runs, and check providers.anthropic_base_url'
+      : '';
     return makeOutcome('claude', output, {
       ...common,
       status: auth ? 'auth_failed' : 'failed',
-      error: `claude reported an error${typeof apiStatus === 'number' ? ` (HTTP ${apiStatus})` : ''}: ${detail}`,
+      error: `claude reported an error${typeof apiStatus === 'number' ? ` (HTTP ${apiStatus})` : ''}: ${detail}${fix}`,
     });
   }
   return makeOutcome('claude', output, {
@@ -106,6 +110,21 @@ function parseOutput(output: AgentRunOutput): AgentOutcome {
     status: 'succeeded',
     ...(message ? { finalMessage: message } : {}),
   });
+}
+
+/**
+ * One `api_retry` event as progress. Claude reports a refused or unreachable connection as
+ * `error_status: null, error: "unknown"` (recorded from the real CLI).
+ */
+function retryText(event: Record<string, unknown>): string {
+  const status = event.error_status;
+  const why =
+    typeof status === 'number'
+      ? `HTTP ${status}`
+      : 'could not connect (connection refused or unreachable: check providers.anthropic_base_url)';
+  const attempt = typeof event.attempt === 'number' ? `, attempt ${event.attempt}` : '';
+  const of = attempt && typeof event.max_retries === 'number' ? ` of ${event.max_retries}` : '';
+  return `retrying the model API: ${why}${attempt}${of}`;
 }
 
 /** Claude's stream-json: assistant messages (turns, usage, tool calls) and API retries (a refused key). */
@@ -129,6 +148,8 @@ function progress(): ProgressReader {
       if (last) update.lastTool = String(field(last, 'name') ?? 'tool');
     } else if (event.type === 'system' && event.subtype === 'api_retry' && isAuthStatus(event.error_status)) {
       update.authFailure = `claude: the model API refused the credentials (HTTP ${String(event.error_status)}) and Claude would keep retrying: check ANTHROPIC_API_KEY (or the secret configured for it) and providers.anthropic_base_url`;
+    } else if (event.type === 'system' && event.subtype === 'api_retry') {
+      update.retrying = retryText(event);
     }
   });
 }

@@ -22,6 +22,7 @@ import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
 import { isLoopbackHost } from '../server/exposure.js';
 import { silentLogger } from '../log/logger.js';
+import { weakSecretMessage, weakSecretReason } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
 // One check of a configuration, shared by `validate-config` (which reports it) and by the commands
@@ -222,5 +223,10 @@ export function secretWarnings(
     });
   }
   for (const p of problems) warnings.push({ path: `secrets.${p.name}`, message: p.message });
+  for (const [name, value] of Object.entries(values)) {
+    const weak = weakSecretReason(value);
+    if (weak !== undefined)
+      warnings.push({ path: `secrets.${name}`, message: weakSecretMessage(name, weak) });
+  }
   return warnings;
 }

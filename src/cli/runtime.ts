@@ -4,7 +4,7 @@ import { agentSecrets, auditKey, resolveSecrets } from '../config/secrets.js';
 import { createRunExecutor } from '../daemon/run/pipeline.js';
 import type { PipelineMetrics, RunExecutor } from '../daemon/types.js';
 import { createLogger, type Logger } from '../log/logger.js';
-import { Redactor } from '../log/redact.js';
+import { Redactor, weakSecretMessage } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
 /** What every command that runs the pipeline needs: secrets read once, a redacting logger, the executor. */
@@ -28,6 +28,11 @@ export function buildRuntime(
   const log = createLogger({ level: config.log.level, format: config.log.format, redactor });
   for (const problem of secrets.problems)
     log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
+  for (const weak of redactor.unredacted)
+    log.warn(
+      { secret: weak.name, problem: weakSecretMessage(weak.name, weak.reason) },
+      'secret too weak to redact',
+    );
   let key: string | undefined;
   try {
     key = auditKey(config, secrets.values);

@@ -231,6 +231,16 @@ const clusterEntry = z
   })
   .prefault({});
 
+/** The secrets every configuration has; a `secrets:` block adds to these and may override one. */
+export const BUILTIN_SECRETS: Readonly<Record<string, { env?: string; file?: string }>> = {
+  ANTHROPIC_API_KEY: { env: 'ANTHROPIC_API_KEY' },
+  CODEX_API_KEY: { env: 'CODEX_API_KEY' },
+  OPENAI_API_KEY: { env: 'OPENAI_API_KEY' },
+  GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
+  HTTP_TOKEN: { env: 'TRIAGE_RUNNER_HTTP_TOKEN' },
+  PAGERDUTY_WEBHOOK_SECRET: { env: 'PAGERDUTY_WEBHOOK_SECRET' },
+};
+
 const baseSchema = z.strictObject({
   workspaces_root: z
     .string()
@@ -292,16 +302,12 @@ const baseSchema = z.strictObject({
     .describe('provider endpoints; when absent the same-named daemon environment variables are used'),
   secrets: z
     .record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name'), secretSource)
-    .default({
-      ANTHROPIC_API_KEY: { env: 'ANTHROPIC_API_KEY' },
-      CODEX_API_KEY: { env: 'CODEX_API_KEY' },
-      OPENAI_API_KEY: { env: 'OPENAI_API_KEY' },
-      GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
-      HTTP_TOKEN: { env: 'TRIAGE_RUNNER_HTTP_TOKEN' },
-      PAGERDUTY_WEBHOOK_SECRET: { env: 'PAGERDUTY_WEBHOOK_SECRET' },
-    })
+    // User entries add to and override the built-in ones: a secrets: block listing only the Slack
+    // token must not silently drop the agent's API key or the daemon's HTTP token.
+    .transform((entries) => ({ ...BUILTIN_SECRETS, ...entries }))
+    .prefault({})
     .describe(
-      'secrets, each read from an env var or a file and redacted everywhere; HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET stay with the daemon, the others are handed to the agent',
+      "secrets, each read from an env var or a file and redacted everywhere; entries add to and override the built-in ones (the agents' API keys, HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET); HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET stay with the daemon, the others are handed to the agent",
     ),
   gateway: z
     .strictObject({
@@ -837,7 +843,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Sink names are unique and every credential a sink names is declared under `secrets:`. */
 function checkNotifySinks(config: unknown, ctx: z.RefinementCtx): void {
   if (!isRecord(config) || !isRecord(config.notify) || !Array.isArray(config.notify.sinks)) return;
-  const declared = isRecord(config.secrets) ? config.secrets : {};
+  const declared = { ...BUILTIN_SECRETS, ...(isRecord(config.secrets) ? config.secrets : {}) };
   const seen = new Set<string>();
   config.notify.sinks.forEach((sink: unknown, i) => {
     if (!isRecord(sink)) return;

@@ -296,6 +296,15 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       bootMode: disclosure.bootMode,
       parts: rendered.parts.map((p, i) => ({ part: p.part, tokens: counter.scale(partTokens[i] ?? 0) })),
       degraded: fit.degraded,
+      ...(view.skillsListedByCli
+        ? {
+            listedByCli: disclosure.skills.map((s) => ({
+              name: s.name,
+              description: s.description,
+              path: s.path,
+            })),
+          }
+        : {}),
     },
   };
 

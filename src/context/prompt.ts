@@ -145,6 +145,19 @@ export function renderPromptSent(
     ),
     `| **total** | ${context.totalTokens} | budget ${context.budget.truncate} (warn ${context.budget.warn}) | ${context.overBudgetBy > 0 ? `over by ${context.overBudgetBy}` : ''} |`,
   ];
+  const listed = context.disclosure.listedByCli;
+  const listedSection = listed
+    ? [
+        '## Skills the CLI lists',
+        '',
+        "The agent's CLI lists these skills to it by itself; the prompt does not repeat them.",
+        '',
+        '| skill | description | path |',
+        '|---|---|---|',
+        ...listed.map((s) => `| ${cell(s.name)} | ${cell(s.description)} | ${cell(s.path)} |`),
+        '',
+      ]
+    : [];
   return [
     '# Prompt sent',
     '',
@@ -156,6 +169,7 @@ export function renderPromptSent(
     '',
     ...budget,
     '',
+    ...listedSection,
     '## System prompt',
     '',
     fenced(prompt.system),

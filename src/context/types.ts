@@ -70,6 +70,11 @@ export interface ContextReport {
     parts: DisclosurePartCost[];
     /** Said briefs degraded to references to fit the budget, lowest priority first. */
     degraded: string[];
+    /**
+     * The skills laid out for a CLI that lists them itself (the prompt does not repeat them): name,
+     * description and the path the agent reads, so that "what the agent was told" stays complete.
+     */
+    listedByCli?: { name: string; description: string; path: string }[];
   };
   /** sha256 of the prompt sent (both parts; see promptDigest), as written to context.json. */
   promptSha256?: string;

@@ -145,10 +145,24 @@ export class Inspector {
     this.timers.set(dir, timer);
   }
 
+  /** Whether incident.json still holds the bytes the state (and so the run) describes. */
+  private async sameAsRun(dir: string): Promise<boolean> {
+    const [state, read] = await Promise.all([
+      this.deps.store.read(dir).catch(() => undefined),
+      readWorkspace(dir, { maxBytes: this.deps.intake.maxBytes }).catch(() => undefined),
+    ]);
+    const sha256 = read && 'sha256' in read ? read.sha256 : undefined;
+    return state?.incidentSha256 !== undefined && sha256 === state.incidentSha256;
+  }
+
   private async inspect(dir: string, cause: Cause): Promise<void> {
     const name = path.basename(dir);
     if (this.deps.isBusy(dir)) {
-      if ((cause === 'add' || cause === 'change') && this.deps.markChanged(dir))
+      // The watcher reports the drop itself (and its settling writes) while the run has begun: only
+      // bytes that differ from the ones the run investigates are a change.
+      if (cause !== 'add' && cause !== 'change') return;
+      if (await this.sameAsRun(dir)) return;
+      if (this.deps.markChanged(dir))
         this.deps.log.info(
           { workspace: name },
           'incident.json changed during its run; it is looked at again when the run ends',

@@ -463,6 +463,8 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       reportsOom: true,
       signals: ['SIGINT', 'SIGTERM', 'SIGKILL'],
       bundleSockets: true,
+      // Only the host network shares the host's loopback; on a bridge 127.0.0.1 is the container itself.
+      hostLoopback: config.docker.network === 'host',
     },
 
     async ping() {

@@ -291,6 +291,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
       reportsOom: false,
       signals: ['SIGINT', 'SIGTERM', 'SIGKILL'],
       bundleSockets: true,
+      hostLoopback: true,
     },
 
     async ping() {

@@ -85,6 +85,11 @@ export interface EngineCapabilities {
    */
   bundleSockets?: boolean;
   /**
+   * The agent reaches the daemon host's loopback addresses (`127.0.0.1`, `localhost`): a model server
+   * or gateway listening there is reachable. Absent means no (a container on its own network, a pod).
+   */
+  hostLoopback?: boolean;
+  /**
    * The agent can reach the daemon over the network (a pod, through the daemon's Service): the kubectl
    * broker serves it over HTTP with the run's token when the pod broker is configured. Absent means no.
    */

@@ -34,6 +34,8 @@ export interface EvalOptions {
   maxIncidentBytes: number;
   forbiddenRoots?: string[];
   minScore?: number;
+  /** Why an agent cannot run here at all (its CLI is not installed); its cells are errors, not runs. */
+  cannotRun?: (agent: AgentName) => Promise<string | undefined>;
 }
 
 /** Grades a report against a case with a model; eval calls it only with --judge. */
@@ -65,6 +67,8 @@ async function runCell(
     status: 'error',
     metrics: { kubectlCalls: 0, triageKubectlCalls: 0, unanswered: 0 },
   };
+  const cannot = await options.cannotRun?.(cell.agent);
+  if (cannot) return { ...base, error: cannot };
   let runDir: string;
   try {
     const result = await replay(

@@ -26,6 +26,8 @@ export interface RunProgress {
   turns: number;
   tokens: { input: number; output: number };
   lastTool?: string;
+  /** The CLI is retrying the model API (cleared by the next turn). */
+  retrying?: string;
   elapsedMs: number;
   updatedAt: string;
 }

@@ -27,11 +27,27 @@ const AUTH_HEADER =
   /\b(authorization["']?[ \t]*[:=][ \t]*["']?)(Bearer|Basic|Token)([ \t]+)((?:[A-Za-z0-9._~+/=-]|\[REDACTED[^\]\s]*\])+)/gi;
 /** `Bearer …`/`Basic …` elsewhere; after `basic` the word must look random (prose says "basic authentication"). */
 const BEARER = /\b(Bearer|Basic)([ \t]+)([A-Za-z0-9._~+/=-]{12,})/gi;
-/** Configured values shorter than this are ignored: replacing them would mangle ordinary text. */
-const MIN_SECRET_LENGTH = 6;
+/** Configured values shorter than this are not credentials: replacing them would mangle ordinary text. */
+export const MIN_SECRET_LENGTH = 8;
+/** Letters-only values shorter than this are words (`offline`, `password`), not credentials. */
+const MIN_WORD_SECRET_LENGTH = 16;
 
 /** Random-looking (a digit, or upper case after the first letter): not an English word. */
 const randomLooking = (text: string) => /[0-9]/.test(text) || /[A-Z]/.test(text.slice(1));
+
+/**
+ * Why a configured secret value is too weak to be redacted by value (replacing it would rewrite
+ * ordinary words in every log line and show which word the secret is), or undefined when it is safe.
+ * The reason never contains the value.
+ */
+export function weakSecretReason(value: string): string | undefined {
+  const trimmed = value.trim();
+  if (trimmed.length < MIN_SECRET_LENGTH)
+    return `it is ${trimmed.length} characters long, shorter than any real credential (${MIN_SECRET_LENGTH} at least)`;
+  if (trimmed.length < MIN_WORD_SECRET_LENGTH && /^[A-Za-z]+$/.test(trimmed))
+    return `it is a plain ${trimmed.length}-letter word, not a credential`;
+  return undefined;
+}
 
 /** Replaces token shapes (not configured values) with [REDACTED]. */
 function redactShapes(text: string): string {
@@ -78,9 +94,16 @@ export function base64Forms(value: string): string[] {
 const MEMO_MIN_CHARS = 4096;
 const MEMO_ENTRIES = 16;
 
+/** What to tell the user about a secret too weak to redact (`reason` from weakSecretReason). */
+export const weakSecretMessage = (name: string, reason: string): string =>
+  `the value of ${name} is not redacted by value: ${reason}, and replacing it would rewrite ordinary text in every log line; ` +
+  'set the real credential (a local stand-in model server accepts any value, e.g. local-stand-in-key-0001)';
+
 export class Redactor {
   private readonly values = new Map<string, string>();
   private sorted: [string, string][] | undefined;
+  /** Names whose values were too weak to redact by value, with the reason (never the value). */
+  private readonly weak = new Map<string, string>();
   /** Recent large texts and their redaction (cleared when a secret is added). */
   private readonly memo = new Map<string, string>();
 
@@ -90,11 +113,16 @@ export class Redactor {
 
   /**
    * Registers a secret value (and its JSON-escaped and base64 forms, as they appear inside JSON output
-   * or a Kubernetes Secret); shorter values are ignored because they would mangle ordinary text.
+   * or a Kubernetes Secret); values too weak to be credentials are left out (see `unredacted`)
+   * because replacing them would rewrite ordinary text.
    */
   add(name: string, value: string): void {
     const trimmed = value.trim();
-    if (trimmed.length < MIN_SECRET_LENGTH) return;
+    const weak = weakSecretReason(trimmed);
+    if (weak !== undefined) {
+      if (trimmed.length > 0) this.weak.set(name, weak);
+      return;
+    }
     // A value registered twice keeps its first (most specific) name, e.g. ANTHROPIC_API_KEY over "agent secret".
     if (!this.values.has(trimmed)) this.values.set(trimmed, name);
     const escaped = JSON.stringify(trimmed).slice(1, -1);
@@ -102,6 +130,11 @@ export class Redactor {
     for (const form of base64Forms(trimmed)) if (!this.values.has(form)) this.values.set(form, name);
     this.sorted = undefined;
     this.memo.clear();
+  }
+
+  /** Secrets left out because their values are too weak to redact: name and why, never the value. */
+  get unredacted(): { name: string; reason: string }[] {
+    return [...this.weak].map(([name, reason]) => ({ name, reason }));
   }
 
   get size(): number {

@@ -19,6 +19,7 @@ import { sinkMatches } from './filters.js';
 import { finishedFrom, readFinalState, readIncident, type ReadLimits } from './input.js';
 import type { NotifyMetrics } from './metrics.js';
 import { listEntries, lockEntry, readEntry, readPayload, recordDelivery, saveEntry } from './outbox.js';
+import { recordSinks, type SinkSince } from './sink-history.js';
 import { SINKS } from './sinks/index.js';
 import { summarize } from './summary.js';
 import type {
@@ -109,6 +110,8 @@ export class Notifier {
   private readonly adapters: Record<string, SinkAdapter<SinkPayload>>;
   private readonly policy: RetryPolicy;
   private readonly limits: ReadLimits;
+  /** Per workspaces root: since when each sink is configured (read and updated once per process). */
+  private readonly sinkSince = new Map<string, Promise<SinkSince>>();
 
   constructor(private readonly deps: NotifierDeps) {
     this.now = deps.now ?? Date.now;
@@ -168,6 +171,7 @@ export class Notifier {
     }
     if (missing.length === 0) return plan;
     const base = this.renderBase(input, trigger, options.label);
+    const earlier = await this.earlierParents(input.workspaceDir);
     for (const sink of missing) {
       const key = `${input.runId}.${sink.name}${suffix}`;
       const adapter = this.adapterFor(sink);
@@ -186,6 +190,7 @@ export class Notifier {
         status: 'pending',
         attempts: 0,
         steps: adapter.steps(payload).map((id) => ({ id, status: 'pending' })),
+        ...(earlier.has(sink.name) ? { parent: earlier.get(sink.name) } : {}),
       };
       const created = await recordDelivery(input.workspaceDir, entry, payload);
       plan.deliveries.push({ sink: sink.name, key, created });
@@ -253,6 +258,8 @@ export class Notifier {
       return 0;
     }
     let scheduled = 0;
+    // Record the sinks configured now before any catch-up compares an incident's end with them.
+    if (options.catchUp) await this.sinksSince(root);
     for (const name of names) {
       if (name.startsWith('.')) continue;
       scheduled += await this.resumeWorkspace(path.join(root, name), options);
@@ -328,7 +335,10 @@ export class Notifier {
       summary: summarize(report, answer),
       trigger,
       ...((label ?? input.label) ? { label: label ?? input.label } : {}),
-      ...(publicUrl ? { statusUrl: `${publicUrl}/` } : {}),
+      // The incident's own page, not the list.
+      ...(publicUrl
+        ? { statusUrl: `${publicUrl}/incidents/${encodeURIComponent(path.basename(input.workspaceDir))}` }
+        : {}),
       folder: path.basename(input.workspaceDir),
     };
   }
@@ -346,17 +356,59 @@ export class Notifier {
     // Cheap checks first: which sinks match, and whether each already has its delivery recorded.
     const incident = await readIncident(workspaceDir, this.limits.maxIncidentBytes);
     const probe: FinishedIncident = { workspaceDir, incident, state, runId: state.runId };
-    const due = this.deps.notify.sinks.filter((s) => sinkMatches(s, probe).match);
+    // Only sinks configured when the incident finished were due then; one added since is not.
+    const since = await this.sinksSince(path.dirname(workspaceDir));
+    const due = this.deps.notify.sinks.filter(
+      (s) => (since.get(s.name) ?? Infinity) <= finishedAt && sinkMatches(s, probe).match,
+    );
+    if (due.length === 0) return;
     const recorded = await Promise.all(due.map((s) => readEntry(workspaceDir, `${state.runId}.${s.name}`)));
     if (recorded.every((e) => e !== undefined)) return;
     const input = await finishedFrom(workspaceDir, state, state.runId, this.limits);
-    const plan = await this.incidentFinished(input, { trigger: 'finished' });
+    const plan = await this.incidentFinished(input, { trigger: 'finished', sinks: due.map((s) => s.name) });
     const created = plan.deliveries.filter((d) => d.created).map((d) => d.sink);
     if (created.length > 0)
       this.deps.log.info(
         { workspace: workspaceDir, runId: state.runId, sinks: created },
         'finished incident had deliveries missing from its outbox (a stop right after it finished): recorded now',
       );
+  }
+
+  /**
+   * Per sink, the incident's message from its latest delivery that posted one (a step `parent` with a
+   * channel and ts): later deliveries (a retry's result) update that message instead of posting anew.
+   */
+  private async earlierParents(workspaceDir: string): Promise<Map<string, { channel: string; ts: string }>> {
+    const out = new Map<string, { channel: string; ts: string; at: string }>();
+    const { entries } = await listEntries(workspaceDir).catch(() => ({ entries: [] as OutboxEntry[] }));
+    for (const entry of entries) {
+      const result = entry.steps.find((s) => s.id === 'parent' && s.status === 'delivered')?.result;
+      if (typeof result?.ts !== 'string' || typeof result.channel !== 'string') continue;
+      const known = out.get(entry.sink);
+      if (!known || known.at < entry.createdAt)
+        out.set(entry.sink, { channel: result.channel, ts: result.ts, at: entry.createdAt });
+    }
+    return new Map([...out].map(([sink, p]) => [sink, { channel: p.channel, ts: p.ts }]));
+  }
+
+  /** Since when each sink is configured, recorded under the root the first time it is asked. */
+  private sinksSince(root: string): Promise<SinkSince> {
+    let pending = this.sinkSince.get(root);
+    if (!pending) {
+      pending = recordSinks(root, this.deps.notify.sinks, this.now()).then(
+        ({ since, problem }) => {
+          if (problem) this.deps.log.warn({ root, problem }, 'notify sink history unreadable');
+          return since;
+        },
+        (err: unknown) => {
+          // Without a history no sink is known to predate an incident: nothing is caught up.
+          this.deps.log.warn({ root, err: errorMessage(err) }, 'notify sink history could not be written');
+          return new Map();
+        },
+      );
+      this.sinkSince.set(root, pending);
+    }
+    return pending;
   }
 
   private dueAt(entry: OutboxEntry): number {

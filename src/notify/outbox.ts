@@ -59,6 +59,7 @@ const entrySchema = z.object({
     }),
   ),
   finishedAt: z.string().optional(),
+  parent: z.object({ channel: z.string().min(1), ts: z.string().min(1) }).optional(),
 });
 
 export class OutboxError extends Error {

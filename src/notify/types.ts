@@ -99,6 +99,11 @@ export interface OutboxEntry {
   lastError?: RecordedError;
   steps: StepState[];
   finishedAt?: string;
+  /**
+   * The incident's message at this sink from an earlier delivery (Slack: the parent's channel and ts):
+   * this delivery updates it in place instead of posting another one.
+   */
+  parent?: { channel: string; ts: string };
 }
 
 /** What a sink renders once, stored beside the entry (`<key>.payload.json`) and sent as is on every retry. */

@@ -52,7 +52,7 @@ export interface FormatOptions {
 
 const HEADER = ['FOLDER', 'INCIDENT', 'STATE', 'AGE', 'ATT', 'AGENT', 'DURATION', 'TOKENS', 'COST', 'REPORT'];
 /** Widest a column gets before it is cut (the answer takes what is left of the line). */
-const MAX_WIDTH = [40, 32, 11, 4, 3, 8, 8, 6, 8, 48];
+const MAX_WIDTH = [40, 32, 21, 4, 3, 8, 8, 6, 8, 48];
 
 function reportCell(view: IncidentView, cwd: string): string {
   if (view.reportPath) {
@@ -66,7 +66,7 @@ function cells(view: IncidentView, cwd: string): string[] {
   return [
     view.folder,
     view.incidentId,
-    view.state,
+    view.resolvedAt && view.state !== 'resolved' ? `${view.state}, resolved` : view.state,
     formatAge(view.age),
     String(view.attempts),
     view.agent ?? '-',
@@ -97,7 +97,8 @@ export function formatStatus(
   const lines = [`${pad(HEADER)}  ANSWER`];
   rows.forEach((row, i) => {
     const start = `${pad(row)}  `;
-    const answer = printable(incidents[i]?.answer ?? '-');
+    const view = incidents[i];
+    const answer = printable(view?.answer ?? view?.progress?.retrying ?? '-');
     const room = options.columns === undefined ? Infinity : options.columns - [...start].length;
     lines.push(`${start}${room === Infinity ? answer : cut(answer, Math.max(room, 1))}`.trimEnd());
   });

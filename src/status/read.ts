@@ -14,6 +14,7 @@ import type { IncidentState, StateFile } from '../incident/types.js';
 import { TRIAGE_DIR } from '../shared/types.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
 import { INCIDENT_FILE } from '../intake/read.js';
+import { ALERTS_FILE, type AlertsDoc } from '../intake/webhooks/disk.js';
 import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
 
 // Reads what status shows of a workspace — state.json, the latest run's result.json (or, while it
@@ -24,6 +25,8 @@ import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
 export const REPORT_REL = path.join('output', 'investigation.md');
 const STATE_MAX_BYTES = 1 << 20;
 const RECORD_MAX_BYTES = 4 << 20;
+/** alerts.json holds at most intake.max_alerts_per_incident alerts; a bigger file is not read. */
+const ALERTS_MAX_BYTES = 8 << 20;
 /** Run ids as the daemon makes them; anything else in a state file is not used as a path. */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -61,6 +64,19 @@ export interface IncidentFacts {
   reportExists: boolean;
   /** The folder cannot be written into safely: its state is kept under `<root>/.triage/unsafe/`. */
   unsafe?: true;
+  /** When every alert behind the incident resolved, from alerts.json (also after the run finished). */
+  alertsResolvedAt?: string;
+}
+
+/** alerts.json's `resolvedAt` (set once every alert resolved), or undefined. */
+function alertsResolvedAt(text: string): string | undefined {
+  try {
+    const doc = JSON.parse(text) as Partial<AlertsDoc> | null;
+    const at = doc?.resolvedAt;
+    return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? at : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A file of the root as JSON text, or why not (`missing` when absent). */
@@ -108,6 +124,11 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
     arrivedAtMs: incident?.mtimeMs ?? (Date.parse(state.updatedAt) || 0),
     reportExists: false,
   };
+  const alerts = await readBelow(root, path.join(dir, ALERTS_FILE), ALERTS_MAX_BYTES);
+  if (alerts.kind === 'ok') {
+    const resolvedAt = alertsResolvedAt(alerts.text);
+    if (resolvedAt) facts.alertsResolvedAt = resolvedAt;
+  }
   const runDir = latestRunDir(dir, state);
   if (!runDir) return facts;
   if (!UNFINISHED.has(state.state)) {

@@ -7,6 +7,8 @@ export interface ViewProgress {
   turns: number;
   tokens: { input: number; output: number };
   lastTool?: string;
+  /** The CLI is retrying the model API: what and which attempt. */
+  retrying?: string;
   elapsedMs: number;
 }
 

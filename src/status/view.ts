@@ -16,6 +16,7 @@ const progressOf = (state: StateFile): ViewProgress | null => {
     turns: p.turns,
     tokens: { input: p.tokens.input, output: p.tokens.output },
     ...(p.lastTool !== undefined ? { lastTool: p.lastTool } : {}),
+    ...(p.retrying !== undefined ? { retrying: p.retrying } : {}),
     elapsedMs: p.elapsedMs,
   };
 };
@@ -40,7 +41,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
     reason,
     updatedAt: state.updatedAt,
     progress,
-    resolvedAt: state.resolvedAt ?? null,
+    resolvedAt: state.resolvedAt ?? facts.alertsResolvedAt ?? null,
   };
 }
 

@@ -46,6 +46,9 @@ export interface CliDaemonOptions {
 export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaemon> {
   const { dir, args, env } = options;
   const configFile = path.join(dir, 'triage-runner.yaml');
+  // The daemon watches a root that exists (it creates one only with --create-root).
+  const root = options.config.workspaces_root;
+  if (typeof root === 'string') await mkdir(root, { recursive: true });
   await writeFile(
     configFile,
     stringify({

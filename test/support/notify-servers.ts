@@ -1,5 +1,5 @@
 // Local stand-ins for the three sinks, each speaking its provider's API as far as the notifier uses
-// it and enforcing the limits the provider enforces: the Slack Web API (chat.postMessage,
+// it and enforcing the limits the provider enforces: the Slack Web API (chat.postMessage, chat.update,
 // conversations.history/replies), a webhook receiver that verifies signatures the documented way, and
 // PagerDuty's Events API v2 and REST notes. Each records every request and can fail or hold on demand.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -195,6 +195,16 @@ export class SlackApi extends StandIn {
           return json(res, 200, { ok: false, error: 'thread_not_found' });
         const m = this.store(r);
         return json(res, 200, { ok: true, channel: m.channel, ts: m.ts, message: { text: m.text } });
+      }
+      case '/api/chat.update': {
+        const problem = blockProblem(b.blocks);
+        if (problem) return json(res, 200, { ok: false, error: problem });
+        const m = this.messages.find((x) => x.channel === this.channelId(String(b.channel)) && x.ts === b.ts);
+        if (!m) return json(res, 200, { ok: false, error: 'message_not_found' });
+        m.text = String(b.text ?? '');
+        m.blocks = (b.blocks as SlackStoredMessage['blocks']) ?? [];
+        if (b.metadata) m.metadata = b.metadata as SlackStoredMessage['metadata'];
+        return json(res, 200, { ok: true, channel: m.channel, ts: m.ts, text: m.text });
       }
       case '/api/conversations.history': {
         const channel = String(b.channel);

@@ -1,5 +1,3 @@
-import { vi } from 'vitest';
-
 // The one wait of the tests: vi.waitFor with a deadline, until a check gives a value (anything but
 // undefined or false); a timeout names what was awaited, for how long, and the last error seen.
 
@@ -10,6 +8,9 @@ export async function eventually<T>(
   intervalMs = 20,
   detail: () => string = () => '',
 ): Promise<T> {
+  // Loaded on first use: child processes that import the test support (test/support/notify-child.ts)
+  // run outside vitest, where importing it throws.
+  const { vi } = await import('vitest');
   try {
     return await vi.waitFor(
       async () => {

@@ -10,6 +10,8 @@ export interface ProgressUpdate {
   lastTool?: string;
   /** The model API refused the credentials: stop the run now, with this reason. */
   authFailure?: string;
+  /** The CLI is retrying the model API ("retrying the model API: could not connect, attempt 3 of 10"). */
+  retrying?: string;
 }
 
 export interface ProgressReader {

@@ -203,6 +203,13 @@ export function formatText(p: BuiltContext): string {
     `  persona ${c.disclosure.persona ?? '(none)'}, boot mode ${c.disclosure.bootMode}, subjects ${c.disclosure.subjects.join(', ') || '(none)'}`,
   );
   lines.push(`skills: ${c.skills.map((s) => `${s.source}@${s.commit}`).join(', ') || '(none)'}`);
+  const listed = c.disclosure.listedByCli;
+  if (listed) {
+    lines.push(
+      `skills the ${c.agent} CLI lists to the agent itself (not repeated in the prompt): ${listed.length}`,
+    );
+    for (const s of listed) lines.push(`  ${s.name}: ${s.description}`, `    → ${s.path}`);
+  }
   lines.push(`triage: ${c.triage.status}${c.triage.reason ? ` (${c.triage.reason})` : ''}`);
   if (c.incomplete) lines.push(`incomplete: ${c.incompleteReasons.join('; ')}`);
   return `${lines.join('\n')}\n`;

@@ -1,4 +1,6 @@
 import { Option, type Command } from 'commander';
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { AGENT_NAMES, ENGINE_NAMES } from '../../config/schema.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { newDaemonId } from '../../daemon/ids.js';
@@ -29,6 +31,32 @@ interface DaemonOptions {
   agent?: string;
   maxConcurrent?: number;
   httpPort?: number;
+  createRoot?: boolean;
+}
+
+/**
+ * A workspaces root that does not exist is a mistake (a typo, an unmounted volume) unless the user asked
+ * for it to be created: watching a folder nobody writes into would wait forever.
+ */
+async function ensureRoot(root: string, create: boolean): Promise<void> {
+  const exists = await stat(root).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
+  );
+  if (exists) return;
+  if (!create)
+    throw new CliExit(
+      EXIT.usage,
+      `daemon cannot start: workspaces root ${root} does not exist: check workspaces_root / --workspaces-root for a typo or an unmounted volume, create it (mkdir ${root}), or pass --create-root`,
+    );
+  try {
+    await mkdir(root);
+  } catch (err) {
+    throw new CliExit(
+      EXIT.usage,
+      `daemon cannot start: workspaces root ${root} cannot be created (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): create its parent ${path.dirname(root)} first, or point workspaces_root elsewhere`,
+    );
+  }
 }
 
 export function register(program: Command, io: CliIO, done: (code: number) => void): void {
@@ -36,6 +64,7 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .command('daemon')
     .description('run the service: watch the workspaces root and investigate each incident once')
     .option('--workspaces-root <dir>', 'folder watched for <incident>/incident.json')
+    .option('--create-root', 'create the workspaces root when it does not exist (its parent must)')
     .addOption(new Option('--engine <engine>', 'where agents run').choices(ENGINE_NAMES))
     .addOption(new Option('--agent <name>', 'which agent CLI investigates').choices(AGENT_NAMES))
     .option('--max-concurrent <n>', 'runs in flight at once', intOption('--max-concurrent'))
@@ -83,6 +112,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   const token = secrets.HTTP_TOKEN;
   const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
   if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
+  await ensureRoot(config.workspaces_root, opts.createRoot === true);
   // The status index (status, the API, the status page): kept from every change, and every folder read
   // once after start-up (listings wait for that, so that the daemon's own scan is not slowed).
   const index = new IncidentIndex({ root: config.workspaces_root, log });

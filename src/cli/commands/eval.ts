@@ -1,7 +1,9 @@
 import { Option, type Command } from 'commander';
 import path from 'node:path';
+import { AGENTS } from '../../agents/index.js';
 import { resolveSecrets } from '../../config/secrets.js';
-import { ENGINE_NAMES, type EngineName } from '../../config/schema.js';
+import { ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
+import { resolveCommand } from '../../util/process.js';
 import { parseVariants, type Variant } from '../../daemon/compare.js';
 import { ReplayUsageError } from '../../daemon/replay.js';
 import { EvalUsageError } from '../../eval/cases/load.js';
@@ -82,6 +84,7 @@ export async function runEvalCommand(
     const { config } = pipeline;
     const agents = parseAgents(opts.agents ?? config.agent.name);
     const deps: EvalDeps = { ...pipeline.deps };
+    const engine = opts.engine ?? config.engine;
     if (opts.judge) {
       try {
         deps.judge = createJudge({ config, secrets: resolveSecrets(config, io.env).values, env: io.env });
@@ -103,6 +106,16 @@ export async function runEvalCommand(
         reportSections: config.agent.report_sections,
         maxIncidentBytes: config.intake.max_incident_bytes,
         forbiddenRoots: [config.workspaces_root],
+        // On the process engine the agent's CLI must be on PATH; without it no cell can run.
+        ...(engine === 'process'
+          ? {
+              cannotRun: async (agent: AgentName) => {
+                const command = agent === config.agent.name ? (config.agent.command ?? agent) : agent;
+                if (await resolveCommand(command, io.env.PATH)) return undefined;
+                return `agent CLI ${command} is not on PATH: install it with \`npm install -g ${AGENTS[agent].npmPackage ?? command}\`, or set agent.command to its path`;
+              },
+            }
+          : {}),
         ...(minScore !== undefined ? { minScore } : {}),
       },
       deps,

@@ -35,17 +35,35 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     });
 }
 
+const isDirectory = (dir: string): Promise<boolean> =>
+  stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+
+/**
+ * The incident folder `workspace` names: a path (from the current folder), or else a bare folder name
+ * under the configured `workspaces_root` — the form Slack's "what to do" suggests.
+ */
+async function resolveWorkspace(workspace: string, file: string | undefined, io: CliIO): Promise<string> {
+  const here = path.resolve(io.cwd, workspace);
+  if (await isDirectory(here)) return here;
+  const bare = workspace !== '' && !workspace.includes('/') && !workspace.includes(path.sep);
+  if (!bare || workspace === '.' || workspace === '..')
+    throw new CliExit(EXIT.usage, `retry: ${here} is not a folder; give an incident workspace folder`);
+  const root = commandConfig(io, file).config.workspaces_root;
+  const inRoot = path.join(root, workspace);
+  if (await isDirectory(inRoot)) return inRoot;
+  throw new CliExit(
+    EXIT.usage,
+    `retry: no incident folder ${workspace} in workspaces_root ${root} nor in ${io.cwd}; give the folder's name under workspaces_root or its path`,
+  );
+}
+
 export async function runRetry(workspace: string, file: string | undefined, io: CliIO): Promise<number> {
-  const dir = path.resolve(io.cwd, workspace);
+  const dir = await resolveWorkspace(workspace, file, io);
   const root = path.dirname(dir);
   const { config } = commandConfig(io, file, { workspaces_root: root });
-  if (
-    !(await stat(dir).then(
-      (s) => s.isDirectory(),
-      () => false,
-    ))
-  )
-    throw new CliExit(EXIT.usage, `retry: ${dir} is not a folder; give an incident workspace folder`);
   const folder = path.basename(dir);
   const daemon = await daemonFor(io, config, root, 1);
   if (daemon) {

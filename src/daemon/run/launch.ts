@@ -143,6 +143,7 @@ export async function launch(
     const update = progress.push(chunk);
     if (!update) return;
     report(progress.snapshot());
+    if (update.retrying) log.warn({ retrying: update.retrying }, 'the agent CLI is retrying the model API');
     if (update.authFailure) {
       log.warn({ reason: update.authFailure }, 'the model API refused the credentials; stopping the agent');
       stopForAuth();
@@ -160,7 +161,8 @@ export async function launch(
     await output.close();
     throw err;
   }
-  log.info({ id: handle.id }, 'agent launched');
+  // The store's Launched transition logs "agent launched" at info; this one only adds the engine id.
+  log.debug({ id: handle.id }, 'agent started on the engine');
   if (progress.authFailure) stopForAuth();
   progress.beat(report, log);
   return {

@@ -14,6 +14,8 @@ export class ProgressTracker {
   private lastTool: string | undefined;
   /** Tokens come from the model gateway once it has seen a call: the same source for every CLI. */
   private fromGateway = false;
+  /** The CLI's latest model API retry, until a turn shows it got through. */
+  private retrying: string | undefined;
   private timers: NodeJS.Timeout[] = [];
   /** Set when the CLI's events show the credentials were refused. */
   authFailure: string | undefined;
@@ -30,6 +32,7 @@ export class ProgressTracker {
       turns: this.turns,
       tokens: { ...this.tokens },
       ...(this.lastTool ? { lastTool: this.lastTool } : {}),
+      ...(this.retrying ? { retrying: this.retrying } : {}),
       elapsedMs: now.getTime() - this.startedAt.getTime(),
       updatedAt: now.toISOString(),
     };
@@ -39,7 +42,11 @@ export class ProgressTracker {
   push(chunk: Buffer): ProgressUpdate | undefined {
     const update = this.reader?.push(chunk);
     if (!update) return undefined;
-    if (update.turns !== undefined) this.turns = update.turns;
+    if (update.turns !== undefined) {
+      this.turns = update.turns;
+      this.retrying = undefined;
+    }
+    if (update.retrying) this.retrying = update.retrying;
     if (update.tokens && !this.fromGateway) this.tokens = update.tokens;
     if (update.lastTool) this.lastTool = update.lastTool;
     if (update.authFailure) this.authFailure ??= update.authFailure;

@@ -6,6 +6,8 @@ import { resolveCommand } from '../../util/process.js';
 import { brokerIdentityProbe } from '../broker-identity.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';
+import { providerSettings } from './invocation.js';
+import { unreachableProviderProblem } from './reachability.js';
 
 // Whether an incident can run now, for /readyz: the engine, the agent on it, its API key, the skills,
 // and what the kubectl broker's identity may do on the cluster (broker-identity).
@@ -34,7 +36,12 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
     return undefined;
   });
   const made = engine;
-  if (made) await check('agent', () => agentProblem(env, made));
+  if (made) {
+    await check('agent', () => agentProblem(env, made));
+    await check('model-endpoint', async () =>
+      unreachableProviderProblem(providerSettings(config, env.env), made),
+    );
+  }
   await check('api-key', async () => keyProblem(env, await env.agents(config.agent.name)));
   await modelCheck(env, checks);
   try {

@@ -7,7 +7,7 @@ import type {
   LogLevel,
 } from '@slack/web-api';
 import { DeliveryError, httpFailure, NOT_CONNECTED } from '../delivery.js';
-import type { SendContext, SinkAdapter } from '../types.js';
+import type { SendContext, SinkAdapter, StepResult } from '../types.js';
 import { parentMessage, threadMessages, type SlackMessage } from '../slack-blocks.js';
 
 // Slack through the official Web API client: chat.postMessage for the parent, then one threaded reply
@@ -56,6 +56,19 @@ export const slack: SinkAdapter<SlackPayload> = {
     const metadata = { event_type: SLACK_EVENT_TYPE, event_payload: { key: ctx.entry.idempotencyKey, step } };
     if (step === PARENT) {
       const { text, blocks } = ctx.payload.parent;
+      const earlier = ctx.entry.parent;
+      if (earlier) {
+        // The incident already has its message here: it is updated in place, the thread keeps growing.
+        const res = await call(() =>
+          client.chat.update({ channel: earlier.channel, ts: earlier.ts, text, blocks, metadata }),
+        );
+        const updated: StepResult = {
+          ts: String(res.ts ?? earlier.ts),
+          channel: String(res.channel ?? earlier.channel),
+          updated: true,
+        };
+        return updated;
+      }
       const res = await call(() =>
         client.chat.postMessage({
           channel: ctx.payload.channel,

@@ -147,6 +147,30 @@ describe('buildContext', () => {
     expect(out.prompt.system).not.toMatch(/\{\{|\/opt\/triage|`\/workspace\//);
   });
 
+  it('names every skill laid out for a CLI that lists them itself in prompt-sent.md and context.json', async () => {
+    const { input } = await setup();
+    const i = await input();
+    const out = await buildContext({
+      ...i,
+      view: { ...view, skillsListedByCli: true },
+      skills: fixtureSnapshot(path.join(REPO_ROOT, 'test/fixtures/skill-source')),
+    });
+    const listed = out.context.disclosure.listedByCli ?? [];
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.map((s) => s.name)).toEqual(out.skills.map((s) => s.name));
+    const sent = await readFile(i.bundle.path('prompt-sent.md'), 'utf8');
+    expect(sent).toContain('## Skills the CLI lists');
+    for (const s of listed) {
+      expect(s.path.startsWith('/home/agent/.claude/skills/')).toBe(true);
+      expect(sent).toContain(`| ${s.name} |`);
+      expect(sent).toContain(s.path);
+    }
+    const json = JSON.parse(await readFile(i.bundle.path('context.json'), 'utf8')) as {
+      disclosure: { listedByCli?: unknown[] };
+    };
+    expect(json.disclosure.listedByCli).toEqual(listed);
+  });
+
   it('is deterministic: two runs with the same inputs give a byte-identical prompt', async () => {
     const { input } = await setup();
     const a = await buildContext(await input('run-a'));

@@ -24,6 +24,7 @@ afterEach(async () => {
 describe('triage-runner daemon (CLI, process engine)', () => {
   it('runs a dropped incident with agent.command, then on SIGTERM interrupts the run in flight and exits 0', async () => {
     const incidents = path.join(root, 'incidents');
+    await mkdir(incidents);
     const config = path.join(root, 'triage-runner.yaml');
     await writeFile(
       config,

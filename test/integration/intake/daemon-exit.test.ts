@@ -2,7 +2,7 @@
 // process exits 0 on SIGTERM with an HTTP client still connected, and the same command run in this
 // process leaves no handle behind (timers, sockets, watchers, child processes) once it returns.
 import { EventEmitter } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, request, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -126,10 +126,14 @@ describe('daemon exit', () => {
     agent.destroy();
     expect(result, daemon.tail()).toEqual([0, null]);
     expect(daemon.logs()).toMatch(/daemon stopped/);
+    // One drop, one run: "agent launched" once, and no change reported for an unchanged file.
+    expect(daemon.logs().match(/"msg":"agent launched"/g), daemon.tail()).toHaveLength(1);
+    expect(daemon.logs()).not.toContain('changed during its run');
   });
 
   it('leaves no timer, socket, watcher or child process behind once the daemon command returns', async () => {
     const root = path.join(dir.dir, 'incidents');
+    await mkdir(root);
     // The logger writes to stdout and stderr: their handles open on first use, before the baseline.
     void [process.stdout.writable, process.stderr.writable];
     const before = handleCounts();

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recordSinks } from '../../../src/notify/sink-history.js';
 import { SlackApi, WebhookReceiver } from '../../support/notify-servers.js';
 import { entriesBySink, finishedWorkspace, type NotifyConfigInput } from '../../support/notify.js';
 
@@ -150,6 +151,15 @@ describe('notifications survive a SIGKILL', () => {
   });
 
   it('a run that finished before any delivery was recorded is delivered at the next start, and only once', async () => {
+    // The daemon ran with these sinks before the incident finished.
+    await recordSinks(
+      root,
+      [
+        { name: 'oncall', type: 'slack' },
+        { name: 'hook', type: 'webhook' },
+      ],
+      Date.now() - 1000,
+    );
     const dir = await finishedWorkspace(root, 'finished-then-killed');
     expect(await start('resume', dir).done).toContain('[["hook","delivered"],["oncall","delivered"]]');
     expect(tops()).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -138,6 +138,60 @@ describe('slack sink', () => {
       ['notify_delivered', null, null],
     ]);
     expect(s.metrics.calls).toEqual([['oncall', 'delivered']]);
+  });
+
+  it("a retried incident keeps one parent message, updated in place, with the incident's own page linked", async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'retried-incident', {
+      state: 'failed',
+      reason: 'agent exited 1',
+    });
+    const [first] = await deliver(dir, s);
+    expect(first?.status).toBe('delivered');
+    expect(slack.messages.filter((m) => !m.thread_ts)).toHaveLength(1);
+    const parent = slack.messages[0]!;
+    expect(parent.text).toMatch(/^Investigation failed/);
+
+    // The retry: a second run of the same incident succeeds.
+    const retryRun = '20260301T110000Z-d4e5f6';
+    const stateFile = path.join(dir, '.triage', 'state.json');
+    const state = JSON.parse(await readFile(stateFile, 'utf8')) as Record<string, unknown>;
+    await writeFile(
+      stateFile,
+      JSON.stringify({
+        ...state,
+        state: 'succeeded',
+        attempts: 2,
+        reason: undefined,
+        runs: [
+          { id: RUN_ID, status: 'failed' },
+          { id: retryRun, status: 'succeeded' },
+        ],
+      }),
+    );
+    const result = JSON.parse(
+      await readFile(path.join(dir, '.triage', 'runs', RUN_ID, 'result.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    await mkdir(path.join(dir, '.triage', 'runs', retryRun), { recursive: true });
+    await writeFile(
+      path.join(dir, '.triage', 'runs', retryRun, 'result.json'),
+      JSON.stringify({ ...result, status: 'succeeded', exitCode: 0 }),
+    );
+    const [second] = await deliver(dir, s);
+    expect(second?.status).toBe('delivered');
+
+    const tops = slack.messages.filter((m) => !m.thread_ts);
+    expect(tops).toHaveLength(1);
+    expect(tops[0]!.ts).toBe(parent.ts);
+    expect(tops[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(slack.requests.filter((r) => r.path === '/api/chat.update')).toHaveLength(1);
+    expect(second!.steps[0]).toMatchObject({ id: 'parent', result: { ts: parent.ts, updated: true } });
+    // The retry's report went into the same thread.
+    const threaded = slack.messages.filter((m) => m.thread_ts === parent.ts);
+    expect(threaded.length).toBeGreaterThan(0);
+    expect(JSON.stringify(tops[0]!.blocks)).toContain(
+      'https://triage.example.internal/incidents/retried-incident',
+    );
   });
 
   it('keeps a 200 KB report within Slack limits: every part accepted, threaded, nothing lost', async () => {

@@ -121,7 +121,7 @@ describe('webhook sink', () => {
         truncated: false,
         text: report,
       },
-      links: { status: 'https://triage.example.internal/' },
+      links: { status: 'https://triage.example.internal/incidents/payments-crashloop' },
     });
   });
 
@@ -193,8 +193,13 @@ describe('pagerduty sink', () => {
       event_action: 'trigger',
       dedup_key: 'triage-runner/inc-payments-crashloop',
       client: 'triage-runner',
-      client_url: 'https://triage.example.internal/',
-      links: [{ href: 'https://triage.example.internal/', text: 'triage-runner status page' }],
+      client_url: 'https://triage.example.internal/incidents/payments-crashloop',
+      links: [
+        {
+          href: 'https://triage.example.internal/incidents/payments-crashloop',
+          text: 'triage-runner status page',
+        },
+      ],
     });
     expect(event.payload).toMatchObject({
       source: 'prod-1',

@@ -1,4 +1,5 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog, verifyAuditLog } from '../../../src/audit/log.js';
@@ -201,6 +202,21 @@ describe('retry in place', () => {
     expect((await auditTypes(dir)).at(-1)).toBe('retry_requested');
     await plainDaemon(failsFirst());
     await expectRetriedInPlace(dir, before, firstRun, /^cli$/);
+  });
+
+  it('retry <name> finds the folder under workspaces_root, wherever the command runs', async () => {
+    const first = await plainDaemon(failsFirst());
+    const { dir } = await failedIncident('by-name');
+    await first.daemon.stop();
+    const t = io({ TRIAGE_RUNNER_HTTP_PORT: '0', TRIAGE_RUNNER_WORKSPACES_ROOT: root });
+    t.cli.cwd = tmpdir();
+    expect(await runCli(['retry', 'by-name'], t.cli)).toBe(0);
+    expect(t.out()).toMatch(/^by-name: queued again \(was failed; attempt 2 next\)/);
+    expect(await readState(dir)).toMatchObject({ state: 'queued' });
+    const missing = io({ TRIAGE_RUNNER_WORKSPACES_ROOT: root });
+    missing.cli.cwd = tmpdir();
+    expect(await runCli(['retry', 'no-such-incident'], missing.cli)).toBe(2);
+    expect(missing.err()).toContain(`no incident folder no-such-incident in workspaces_root ${root}`);
   });
 
   it('`triage-runner retry` goes through the daemon when one answers for the root', async () => {

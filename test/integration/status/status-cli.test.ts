@@ -124,6 +124,39 @@ describe('triage-runner status', () => {
     expect(times).toEqual([...times].sort((a, b) => b - a));
   });
 
+  it('shows when the alerts behind a finished incident resolved (alerts.json), in text and JSON', async () => {
+    const dir = await incidentIn(root, 'alert-resolved', (sha256, incidentId) => [
+      { type: 'Validated', incidentId, sha256 },
+      { type: 'Claimed', runId: 'r1', holder: 'test' },
+      { type: 'Finished', runId: 'r1', outcome: { status: 'succeeded', exitCode: 0 } },
+    ]);
+    await writeRun(dir, 'r1', {});
+    const at = '2026-03-01T10:30:00.000Z';
+    await writeFile(
+      path.join(dir, 'alerts.json'),
+      JSON.stringify({
+        version: 1,
+        firstAt: at,
+        lastAt: at,
+        resolvedAt: at,
+        count: 1,
+        omitted: 0,
+        open: 0,
+        alerts: [],
+      }),
+    );
+    const json = io();
+    expect(await runCli(['status', '--root', root, '--json'], json.cli)).toBe(0);
+    const body = JSON.parse(json.out()) as StatusList;
+    expect(body.incidents.find((v) => v.folder === 'alert-resolved')).toMatchObject({
+      state: 'succeeded',
+      resolvedAt: at,
+    });
+    const text = io();
+    expect(await runCli(['status', '--root', root], text.cli)).toBe(0);
+    expect(text.out()).toMatch(/alert-resolved\s+inc-alert-resolved\s+succeeded, resolved\s/);
+  });
+
   it('cuts the answer to the terminal width', async () => {
     await rootWithEveryState(root);
     const t = io(undefined, 150);

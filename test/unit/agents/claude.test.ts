@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLAUDE_SYSTEM_PROMPT_FILE, claude } from '../../../src/agents/claude.js';
 import { fixture, promptLeaks, run, sampleInput } from './helpers.js';
+
+const FIXTURES = path.join(import.meta.dirname, '..', '..', 'fixtures', 'agent-output');
 
 describe('claude invocation', () => {
   it('puts the system part in a file and the user part on stdin, never in argv or env', () => {
@@ -93,13 +97,26 @@ describe('claude output', () => {
       attempt: 1,
       error_status: 529,
     });
-    expect(reader?.push(Buffer.from(`${overloaded}\n`))).toBeUndefined();
+    expect(reader?.push(Buffer.from(`${overloaded}\n`))).toEqual({
+      retrying: 'retrying the model API: HTTP 529, attempt 1',
+    });
+  });
+
+  it("reports the real CLI's retries against a refused connection as progress, with the attempt", () => {
+    // Recorded from claude 2.1 with ANTHROPIC_BASE_URL on a port nothing listens on.
+    const lines = readFileSync(path.join(FIXTURES, 'claude-api-retry-refused.jsonl'));
+    const update = claude.progress?.().push(lines);
+    expect(update?.authFailure).toBeUndefined();
+    expect(update?.retrying).toBe(
+      'retrying the model API: could not connect (connection refused or unreachable: check providers.anthropic_base_url), attempt 3 of 10',
+    );
   });
 
   it('recognises a real 401 as an auth failure and keeps exit code 1', () => {
     const outcome = claude.parseOutput(fixture('claude-401'));
     expect(outcome).toMatchObject({ status: 'auth_failed', exitCode: 1 });
     expect(outcome.error).toMatch(/HTTP 401/);
+    expect(outcome.error).toContain('set ANTHROPIC_API_KEY (or the secret configured for it under secrets:)');
   });
 
   it('recognises a real error_max_turns result as the turn limit', () => {

@@ -143,9 +143,9 @@ describe('validate-config reports everything at once', () => {
   it('flags a misspelled TRIAGE_RUNNER_ variable with "did you mean", but not one a secret reads', async () => {
     const { dir, file } = configDir('secrets:\n  HOOK_TOKEN: { env: TRIAGE_RUNNER_HOOK_TOKEN }\n');
     const env = {
-      ANTHROPIC_API_KEY: 'k',
+      ANTHROPIC_API_KEY: 'sk-ant-test-0123456789',
       TRIAGE_RUNNER_AGENT_TIMOUT: '5m',
-      TRIAGE_RUNNER_HOOK_TOKEN: 'set',
+      TRIAGE_RUNNER_HOOK_TOKEN: 'hook-token-0123456789',
       TRIAGE_RUNNER_AGENT_TIMEOUT: '10m',
     };
     const t = io(env, dir);
@@ -168,9 +168,23 @@ describe('validate-config reports everything at once', () => {
       'secrets.CODEX_API_KEY: environment variable CODEX_API_KEY is not set; agent.name codex needs it (or OPENAI_API_KEY): its runs will fail to authenticate',
     );
     expect(none.err()).toContain('secrets.SLACK_BOT_TOKEN: environment variable SLACK_BOT_TOKEN is not set');
-    const fallback = io({ OPENAI_API_KEY: 'k', SLACK_BOT_TOKEN: 't' }, dir);
+    const fallback = io(
+      { OPENAI_API_KEY: 'sk-test-0123456789abcdef', SLACK_BOT_TOKEN: 'xoxb-test-0123456789' },
+      dir,
+    );
     expect(await runCli(['validate-config', file], fallback.cli)).toBe(0);
     expect(fallback.err()).toBe('');
+  });
+
+  it('warns that a key set to a short word is not redacted, without printing the value', async () => {
+    const { dir, file } = configDir('persona: kubernetes-sre\n');
+    const t = io({ ANTHROPIC_API_KEY: 'offline' }, dir);
+    expect(await runCli(['validate-config', file], t.cli)).toBe(0);
+    expect(t.err()).toContain(
+      'secrets.ANTHROPIC_API_KEY: the value of ANTHROPIC_API_KEY is not redacted by value: it is 7 characters long, shorter than any real credential (8 at least)',
+    );
+    expect(t.err()).not.toMatch(/\boffline\b/);
+    expect(t.err()).toMatch(/warning/);
   });
 
   it('flags a boot_file that does not exist, unless it is the default path', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../../src/config/schema.js';
 import { agentSecrets, resolveSecrets } from '../../../src/config/secrets.js';
 import { exposureProblem, isLoopbackHost } from '../../../src/server/exposure.js';
+import { startHttpServer } from '../../../src/server/http.js';
 
 describe("the daemon's own secrets", () => {
   it('are read by default from TRIAGE_RUNNER_HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET, and never handed to an agent', () => {
@@ -50,5 +51,58 @@ describe('listen address exposure', () => {
     expect(isLoopbackHost(host)).toBe(loopback);
     expect(exposureProblem(host, undefined) === undefined).toBe(loopback);
     expect(exposureProblem(host, 'a-token')).toBeUndefined();
+  });
+});
+
+describe('a secrets: block', () => {
+  // The README's Slack example lists only the sinks' secrets.
+  const slackOnly = {
+    secrets: { SLACK_BOT_TOKEN: { env: 'SLACK_BOT_TOKEN' } },
+    notify: { sinks: [{ name: 's', type: 'slack', channel: 'C1', secret: 'SLACK_BOT_TOKEN' }] },
+  };
+  const env = {
+    ANTHROPIC_API_KEY: 'sk-ant-live-9f8e7d6c5b4a',
+    TRIAGE_RUNNER_HTTP_TOKEN: 'tok-2c4e6a8b0d1f',
+    SLACK_BOT_TOKEN: 'xoxb-1-2-3abcdef',
+  };
+
+  it('adds to the built-in secrets: the agent key and HTTP_TOKEN are still read', () => {
+    const { values } = resolveSecrets(configSchema.parse(slackOnly), env);
+    expect(values).toEqual({
+      ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
+      HTTP_TOKEN: env.TRIAGE_RUNNER_HTTP_TOKEN,
+      SLACK_BOT_TOKEN: env.SLACK_BOT_TOKEN,
+    });
+  });
+
+  it('overrides a built-in entry it names, and a sink may use a built-in secret without redeclaring it', () => {
+    const config = configSchema.parse({
+      secrets: { ANTHROPIC_API_KEY: { env: 'MY_CLAUDE_KEY' } },
+      notify: { sinks: [{ name: 'pd', type: 'pagerduty', secret: 'PAGERDUTY_WEBHOOK_SECRET' }] },
+    });
+    expect(config.secrets.ANTHROPIC_API_KEY).toEqual({ env: 'MY_CLAUDE_KEY' });
+    expect(config.secrets.HTTP_TOKEN).toEqual({ env: 'TRIAGE_RUNNER_HTTP_TOKEN' });
+  });
+
+  it('keeps /v1/* behind HTTP_TOKEN on loopback when the token is exported', async () => {
+    const { values } = resolveSecrets(configSchema.parse(slackOnly), env);
+    const server = await startHttpServer({
+      port: 0,
+      host: '127.0.0.1',
+      token: values.HTTP_TOKEN,
+      readiness: async () => ({ ok: true, checks: [] }),
+      metrics: { render: async () => '', contentType: 'text/plain' },
+      routes: [
+        { name: 'probe', plugin: async (app) => void app.get('/v1/probe', async () => ({ ok: true })) },
+      ],
+    });
+    try {
+      const base = `http://127.0.0.1:${server.port}/v1/probe`;
+      expect((await fetch(base)).status).toBe(401);
+      const ok = await fetch(base, { headers: { authorization: `Bearer ${env.TRIAGE_RUNNER_HTTP_TOKEN}` } });
+      expect(ok.status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -195,7 +195,7 @@ describe('deploy/kubernetes manifests', () => {
     const mounts = Object.fromEntries(
       daemon.volumeMounts.map((m: { name: string; mountPath: string }) => [m.name, m.mountPath]),
     );
-    expect(daemon.args).toEqual(['daemon', '--config', `${mounts.config}/config.yaml`]);
+    expect(daemon.args).toEqual(['daemon', '--config', `${mounts.config}/config.yaml`, '--create-root']);
     expect(runnerConfig.system_prompt_file).toBe(`${mounts.config}/triage-system-prompt.md`);
     expect(runnerConfig.kubernetes.volume_root).toBe(mounts.data);
     // Everything an agent Job mounts must be on the shared volume.
@@ -431,7 +431,7 @@ describe('the daemon image (Dockerfile)', () => {
     expect(runtime).toMatch(/TRIAGE_RUNNER_WORKSPACES_ROOT=\/var\/lib\/triage-runner\/workspaces/);
     expect(runtime).toMatch(/HEALTHCHECK[\s\S]*CMD \["node", "-e", "fetch\(.*\/healthz/);
     expect(runtime).toContain('ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/cli/main.js"]');
-    expect(runtime).toContain('CMD ["daemon"]');
+    expect(runtime).toContain('CMD ["daemon", "--create-root"]');
   });
 
   it('verifies the pinned kubectl download against a sha256', () => {

@@ -53,3 +53,36 @@ describe('eval command usage', () => {
     expect(message).toContain('facts.0.any.0: not a valid regular expression');
   });
 });
+
+describe('eval without the agent CLI', () => {
+  it('counts every cell as an error, exits 1 and says how to install the CLI', async () => {
+    const out: string[] = [];
+    const cli: CliIO = {
+      stdout: (t) => void out.push(t),
+      stderr: () => undefined,
+      env: { PATH: '/nonexistent-bin', ANTHROPIC_API_KEY: 'sk-ant-test-0123456789' },
+      cwd: root.dir,
+    };
+    const suite = path.join(
+      import.meta.dirname,
+      '..',
+      '..',
+      '..',
+      'examples',
+      'evals',
+      'crashloop-bad-config',
+    );
+    const code = await runEvalCommand(
+      suite,
+      { ...flags, agents: 'claude', engine: 'process', out: path.join(root.dir, 'out') },
+      path.join(import.meta.dirname, '..', '..', 'fixtures', 'evals', 'offline.yaml'),
+      cli,
+    );
+    expect(code).toBe(1);
+    const text = out.join('');
+    expect(text).toMatch(/\| claude \| [^|]+ \| preload \| 0\/1 \|.*\| 1 \|\n/);
+    expect(text).toContain(
+      'agent CLI claude is not on PATH: install it with `npm install -g @anthropic-ai/claude-code`',
+    );
+  });
+});

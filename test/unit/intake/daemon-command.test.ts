@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/program.js';
 import type { CliIO } from '../../../src/cli/io.js';
@@ -35,6 +38,36 @@ describe('triage-runner daemon flags', () => {
     expect(await runCli(['daemon', '--engine', 'process'], cli)).toBe(2);
     expect(cli.err.join('')).toMatch(
       /daemon cannot start: http\.host 0\.0\.0\.0 is not a loopback address, so \/v1\/\* needs a bearer token, but the HTTP_TOKEN secret is not set: set it under secrets:/,
+    );
+  });
+
+  it('exits 2 naming a workspaces root that does not exist, and creates nothing', async () => {
+    const typo = path.join(mkdtempSync(path.join(tmpdir(), 'tr-root-')), 'incidnets');
+    const cli = io();
+    expect(
+      await runCli(['daemon', '--engine', 'process', '--http-port', '0', '--workspaces-root', typo], cli),
+    ).toBe(2);
+    expect(cli.err.join('')).toContain(`daemon cannot start: workspaces root ${typo} does not exist`);
+    expect(cli.err.join('')).toContain('--create-root');
+    expect(existsSync(typo)).toBe(false);
+  });
+
+  it('exits 2 when --create-root is given but the parent is missing too', async () => {
+    const deep = path.join(mkdtempSync(path.join(tmpdir(), 'tr-root-')), 'missing', 'incidents');
+    const cli = io();
+    const args = [
+      'daemon',
+      '--engine',
+      'process',
+      '--http-port',
+      '0',
+      '--workspaces-root',
+      deep,
+      '--create-root',
+    ];
+    expect(await runCli(args, cli)).toBe(2);
+    expect(cli.err.join('')).toContain(
+      `workspaces root ${deep} cannot be created (ENOENT): create its parent`,
     );
   });
 });

@@ -43,6 +43,19 @@ describe('Redactor', () => {
     expect(looksSecret('payments-api')).toBe(false);
   });
 
+  it('leaves ordinary words alone when a key is set to a word, and lists it as unredacted without its value', () => {
+    const r = new Redactor({
+      ANTHROPIC_API_KEY: 'offline',
+      HTTP_TOKEN: 'password',
+      REAL: 'sk-ant-api03-Zx9Qw8Er7Ty6',
+    });
+    expect(r.redact('model server offline; password rotation pending; key sk-ant-api03-Zx9Qw8Er7Ty6')).toBe(
+      'model server offline; password rotation pending; key [REDACTED:REAL]',
+    );
+    expect(r.unredacted.map((w) => w.name)).toEqual(['ANTHROPIC_API_KEY', 'HTTP_TOKEN']);
+    expect(JSON.stringify(r.unredacted)).not.toMatch(/offline|password/);
+  });
+
   it('redacts strings nested in objects and arrays', () => {
     const r = new Redactor({ K: 'secret-value-xyz' });
     expect(r.redactValue({ a: ['secret-value-xyz'], b: { c: 'x secret-value-xyz y' }, n: 3 })).toEqual({

@@ -500,10 +500,20 @@ describe('run executor', () => {
       checks: [
         { name: 'engine:docker', ok: true },
         { name: 'agent', ok: true },
+        { name: 'model-endpoint', ok: true },
         { name: 'api-key', ok: true },
         { name: 'skills', ok: true },
       ],
     });
+    const loopback = await setup(
+      new FakeEngine(),
+      {},
+      { env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8088' } },
+    ).executor.readiness();
+    expect(loopback.ok).toBe(false);
+    expect(loopback.checks.find((c) => c.name === 'model-endpoint')?.detail).toMatch(
+      /ANTHROPIC_BASE_URL\) is http:\/\/127\.0\.0\.1:8088: a loopback address, which the agent running on the docker engine cannot reach/,
+    );
     const noImage = new FakeEngine();
     Object.assign(noImage, { hasImage: async () => false });
     const missing = await setup(noImage).executor.readiness();
