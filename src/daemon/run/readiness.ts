@@ -38,9 +38,12 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   const made = engine;
   if (made) {
     await check('agent', () => agentProblem(env, made));
-    await check('model-endpoint', async () =>
-      unreachableProviderProblem(providerSettings(config, env.env), made),
-    );
+    // With the model gateway the agent calls the daemon, and the daemon the provider: a loopback
+    // provider URL is then the daemon's to reach, not the container's.
+    if (!gatewayCarries(env, made))
+      await check('model-endpoint', async () =>
+        unreachableProviderProblem(providerSettings(config, env.env), made),
+      );
   }
   await check('api-key', async () => keyProblem(env, await env.agents(config.agent.name)));
   await modelCheck(env, checks);
@@ -88,6 +91,17 @@ async function agentProblem(env: PipelineEnv, engine: Engine): Promise<string | 
   const command = config.agent.command ?? config.agent.name;
   if (await resolveCommand(command, env.env.PATH)) return undefined;
   return `agent CLI ${command} is not on the daemon's PATH: install it (npm install -g ${(await env.agents(config.agent.name)).npmPackage ?? command}) or set agent.command to its path`;
+}
+
+/** The model gateway carries the configured agent's calls on this engine (src/daemon/run/model-gateway.ts). */
+function gatewayCarries(env: PipelineEnv, engine: Engine): boolean {
+  const { config, gateway } = env;
+  const provider = providerOfAgent(
+    config.agent.name,
+    config.providers.goose_provider ?? env.env.GOOSE_PROVIDER,
+  );
+  if (!gateway || !provider || !gateway.serves(provider)) return false;
+  return engine.placement === 'host' || engine.capabilities.bundleSockets === true;
 }
 
 /**
