@@ -46,7 +46,11 @@ export type AuditEventType =
   | 'notify_queued'
   | 'notify_attempted'
   | 'notify_delivered'
-  | 'notify_failed';
+  | 'notify_failed'
+  // A responder's verdict on the investigation (src/feedback).
+  | 'feedback_recorded'
+  // Retention (src/audit/prune.ts): a run's recorded outputs removed, with the digests they had.
+  | 'pruned';
 
 export interface AuditEvent {
   type: AuditEventType;

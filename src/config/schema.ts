@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseBytes, parseDuration } from './duration.js';
+import { formatDuration, parseBytes, parseDuration } from './duration.js';
 
 // The single source of every configuration key: its type, default, range and description.
 // YAML keys are snake_case; environment names are derived mechanically from the key path.
@@ -8,8 +8,11 @@ import { parseBytes, parseDuration } from './duration.js';
 const MAX_DURATION_MS = 24 * 86_400_000;
 const MAX_DURATION_TEXT = '24d';
 
-/** A duration (`30s`, `15m`, `1h` or milliseconds), parsed to milliseconds. */
-const duration = (fallback: string, description: string) =>
+/**
+ * A duration (`30s`, `15m`, `1h` or milliseconds), parsed to milliseconds. At most what a Node.js timer
+ * can wait, unless `maxMs` says otherwise (an age compared with dates, such as a retention period).
+ */
+const duration = (fallback: string, description: string, maxMs = MAX_DURATION_MS) =>
   z
     .union([z.string(), z.number()])
     .transform((value, ctx) => {
@@ -18,10 +21,13 @@ const duration = (fallback: string, description: string) =>
         ctx.addIssue({ code: 'custom', message: 'expected a duration such as 30s, 15m, 1h or milliseconds' });
         return z.NEVER;
       }
-      if (ms > MAX_DURATION_MS) {
+      if (ms > maxMs) {
         ctx.addIssue({
           code: 'custom',
-          message: `expected at most ${MAX_DURATION_TEXT} (the longest timer Node.js can set)`,
+          message:
+            maxMs === MAX_DURATION_MS
+              ? `expected at most ${MAX_DURATION_TEXT} (the longest timer Node.js can set)`
+              : `expected at most ${formatDuration(maxMs)}`,
         });
         return z.NEVER;
       }
@@ -239,6 +245,7 @@ export const BUILTIN_SECRETS: Readonly<Record<string, { env?: string; file?: str
   GEMINI_API_KEY: { env: 'GEMINI_API_KEY' },
   HTTP_TOKEN: { env: 'TRIAGE_RUNNER_HTTP_TOKEN' },
   PAGERDUTY_WEBHOOK_SECRET: { env: 'PAGERDUTY_WEBHOOK_SECRET' },
+  SLACK_SIGNING_SECRET: { env: 'SLACK_SIGNING_SECRET' },
 };
 
 const baseSchema = z.strictObject({
@@ -307,7 +314,7 @@ const baseSchema = z.strictObject({
     .transform((entries) => ({ ...BUILTIN_SECRETS, ...entries }))
     .prefault({})
     .describe(
-      "secrets, each read from an env var or a file and redacted everywhere; entries add to and override the built-in ones (the agents' API keys, HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET); HTTP_TOKEN and PAGERDUTY_WEBHOOK_SECRET stay with the daemon, the others are handed to the agent",
+      "secrets, each read from an env var or a file and redacted everywhere; entries add to and override the built-in ones (the agents' API keys, HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET, SLACK_SIGNING_SECRET); HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET and SLACK_SIGNING_SECRET stay with the daemon, the others are handed to the agent",
     ),
   gateway: z
     .strictObject({
@@ -582,6 +589,19 @@ const baseSchema = z.strictObject({
     })
     .prefault({})
     .describe('preloaded context and token budget'),
+  memory: z
+    .strictObject({
+      retention: duration(
+        '90d',
+        'past investigations are listed in the prompt this long after they finished',
+        10 * 365 * 24 * 3600 * 1000,
+      ),
+      previous_investigations: int(0, 20)
+        .default(5)
+        .describe('earlier investigations of the same workload or fault listed in the prompt (0 = none)'),
+    })
+    .prefault({})
+    .describe('past investigations in reach of the next one'),
   skills: z
     .strictObject({
       cache_dir: z.string().min(1).default('./agent-home/skills').describe('skills cache (git-ignored)'),

@@ -55,7 +55,11 @@ export function auditKey(config: Pick<Config, 'audit'>, values: Record<string, s
 }
 
 /** Secrets the daemon itself uses (HTTP auth, webhook signatures): never handed to an agent. */
-export const DAEMON_SECRETS: readonly string[] = ['HTTP_TOKEN', 'PAGERDUTY_WEBHOOK_SECRET'];
+export const DAEMON_SECRETS: readonly string[] = [
+  'HTTP_TOKEN',
+  'PAGERDUTY_WEBHOOK_SECRET',
+  'SLACK_SIGNING_SECRET',
+];
 
 /** Names of the configured secrets that are the daemon's own: its HTTP and webhook secrets, the notify sinks' credentials, the audit key. */
 export function daemonSecretNames(config: Pick<Config, 'notify' | 'audit'>): Set<string> {

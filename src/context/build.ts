@@ -7,6 +7,7 @@ import type { PipelineMetrics } from '../shared/types.js';
 import type { Workspace } from '../shared/types.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
+import { readOwnFileBelow } from '../util/safe-path.js';
 import { fitToBudget, type MarkerInfo } from './budget.js';
 import { BootError, buildDisclosure, type Disclosure } from './disclosure/index.js';
 import {
@@ -16,6 +17,14 @@ import {
   substituteReportSections,
   substituteViewPaths,
 } from './prompt.js';
+import {
+  findPreviousInvestigations,
+  PREVIOUS_DEGRADE_ID,
+  PREVIOUS_DIR,
+  previousLine,
+  renderPrevious,
+  REPORT_COPY_MAX_BYTES,
+} from './previous.js';
 import { escapeTextContent, renderIncident, renderPermissions, renderTriage } from './sections.js';
 import { tokenCounter } from './tokens.js';
 import { runTriage, type ClusterKubeconfig, type TriageMode } from './triage.js';
@@ -56,6 +65,11 @@ export interface BuildInput {
   pathPrepend?: string[];
   /** The run's cluster registry entry, as KUBECONFIG for the triage script. */
   cluster?: ClusterKubeconfig;
+  /**
+   * The workspaces root to search for earlier investigations of the same workload; none are listed
+   * without it, or when the workspace is not a folder of it (a replay's output, a copied incident).
+   */
+  previousRoot?: string;
 }
 
 export interface BuiltContext {
@@ -125,6 +139,51 @@ const NO_DISCLOSURE: Disclosure = {
   skills: [],
   render: () => ({ text: '', parts: [] }),
 };
+
+interface PreparedPrevious {
+  lines: string[];
+  render(degraded: boolean): string;
+}
+
+const NO_PREVIOUS: PreparedPrevious = { lines: [], render: () => '' };
+
+/**
+ * Earlier investigations of the same workload (or fault in the namespace): their reports copied into
+ * the run bundle (where the agent can read them under every engine), the index written beside them,
+ * and the section for the prompt.
+ */
+async function preparePrevious(input: BuildInput): Promise<PreparedPrevious> {
+  const { config, workspace, bundle, view } = input;
+  const root = input.previousRoot && path.resolve(input.previousRoot);
+  if (
+    config.memory.previous_investigations === 0 ||
+    !root ||
+    path.dirname(path.resolve(workspace.dir)) !== root
+  )
+    return NO_PREVIOUS;
+  const found = await findPreviousInvestigations(root, workspace.name, workspace.incident, {
+    limit: config.memory.previous_investigations,
+    maxAgeMs: config.memory.retention,
+  });
+  if (found.length === 0) return NO_PREVIOUS;
+  await bundle.makeDir(PREVIOUS_DIR);
+  const lines: string[] = [];
+  for (const [i, p] of found.entries()) {
+    const read = await readOwnFileBelow(
+      path.dirname(p.reportPath),
+      p.reportPath,
+      REPORT_COPY_MAX_BYTES,
+    ).catch(() => undefined);
+    if (read?.kind !== 'ok') continue;
+    const name = path.posix.join(PREVIOUS_DIR, `${i + 1}-${p.folder.replace(/[^A-Za-z0-9._-]/g, '_')}.md`);
+    await bundle.writeText(name, read.text);
+    lines.push(previousLine(p, path.posix.join(view.runDir, name)));
+  }
+  if (lines.length === 0) return NO_PREVIOUS;
+  const indexPath = path.posix.join(view.runDir, PREVIOUS_DIR, 'index.md');
+  await bundle.writeText(path.posix.join(PREVIOUS_DIR, 'index.md'), `${lines.join('\n')}\n`);
+  return { lines, render: (degraded) => renderPrevious(lines, indexPath, degraded) };
+}
 
 export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   const { config, workspace, view, bundle, log } = input;
@@ -199,6 +258,11 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
   }
 
+  const previous = await preparePrevious(input).catch((err: unknown) => {
+    log.warn({ err: errorMessage(err) }, 'past investigations could not be listed; the prompt has none');
+    return NO_PREVIOUS;
+  });
+
   const note = triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout);
   // Ours, after the script's text: never cut by the budget.
   const products = escapeTextContent(renderProducts(triage.products ?? [], view.triageDir));
@@ -212,9 +276,14 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   };
   if (omitted) omitted.length = Math.min(omitted.length, Math.max(0, triageText.length - omitted.at));
   const build = (degraded: ReadonlySet<string>, triageBody: string) => {
-    const preloaded = [incidentSection, permissionsSection, renderTriage(note, triageBody, products)].join(
-      '\n\n',
-    );
+    const preloaded = [
+      incidentSection,
+      permissionsSection,
+      previous.render(degraded.has(PREVIOUS_DEGRADE_ID)),
+      renderTriage(note, triageBody, products),
+    ]
+      .filter((s) => s !== '')
+      .join('\n\n');
     const parts = assemblePrompt({
       systemPrompt,
       disclosure: disclosure.render(degraded).text,
@@ -229,16 +298,30 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   const fit = await fitToBudget({
     counter,
     limit,
-    degradable: disclosure.degradable,
+    // The index of past investigations goes first (to a pointer at its file), before any brief and
+    // long before the triage report is cut; incident and permissions are never touched.
+    degradable:
+      previous.lines.length > 0 ? [PREVIOUS_DEGRADE_ID, ...disclosure.degradable] : disclosure.degradable,
     triageText,
     ...(omitted ? { omitted } : {}),
     assemble: build,
     marker: truncationMarker(fullOutputPath, limit),
   });
 
-  const rendered = disclosure.render(new Set(fit.degraded));
+  const briefsDegraded = fit.degraded.filter((id) => id !== PREVIOUS_DEGRADE_ID);
+  const previousDegraded = briefsDegraded.length !== fit.degraded.length;
+  const previousSection = previous.render(previousDegraded);
+  const rendered = disclosure.render(new Set(briefsDegraded));
   const triageSection = renderTriage(note, fit.triageBody, products);
-  const [incidentTokens, permissionsTokens, triageTokens, systemTokens, disclosureTokens, userTokens] = (
+  const [
+    incidentTokens,
+    permissionsTokens,
+    triageTokens,
+    systemTokens,
+    disclosureTokens,
+    userTokens,
+    previousTokens,
+  ] = (
     await counter.rawMany([
       incidentSection,
       permissionsSection,
@@ -246,6 +329,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       systemPrompt,
       rendered.text,
       userPrompt,
+      previousSection,
     ])
   ).map((n) => counter.scale(n));
   const row = (tag: string, tokens = 0): SectionReport => ({
@@ -266,17 +350,27 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       truncated: fit.triage.truncated,
     },
     row('system_prompt', systemTokens),
-    { ...row('disclosure', disclosureTokens), truncated: fit.degraded.length > 0 },
+    { ...row('disclosure', disclosureTokens), truncated: briefsDegraded.length > 0 },
     row('user_prompt', userTokens),
   ];
-  if (fit.degraded.length > 0) {
+  if (previous.lines.length > 0) {
+    const full = previousDegraded ? await counter.count(previous.render(false)) : (previousTokens ?? 0);
+    sections.push({
+      tag: 'previous_investigations',
+      tokens: previousTokens ?? 0,
+      originalTokens: full,
+      truncated: previousDegraded,
+    });
+  }
+  if (briefsDegraded.length > 0) {
     const full = await counter.count(disclosure.render(new Set()).text);
     const d = sections[4];
     if (d) d.originalTokens = full;
   }
   const partTokens = await counter.rawMany(rendered.parts.map((p) => p.text));
   if (fit.triage.truncated) input.metrics?.truncation('initial_triage_report');
-  for (const id of fit.degraded) input.metrics?.truncation(`disclosure:${id}`);
+  for (const id of briefsDegraded) input.metrics?.truncation(`disclosure:${id}`);
+  if (previousDegraded) input.metrics?.truncation('previous_investigations');
 
   const context: ContextReport = {
     estimator: config.context.estimator,
@@ -295,7 +389,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       subjects: disclosure.subjects,
       bootMode: disclosure.bootMode,
       parts: rendered.parts.map((p, i) => ({ part: p.part, tokens: counter.scale(partTokens[i] ?? 0) })),
-      degraded: fit.degraded,
+      degraded: briefsDegraded,
       ...(view.skillsListedByCli
         ? {
             listedByCli: disclosure.skills.map((s) => ({

@@ -9,6 +9,7 @@ export const SECTION_TAGS: readonly SectionTag[] = [
   'incident',
   'kubernetes_cluster_access_permissions',
   'initial_triage_report',
+  'previous_investigations',
 ];
 
 // `<`, optional whitespace, optional `/`, optional whitespace, a tag name, then anything that ends a

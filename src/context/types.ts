@@ -4,7 +4,8 @@ export type { PromptParts, PreloadPlacement } from '../shared/types.js';
 export type { PathMapping } from './paths.js';
 // Shapes shared by the context pipeline (skills cache, triage, budget, disclosure, prompt) and its callers.
 
-export type SectionTag = 'incident' | 'kubernetes_cluster_access_permissions' | 'initial_triage_report';
+export type SectionTag =
+  'incident' | 'kubernetes_cluster_access_permissions' | 'initial_triage_report' | 'previous_investigations';
 
 /** One row of `context.json` sections (brief): tokens after and before truncation. */
 export interface SectionReport {

@@ -371,6 +371,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
     ...(options.subjects ? { subjects: options.subjects } : {}),
     ...(options.dryRun ? { dryRun: true } : {}),
     ...(options.pathPrepend?.length ? { pathPrepend: options.pathPrepend } : {}),
+    previousInvestigations: false,
   };
 
   let original: (PromptHash & { parts: PromptParts }) | undefined;

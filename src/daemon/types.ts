@@ -78,4 +78,9 @@ export interface RunOverrides {
   pathPrepend?: string[];
   /** The cluster registry entry (or alias) to investigate instead of the incident's own (replay --cluster). */
   cluster?: string;
+  /**
+   * List earlier investigations of the same workload in the prompt (default: yes, for an incident
+   * under the workspaces root). Replays leave them out: the original's report would be the answer.
+   */
+  previousInvestigations?: boolean;
 }

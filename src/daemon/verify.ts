@@ -39,7 +39,11 @@ export async function verifyWorkspaceAudit(
   const lastFinished = new Map<string, number>();
   let lastReport: number | undefined;
   let lastState: number | undefined;
+  // Files retention removed (`pruned` events): gone on purpose, with the chain saying so.
+  const pruned = new Set<string>();
   for (const [i, entry] of entries.entries()) {
+    if (entry.type === 'pruned' && typeof entry.runId === 'string' && Array.isArray(entry.files))
+      for (const f of entry.files as unknown[]) pruned.add(`${entry.runId}/${String(f)}`);
     if (entry.type === 'finished' && typeof entry.runId === 'string') lastFinished.set(entry.runId, i);
     if (entry.type === 'finished' && entry.report) lastReport = i;
     if (typeof entry.stateSha256 === 'string') lastState = i;
@@ -52,7 +56,7 @@ export async function verifyWorkspaceAudit(
       entry.type === 'context_built'
         ? await checkPrompt(workspaceDir, entry)
         : entry.type === 'finished' && lastFinished.get(entry.runId) === i
-          ? ((await checkFiles(workspaceDir, entry)) ?? (await checkResult(workspaceDir, entry)))
+          ? ((await checkFiles(workspaceDir, entry, pruned)) ?? (await checkResult(workspaceDir, entry)))
           : undefined;
     if (problem) return fail(i, problem);
   }
@@ -78,14 +82,20 @@ export async function verifyWorkspaceAudit(
 }
 
 /** Every file the run wrote, as the `finished` event recorded it: changed, removed or added since. */
-async function checkFiles(workspaceDir: string, entry: AuditEntry): Promise<string | undefined> {
+async function checkFiles(
+  workspaceDir: string,
+  entry: AuditEntry,
+  pruned: ReadonlySet<string>,
+): Promise<string | undefined> {
   const recorded = entry.files as Record<string, string> | undefined;
   if (!recorded || typeof recorded !== 'object') return undefined;
   const runDir = runDirOf(workspaceDir, String(entry.runId));
   const now = await folderDigests(runDir);
   for (const [file, sha] of Object.entries(recorded)) {
-    if (now[file] === undefined)
+    if (now[file] === undefined) {
+      if (pruned.has(`${String(entry.runId)}/${file}`)) continue;
       return `run ${String(entry.runId)}: ${file} was removed after the run (this line records it)`;
+    }
     if (now[file] !== sha)
       return `run ${String(entry.runId)}: ${file} was changed after the run (its sha256 no longer matches this line)`;
   }

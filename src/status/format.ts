@@ -98,7 +98,8 @@ export function formatStatus(
   rows.forEach((row, i) => {
     const start = `${pad(row)}  `;
     const view = incidents[i];
-    const answer = printable(view?.answer ?? view?.progress?.retrying ?? '-');
+    const rated = view?.feedback ? `[rated ${view.feedback.verdict}] ` : '';
+    const answer = printable(`${rated}${view?.answer ?? view?.progress?.retrying ?? '-'}`);
     const room = options.columns === undefined ? Infinity : options.columns - [...start].length;
     lines.push(`${start}${room === Infinity ? answer : cut(answer, Math.max(room, 1))}`.trimEnd());
   });

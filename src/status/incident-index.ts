@@ -174,6 +174,11 @@ export class IncidentIndex {
     return { ...this.counts };
   }
 
+  /** Every incident's stored view (no age), in no particular order: for counting, not for listing. */
+  *views(): IterableIterator<StoredView> {
+    for (const entry of this.entries.values()) yield entry.view;
+  }
+
   /** One page, newest `updatedAt` first (throws PageQueryError for a cursor this index did not give). */
   list(request: PageRequest = {}): ListPage {
     const now = this.now();

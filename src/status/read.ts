@@ -8,6 +8,7 @@ import {
   type RunManifest,
   type RunResult,
 } from '../audit/run-record.js';
+import { readFeedback, type Feedback } from '../feedback/feedback.js';
 import { parseStateText, statePath } from '../incident/store.js';
 import { inEngine } from '../incident/queries.js';
 import type { IncidentState, StateFile } from '../incident/types.js';
@@ -64,6 +65,8 @@ export interface IncidentFacts {
   reportExists: boolean;
   /** The folder cannot be written into safely: its state is kept under `<root>/.triage/unsafe/`. */
   unsafe?: true;
+  /** What responders said of the latest answer. */
+  feedback?: Feedback;
   /** When every alert behind the incident resolved, from alerts.json (also after the run finished). */
   alertsResolvedAt?: string;
 }
@@ -137,6 +140,8 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
     else if (read.problem) facts.resultProblem = read.problem;
     facts.reportExists =
       (facts.result?.report.bytes ?? 0) > 0 && (await isRegularFile(path.join(dir, REPORT_REL)));
+    const feedback = await readFeedback(dir);
+    if (feedback) facts.feedback = feedback;
   } else if (inEngine(state.state)) {
     const read = await readRecordBelow(root, path.join(runDir, MANIFEST_FILE), parseRunManifest);
     if (read.ok) facts.manifest = read.value;

@@ -40,6 +40,15 @@ export interface IncidentView {
   progress: ViewProgress | null;
   /** When the alert behind the incident resolved (ISO-8601), if it did. */
   resolvedAt: string | null;
+  /** What responders said of the answer (`.triage/feedback.json`), when they said anything. */
+  feedback: ViewFeedback | null;
+}
+
+export interface ViewFeedback {
+  verdict: 'correct' | 'partly' | 'wrong';
+  cause?: string;
+  by?: string;
+  at: string;
 }
 
 export type StatusTotals = Record<IncidentState, number>;

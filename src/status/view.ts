@@ -42,6 +42,14 @@ export function viewOf(facts: IncidentFacts): StoredView {
     updatedAt: state.updatedAt,
     progress,
     resolvedAt: state.resolvedAt ?? facts.alertsResolvedAt ?? null,
+    feedback: facts.feedback
+      ? {
+          verdict: facts.feedback.verdict,
+          ...(facts.feedback.cause ? { cause: facts.feedback.cause } : {}),
+          ...(facts.feedback.by ? { by: facts.feedback.by } : {}),
+          at: facts.feedback.at,
+        }
+      : null,
   };
 }
 
@@ -67,6 +75,7 @@ export function withAge(v: StoredView, arrivedAtMs: number, now: number): Incide
     age: Math.max(0, Math.round(now - arrivedAtMs)),
     progress: v.progress,
     resolvedAt: v.resolvedAt,
+    feedback: v.feedback,
   };
 }
 

@@ -61,9 +61,10 @@ export async function incidentIn(
   name: string,
   events: (sha256: string, incidentId: string) => IncidentEvent[],
   store = storeFor(),
+  incident: Record<string, unknown> = {},
 ): Promise<string> {
   const incidentId = `inc-${name}`;
-  const dir = await dropByRename(root, name, incidentJson({ incidentId }));
+  const dir = await dropByRename(root, name, incidentJson({ incidentId, ...incident }));
   // The real digest: a daemon started on this root sees the incident unchanged.
   const sha256 = sha256Hex(await readFile(path.join(dir, 'incident.json')));
   for (const event of events(sha256, incidentId)) await store.apply(dir, event);

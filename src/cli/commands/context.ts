@@ -139,6 +139,7 @@ async function runContext(
       log,
       reportedRunDir: runDir,
       cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
+      previousRoot: config.workspaces_root,
       triage: reuse
         ? { mode: 'reuse', logPath: reuse }
         : opts.triage === false

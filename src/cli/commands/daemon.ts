@@ -15,6 +15,10 @@ import { hasVerdict } from '../../incident/queries.js';
 import type { Logger } from '../../log/logger.js';
 import { registerNotifyMetrics } from '../../notify/metrics.js';
 import { Notifier } from '../../notify/notifier.js';
+import { registerAnswerMetrics } from '../../status/answer-metrics.js';
+import { pruneRoot } from '../../audit/prune.js';
+import type { AuditLog } from '../../audit/log.js';
+import { feedbackRoutes } from '../../server/routes/feedback.js';
 import { createStatusRoutes } from '../../server/routes/status.js';
 import { IncidentIndex } from '../../status/incident-index.js';
 import { errorMessage } from '../../util/errors.js';
@@ -119,6 +123,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   const leadership = config.leader_election.enabled
     ? await electLeader(config, daemonId, io, log)
     : undefined;
+  registerAnswerMetrics(metrics.registry, index);
   const daemon = new Daemon({
     ...(leadership ? { leadership } : {}),
     config,
@@ -138,6 +143,13 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       routes: [
         createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log }),
         ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+        feedbackRoutes({
+          root: config.workspaces_root,
+          audit,
+          ...(secrets.SLACK_SIGNING_SECRET ? { slackSigningSecret: secrets.SLACK_SIGNING_SECRET } : {}),
+          onRecorded: (folder) => void index.refresh(folder),
+          log,
+        }),
       ],
       log,
     }),
@@ -174,7 +186,9 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
         'status index: the workspaces root could not be read; status lists only the incidents that change',
       ),
   );
+  const pruner = startPruning(daemon.root, config.memory.retention, audit, log);
   await daemon.whenStopped();
+  await pruner.stop();
   index.close();
   removeHandlers();
   // After the runs: what is not delivered in time stays in the outbox for the next start.
@@ -250,6 +264,33 @@ async function electLeader(config: Config, daemonId: string, io: CliIO, log: Log
     },
     get problem() {
       return problem;
+    },
+  };
+}
+
+/** How often retention runs over the root (and once at start). */
+const PRUNE_INTERVAL_MS = 6 * 3600 * 1000;
+
+/** memory.retention: recorded outputs of runs past it are removed, the audit chain recording each. */
+function startPruning(root: string, retentionMs: number, audit: AuditLog, log: Logger) {
+  let running: Promise<void> | undefined;
+  const pass = () => {
+    running ??= pruneRoot(root, { retentionMs, now: Date.now(), audit })
+      .then((r) => {
+        if (r.runs > 0)
+          log.info({ runs: r.runs, files: r.files }, 'retention: recorded outputs of old runs removed');
+        for (const problem of r.problems) log.warn({ problem }, 'retention: a workspace could not be pruned');
+      })
+      .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'retention pass failed'))
+      .finally(() => (running = undefined));
+  };
+  pass();
+  const timer = setInterval(pass, PRUNE_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

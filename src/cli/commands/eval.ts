@@ -8,8 +8,11 @@ import { parseVariants, type Variant } from '../../daemon/compare.js';
 import { ReplayUsageError } from '../../daemon/replay.js';
 import { EvalUsageError } from '../../eval/cases/load.js';
 import { createJudge } from '../../eval/judge.js';
+import { promoteInvestigation, PromoteError } from '../../eval/promote.js';
 import { runEval, type EvalDeps } from '../../eval/run.js';
 import { renderScorecardMarkdown } from '../../eval/scorecard.js';
+import { Redactor } from '../../log/redact.js';
+import { commandConfig } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { parseAgents } from './compare.js';
 import { commandPipeline, splitList } from './replay.js';
@@ -28,7 +31,7 @@ interface EvalFlags {
 }
 
 export function register(program: Command, io: CliIO, done: (code: number) => void): void {
-  program
+  const evalCommand = program
     .command('eval')
     .description(
       'run scored eval cases (a case folder, or a folder of cases such as examples/evals) on their frozen clusters for every agent × model × variant × repeat, through the replay pipeline; writes scorecard.md and scorecard.json; exit 1 when a cell could not run or a configuration scores below --min-score',
@@ -49,6 +52,59 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .action(async (input: string, opts: EvalFlags, cmd: Command) => {
       done(await runEvalCommand(input, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
     });
+  evalCommand
+    .command('promote')
+    .description(
+      "turn a finished investigation that responders graded into an eval case: its incident, its recorded kubectl calls and outputs as the frozen cluster (answering only what was recorded), the responder's cause as the answer key, redacted",
+    )
+    .argument('<workspace>', 'the incident folder of a finished investigation with feedback')
+    .option('--out <dir>', 'the case folder to write (default: ./evals/cases/<workspace folder>)')
+    .option(
+      '--entity <kind/name...>',
+      "a true cause (repeatable; default: the objects the run saw that the responder's cause names)",
+    )
+    .action(async (workspace: string, opts: PromoteFlags, cmd: Command) => {
+      done(await runPromote(workspace, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
+    });
+}
+
+interface PromoteFlags {
+  out?: string;
+  entity?: string[];
+}
+
+export async function runPromote(
+  workspace: string,
+  opts: PromoteFlags,
+  file: string | undefined,
+  io: CliIO,
+): Promise<number> {
+  const { config } = commandConfig(io, file);
+  const dir = path.resolve(io.cwd, workspace);
+  const out = path.resolve(io.cwd, opts.out ?? path.join('evals', 'cases', path.basename(dir)));
+  for (const e of opts.entity ?? [])
+    if (!/^[a-z0-9.-]+\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(e))
+      throw new CliExit(
+        EXIT.usage,
+        `--entity ${JSON.stringify(e)}: expected kind/name, e.g. secret/payments-db`,
+      );
+  const redactor = new Redactor(resolveSecrets(config, io.env).values);
+  try {
+    const promoted = await promoteInvestigation(dir, {
+      out,
+      redactor,
+      ...(opts.entity?.length ? { entities: opts.entity } : {}),
+    });
+    io.stdout(
+      `${promoted.dir}: a case with ${promoted.commands} recorded kubectl answers; true cause ${promoted.entities.join(', ')}\n` +
+        promoted.skipped.map((s) => `  left out ${s.command}: ${s.why}\n`).join('') +
+        `Run it offline: triage-runner eval ${path.relative(io.cwd, promoted.dir) || '.'}\n`,
+    );
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof PromoteError) throw new CliExit(EXIT.failed, `eval promote: ${err.message}`);
+    throw err;
+  }
 }
 
 function number(flag: string, text: string, min: number, max: number, integer: boolean): number {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ACCURACY_DIMENSIONS, accuracyBy, accuracyOverall, formatAccuracy } from '../../feedback/accuracy.js';
 import { INCIDENT_STATES, type IncidentState } from '../../incident/types.js';
 import {
   clusterStates,
@@ -9,6 +10,7 @@ import {
 } from '../../status/client.js';
 import { formatStatus } from '../../status/format.js';
 import { IncidentIndex } from '../../status/incident-index.js';
+import { readGradedAnswers } from '../../status/accuracy.js';
 import { rootProblem } from '../../status/scan.js';
 import type { IncidentView, StatusList } from '../../status/types.js';
 import { totalsOf } from '../../status/view.js';
@@ -17,7 +19,7 @@ import { commandConfig, flagLayer } from '../config.js';
 import { daemonFor } from '../daemon-api.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
-// `triage-runner status [--root DIR] [--state S] [--json] [--watch]`: one line per incident and the
+// `triage-runner status [--root DIR] [--state S] [--json] [--watch] [--accuracy]`: one line per incident and the
 // totals by state, from the daemon's index when a daemon answers for the root, else read from the
 // workspaces. `--watch` follows the daemon's events (or re-reads the workspaces every few seconds).
 
@@ -26,6 +28,7 @@ export interface StatusFlags {
   state?: string;
   json?: boolean;
   watch?: boolean;
+  accuracy?: boolean;
 }
 
 /** Without a daemon, `--watch` reads the workspaces again this often. */
@@ -43,6 +46,10 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .option('--state <state>', `only incidents in this state (${INCIDENT_STATES.join(', ')})`)
     .option('--json', 'print {incidents:[…], totals:{}} as JSON')
     .option('--watch', 'keep the listing current until interrupted (Ctrl-C)')
+    .option(
+      '--accuracy',
+      'answers graded by responders per agent, model, cluster and fault type, with the confident-wrong count (--json: the rows)',
+    )
     .action(async (opts: StatusFlags, cmd: Command) => {
       const stop = new AbortController();
       const onSignal = () => stop.abort();
@@ -66,6 +73,22 @@ export async function runStatus(
   const root = config.workspaces_root;
   const problem = await rootProblem(root);
   if (problem) throw new CliExit(EXIT.usage, `status: ${problem}`);
+  if (opts.accuracy) {
+    const answers = await readGradedAnswers(root);
+    io.stdout(
+      opts.json
+        ? `${JSON.stringify(
+            {
+              overall: accuracyOverall(answers),
+              ...Object.fromEntries(ACCURACY_DIMENSIONS.map((d) => [d, accuracyBy(d, answers)])),
+            },
+            null,
+            2,
+          )}\n`
+        : formatAccuracy(answers),
+    );
+    return EXIT.ok;
+  }
   const daemon = await daemonFor(io, config, root);
   const print = (list: StatusList & { clusters?: ClusterStatus[] }) =>
     io.stdout(render(list, state, opts.json === true, io));

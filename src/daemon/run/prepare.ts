@@ -137,6 +137,7 @@ async function contextFor(
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
     // The run's cluster registry entry, and nothing else.
     cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
+    ...(overrides.previousInvestigations === false ? {} : { previousRoot: env.config.workspaces_root }),
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);

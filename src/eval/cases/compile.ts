@@ -30,6 +30,10 @@ const clusterMetaSchema = z.strictObject({
   server: z.string().min(1).default('https://127.0.0.1:6443'),
   namespace: z.string().min(1).default('default'),
   user: z.string().min(1).default('system:serviceaccount:triage-runner:triage-agent'),
+  recorded_only: z
+    .boolean()
+    .default(false)
+    .describe('answer only the recorded commands (a promoted investigation): anything else is not-recorded'),
   versions: z
     .strictObject({
       client: z.string().default('v1.31.4'),
@@ -189,7 +193,8 @@ export async function compileCluster(
 
   const objects: FrozenObject[] = [];
   const objectFiles = (await walk(path.join(dir, 'objects'))).filter((f) => /\.ya?ml$/.test(f));
-  if (objectFiles.length === 0)
+  // A promoted investigation (recorded_only) holds only the commands its run made.
+  if (objectFiles.length === 0 && !meta?.recorded_only)
     problems.push(`${at}/objects/ has no .yaml files (record \`kubectl get <type> -o yaml\` outputs there)`);
   for (const rel of objectFiles) {
     const where = `${at}/objects/${rel}`;
@@ -302,6 +307,7 @@ export async function compileCluster(
     namespace: meta.namespace,
     user: meta.user,
     versions: meta.versions,
+    ...(meta.recorded_only ? { recordedOnly: true } : {}),
     objects,
     describes,
     logs,

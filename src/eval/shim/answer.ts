@@ -149,5 +149,10 @@ export function answer(cmd: ClassifiedCommand, cluster: FrozenCluster): ShimAnsw
       violation: { category: cmd.category, reason: cmd.reason },
     };
   }
+  if (cluster.recordedOnly)
+    return fail(
+      `error: kubectl ${cmd.normalized} was not run during the investigation case ${cluster.caseName} was promoted from, so its answer was not recorded (not-recorded)`,
+      'not-recorded',
+    );
   return read(cmd, cluster);
 }

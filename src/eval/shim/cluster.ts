@@ -57,6 +57,8 @@ export interface FrozenCluster {
   /** Who the credentials are, for RBAC refusals and `auth whoami`. */
   user: string;
   versions: { client: string; server: string; kustomize: string };
+  /** Only `commands` are answered (a promoted investigation): anything else is `not-recorded`. */
+  recordedOnly?: true;
   objects: FrozenObject[];
   describes: FrozenText[];
   logs: FrozenLog[];

@@ -2,7 +2,9 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { AuditLog } from '../../../src/audit/log.js';
 import type { CliIO } from '../../../src/cli/io.js';
+import { recordFeedback } from '../../../src/feedback/feedback.js';
 import { runCli } from '../../../src/cli/program.js';
 import { POLL_MS, runStatus } from '../../../src/cli/commands/status.js';
 import { INCIDENT_STATES, type IncidentState } from '../../../src/incident/types.js';
@@ -57,6 +59,7 @@ const VIEW_KEYS = [
   'age',
   'progress',
   'resolvedAt',
+  'feedback',
 ];
 
 const lineOf = (text: string, folder: string) =>
@@ -267,5 +270,39 @@ describe('triage-runner status --watch', () => {
     );
     stop.abort();
     expect(await watching).toBe(0);
+  });
+});
+
+describe('status --accuracy', () => {
+  it('grades the answers responders rated, per agent, with the confident-wrong count', async () => {
+    const dirs = await rootWithEveryState(root);
+    const second = await incidentIn(root, 'second', (sha256, incidentId) => [
+      { type: 'Validated', incidentId, sha256 },
+      { type: 'Claimed', runId: 'run-2', holder: 'test' },
+      { type: 'Launched', runId: 'run-2', engine: 'process', id: '1' },
+      { type: 'Finished', runId: 'run-2', outcome: { status: 'succeeded', exitCode: 0 } },
+    ]);
+    await writeRun(
+      second,
+      'run-2',
+      { agent: 'codex', answer: 'Hypothesis: node pressure; confidence low' },
+      'r',
+    );
+    await recordFeedback(dirs.succeeded, { verdict: 'wrong' }, 'api', { audit: new AuditLog() });
+    const listing = io();
+    expect(await runStatus({ root }, undefined, listing.cli)).toBe(0);
+    expect(listing.out()).toContain('[rated wrong] Hypothesis: payments-api crash-loops');
+    const text = io();
+    expect(await runStatus({ accuracy: true, root }, undefined, text.cli)).toBe(0);
+    expect(text.out()).toContain('2 answers, 1 rated by responders: accuracy 0%, 1 confident-wrong');
+    const json = io();
+    expect(await runStatus({ accuracy: true, json: true, root }, undefined, json.cli)).toBe(0);
+    const body = JSON.parse(json.out()) as {
+      agent: { key: string; rated: number; confidentWrong: number }[];
+    };
+    expect(body.agent).toEqual([
+      expect.objectContaining({ key: 'claude', rated: 1, wrong: 1, confidentWrong: 1, rate: 0 }),
+      expect.objectContaining({ key: 'codex', rated: 0, rate: null }),
+    ]);
   });
 });

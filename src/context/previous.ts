@@ -1,0 +1,201 @@
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { parseRunResult, RESULT_FILE, type RunResult } from '../audit/run-record.js';
+import { readFeedback, type Feedback } from '../feedback/feedback.js';
+import { parseStateText, statePath } from '../incident/store.js';
+import type { StateFile } from '../incident/types.js';
+import type { Incident } from '../shared/types.js';
+import { TRIAGE_DIR } from '../shared/types.js';
+import { Limiter } from '../util/limiter.js';
+import { readOwnFileBelow } from '../util/safe-path.js';
+import { escapeTextContent, wrapSection } from './sections.js';
+
+// Past investigations in reach: earlier incidents under the same root for the same cluster and
+// workload (or the same fault type in the same namespace) that ended with an answer, ranked by what
+// responders said of them (confirmed causes first, then unrated, answers rated wrong last; newest
+// first within each). The prompt lists them as a short index — one line each, with the path of a copy
+// of the report the agent can read on demand — and tells the agent they are hypotheses to check.
+
+/** Id under which the index is degraded by the budget (to one line naming the index file). */
+export const PREVIOUS_DEGRADE_ID = '@previous_investigations';
+/** The index and the reports' copies, inside the run bundle (so every engine's agent can read them). */
+export const PREVIOUS_DIR = 'previous';
+const REPORT_REL = path.join('output', 'investigation.md');
+const STATE_MAX_BYTES = 1 << 20;
+const RECORD_MAX_BYTES = 4 << 20;
+const INCIDENT_MAX_BYTES = 1 << 20;
+/** A copied report is cut at this size (the agent reads it on demand; a huge one says so). */
+export const REPORT_COPY_MAX_BYTES = 256 * 1024;
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const CAUSE_CHARS = 90;
+
+export interface PreviousInvestigation {
+  folder: string;
+  incidentId: string;
+  /** When its run finished (ISO-8601). */
+  finishedAt: string;
+  /** Why it is listed: the same workload, or the same fault type in the namespace. */
+  match: 'workload' | 'fault';
+  faultType: string;
+  /** The one-line cause: the responder's when they gave one, else the agent's answer. */
+  cause: string;
+  /** The evidence verdict of its run (grounded answers), when recorded. */
+  evidence?: string;
+  feedback?: Pick<Feedback, 'verdict' | 'cause'>;
+  /** The report on the daemon's host. */
+  reportPath: string;
+}
+
+interface Candidate {
+  folder: string;
+  dir: string;
+  state: StateFile;
+  result: RunResult;
+  incident: Pick<Incident, 'cluster' | 'namespace' | 'faultType' | 'resource'>;
+}
+
+/** What is read of a folder, kept while its state.json is unchanged (most folders never change again). */
+const cache = new Map<string, { mtimeMs: number; candidate: Candidate | undefined }>();
+
+async function readJsonBelow(base: string, file: string, max: number): Promise<unknown> {
+  const read = await readOwnFileBelow(base, file, max).catch(() => undefined);
+  if (read?.kind !== 'ok') return undefined;
+  try {
+    return JSON.parse(read.text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readCandidate(root: string, folder: string): Promise<Candidate | undefined> {
+  const dir = path.join(root, folder);
+  const file = statePath(dir);
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) return undefined;
+  const key = `${root}\0${folder}`;
+  const hit = cache.get(key);
+  if (hit && hit.mtimeMs === info.mtimeMs) return hit.candidate;
+  const candidate = await readFresh(root, folder, dir);
+  cache.set(key, { mtimeMs: info.mtimeMs, candidate });
+  return candidate;
+}
+
+async function readFresh(root: string, folder: string, dir: string): Promise<Candidate | undefined> {
+  const stateRead = await readOwnFileBelow(root, statePath(dir), STATE_MAX_BYTES).catch(() => undefined);
+  if (stateRead?.kind !== 'ok') return undefined;
+  const state = parseStateText(stateRead.text);
+  const runId = state?.runs.at(-1)?.id;
+  if (!state || state.state !== 'succeeded' || !runId || !RUN_ID.test(runId)) return undefined;
+  const resultFile = path.join(dir, TRIAGE_DIR, 'runs', runId, RESULT_FILE);
+  const resultRead = await readOwnFileBelow(root, resultFile, RECORD_MAX_BYTES).catch(() => undefined);
+  if (resultRead?.kind !== 'ok') return undefined;
+  const parsed = parseRunResult(resultRead.text, resultFile);
+  if (!parsed.ok || !parsed.value.answer) return undefined;
+  const incident = (await readJsonBelow(root, path.join(dir, 'incident.json'), INCIDENT_MAX_BYTES)) as
+    Partial<Incident> | undefined;
+  if (!incident || typeof incident.cluster !== 'string' || typeof incident.faultType !== 'string')
+    return undefined;
+  return {
+    folder,
+    dir,
+    state,
+    result: parsed.value,
+    incident: {
+      cluster: incident.cluster,
+      namespace: typeof incident.namespace === 'string' ? incident.namespace : '',
+      faultType: incident.faultType,
+      resource: incident.resource ?? { kind: '', name: '' },
+    },
+  };
+}
+
+const workloadOf = (i: Pick<Incident, 'namespace' | 'resource'>): string =>
+  `${i.resource.namespace ?? i.namespace}/${i.resource.kind}/${i.resource.name}`.toLowerCase();
+
+/** How a verdict ranks: confirmed causes first, answers rated wrong last. */
+const RANK: Record<string, number> = { correct: 0, partly: 1, unrated: 2, wrong: 3 };
+
+export interface FindOptions {
+  /** At most this many entries. */
+  limit: number;
+  /** Investigations that finished longer ago than this are not listed (memory.retention). */
+  maxAgeMs: number;
+  now?: number;
+}
+
+/** Earlier answered investigations related to `incident` (its own folder `self` excluded), ranked. */
+export async function findPreviousInvestigations(
+  root: string,
+  self: string,
+  incident: Pick<Incident, 'cluster' | 'namespace' | 'faultType' | 'resource'>,
+  options: FindOptions,
+): Promise<PreviousInvestigation[]> {
+  if (options.limit <= 0) return [];
+  const now = options.now ?? Date.now();
+  const names = await readdir(root).catch(() => [] as string[]);
+  const limiter = new Limiter(32);
+  const read = await Promise.all(
+    names
+      .filter((n) => n !== self && !n.startsWith('.'))
+      .map((n) => limiter.run(() => readCandidate(root, n).catch(() => undefined))),
+  );
+  const workload = workloadOf(incident);
+  const matches: { c: Candidate; match: 'workload' | 'fault' }[] = [];
+  for (const c of read) {
+    if (!c || c.incident.cluster !== incident.cluster) continue;
+    if (now - Date.parse(c.result.finishedAt) > options.maxAgeMs) continue;
+    if (workloadOf(c.incident) === workload) matches.push({ c, match: 'workload' });
+    else if (c.incident.faultType === incident.faultType && c.incident.namespace === incident.namespace)
+      matches.push({ c, match: 'fault' });
+  }
+  const withFeedback = await Promise.all(
+    matches.map(async (m) => ({ ...m, feedback: await readFeedback(m.c.dir) })),
+  );
+  withFeedback.sort(
+    (a, b) =>
+      (RANK[a.feedback?.verdict ?? 'unrated'] ?? 2) - (RANK[b.feedback?.verdict ?? 'unrated'] ?? 2) ||
+      (a.match === b.match ? 0 : a.match === 'workload' ? -1 : 1) ||
+      Date.parse(b.c.result.finishedAt) - Date.parse(a.c.result.finishedAt),
+  );
+  return withFeedback.slice(0, options.limit).map(({ c, match, feedback }) => {
+    const evidence = (c.result as { evidence?: { verdict?: unknown } }).evidence?.verdict;
+    return {
+      folder: c.folder,
+      incidentId: c.state.incidentId,
+      finishedAt: c.result.finishedAt,
+      match,
+      faultType: c.incident.faultType,
+      cause: oneLine(feedback?.cause ?? c.result.answer ?? ''),
+      ...(typeof evidence === 'string' ? { evidence } : {}),
+      ...(feedback
+        ? { feedback: { verdict: feedback.verdict, ...(feedback.cause ? { cause: feedback.cause } : {}) } }
+        : {}),
+      reportPath: path.join(c.dir, REPORT_REL),
+    };
+  });
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > CAUSE_CHARS ? `${flat.slice(0, CAUSE_CHARS - 1)}…` : flat;
+}
+
+/** One index line: when, how it was graded, the cause, and where its report is (the agent's path). */
+export function previousLine(p: PreviousInvestigation, reportAgentPath: string): string {
+  const graded = p.feedback ? `rated ${p.feedback.verdict}` : 'unrated';
+  const evidence = p.evidence ? ` · ${p.evidence}` : '';
+  const cause = p.feedback?.cause ? 'cause (responder)' : 'answer';
+  return `- ${p.finishedAt.slice(0, 10)} · ${p.match === 'workload' ? 'same workload' : `same fault ${p.faultType}`} · ${graded}${evidence} · ${cause}: ${p.cause} · report: ${reportAgentPath}`;
+}
+
+const PREAMBLE =
+  'Earlier investigations of this workload or fault (best rated first). Treat each as a hypothesis to check against the cluster now, never as the answer; read a report only if it helps.';
+
+/** The `<previous_investigations>` section: full (one line each), or degraded to a pointer at the index file. */
+export function renderPrevious(lines: readonly string[], indexAgentPath: string, degraded: boolean): string {
+  if (lines.length === 0) return '';
+  const body = degraded
+    ? `${lines.length} earlier investigations of this workload or fault are listed in ${indexAgentPath} (not preloaded, to fit the token budget); treat them as hypotheses to check, not answers.`
+    : `${PREAMBLE}\n${lines.join('\n')}`;
+  return wrapSection('previous_investigations', escapeTextContent(body));
+}

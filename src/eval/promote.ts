@@ -1,0 +1,204 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
+import { readFeedback } from '../feedback/feedback.js';
+import { readState } from '../incident/store.js';
+import { INCIDENT_FILE, PERMISSIONS_FILE } from '../intake/read.js';
+import { parseKubectl } from '../kubectl/parse.js';
+import type { Redactor } from '../log/redact.js';
+import { TRIAGE_DIR } from '../shared/types.js';
+import { readOwnFileBelow } from '../util/safe-path.js';
+import { CLUSTER_DIR } from './cases/compile.js';
+import { expectedSchema } from './cases/expected.js';
+
+// `eval promote <workspace>`: a real investigation that responders graded becomes an eval case. The
+// incident (and its permissions) as the producer wrote them; every cluster read the run recorded —
+// the triage script's and the agent's, with what each returned — as the case's literal command
+// answers, in a cluster marked `recorded_only`, so a call the recording lacks is answered
+// `not-recorded` rather than invented; the responder's cause as the answer key. Everything is passed
+// through the daemon's redaction again on the way out.
+
+export const CALLS_FILE = 'cluster-calls.jsonl';
+export const OUTPUTS_FILE = 'cluster-outputs.jsonl';
+const RECORD_MAX_BYTES = 4 << 20;
+const LOG_MAX_BYTES = 64 << 20;
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export class PromoteError extends Error {
+  override name = 'PromoteError';
+}
+
+export interface PromoteOptions {
+  /** The case folder to write (must not exist or be empty). */
+  out: string;
+  redactor: Redactor;
+  /** The true causes as `kind/name` (default: object names in the responder's cause that the run saw). */
+  entities?: string[];
+}
+
+export interface PromotedCase {
+  dir: string;
+  commands: number;
+  entities: string[];
+  /** Recorded calls left out, and why (no output kept, cut output, refused). */
+  skipped: { command: string; why: string }[];
+}
+
+interface RecordedCall {
+  argv: string[];
+  normalized: string;
+  decision: string;
+  exitCode: number | null;
+}
+
+interface RecordedOutput {
+  call: number;
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  cut?: unknown;
+}
+
+async function readJsonLines<T>(base: string, file: string): Promise<T[]> {
+  const read = await readOwnFileBelow(base, file, LOG_MAX_BYTES);
+  if (read.kind === 'missing') return [];
+  if (read.kind === 'refused') throw new PromoteError(read.reason);
+  const out: T[] = [];
+  for (const line of read.text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      // A torn last line is not a record.
+    }
+  }
+  return out;
+}
+
+const quote = (word: string): string =>
+  /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+
+/** Kubernetes-style names in `text` (with a dash or a dot, as object names mostly are). */
+function namesIn(text: string): string[] {
+  return [...new Set(text.toLowerCase().match(/\b[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?\b/g) ?? [])].filter(
+    (w) => /[-.]/.test(w) && /[a-z]/.test(w) && w.length >= 3,
+  );
+}
+
+export async function promoteInvestigation(
+  workspace: string,
+  options: PromoteOptions,
+): Promise<PromotedCase> {
+  const dir = path.resolve(workspace);
+  const state = await readState(dir).catch(() => undefined);
+  if (!state) throw new PromoteError(`${dir} holds no investigation (no readable .triage/state.json)`);
+  const runId = state.runs.at(-1)?.id;
+  if (state.state !== 'succeeded' || !runId || !RUN_ID.test(runId))
+    throw new PromoteError(
+      `${path.basename(dir)} is ${state.state}: only a finished investigation (succeeded) with feedback can become a case`,
+    );
+  const feedback = await readFeedback(dir);
+  if (!feedback)
+    throw new PromoteError(
+      `${path.basename(dir)} has no feedback yet: a case needs the cause responders established; give it first (POST /v1/incidents/${path.basename(dir)}/feedback, the status page or Slack)`,
+    );
+  const runDir = path.join(dir, TRIAGE_DIR, 'runs', runId);
+  const resultRead = await readOwnFileBelow(dir, path.join(runDir, RESULT_FILE), RECORD_MAX_BYTES);
+  const result = resultRead.kind === 'ok' ? parseRunResult(resultRead.text, RESULT_FILE) : undefined;
+  if (!result?.ok)
+    throw new PromoteError(`the run ${runId} of ${path.basename(dir)} has no readable result.json`);
+  const cause =
+    feedback.cause ??
+    (feedback.verdict === 'correct' ? result.value.answer : undefined) ??
+    (() => {
+      throw new PromoteError(
+        `the feedback on ${path.basename(dir)} is "${feedback.verdict}" without a cause: give the cause responders established (feedback "cause")`,
+      );
+    })();
+
+  const incidentRead = await readOwnFileBelow(dir, path.join(dir, INCIDENT_FILE), RECORD_MAX_BYTES);
+  if (incidentRead.kind !== 'ok')
+    throw new PromoteError(`${path.basename(dir)}/incident.json cannot be read`);
+  const incident = JSON.parse(incidentRead.text) as { namespace?: unknown; resource?: { name?: unknown } };
+  const permissions = await readOwnFileBelow(dir, path.join(dir, PERMISSIONS_FILE), RECORD_MAX_BYTES);
+
+  const calls = await readJsonLines<RecordedCall>(dir, path.join(runDir, CALLS_FILE));
+  const outputs = await readJsonLines<RecordedOutput>(dir, path.join(runDir, OUTPUTS_FILE));
+  if (outputs.length === 0)
+    throw new PromoteError(
+      `the run ${runId} recorded no cluster call outputs (${OUTPUTS_FILE}): without them the case would have no frozen cluster`,
+    );
+  const redact = (text: string) => options.redactor.redact(text);
+  const commands: { command: string; stdout: string; stderr: string; exit_code: number }[] = [];
+  const skipped: PromotedCase['skipped'] = [];
+  const seen = new Set<string>();
+  for (const output of outputs) {
+    const call = calls[output.call - 1];
+    if (!call || call.decision !== 'allowed' || !Array.isArray(call.argv)) continue;
+    const command = `kubectl ${call.argv.map(quote).join(' ')}`;
+    const parsed = parseKubectl(call.argv);
+    if (parsed.error || seen.has(parsed.normalized)) continue;
+    if (output.cut) {
+      skipped.push({ command, why: 'its output was cut when recorded; the case would answer it partially' });
+      continue;
+    }
+    seen.add(parsed.normalized);
+    commands.push({
+      command: redact(command),
+      stdout: redact(output.stdout),
+      stderr: redact(output.stderr),
+      exit_code: Math.min(255, Math.max(0, output.exitCode ?? 1)),
+    });
+  }
+
+  const seenText = outputs
+    .map((o) => o.stdout)
+    .join('\n')
+    .toLowerCase();
+  const entities =
+    options.entities ??
+    namesIn(cause)
+      .filter((name) => seenText.includes(name))
+      .map((name) => `object/${name}`);
+  if (entities.length === 0)
+    throw new PromoteError(
+      `no object the run saw is named in the cause ${JSON.stringify(cause)}: name the true cause with --entity kind/name`,
+    );
+  const resourceName = typeof incident.resource?.name === 'string' ? incident.resource.name : undefined;
+  const expected = expectedSchema.parse({
+    summary: redact(
+      `Promoted from ${path.basename(dir)} (run ${runId}); the cause responders established: ${cause}`,
+    ),
+    root_cause: {
+      entities: entities.map((e) => {
+        const name = e.includes('/') ? e.slice(e.indexOf('/') + 1) : e;
+        return { id: e.toLowerCase(), match: [name] };
+      }),
+      related: resourceName && !entities.some((e) => e.endsWith(`/${resourceName}`)) ? [resourceName] : [],
+    },
+  });
+
+  const out = path.resolve(options.out);
+  const existing = await readdir(out).catch(() => undefined);
+  if (existing && existing.length > 0)
+    throw new PromoteError(`${out} exists and is not empty: choose a new case folder`);
+  await mkdir(path.join(out, CLUSTER_DIR), { recursive: true });
+  await writeFile(path.join(out, INCIDENT_FILE), redact(incidentRead.text));
+  if (permissions.kind === 'ok') await writeFile(path.join(out, PERMISSIONS_FILE), redact(permissions.text));
+  await writeFile(
+    path.join(out, 'expected.yaml'),
+    `# Promoted by \`triage-runner eval promote\` from a graded investigation; edit freely.\n${stringify(expected)}`,
+  );
+  await writeFile(
+    path.join(out, CLUSTER_DIR, 'cluster.yaml'),
+    stringify({
+      source: `recorded by triage-runner during run ${runId} of ${path.basename(dir)} (kubectl calls and outputs, redacted)`,
+      now: result.value.startedAt,
+      namespace: typeof incident.namespace === 'string' ? incident.namespace : 'default',
+      recorded_only: true,
+    }),
+  );
+  await writeFile(path.join(out, CLUSTER_DIR, 'commands.yaml'), stringify(commands));
+  return { dir: out, commands: commands.length, entities, skipped };
+}

@@ -1,0 +1,177 @@
+// `eval promote`: a finished, graded investigation becomes a case that loads like the shipped ones,
+// answers the calls the run made from their recorded outputs (offline), answers anything else
+// `not-recorded` instead of inventing it, and scores reports against the responder's cause.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AuditLog } from '../../../src/audit/log.js';
+import { runPromote } from '../../../src/cli/commands/eval.js';
+import { CliExit, type CliIO } from '../../../src/cli/io.js';
+import { compileCluster } from '../../../src/eval/cases/compile.js';
+import { loadCase } from '../../../src/eval/cases/load.js';
+import { answer } from '../../../src/eval/shim/answer.js';
+import { scoreRun } from '../../../src/eval/score/score.js';
+import { recordFeedback } from '../../../src/feedback/feedback.js';
+import type { IncidentEvent } from '../../../src/incident/machine.js';
+import { parseKubectl } from '../../../src/kubectl/parse.js';
+import { classifyKubectl } from '../../../src/kubectl/policy/classify.js';
+import { incidentIn, writeRun } from '../../support/status-root.js';
+import { tempDir } from '../../support/runs.js';
+
+let root: { dir: string; cleanup: () => Promise<void> };
+let out: string[];
+let io: CliIO;
+beforeEach(async () => {
+  root = await tempDir('triage-promote-');
+  out = [];
+  io = {
+    stdout: (t) => void out.push(t),
+    stderr: () => undefined,
+    env: { ANTHROPIC_API_KEY: 'sk-ant-promote-secret-0123456789' },
+    cwd: root.dir,
+  };
+});
+afterEach(async () => root.cleanup());
+
+const RUN = 'run-1';
+const finished = (sha256: string, incidentId: string): IncidentEvent[] => [
+  { type: 'Validated', incidentId, sha256 },
+  { type: 'Claimed', runId: RUN, holder: 'test' },
+  { type: 'Launched', runId: RUN, engine: 'process', id: '1' },
+  { type: 'Finished', runId: RUN, outcome: { status: 'succeeded', exitCode: 0 } },
+];
+
+const PODS =
+  'NAME                        READY   STATUS             RESTARTS   AGE\npayments-api-7c9d-x2        0/1     CrashLoopBackOff   14         1h\n';
+const SECRET = 'NAME          TYPE     DATA   AGE\npayments-db   Opaque   2      40d\n';
+
+/** A finished investigation with its recorded cluster calls and outputs, as the broker writes them. */
+async function investigation(): Promise<string> {
+  const dir = await incidentIn(root.dir, 'payments-crash', finished, undefined, {
+    namespace: 'payments',
+    resource: { apiVersion: 'v1', kind: 'Pod', name: 'payments-api-7c9d-x2', namespace: 'payments' },
+  });
+  await writeRun(dir, RUN, { answer: 'Hypothesis: bad image; confidence high' }, '# Report\n');
+  const runDir = path.join(dir, '.triage', 'runs', RUN);
+  const call = (argv: string[], decision = 'allowed') => ({
+    at: '2026-11-26T09:00:00Z',
+    tool: 'kubectl',
+    by: 'guard',
+    argv,
+    normalized: parseKubectl(argv).normalized,
+    category: 'read',
+    decision,
+    rule: 'x',
+    exitCode: decision === 'allowed' ? 0 : 126,
+    durationMs: 5,
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
+  const calls = [
+    call(['get', 'pods', '-n', 'payments']),
+    call(['delete', 'pod', 'x', '-n', 'payments'], 'refused'),
+    call(['get', 'secret', 'payments-db', '-n', 'payments']),
+    call(['logs', 'payments-api-7c9d-x2', '-n', 'payments']),
+  ];
+  await writeFile(
+    path.join(runDir, 'cluster-calls.jsonl'),
+    calls.map((c) => JSON.stringify(c)).join('\n') + '\n',
+  );
+  const outputs = [
+    { call: 1, by: 'guard', normalized: calls[0]?.normalized, exitCode: 0, stdout: PODS, stderr: '' },
+    { call: 3, by: 'guard', normalized: calls[2]?.normalized, exitCode: 0, stdout: SECRET, stderr: '' },
+    {
+      call: 4,
+      by: 'guard',
+      normalized: calls[3]?.normalized,
+      exitCode: 0,
+      stdout: 'connecting with key sk-ant-promote-secret-0123456789\n',
+      stderr: '',
+      cut: { stdoutBytes: 1000, stderrBytes: 0, by: 'call' },
+    },
+  ];
+  await writeFile(
+    path.join(runDir, 'cluster-outputs.jsonl'),
+    outputs.map((o) => JSON.stringify(o)).join('\n') + '\n',
+  );
+  return dir;
+}
+
+describe('eval promote', () => {
+  it('writes a case that answers recorded calls offline, refuses to invent the rest, and scores against the responder cause', async () => {
+    const dir = await investigation();
+    await recordFeedback(
+      dir,
+      { verdict: 'wrong', cause: 'secret payments-db lost its DATABASE_URL key in a rotation' },
+      'api',
+      { audit: new AuditLog() },
+    );
+    const caseDir = path.join(root.dir, 'cases', 'payments-crash');
+    expect(await runPromote(dir, { out: caseDir }, undefined, io)).toBe(0);
+    expect(out.join('')).toContain('2 recorded kubectl answers; true cause object/payments-db');
+    expect(out.join('')).toContain(
+      'left out kubectl logs payments-api-7c9d-x2 -n payments: its output was cut',
+    );
+
+    const evalCase = await loadCase(caseDir);
+    expect(evalCase.expected.root_cause.entities).toEqual([
+      { id: 'object/payments-db', match: ['payments-db'] },
+    ]);
+    expect(evalCase.expected.summary).toContain('lost its DATABASE_URL key');
+    const cluster = await compileCluster(caseDir, evalCase.name);
+    const recorded = answer(classifyKubectl(['get', 'pods', '--namespace=payments']), cluster);
+    expect(recorded).toMatchObject({ stdout: PODS, exitCode: 0, answeredFrom: 'commands' });
+    const unrecorded = answer(
+      classifyKubectl(['describe', 'pod', 'payments-api-7c9d-x2', '-n', 'payments']),
+      cluster,
+    );
+    expect(unrecorded).toMatchObject({ exitCode: 1, answeredFrom: 'not-recorded' });
+    expect(unrecorded.stderr).toContain('not-recorded');
+    const mutating = answer(classifyKubectl(['delete', 'secret', 'payments-db', '-n', 'payments']), cluster);
+    expect(mutating.answeredFrom).toBe('refused');
+
+    const score = (report: string) =>
+      scoreRun({
+        expected: evalCase.expected,
+        report,
+        calls: [],
+        objectNames: [],
+        reportSections: ['Root Cause'],
+        runStatus: 'succeeded',
+      });
+    const right = score(
+      '## Root Cause\nSecret payments-db no longer holds DATABASE_URL after the rotation.\n',
+    );
+    const wrong = score('## Root Cause\nThe image tag of payments-api is wrong.\n');
+    expect(right.rootCause.entityScore).toBe(1);
+    expect(wrong.rootCause.entityScore).toBe(0);
+    const files = await Promise.all(
+      ['incident.json', 'expected.yaml', 'cluster/cluster.yaml', 'cluster/commands.yaml'].map((f) =>
+        readFile(path.join(caseDir, f), 'utf8'),
+      ),
+    );
+    for (const text of files) expect(text).not.toContain('sk-ant-promote-secret-0123456789');
+  });
+
+  it('refuses an investigation without feedback, an unfinished one, and a non-empty target, saying what to do', async () => {
+    const dir = await investigation();
+    const fail = async (flags: { out?: string; entity?: string[] }) => {
+      const err = await runPromote(dir, flags, undefined, io).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CliExit);
+      return err as CliExit;
+    };
+    const noFeedback = await fail({});
+    expect(noFeedback.code).toBe(1);
+    expect(noFeedback.message).toContain('has no feedback yet');
+    await recordFeedback(dir, { verdict: 'partly' }, 'api', { audit: new AuditLog() });
+    expect((await fail({})).message).toContain('without a cause');
+    expect((await fail({ entity: ['not a name'] })).code).toBe(2);
+    const taken = path.join(root.dir, 'taken');
+    await mkdir(taken);
+    await writeFile(path.join(taken, 'x'), '');
+    await recordFeedback(dir, { verdict: 'correct', cause: 'payments-db rotation' }, 'api', {
+      audit: new AuditLog(),
+    });
+    expect((await fail({ out: taken })).message).toContain('is not empty');
+  });
+});
