@@ -42,6 +42,10 @@ export type AuditEventType =
   | 'unsafe'
   // The kubectl guard (src/kubectl): a cluster call refused by the guard or by the agent CLI's own rules.
   | 'kubectl_refused'
+  // The evidence check of the report against the run's recorded cluster calls (src/evidence).
+  | 'evidence_checked'
+  // Permissions probed with kubectl auth can-i for an incident without incident_cluster_permissions.json.
+  | 'permissions_probed'
   // Results out (src/notify): a delivery recorded in the outbox, each attempt, and how it ended.
   | 'notify_queued'
   | 'notify_attempted'

@@ -703,6 +703,12 @@ const baseSchema = z.strictObject({
         .default('kubectl')
         .describe("the kubectl the broker runs for allowed calls, looked up on the daemon's PATH"),
       call_timeout: duration('5m', 'a brokered kubectl call running longer is stopped'),
+      access_check: z
+        .boolean()
+        .default(true)
+        .describe(
+          'check the cluster can be reached (kubectl version through kubectl.command) at start, every minute, in /readyz and when a run starts; a run against an unreachable cluster still runs, marked unreachable',
+        ),
       kubeconfig: z
         .string()
         .min(1)

@@ -5,6 +5,7 @@ import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
 import { capMessage } from '../../gateway/session.js';
 import type { PipelineEnv } from './env.js';
+import { checkRunEvidence } from './evidence.js';
 import { buildResult, killedFromOutside, recordedFiles, verdict, type Verdict } from './result.js';
 import type { CollectedRun, LaunchedRun, RunStart } from './stages.js';
 import type { Supervised } from './supervise.js';
@@ -69,11 +70,26 @@ export async function collect(
     v = { status: 'failed', reason: capMessage(gateway.capReached) };
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
-  const cluster = clusterOf(run);
+  const evidence = await checkRunEvidence(run, report.exists, kubectl?.guard);
+  const routed = clusterOf(run);
+  const cluster =
+    routed || run.access
+      ? {
+          ...(run.access ? { name: run.access.cluster.name } : {}),
+          ...routed,
+          ...(run.access
+            ? {
+                reachable: run.access.cluster.reachable,
+                ...(run.access.cluster.detail ? { detail: run.access.cluster.detail } : {}),
+              }
+            : {}),
+        }
+      : undefined;
   const extra = {
     ...(validator ? { validator } : {}),
     ...(kubectl ? { kubectl } : {}),
-    ...(cluster ? { cluster } : {}),
+    ...(evidence ? { evidence } : {}),
+    ...(cluster?.name ? { cluster: { ...cluster, name: cluster.name } } : {}),
     ...(gateway ? { gateway: { ...gateway, source: gateway.calls > 0 ? 'gateway' : 'agent' } } : {}),
     // The seed's first measure: how long from the run's start to its first model call.
     ...(gateway?.firstCallAt

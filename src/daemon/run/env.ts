@@ -1,6 +1,7 @@
 import type { AgentAdapter } from '../../agents/types.js';
 import type { ClusterHealth } from '../../clusters/health.js';
 import type { ClusterRegistry } from '../../clusters/registry.js';
+import type { ClusterAccessMonitor } from '../../clusters/monitor.js';
 import type { AuditEventType } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import type { SkillsSnapshot } from '../../context/types.js';
@@ -36,6 +37,8 @@ export interface PipelineEnv {
   /** The cluster registry (default: built from config) and each entry's reachability (src/clusters). */
   clusters?: ClusterRegistry;
   clusterHealth?: ClusterHealth;
+  /** What the daemon knows of reaching its clusters and their probed permissions (kubectl.access_check); absent when the check is off. */
+  clusterAccess?: ClusterAccessMonitor;
   /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
   podBroker?: { url: string; open: () => Promise<PodBroker> };
 }

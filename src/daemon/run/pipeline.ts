@@ -1,5 +1,5 @@
 import { ClusterHealth } from '../../clusters/health.js';
-import { clusterRegistry } from '../../clusters/registry.js';
+import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import { hostname } from 'node:os';
 import type { SkillsCache } from '../../context/skills-cache.js';
@@ -11,6 +11,7 @@ import { createGatewayHost } from '../../gateway/host.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
+import { ACCESS_TIMEOUT_MS, ClusterAccessMonitor } from '../../clusters/monitor.js';
 import { errorMessage } from '../../util/errors.js';
 import type { PipelineMetrics, RunExecutor } from '../types.js';
 import { auditFor } from './audit.js';
@@ -63,6 +64,24 @@ function ownSkillsCache(config: Config, log: Logger): SkillsCacheLike {
     readiness: async () => (await open()).readiness(),
     stop: async () => (await cache)?.stop(),
   };
+}
+
+/** The cluster access monitor of an executor: started with the first readiness check (the daemon's start). */
+function clusterMonitor(config: Config, deps: ExecutorDeps, entries: ClusterEntry[]): ClusterAccessMonitor {
+  return new ClusterAccessMonitor({
+    entries,
+    kubectl: {
+      command: config.kubectl.command,
+      env: deps.env,
+      cwd: config.workspaces_root,
+      timeoutMs: ACCESS_TIMEOUT_MS,
+    },
+    ...(deps.now ? { now: deps.now } : {}),
+    onChange: (access) =>
+      access.reachable
+        ? deps.log.info({ cluster: access.name }, 'cluster reachable')
+        : deps.log.warn({ cluster: access.name, detail: access.detail }, 'cluster cannot be reached'),
+  });
 }
 
 /** The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until close. */
@@ -132,6 +151,9 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     // The adapters (and their settings writers) load with the first run, not at start-up.
     agents: deps.agents ?? (async (name) => (await import('../../agents/index.js')).getAgent(name)),
     skills: deps.skills ?? ownSkillsCache(config, deps.log),
+    ...(config.kubectl.access_check
+      ? { clusterAccess: clusterMonitor(config, deps, clusters.listClusters()) }
+      : {}),
     engineFor: (name: EngineName): Promise<Engine> => {
       let engine = engines.get(name);
       if (!engine) {
@@ -158,6 +180,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     const results = await Promise.allSettled([
       ...[...engines.values()].map(async (e) => (await e).close()),
       Promise.resolve(env.skills.stop?.()),
+      Promise.resolve(env.clusterAccess?.stop()),
       gateway?.close(),
       Promise.resolve(podBroker?.close()),
     ]);

@@ -6,6 +6,7 @@ import { resolveCommand } from '../../util/process.js';
 import { brokerIdentityProbe } from '../broker-identity.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';
+import { clusterChecks } from './access.js';
 import { providerSettings } from './invocation.js';
 import { unreachableProviderProblem } from './reachability.js';
 
@@ -63,19 +64,11 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   } catch (err) {
     checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
   }
+  // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
+  checks.push(...(await clusterChecks(env.clusterAccess)));
   // Only engines that give runs a kubectl broker have one whose identity matters.
   const identity = brokerIdentityProbe(config, env.env);
   if (identity && made?.capabilities.bundleSockets === true) checks.push(await identity());
-  // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
-  for (const state of (await env.clusterHealth?.all()) ?? []) {
-    checks.push({
-      name: `cluster:${state.name}`,
-      ok: true,
-      ...(state.reachable
-        ? {}
-        : { degraded: true, detail: `unreachable: ${env.redactor.redact(state.detail ?? 'no answer')}` }),
-    });
-  }
   return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
 }
 

@@ -4,6 +4,7 @@ import type { RunOutcome, RunRequest } from '../types.js';
 import { findOrphan, reattach } from './adopt.js';
 import { RunCleanup } from './cleanup.js';
 import { chooseCluster } from './cluster.js';
+import { clusterAccess } from './access.js';
 import { collect } from './collect.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import { failEarly, type FailureSource } from './fail-early.js';
@@ -48,6 +49,8 @@ export async function runPipeline(
     source = 'engine';
     await (await env.engineFor(start.engineName)).ping();
     source = undefined;
+    const access = await clusterAccess(env, start);
+    if (access) start.access = access;
     bundle = await RunBundle.create(request.workspace.dir, request.runId, env.redactor);
     // The context pipeline (tokenizer, disclosure, triage) loads with the first run, not at start-up.
     const { prepare } = await import('./prepare.js');

@@ -266,7 +266,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
         name: 'cluster:dr',
         ok: true,
         degraded: true,
-        detail: expect.stringMatching(/^unreachable: .*127\.0\.0\.1:9.*connection refused/),
+        detail: expect.stringMatching(/cannot be reached: .*127\.0\.0\.1:9.*connection refused/),
       },
     ]);
     // What `status` shows of the clusters when a daemon answers.

@@ -176,6 +176,7 @@ describe('run executor', () => {
       'triage_started',
       'triage_finished',
       'context_built',
+      'evidence_checked',
       'finished',
     ]);
     expect(engine.removed).toEqual([`fake-${req.runId}`]);
@@ -362,7 +363,7 @@ describe('run executor', () => {
     engine.finish('orphan-1', { exitCode: 0, signal: null, oomKilled: false });
     expect(await adopting).toMatchObject({ status: 'succeeded', exitCode: 0 });
     expect(engine.removed).toEqual(['orphan-1']);
-    expect(await auditTypes(req.workspace.dir)).toEqual(['reattached', 'finished']);
+    expect(await auditTypes(req.workspace.dir)).toEqual(['reattached', 'evidence_checked', 'finished']);
     expect(
       await executor.adopt({
         workspace: req.workspace,
