@@ -76,6 +76,28 @@ export const runResultSchema = z.looseObject({
   adopted: z.boolean().optional(),
   firstOutputAt: z.string().optional(),
   firstOutputMs: z.number().optional(),
+  /** From the run's start to its first model call, as the model gateway saw it. */
+  firstModelCallMs: z.number().optional(),
+  /** The run's model calls as the gateway counted them (their log: `model-calls.jsonl`). */
+  gateway: z
+    .object({
+      calls: z.number(),
+      refused: z.number(),
+      retries: z.number(),
+      tokens: z.object({
+        input: z.number(),
+        output: z.number(),
+        cacheRead: z.number(),
+        cacheWrite: z.number(),
+      }),
+      costUsd: z.number(),
+      firstCallAt: z.string().optional(),
+      capReached: z.object({ cap: z.string(), limit: z.number(), used: z.number() }).optional(),
+      log: z.string(),
+      /** Where result.json's tokens and cost come from: the gateway, or the CLI when no call went through it. */
+      source: z.enum(['gateway', 'agent']),
+    })
+    .optional(),
   /** The triage skill's own report check, when the skill declares one. */
   validator: validatorRecordSchema.optional(),
   /**

@@ -6,6 +6,7 @@ import type { AuditEventType } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import type { SkillsSnapshot } from '../../context/types.js';
 import type { Engine } from '../../engines/types.js';
+import type { GatewayHost } from '../../gateway/host.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
@@ -31,6 +32,8 @@ export interface PipelineEnv {
   agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
+  /** The daemon's model gateway (absent with gateway.enabled false). */
+  gateway?: GatewayHost;
   /** The cluster registry (default: built from config) and each entry's reachability (src/clusters). */
   clusters?: ClusterRegistry;
   clusterHealth?: ClusterHealth;

@@ -7,6 +7,7 @@ import type { AgentAdapter } from '../../agents/types.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
+import { createGatewayHost } from '../../gateway/host.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
@@ -114,6 +115,16 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   if (deps.engine) engines.set(deps.engine.name, Promise.resolve(deps.engine));
   /** Run ids that run() or adopt() is handling right now: the sweep never removes them. */
   const inFlight = new Set<string>();
+  const gateway = config.gateway.enabled
+    ? createGatewayHost({
+        config,
+        secrets: deps.secrets,
+        env: deps.env,
+        ...(deps.now ? { now: deps.now } : {}),
+        onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
+        onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
+      })
+    : undefined;
   const clusters = clusterRegistry(config);
   // Without `clusters:` nothing is probed: the single kubeconfig behaves as it always did.
   const clusterHealth = clusters.configured
@@ -128,6 +139,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   const env: PipelineEnv = {
     clusters,
     ...(clusterHealth ? { clusterHealth } : {}),
+    ...(gateway ? { gateway } : {}),
     ...(podBroker ? { podBroker: podBroker.env } : {}),
     config,
     redactor: deps.redactor,
@@ -169,6 +181,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       ...[...engines.values()].map(async (e) => (await e).close()),
       Promise.resolve(env.skills.stop?.()),
       Promise.resolve(env.clusterAccess?.stop()),
+      gateway?.close(),
       Promise.resolve(podBroker?.close()),
     ]);
     for (const r of results)

@@ -56,11 +56,11 @@ export async function runPipeline(
     const { prepare } = await import('./prepare.js');
     const prepared = await prepare(env, start, bundle, cleanup);
     const plannedAt = performance.now();
-    const spec = await planLaunch(env, prepared);
+    const plan = await planLaunch(env, prepared, cleanup);
     const early = await notLaunched(prepared);
     if (early) return early;
     source = 'engine';
-    const launched = await launch(env, prepared, spec, cleanup, plannedAt);
+    const launched = await launch(env, prepared, plan, cleanup, plannedAt);
     source = undefined;
     return await collect(env, launched, await superviseRun(env, launched));
   } catch (err) {

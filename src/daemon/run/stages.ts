@@ -11,6 +11,7 @@ import type { RunOutcome, RunRequest } from '../types.js';
 import type { ClusterChoice } from './cluster.js';
 import type { RunAccess } from './access.js';
 import type { AuditFn } from './env.js';
+import type { RunGateway } from '../../gateway/run.js';
 import type { RunGuard } from './kubectl-guard.js';
 import type { RunLayout } from './layout.js';
 import type { RunOutput } from './output.js';
@@ -74,6 +75,8 @@ export interface LaunchedRun extends RunStart {
   output: RunOutput;
   /** The broker serving the agent's kubectl; none when the run had no guard. */
   guard: RunGuard | undefined;
+  /** The run's identity at the model gateway; none when the agent was handed the key (or adopted). */
+  gateway?: RunGateway;
   reportValidator: ValidatorLookup;
   report: ReportPaths;
   /** The wall-clock budget left for the agent (ms). */
