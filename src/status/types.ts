@@ -1,3 +1,4 @@
+import type { Evidence } from '../audit/run-record.js';
 import type { IncidentState } from '../incident/types.js';
 
 // What `status`, the status API and the status page show of an incident. Type-only.
@@ -40,6 +41,8 @@ export interface IncidentView {
   progress: ViewProgress | null;
   /** When the alert behind the incident resolved (ISO-8601), if it did. */
   resolvedAt: string | null;
+  /** How far the latest run's report holds against its recorded cluster calls (result.json `evidence`). */
+  evidence: Evidence | null;
   /** What responders said of the answer (`.triage/feedback.json`), when they said anything. */
   feedback: ViewFeedback | null;
 }

@@ -50,6 +50,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
           at: facts.feedback.at,
         }
       : null,
+    evidence: result?.evidence ?? null,
   };
 }
 
@@ -76,6 +77,7 @@ export function withAge(v: StoredView, arrivedAtMs: number, now: number): Incide
     progress: v.progress,
     resolvedAt: v.resolvedAt,
     feedback: v.feedback,
+    evidence: v.evidence,
   };
 }
 
