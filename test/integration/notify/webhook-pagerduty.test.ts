@@ -103,6 +103,8 @@ describe('webhook sink', () => {
       incident,
       state: { state: 'succeeded', attempts: 1, updatedAt: expect.any(String) },
       run: { id: RUN_ID, result },
+      // The run recorded no evidence check.
+      evidence: null,
       summary: {
         text: expect.stringMatching(
           /^Investigation succeeded: CrashLoop on Pod shop\/web-1 \(prod-1\)\. Hypothesis: /,
