@@ -15,6 +15,28 @@ const blockText = (block: object): string => {
 };
 
 describe('parentMessage', () => {
+  it('shows no feedback buttons on a replay or a compare cell (their answers are not the incident’s)', () => {
+    for (const trigger of ['replay', 'compare'] as const)
+      expect(parentMessage(renderInput({ trigger }), true).blocks.some((b) => b.type === 'actions')).toBe(
+        false,
+      );
+  });
+
+  it('marks a resolved incident in the header and fields, and a recorded verdict on its button and context', () => {
+    const m = parentMessage(
+      renderInput({
+        resolvedAt: '2026-03-01T11:02:00.000Z',
+        feedback: { verdict: 'partly', by: 'slack:alice (U1)' },
+      }),
+      true,
+    );
+    const json = JSON.stringify(m.blocks);
+    expect(json).toContain('Resolved · Investigation succeeded');
+    expect(json).toContain('*Alert resolved*\\n2026-03-01T11:02:00.000Z');
+    expect(json).toContain('rated *partly* by slack:alice (U1)');
+    expect(json).toContain('"text":"Partly ✓"');
+  });
+
   it('shows resource, fault, severity, state, hypothesis with confidence, first action, duration and cost', () => {
     const m = parentMessage(renderInput({ statusUrl: 'https://triage.example/' }), true);
     expect(m.blocks).toEqual([
@@ -61,6 +83,21 @@ describe('parentMessage', () => {
             text: 'incident `inc-42` · run `run-1` · agent claude · <https://triage.example/|status page> · full report in the thread',
           },
         ],
+      },
+      {
+        type: 'actions',
+        block_id: 'triage_feedback',
+        elements: [
+          ['correct', 'Correct', { style: 'primary' }],
+          ['partly', 'Partly', {}],
+          ['wrong', 'Wrong', { style: 'danger' }],
+        ].map(([verdict, label, style]) => ({
+          type: 'button',
+          action_id: `triage_feedback_${verdict as string}`,
+          text: { type: 'plain_text', text: label, emoji: true },
+          value: 'payments-crashloop',
+          ...(style as object),
+        })),
       },
     ]);
     expect(m.text).toBe(
