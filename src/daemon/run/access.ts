@@ -3,16 +3,10 @@ import type { Workspace } from '../../shared/types.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';
-import type { RunStart } from './stages.js';
+import type { RunAccess, RunStart } from './stages.js';
 
 // Cluster access, joined to the pipeline: a /readyz check per cluster, and a run marked unreachable
 // from its start when its cluster cannot be reached (it still runs: the preloaded data may be enough).
-
-/** The run's cluster as the daemon found it when the run began, and the gaps known from the start. */
-export interface RunAccess {
-  cluster: { name: string; reachable: boolean; detail?: string };
-  knownGaps: string[];
-}
 
 /** One readiness check per cluster, named `cluster:<name>`; an unreachable cluster degrades the daemon, runs go on. */
 export async function clusterChecks(monitor: ClusterAccessMonitor | undefined): Promise<Readiness['checks']> {

@@ -9,13 +9,18 @@ import type { Engine, RunHandle } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { RunOutcome, RunRequest } from '../types.js';
 import type { ClusterChoice } from './cluster.js';
-import type { RunAccess } from './access.js';
 import type { AuditFn } from './env.js';
 import type { RunGateway } from '../../gateway/run.js';
 import type { RunGuard } from './kubectl-guard.js';
 import type { RunLayout } from './layout.js';
 import type { RunOutput } from './output.js';
 import type { ProgressTracker } from './progress.js';
+
+/** The run's cluster as the daemon found it when the run began, and the gaps known from the start. */
+export interface RunAccess {
+  cluster: { name: string; reachable: boolean; detail?: string };
+  knownGaps: string[];
+}
 
 // A run as typed stages: each stage takes what the one before returned, so a later stage cannot see a
 // field an earlier one might not have filled.
