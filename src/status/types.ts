@@ -42,6 +42,24 @@ export interface IncidentView {
   resolvedAt: string | null;
   /** What responders said of the answer (`.triage/feedback.json`), when they said anything. */
   feedback: ViewFeedback | null;
+  /** The evidence check of the latest run's report (result.json `evidence`), its verdict at least. */
+  evidence: { verdict: EvidenceVerdict } | null;
+  /** What broke and where, from incident.json (null when it cannot be read: a folder kept as unsafe). */
+  subject: ViewSubject | null;
+  /** The incidentId this one duplicates (state.json `duplicateOf`), when it was not run for that. */
+  duplicateOf: string | null;
+}
+
+export type EvidenceVerdict = 'grounded' | 'partial' | 'ungrounded';
+
+/** incident.json's what and where, and a short title for people (an alert's summary, else fault and resource). */
+export interface ViewSubject {
+  title: string;
+  cluster: string;
+  namespace: string;
+  resource: { kind: string; name: string };
+  faultType: string;
+  severity: string;
 }
 
 export interface ViewFeedback {

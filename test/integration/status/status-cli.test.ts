@@ -60,6 +60,9 @@ const VIEW_KEYS = [
   'progress',
   'resolvedAt',
   'feedback',
+  'evidence',
+  'subject',
+  'duplicateOf',
 ];
 
 const lineOf = (text: string, folder: string) =>
