@@ -41,7 +41,9 @@ export const pageReply = (reply: FastifyReply, status: number, body: string): Fa
     .header('content-security-policy', PAGE_CSP)
     .header('x-content-type-options', 'nosniff')
     .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+    // same-origin, not no-referrer: with no-referrer a browser posts the feedback form with
+    // `Origin: null`, which the cross-site check refuses. Other sites still get no referrer.
+    .header('referrer-policy', 'same-origin')
     .header('cache-control', 'no-store')
     .send(body);
 
