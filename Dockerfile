@@ -14,6 +14,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/
+COPY scripts/ scripts/
 RUN npm run build
 
 # ---------------------------------------------------------------------------------------------

@@ -100,6 +100,7 @@ const daemon = new Daemon({
 await daemon.start();
 
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 for (let i = 0; i < N; i++) {
   const dir = path.join(root, `inc-${String(i).padStart(4, '0')}`);
   const tmp = path.join(root, `.tmp-${i}`);
@@ -111,6 +112,9 @@ let timer: NodeJS.Timeout | undefined;
 await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, TIMEOUT_MS)))]);
 clearTimeout(timer);
 const daemonMs = performance.now() - t0;
+// This process is the daemon (plus the loop above that drops the incidents in): its CPU per run.
+const cpu = process.cpuUsage(cpu0);
+const cpuPerRunMs = (cpu.user + cpu.system) / 1000 / N;
 const finals = finalDirs.size;
 const folders = (await readdir(root)).filter((f) => f.startsWith('inc-'));
 await daemon.stop();
@@ -138,5 +142,6 @@ printTable(`pipeline burst: ${N} incidents, ${SLEEP_MS} ms agent, concurrency ${
     `${percentile(launchMs, 50)} / ${percentile(launchMs, 90)} ms`,
     '',
   ],
+  ['daemon CPU per run (user + system, this process)', `${cpuPerRunMs.toFixed(1)} ms`, ''],
   ['incidents not succeeded (must be 0)', String(failed + (N - finals)), ''],
 ]);

@@ -18,6 +18,7 @@ const QUICK: Record<string, Record<string, string>> = {
   'burst.ts': { BURST_N: '200' },
   'alerts.ts': { ALERTS_N: '2000' },
   'status.ts': { STATUS_N: '2000' },
+  'gateway.ts': { BENCH_GATEWAY_CALLS: '100', BENCH_GATEWAY_MIB: '16' },
 };
 
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());

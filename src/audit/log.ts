@@ -42,6 +42,10 @@ export type AuditEventType =
   | 'unsafe'
   // The kubectl guard (src/kubectl): a cluster call refused by the guard or by the agent CLI's own rules.
   | 'kubectl_refused'
+  // The evidence check of the report against the run's recorded cluster calls (src/evidence).
+  | 'evidence_checked'
+  // Permissions probed with kubectl auth can-i for an incident without incident_cluster_permissions.json.
+  | 'permissions_probed'
   // Results out (src/notify): a delivery recorded in the outbox, each attempt, and how it ended.
   | 'notify_queued'
   | 'notify_attempted'
@@ -124,8 +128,9 @@ export const entryMac = (key: string, hash: string): string =>
 
 /**
  * Appends hash-chained events to `<dir>/audit.jsonl`, serialised within and across processes. Events
- * for one folder that arrive while a write is under way are written together by the next one (one lock,
- * one tail read, one fsync), in the order they were appended.
+ * for one folder appended in the same tick, or while a write is under way, are written together (one
+ * lock, one tail read, one fsync, one head update), in the order they were appended; each append
+ * resolves only once its write is synced.
  */
 export class AuditLog {
   private readonly queue = new KeyedQueue<AuditEvent, AuditEntry>(
@@ -144,6 +149,8 @@ export class AuditLog {
     // the audit folder must exist.
     await ensureOwnDir(triageDir, path.dirname(triageDir));
     const lock = await waitLock(path.join(triageDir, 'audit.lock'), {
+      // Only excludes other writers while this one runs: after a crash it is stale whatever it holds.
+      durable: false,
       staleMs: LOCK_STALE_MS,
       waitMs: LOCK_WAIT_MS,
       what: 'audit log',

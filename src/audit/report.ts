@@ -1,8 +1,10 @@
+import { parseMarkdown, plainText } from '../util/markdown.js';
 import { readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
 
 // Checks the agent's report (`output/investigation.md`) against the skill's mandated sections, for
 // `result.json.report`. A heading matches a section when, after dropping numbering, emoji and
 // punctuation and ignoring case, it starts with the section's name (with or without a parenthetical).
+// Headings come from the shared markdown syntax tree (src/util/markdown.ts).
 
 /** A report larger than this is not read (it is refused with the reason). */
 export const MAX_REPORT_BYTES = 16 * 1024 * 1024;
@@ -94,11 +96,15 @@ export function markdownLines(markdown: string): MarkdownLine[] {
   return out;
 }
 
-/** ATX heading texts, skipping fenced code blocks. */
+/** The report's top-level headings (ATX and setext, never inside code), from the shared syntax tree. */
 export function markdownHeadings(markdown: string): string[] {
-  return markdownLines(markdown)
-    .filter((l) => l.level > 0)
-    .map((l) => l.heading);
+  const tokens = parseMarkdown(markdown);
+  // Text nested past what the parser takes is read line by line instead.
+  if (!tokens)
+    return markdownLines(markdown)
+      .filter((l) => l.level > 0)
+      .map((l) => l.heading);
+  return tokens.flatMap((t) => (t.type === 'heading' ? [plainText(t)] : []));
 }
 
 /**

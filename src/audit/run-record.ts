@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import type { RunBundle } from './bundle.js';
 
 // The run's facts on disk, written and read back through one module: `result.json` (how the run
@@ -26,6 +26,26 @@ export const validatorRecordSchema = z.looseObject({
 });
 export type ValidatorRecord = z.infer<typeof validatorRecordSchema>;
 export type ValidatorVerdict = ValidatorRecord['verdict'];
+
+/** How far the report's citations hold against what the run recorded (src/evidence/). */
+export const evidenceSchema = z.object({
+  /** grounded: cited commands ran and succeeded, quoted lines were found; ungrounded: no successful cluster read, or most citations unverifiable. */
+  verdict: z.enum(['grounded', 'partial', 'ungrounded']),
+  /** `[FACT-n]` the report states. */
+  facts: z.number(),
+  /** Citations (commands, quoted lines) the record confirms. */
+  verified: z.number(),
+  /** Cited commands that ran but failed or were refused, and inferences citing facts the report does not state. */
+  unverified: z.array(z.string()),
+  /** Commands the report says it ran that no recorded call matches. */
+  citedNotRun: z.array(z.string()),
+  /** Quoted output lines found in no recorded output nor the triage output. */
+  excerptsNotFound: z.array(z.string()),
+  /** What the investigation could not see: refused and failed calls, an unreachable cluster, cut output. */
+  gaps: z.array(z.string()),
+});
+export type Evidence = z.infer<typeof evidenceSchema>;
+export type EvidenceVerdict = Evidence['verdict'];
 
 /** `result.json`: the fixed fields first, then extensions (unknown fields are kept when read). */
 export const runResultSchema = z.looseObject({
@@ -56,9 +76,34 @@ export const runResultSchema = z.looseObject({
   adopted: z.boolean().optional(),
   firstOutputAt: z.string().optional(),
   firstOutputMs: z.number().optional(),
+  /** From the run's start to its first model call, as the model gateway saw it. */
+  firstModelCallMs: z.number().optional(),
+  /** The run's model calls as the gateway counted them (their log: `model-calls.jsonl`). */
+  gateway: z
+    .object({
+      calls: z.number(),
+      refused: z.number(),
+      retries: z.number(),
+      tokens: z.object({
+        input: z.number(),
+        output: z.number(),
+        cacheRead: z.number(),
+        cacheWrite: z.number(),
+      }),
+      costUsd: z.number(),
+      firstCallAt: z.string().optional(),
+      capReached: z.object({ cap: z.string(), limit: z.number(), used: z.number() }).optional(),
+      log: z.string(),
+      /** Where result.json's tokens and cost come from: the gateway, or the CLI when no call went through it. */
+      source: z.enum(['gateway', 'agent']),
+    })
+    .optional(),
   /** The triage skill's own report check, when the skill declares one. */
   validator: validatorRecordSchema.optional(),
-  /** The cluster registry entry the run investigated (its name, never its credentials) and how it was chosen. */
+  /**
+   * The cluster the run investigated: its registry entry (the name, never its credentials) and how it was
+   * chosen, and whether the daemon could reach it when the run started.
+   */
   cluster: z
     .object({
       name: z.string(),
@@ -66,7 +111,12 @@ export const runResultSchema = z.looseObject({
       requested: z.string(),
       /** Set when the entry could not be reached as the run was prepared: what kubectl said. */
       unreachable: z.string().optional(),
+      /** Whether the daemon's access check reached the cluster when the run started (kubectl.access_check). */
+      reachable: z.boolean().optional(),
+      /** What is wrong and what to do, when it was not reachable. */
+      detail: z.string().optional(),
     })
+    .partial({ routedBy: true, requested: true })
     .optional(),
   /** The agent's cluster calls: how they were guarded, how many, how many refused, and the call log. */
   kubectl: z
@@ -77,6 +127,8 @@ export const runResultSchema = z.looseObject({
       log: z.string().optional(),
     })
     .optional(),
+  /** The evidence check of the report (absent when there was no report to check). */
+  evidence: evidenceSchema.optional(),
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 

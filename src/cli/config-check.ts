@@ -21,7 +21,6 @@ import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
 import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
 import { isLoopbackHost } from '../server/exposure.js';
-import { silentLogger } from '../log/logger.js';
 import { weakSecretMessage, weakSecretReason } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
@@ -149,7 +148,7 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
         personasDir: config.personas_dir,
         persona: config.persona,
         viewDir: config.personas_dir,
-        log: silentLogger(),
+        log: { warn: () => undefined },
       });
     } catch (err) {
       problems.push({

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { isMap, isSeq, parseDocument } from 'yaml';
+import { isMap, isSeq, parseDocument } from '../shared/yaml.js';
 import type { ClusterEntry } from './registry.js';
 
 // validate-config's look at each registry entry's kubeconfig: readable, YAML, and holding the context

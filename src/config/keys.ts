@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { z } from '../shared/zod.js';
 import { configSchema } from './schema.js';
 
 // Walks the zod schema so that environment names, documentation and "did you mean" hints are

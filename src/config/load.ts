@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseDocument, isMap, isSeq, type Document } from 'yaml';
-import type { z } from 'zod';
+import { LineCounter, parseDocument, isMap, isSeq, type Document } from '../shared/yaml.js';
+import type { z } from '../shared/zod.js';
 import { looksSecret } from '../log/redact.js';
 import { configKeys, envName, keysAt, type ConfigKey } from './keys.js';
 import { getIn, PACKAGE_ROOT, resolvePaths, type ConfigLayers } from './paths.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import { formatDuration, parseBytes, parseDuration } from './duration.js';
 
 // The single source of every configuration key: its type, default, range and description.
@@ -316,6 +316,56 @@ const baseSchema = z.strictObject({
     .describe(
       "secrets, each read from an env var or a file and redacted everywhere; entries add to and override the built-in ones (the agents' API keys, HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET, SLACK_SIGNING_SECRET); HTTP_TOKEN, PAGERDUTY_WEBHOOK_SECRET and SLACK_SIGNING_SECRET stay with the daemon, the others are handed to the agent",
     ),
+  gateway: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          "route the agent's model calls through the daemon's gateway: the agent gets a per-run token, never the key",
+        ),
+      record_bodies: z
+        .boolean()
+        .default(false)
+        .describe('keep request and response bodies (redacted, 1 MiB each) in model-calls.jsonl'),
+      bridge_port: int(1, 65535)
+        .default(4180)
+        .describe("loopback port inside the agent's container where the bridge serves the gateway"),
+      host: z
+        .string()
+        .min(1)
+        .default('127.0.0.1')
+        .describe('address of the TCP listener for agents on the daemon host (process engine)'),
+      prices: z
+        .record(
+          z.string().min(1),
+          z.strictObject({
+            input: z.number().min(0),
+            output: z.number().min(0),
+            cache_read: z.number().min(0).optional(),
+            cache_write: z.number().min(0).optional(),
+          }),
+        )
+        .default({})
+        .describe(
+          'USD per million tokens by model id prefix, added to and overriding the built-in list (cost and budget.max_usd)',
+        ),
+    })
+    .prefault({})
+    .describe('the model gateway: one identity per run, every model call recorded'),
+  budget: z
+    .strictObject({
+      max_tokens: z.number().int().positive().optional().describe('input + output tokens per run'),
+      max_usd: z.number().positive().optional().describe('model spend per run, in USD'),
+      max_model_calls: z.number().int().positive().optional().describe('model calls per run'),
+      daily_usd: z
+        .number()
+        .positive()
+        .optional()
+        .describe('model spend across runs per UTC day (counted by this daemon since it started)'),
+    })
+    .prefault({})
+    .describe('spend caps the model gateway enforces: at a cap it refuses the call and the run ends failed'),
   docker: z
     .strictObject({
       host: z
@@ -325,8 +375,10 @@ const baseSchema = z.strictObject({
       network: z
         .string()
         .min(1)
-        .default('bridge')
-        .describe('network mode of agent containers (none, bridge, host, …)'),
+        .default('none')
+        .describe(
+          'network mode of agent containers: none (default: the agent reaches its model and cluster only through the daemon), or bridge, host, … (opt-out: the agent can reach any address its host can)',
+        ),
       memory: bytes('2g', 'memory limit per agent container'),
       cpus: z.number().positive().max(64).default(2).describe('CPU limit per agent container'),
       pids: int(16, 65536).default(512).describe('process limit per agent container'),
@@ -651,6 +703,12 @@ const baseSchema = z.strictObject({
         .default('kubectl')
         .describe("the kubectl the broker runs for allowed calls, looked up on the daemon's PATH"),
       call_timeout: duration('5m', 'a brokered kubectl call running longer is stopped'),
+      access_check: z
+        .boolean()
+        .default(true)
+        .describe(
+          'check the cluster can be reached (kubectl version through kubectl.command) at start, every minute, in /readyz and when a run starts; a run against an unreachable cluster still runs, marked unreachable',
+        ),
       kubeconfig: z
         .string()
         .min(1)

@@ -70,6 +70,8 @@ export interface BuildInput {
    * without it, or when the workspace is not a folder of it (a replay's output, a copied incident).
    */
   previousRoot?: string;
+  /** Said first in the permissions section (the run's cluster cannot be reached). */
+  clusterNotice?: string;
 }
 
 export interface BuiltContext {
@@ -257,6 +259,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   if (workspace.permissionsText === undefined) {
     incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
   }
+  if (input.clusterNotice) incompleteReasons.push(input.clusterNotice);
 
   const previous = await preparePrevious(input).catch((err: unknown) => {
     log.warn({ err: errorMessage(err) }, 'past investigations could not be listed; the prompt has none');
@@ -267,7 +270,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   // Ours, after the script's text: never cut by the budget.
   const products = escapeTextContent(renderProducts(triage.products ?? [], view.triageDir));
   const incidentSection = renderIncident(workspace.incidentText);
-  const permissionsSection = renderPermissions(workspace.permissionsText);
+  const permissionsSection = renderPermissions(workspace.permissionsText, input.clusterNotice);
   const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
   const omitted = triage.omitted && {
     ...triage.omitted,

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import type { ValidatorRecord, ValidatorVerdict } from '../audit/run-record.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage } from '../util/errors.js';

@@ -40,14 +40,22 @@ export function renderIncident(incidentText: string): string {
   return wrapSection('incident', escapeJsonContent(trimEnd(incidentText)));
 }
 
-export function renderPermissions(permissionsText: string | undefined): string {
+/**
+ * The permissions section: the producer's file as is (or what the daemon probed), else a note; the
+ * daemon's `notice` (an unreachable cluster) comes first, outside the file's text.
+ */
+export function renderPermissions(permissionsText: string | undefined, notice?: string): string {
+  const lead = notice ? `${escapeTextContent(notice)}\n\n` : '';
   if (permissionsText === undefined) {
     return wrapSection(
       'kubernetes_cluster_access_permissions',
-      'Not provided: the workspace has no valid incident_cluster_permissions.json. Check your access with `kubectl auth can-i --list` before relying on it.',
+      `${lead}Not provided: the workspace has no valid incident_cluster_permissions.json. Check your access with \`kubectl auth can-i --list\` before relying on it.`,
     );
   }
-  return wrapSection('kubernetes_cluster_access_permissions', escapeJsonContent(trimEnd(permissionsText)));
+  return wrapSection(
+    'kubernetes_cluster_access_permissions',
+    `${lead}${escapeJsonContent(trimEnd(permissionsText))}`,
+  );
 }
 
 /**

@@ -47,6 +47,8 @@ export interface CompareCell {
   durationMs?: number;
   /** From the run's start to the first byte the agent printed (result.json `firstOutputAt`), when recorded. */
   timeToFirstOutputMs?: number;
+  /** From the run's start to its first model call (result.json `firstModelCallMs`), when recorded. */
+  timeToFirstModelCallMs?: number;
   tokens?: { input: number; output: number };
   costUsd?: number;
   sectionsPresent: number;
@@ -188,6 +190,7 @@ async function runCell(
   };
   const firstOutput = timeToFirstOutput(result);
   if (firstOutput !== undefined) cell.timeToFirstOutputMs = firstOutput;
+  if (typeof result.firstModelCallMs === 'number') cell.timeToFirstModelCallMs = result.firstModelCallMs;
   if (result.costUsd !== undefined) cell.costUsd = result.costUsd;
   return cell;
 }
@@ -211,6 +214,7 @@ export function renderCompareMarkdown(report: CompareReport): string {
       c.error ? `error: ${cellText(c.error)}` : c.reason ? `${c.status}: ${cellText(c.reason)}` : c.status,
       seconds(c.durationMs),
       seconds(c.timeToFirstOutputMs),
+      seconds(c.timeToFirstModelCallMs),
       c.tokens ? String(c.tokens.input) : '—',
       c.tokens ? String(c.tokens.output) : '—',
       c.costUsd === undefined ? '—' : `$${c.costUsd.toFixed(4)}`,
@@ -225,8 +229,8 @@ export function renderCompareMarkdown(report: CompareReport): string {
     `Created: ${report.createdAt}${report.engine ? `  \nEngine: ${report.engine}` : ''}  `,
     `Variants: preload = the triage report is preloaded; no-preload = triage skipped, incident and permissions only.`,
     '',
-    '| agent | variant | status | duration | first output | input tokens | output tokens | cost | report sections | workspace |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---|',
+    '| agent | variant | status | duration | first output | first model call | input tokens | output tokens | cost | report sections | workspace |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows.map((r) => `| ${r} |`),
     '',
     report.complete ? 'Every cell ran.' : 'Some cells did not run (see status).',

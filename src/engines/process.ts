@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readFile, rm, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { errorMessage } from '../util/errors.js';
+import { Spawner, type Spawned } from '../util/spawner.js';
 import { isSameProcessAlive, processStartTime, resolveCommand } from '../util/process.js';
 import { RUN_MARKER_ENV, signalTree } from '../util/process-group.js';
 import { WaitTimeoutError, assertNoEngineSocket } from './labels.js';
@@ -133,7 +133,8 @@ interface Running {
   pid: number;
   stateDir: string;
   record: PidFile;
-  child?: ChildProcess;
+  /** Our own child (spawned by this engine), as opposed to one adopted from a previous daemon. */
+  child?: Spawned;
   /** Settles with the child's exit (own children only). */
   exit?: Promise<RunExit>;
   tails: FileTail[];
@@ -203,9 +204,10 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
   });
 
   const isRunning = (run: Running): boolean =>
-    run.child
-      ? run.child.exitCode === null && run.child.signalCode === null
-      : isSameProcessAlive(run.pid, run.record.startTime);
+    run.child ? !run.child.exited : isSameProcessAlive(run.pid, run.record.startTime);
+  // Forks happen on a worker thread: a fork costs in proportion to the daemon's memory.
+  const spawner = new Spawner();
+  let closed = false;
 
   /** Links HOME mounts and checks the others; returns the child's environment. */
   const prepareHome = async (spec: RunSpec): Promise<Record<string, string>> => {
@@ -236,11 +238,8 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
     return env;
   };
 
-  /** Spawns the wrapped agent; its exit is listened for at once, so a process that ends fast is not missed. */
-  const spawnWrapped = async (
-    spec: RunSpec,
-    env: Record<string, string>,
-  ): Promise<{ child: ChildProcess; exit: Promise<RunExit> }> => {
+  /** Spawns the wrapped agent, which gets `stdin` and then EOF; its exit is listened for at once. */
+  const spawnWrapped = async (spec: RunSpec, env: Record<string, string>): Promise<Spawned> => {
     const resolved = await resolveCommand(spec.command, env.PATH);
     if (!resolved) {
       throw new Error(
@@ -253,26 +252,46 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
     const out = await open(path.join(spec.stateDir, RAW_STDOUT), flags, 0o600);
     const err = await open(path.join(spec.stateDir, RAW_STDERR), flags, 0o600);
     try {
-      const child = spawn('/bin/sh', ['-c', WRAPPER, 'triage-runner-agent', resolved, ...spec.args], {
+      return await spawner.spawn({
+        file: '/bin/sh',
+        args: ['-c', WRAPPER, 'triage-runner-agent', resolved, ...spec.args],
         cwd: spec.workdir,
         env,
         detached: true,
-        stdio: ['pipe', out.fd, err.fd],
+        stdin: spec.stdin,
+        stdout: out.fd,
+        stderr: err.fd,
       });
-      const exit = new Promise<RunExit>((resolve) => {
-        child.once('exit', (code, signal) => resolve({ exitCode: code, signal, oomKilled: false }));
-      });
-      await new Promise<void>((resolve, reject) => {
-        child.once('spawn', resolve);
-        child.once('error', (e) =>
-          reject(new Error(`cannot start agent CLI ${spec.command}: ${errorMessage(e)}`, { cause: e })),
-        );
-      });
-      return { child, exit };
+    } catch (e) {
+      throw new Error(`cannot start agent CLI ${spec.command}: ${errorMessage(e)}`, { cause: e });
     } finally {
       await Promise.all([out.close(), err.close()]);
     }
   };
+
+  /** The end of a process that is not (or no longer) observed as our child: polled, code from the wrapper's file. */
+  const polledExit = (run: Running, onPoll: (t: NodeJS.Timeout) => void): Promise<RunExit> =>
+    new Promise<RunExit>((resolve) => {
+      const check = () => {
+        if (isSameProcessAlive(run.pid, run.record.startTime)) {
+          onPoll(setTimeout(check, ADOPTED_POLL_MS));
+          return;
+        }
+        void recordedExit(run.stateDir).then((code) =>
+          resolve(
+            code === undefined
+              ? {
+                  exitCode: null,
+                  signal: null,
+                  oomKilled: false,
+                  error: `process ${run.pid} ended without recording its exit code (it was killed with its wrapper)`,
+                }
+              : { exitCode: code, signal: null, oomKilled: false },
+          ),
+        );
+      };
+      check();
+    });
 
   const tailsOf = (stateDir: string, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void) => {
     const tails = [
@@ -300,13 +319,9 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
 
     async start(spec) {
       const env = await prepareHome(spec);
-      const { child, exit } = await spawnWrapped(spec, env);
-      const pid = child.pid as number;
-      child.stdin?.on('error', (err) =>
-        log.debug({ err: errorMessage(err), runId: spec.runId }, 'stdin write failed'),
-      );
-      // Written at once, then closed: Claude and Gemini only wait a moment for piped stdin.
-      child.stdin?.end(spec.stdin);
+      // The prompt is written at once, then stdin closed: Claude and Gemini only wait a moment for it.
+      const child = await spawnWrapped(spec, env);
+      const pid = child.pid;
       const record: PidFile = {
         pid,
         startTime: processStartTime(pid),
@@ -317,7 +332,16 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
       };
       await writeFileAtomic(path.join(spec.stateDir, PID_FILE), `${JSON.stringify(record, null, 2)}\n`);
       const tails = tailsOf(spec.stateDir, spec.onStdout, spec.onStderr);
-      runs.set(String(pid), { pid, stateDir: spec.stateDir, record, child, exit, tails });
+      const run: Running = { pid, stateDir: spec.stateDir, record, child, tails };
+      let poll: NodeJS.Timeout | undefined;
+      // Lost: the spawning thread died with the agent still running. Polled like an adopted process,
+      // unless the engine is closing (the agent is then left for the next daemon to adopt).
+      run.exit = child.exit.then((e): RunExit | Promise<RunExit> => {
+        if (!e.lost) return { exitCode: e.code, signal: e.signal, oomKilled: false };
+        if (closed) return { exitCode: null, signal: null, oomKilled: false, error: 'the engine was closed' };
+        return polledExit(run, (t) => (poll = t)).finally(() => clearTimeout(poll));
+      });
+      runs.set(String(pid), run);
       log.debug({ runId: spec.runId, pid }, 'agent process started');
       return { engine: 'process', id: String(pid), runId: spec.runId };
     },
@@ -337,29 +361,7 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
         timer = setTimeout(() => reject(new WaitTimeoutError(handle.id, timeoutMs)), timeoutMs);
       });
       // An adopted process is not our child: its end is observed by polling, its code read from the wrapper's file.
-      const ended =
-        run.exit ??
-        new Promise<RunExit>((resolve) => {
-          const check = () => {
-            if (isSameProcessAlive(run.pid, run.record.startTime)) {
-              poll = setTimeout(check, ADOPTED_POLL_MS);
-              return;
-            }
-            void recordedExit(run.stateDir).then((code) =>
-              resolve(
-                code === undefined
-                  ? {
-                      exitCode: null,
-                      signal: null,
-                      oomKilled: false,
-                      error: `process ${run.pid} ended without recording its exit code (it was killed with its wrapper)`,
-                    }
-                  : { exitCode: code, signal: null, oomKilled: false },
-              ),
-            );
-          };
-          check();
-        });
+      const ended = run.exit ?? polledExit(run, (t) => (poll = t));
       try {
         const exit = await Promise.race([ended, timeout]);
         await Promise.all(run.tails.map((t) => t.finish()));
@@ -417,6 +419,8 @@ export function createProcessEngine(config: Config, log: Logger, options: Proces
     async close() {
       await Promise.all([...runs.values()].flatMap((r) => r.tails.map((t) => t.finish())));
       runs.clear();
+      closed = true;
+      await spawner.close();
     },
   };
   return engine;

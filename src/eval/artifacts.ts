@@ -19,6 +19,8 @@ export interface RunFacts {
   costUsd?: number;
   turns?: number;
   error?: string;
+  /** The evidence check's verdict. */
+  evidence?: 'grounded' | 'partial' | 'ungrounded';
 }
 
 export interface RunArtifacts {
@@ -46,6 +48,8 @@ function pickResult(raw: Record<string, unknown>): RunFacts {
   const turns = num(raw.turns);
   if (turns !== undefined) out.turns = turns;
   if (typeof raw.error === 'string') out.error = raw.error;
+  const verdict = (raw.evidence as { verdict?: unknown } | undefined)?.verdict;
+  if (verdict === 'grounded' || verdict === 'partial' || verdict === 'ungrounded') out.evidence = verdict;
   return out;
 }
 

@@ -1,6 +1,6 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stringify } from 'yaml';
+import { stringify } from '../shared/yaml.js';
 import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
 import { readFeedback } from '../feedback/feedback.js';
 import { readState } from '../incident/store.js';

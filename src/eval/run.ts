@@ -98,6 +98,7 @@ async function runCell(
   const cellOut: EvalCell = {
     ...base,
     status: facts?.status ?? 'error',
+    ...(facts?.evidence ? { evidence: facts.evidence } : {}),
     metrics: {
       ...(facts?.durationMs !== undefined ? { durationMs: facts.durationMs } : {}),
       ...(facts?.tokens ? { tokens: facts.tokens } : {}),

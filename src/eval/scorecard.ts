@@ -50,6 +50,12 @@ function group(cells: EvalCell[]): ScorecardGroup {
     spread: spread(repeats.map((r) => mean(cells.filter((c) => c.repeat === r).map(scoreOf)))),
     ...(judged.length > 0 ? { meanJudgeScore: round(mean(judged)) } : {}),
     violations: cells.reduce((n, c) => n + (c.score?.violations.length ?? 0), 0),
+    confidentWrong: cells.filter((c) => c.score?.confidentWrong).length,
+    evidence: {
+      grounded: cells.filter((c) => c.evidence === 'grounded').length,
+      partial: cells.filter((c) => c.evidence === 'partial').length,
+      ungrounded: cells.filter((c) => c.evidence === 'ungrounded').length,
+    },
     ...optionalMedian(
       'medianTokens',
       defined(
@@ -110,7 +116,7 @@ export function rankGroups(groups: ScorecardGroup[]): ScorecardGroup[] {
 export function summarize(groups: ScorecardGroup[]): string {
   const [best, next] = rankGroups(groups);
   if (!best) return 'No configuration ran.';
-  const head = `${label(best)}: mean score ${best.meanScore.toFixed(2)}, ${passes(best)}/${best.runs} passed, ${best.violations} violation(s)`;
+  const head = `${label(best)}: mean score ${best.meanScore.toFixed(2)}, ${passes(best)}/${best.runs} passed, ${best.violations} violation(s), ${best.confidentWrong} confident-wrong`;
   if (!next) return `Only one configuration ran — ${head}.`;
   const parts = [
     `${(best.meanScore - next.meanScore).toFixed(2)} points of mean score`,

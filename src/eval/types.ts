@@ -41,6 +41,8 @@ export interface EvalCell {
   status: string;
   error?: string;
   score?: CaseScore;
+  /** The run's evidence verdict (result.json `evidence.verdict`), when the report was checked. */
+  evidence?: 'grounded' | 'partial' | 'ungrounded';
   judge?: JudgeVerdict;
   /** Why the judge gave no verdict (provider error, unreadable answer). */
   judgeError?: string;
@@ -66,6 +68,10 @@ export interface ScorecardGroup {
   spread: Spread;
   meanJudgeScore?: number;
   violations: number;
+  /** Runs that stated high confidence and missed the root cause (each scored 0). */
+  confidentWrong: number;
+  /** Runs by evidence verdict. */
+  evidence: { grounded: number; partial: number; ungrounded: number };
   medianTokens?: number;
   medianCostUsd?: number;
   medianDurationMs?: number;

@@ -174,14 +174,13 @@ export class IncidentStore {
     await this.appendAll(triageDir(dir), [event], log);
   }
 
+  /** Appended in one go, so that the audit log writes them together (one fsync, in this order). */
   private async appendAll(auditDir: string, events: AuditEvent[], log: Logger): Promise<void> {
-    for (const event of events) {
-      try {
-        await this.deps.audit.append(auditDir, event);
-      } catch (err) {
-        log.error({ type: event.type, err: errorMessage(err) }, 'audit append failed');
-      }
-    }
+    const results = await Promise.allSettled(events.map((event) => this.deps.audit.append(auditDir, event)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected')
+        log.error({ type: events[i]?.type, err: errorMessage(r.reason) }, 'audit append failed');
+    });
   }
 
   private async writeSurvivingFullDisk(file: string, record: StateFile, base: string): Promise<void> {

@@ -23,6 +23,8 @@ export interface LeaseOptions {
   now?: () => number;
   /** Whether a pid on this host is alive (and started at `startTime`, when known); injected for tests. */
   isPidAlive?: (pid: number, startTime?: string | null) => boolean;
+  /** Sync the lease file (default true); false for a lease held only for one short operation. */
+  durable?: boolean;
 }
 
 /** A lease this process holds. */
@@ -40,6 +42,7 @@ const lockOptions = (identity: LeaseIdentity, options: LeaseOptions) => ({
   staleMs: options.ttlMs,
   ...(options.now ? { now: options.now } : {}),
   ...(options.isPidAlive ? { isAlive: options.isPidAlive } : {}),
+  ...(options.durable === false ? { durable: false } : {}),
   identity: {
     holder: holderId(identity),
     daemonId: identity.daemonId,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 
 // The nightcrier incident shape; unknown fields are kept and passed through untouched.
 

@@ -226,8 +226,20 @@ export interface FlagTable {
   short: Map<string, FlagSpec>;
 }
 
-/** The flags `verb` accepts (global, common, then the verb's own, which win). */
-export function flagTable(verb: string | undefined): FlagTable {
+const tables = new Map<string, Readonly<FlagTable>>();
+
+/** The flags `verb` accepts (global, common, then the verb's own, which win); built once per verb. */
+export function flagTable(verb: string | undefined): Readonly<FlagTable> {
+  const key = verb && Object.hasOwn(COMMAND_OVERRIDES, verb) ? verb : '';
+  let table = tables.get(key);
+  if (!table) {
+    table = buildFlagTable(key || undefined);
+    tables.set(key, table);
+  }
+  return table;
+}
+
+function buildFlagTable(verb: string | undefined): FlagTable {
   const long = new Map<string, FlagSpec>();
   const short = new Map<string, FlagSpec>();
   const add = (spec: FlagSpec) => {

@@ -1,6 +1,6 @@
 import { readdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import { tryLock } from '../util/file-lock.js';
 import { TRIAGE_DIR } from '../shared/types.js';
 import { NOTIFY_SINK_TYPES } from '../config/schema.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import type { NotifySinkConfig } from '../config/schema.js';
 import { TRIAGE_DIR } from '../shared/types.js';
 import { writeFileAtomic } from '../util/fs.js';

@@ -1,3 +1,4 @@
+import { EVIDENCE_MARK, evidenceLine } from './evidence.js';
 import type { KnownBlock, SectionBlock } from '@slack/types';
 import { escapeMrkdwn, parseMarkdown, sectionsOf, toMrkdwn } from './markdown.js';
 import {
@@ -47,6 +48,13 @@ const field = (name: string, value: string) =>
   mrkdwn(clipText(`*${name}*\n${escapeMrkdwn(value)}`, SLACK_LIMITS.fieldChars));
 
 /** The parent message: what happened, to what, the hypothesis and the first action (or why it failed). */
+/** A failed run is red; a finished one says how far its answer holds (🟢 grounded, 🟡 partial, 🟠 ungrounded). */
+function headerMark(input: RenderInput, ok: boolean): string {
+  if (!ok) return '🔴';
+  const verdict = input.result?.evidence?.verdict;
+  return verdict ? EVIDENCE_MARK[verdict] : '🟢';
+}
+
 export function parentMessage(input: RenderInput, withThread: boolean): SlackMessage {
   const ok = succeeded(input);
   const { incident, result, summary } = input;
@@ -55,7 +63,7 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
       type: 'header',
       text: {
         type: 'plain_text',
-        text: clipText(`${ok ? '🟢' : '🔴'} ${headline(input)}`, SLACK_LIMITS.headerChars),
+        text: clipText(`${headerMark(input, ok)} ${headline(input)}`, SLACK_LIMITS.headerChars),
         emoji: true,
       },
     },
@@ -83,6 +91,7 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
     blocks.push(section(`${title}${confidence}\n${escapeMrkdwn(summary.hypothesis)}`));
   }
   if (summary.firstAction) blocks.push(section(`*First action*\n${escapeMrkdwn(summary.firstAction)}`));
+  if (result?.evidence) blocks.push(section(escapeMrkdwn(evidenceLine(result.evidence))));
   const context = [
     `incident \`${escapeMrkdwn(incident.incidentId)}\``,
     `run \`${escapeMrkdwn(input.runId)}\``,

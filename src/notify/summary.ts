@@ -108,6 +108,114 @@ export function summarize(report: string | undefined, answer?: string): Summary 
   return { ...fromReport, hypothesis: oneLine, answer: oneLine, source: 'answer' };
 }
 
+/** Names of sections and labels: a candidate hypothesis that is one of these is a heading, never an answer. */
+const LABELS = new Set(
+  [
+    'root cause',
+    'root cause analysis',
+    'primary hypothesis',
+    'hypothesis',
+    'hypotheses',
+    'analysis and hypotheses',
+    'executive summary',
+    'executive triage card',
+    'summary',
+    'statement',
+    'findings',
+    'conclusion',
+  ].map((name) => normalizeHeading(name)),
+);
+const isLabel = (text: string): boolean => LABELS.has(normalizeHeading(text));
+
+interface Hypothesis {
+  statement: string;
+  confidence?: string;
+}
+
+/** A statement with its confidence, unless it is empty or only a label. */
+function hypothesisOf(text: string | undefined, confidence?: string): Hypothesis | undefined {
+  if (!text) return undefined;
+  const split = splitConfidence(text);
+  const statement = split.statement.replace(/^[\s:：—–-]+/u, '').trim();
+  if (!statement || isLabel(statement)) return undefined;
+  const conf = confidence ?? split.confidence;
+  return { statement, ...(conf ? { confidence: conf } : {}) };
+}
+
+/** "**Primary Hypothesis**: …" (a bold label opening a paragraph or list item): the text after it. */
+function labelledLine(nodes: Token[], ...labels: string[]): string | undefined {
+  const wanted = labels.map(normalizeHeading);
+  const lines: Token[][] = [];
+  for (const node of nodes) {
+    if (node.type === 'paragraph') lines.push((node as Tokens.Paragraph).tokens);
+    if (node.type === 'list')
+      for (const item of (node as Tokens.List).items) {
+        const first = item.tokens[0] as Tokens.Text | undefined;
+        if (first?.type === 'text') lines.push(first.tokens ?? []);
+      }
+  }
+  for (const inline of lines) {
+    const head = inline[0];
+    if (head?.type !== 'strong') continue;
+    const label = normalizeHeading(plainText(head));
+    if (!wanted.some((w) => label === w || label.startsWith(`${w} `))) continue;
+    const rest = plainText(inline.slice(1)).replace(/^[\s:：—–-]+/u, '');
+    // "**Primary Hypothesis: the pod …**": the statement inside the bold label.
+    const inside = plainText(head).replace(/^[^:：]*[:：]\s*/u, '');
+    return rest || (inside !== plainText(head) ? inside : undefined);
+  }
+  return undefined;
+}
+
+/** The first row of a table with a hypothesis (or root cause) column: that cell, and the confidence cell. */
+function hypothesisTable(nodes: Token[]): Hypothesis | undefined {
+  for (const node of nodes) {
+    if (node.type !== 'table') continue;
+    const table = node as Tokens.Table;
+    const names = table.header.map((cell) => normalizeHeading(plainText(cell.tokens)));
+    const column = names.findIndex((n) => /^(?:primary )?(?:hypothesis|root cause)\b/.test(n));
+    const row = table.rows[0];
+    if (column < 0 || !row) continue;
+    const confidenceAt = names.findIndex((n) => n.startsWith('confidence'));
+    const cell = (i: number) => (i >= 0 && row[i] ? plainText(row[i].tokens) : '');
+    const found = hypothesisOf(cell(column), cell(confidenceAt) || undefined);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The hypothesis stated among `nodes`: under a "Primary Hypothesis" heading, as a bold line, or in a table. */
+function statedHypothesis(nodes: Token[], loose: boolean): Hypothesis | undefined {
+  const primary = find(nodes, 'primary hypothesis', 'most likely root cause', 'root cause');
+  if (primary) {
+    const under =
+      hypothesisOf(statementOf(primary.nodes) ?? firstText(primary.nodes)) ?? hypothesisTable(primary.nodes);
+    if (under) return under;
+  }
+  return (
+    hypothesisOf(
+      labelledLine(nodes, 'primary hypothesis', 'most likely root cause', 'root cause', 'hypothesis'),
+    ) ??
+    hypothesisTable(nodes) ??
+    (loose ? hypothesisOf(firstText(nodes)) : undefined)
+  );
+}
+
+/** Section 3: the H1 block (its statement, else its title), else the first hypothesis stated in it. */
+function rootCauseHypothesis(nodes: Token[]): Hypothesis | undefined {
+  const h1 = findBlock(nodes, (h) => /^(?:h1|hypothesis 1)\b/i.test(plainText(h.tokens)));
+  if (h1) {
+    const title = splitConfidence(
+      plainText(h1.heading.tokens).replace(/^(?:H1|hypothesis 1)\s*[:.)—–-]\s*/i, ''),
+    );
+    const fromBody = hypothesisOf(statementOf(h1.nodes) ?? labelledLine(h1.nodes, 'statement', 'hypothesis'));
+    const found = fromBody ?? hypothesisOf(title.statement);
+    if (found)
+      return title.confidence && !found.confidence ? { ...found, confidence: title.confidence } : found;
+  }
+  return statedHypothesis(nodes, true);
+}
+
 function summarizeReport(report: string): Summary {
   const top = parseMarkdown(report);
   if (!top) return { source: 'none' };
@@ -116,28 +224,20 @@ function summarizeReport(report: string): Summary {
   const rca = find(top, 'root cause analysis', 'root cause', 'analysis and hypotheses');
   const remediation = find(top, 'remediation plan', 'remediation', 'recommended actions');
 
-  let hypothesis: { statement: string; confidence?: string } | undefined;
+  let hypothesis: Hypothesis | undefined;
   let source: SummarySource = 'none';
   if (summary) {
-    const primary = find(summary.nodes, 'primary hypothesis');
-    const text = primary ? firstText(primary.nodes) : card ? undefined : firstText(summary.nodes);
-    if (text) {
-      hypothesis = splitConfidence(text);
-      source = card ? 'triage-card' : 'executive-summary';
-    }
+    hypothesis = statedHypothesis(summary.nodes, !card);
+    if (hypothesis) source = card ? 'triage-card' : 'executive-summary';
   }
   if (!hypothesis && rca) {
-    const h1 =
-      findBlock(rca.nodes, (h) => /^h1\b/i.test(plainText(h.tokens))) ?? findBlock(rca.nodes, () => true);
-    const title = h1
-      ? splitConfidence(plainText(h1.heading.tokens).replace(/^H1\s*[:.)-]\s*/i, ''))
-      : undefined;
-    const statement = h1 ? statementOf(h1.nodes) : firstText(rca.nodes);
-    const text = statement ?? title?.statement;
-    if (text) {
-      hypothesis = { statement: text, ...(title?.confidence ? { confidence: title.confidence } : {}) };
-      source = 'root-cause';
-    }
+    hypothesis = rootCauseHypothesis(rca.nodes);
+    if (hypothesis) source = 'root-cause';
+  }
+  if (!hypothesis && !summary && !rca) {
+    // No template sections at all: a bold "Hypothesis:" line or a hypothesis table anywhere.
+    hypothesis = statedHypothesis(top, false);
+    if (hypothesis) source = 'root-cause';
   }
 
   let action: string | undefined;

@@ -1,3 +1,4 @@
+import { evidenceLine } from './evidence.js';
 import type { RenderInput } from './types.js';
 
 // Wording shared by every sink: the headline, figures, what to do after a failure, the one-paragraph
@@ -79,6 +80,7 @@ export function summaryText(input: RenderInput): string {
       `Hypothesis: ${summary.hypothesis}${summary.confidence ? ` (confidence ${summary.confidence})` : ''}`,
     );
   if (summary.firstAction) parts.push(`First action: ${summary.firstAction}`);
+  if (input.result?.evidence) parts.push(evidenceLine(input.result.evidence));
   if (!succeeded(input)) parts.push(`What to do: ${failureAdvice(input)}`);
   return `${parts.map((p) => p.replace(/[.\s]+$/u, '')).join('. ')}.`;
 }

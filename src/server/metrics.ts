@@ -71,6 +71,18 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     labelNames: ['section'],
     registers: [registry],
   });
+  const modelCaps = new Counter({
+    name: `${prefix}model_budget_caps_total`,
+    help: 'Runs stopped by the model gateway at a spend cap',
+    labelNames: ['cap'],
+    registers: [registry],
+  });
+  const modelRetries = new Counter({
+    name: `${prefix}model_retries_total`,
+    help: 'Provider 429/529 answers the model gateway retried',
+    labelNames: ['provider'],
+    registers: [registry],
+  });
   return {
     registry,
     contentType: registry.contentType,
@@ -84,6 +96,8 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     stage: (stage, seconds) => stages.observe({ stage }, seconds),
     triageTimeout: () => triageTimeouts.inc(),
     truncation: (section) => truncations.inc({ section }),
+    modelCapReached: (cap) => modelCaps.inc({ cap }),
+    modelRetry: (provider) => modelRetries.inc({ provider }),
     render: () => registry.metrics(),
   };
 }

@@ -52,6 +52,10 @@ export interface PipelineMetrics {
   stage(stage: 'skills' | 'triage' | 'context' | 'launch' | 'agent' | 'collect', seconds: number): void;
   triageTimeout(): void;
   truncation(section: string): void;
+  /** The model gateway refused a run's calls at a spend cap (`budget.max_tokens`, …). */
+  modelCapReached?(cap: string): void;
+  /** The model gateway retried a provider's 429/529 answer. */
+  modelRetry?(provider: string): void;
 }
 
 /** The kinds of built-in tool an agent CLI has; each adapter maps them to its CLI's own tool names. */

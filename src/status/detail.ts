@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { z } from 'zod';
+import { z } from '../shared/zod.js';
 import { AUDIT_FILE, type AuditEntry } from '../audit/log.js';
 import { MAX_REPORT_BYTES } from '../audit/report.js';
 import type { RunResult } from '../audit/run-record.js';

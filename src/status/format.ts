@@ -98,8 +98,10 @@ export function formatStatus(
   rows.forEach((row, i) => {
     const start = `${pad(row)}  `;
     const view = incidents[i];
+    // How far the answer holds comes first: an ungrounded answer is read as one; then what responders said.
+    const verdict = view?.evidence ? `[${view.evidence.verdict}] ` : '';
     const rated = view?.feedback ? `[rated ${view.feedback.verdict}] ` : '';
-    const answer = printable(`${rated}${view?.answer ?? view?.progress?.retrying ?? '-'}`);
+    const answer = printable(`${verdict}${rated}${view?.answer ?? view?.progress?.retrying ?? '-'}`);
     const room = options.columns === undefined ? Infinity : options.columns - [...start].length;
     lines.push(`${start}${room === Infinity ? answer : cut(answer, Math.max(room, 1))}`.trimEnd());
   });

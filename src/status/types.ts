@@ -1,3 +1,4 @@
+import type { Evidence } from '../audit/run-record.js';
 import type { IncidentState } from '../incident/types.js';
 
 // What `status`, the status API and the status page show of an incident. Type-only.
@@ -40,17 +41,15 @@ export interface IncidentView {
   progress: ViewProgress | null;
   /** When the alert behind the incident resolved (ISO-8601), if it did. */
   resolvedAt: string | null;
+  /** How far the latest run's report holds against its recorded cluster calls (result.json `evidence`). */
+  evidence: Evidence | null;
   /** What responders said of the answer (`.triage/feedback.json`), when they said anything. */
   feedback: ViewFeedback | null;
-  /** The evidence check of the latest run's report (result.json `evidence`), its verdict at least. */
-  evidence: { verdict: EvidenceVerdict } | null;
   /** What broke and where, from incident.json (null when it cannot be read: a folder kept as unsafe). */
   subject: ViewSubject | null;
   /** The incidentId this one duplicates (state.json `duplicateOf`), when it was not run for that. */
   duplicateOf: string | null;
 }
-
-export type EvidenceVerdict = 'grounded' | 'partial' | 'ungrounded';
 
 /** incident.json's what and where, and a short title for people (an alert's summary, else fault and resource). */
 export interface ViewSubject {

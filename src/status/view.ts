@@ -2,7 +2,7 @@ import path from 'node:path';
 import { inEngine } from '../incident/queries.js';
 import { INCIDENT_STATES, type StateFile } from '../incident/types.js';
 import { REPORT_REL, type IncidentFacts } from './read.js';
-import type { EvidenceVerdict, IncidentView, StatusTotals, ViewProgress } from './types.js';
+import type { IncidentView, StatusTotals, ViewProgress } from './types.js';
 
 // From what is on disk (or what the store just applied) to what status shows. Pure.
 
@@ -50,25 +50,10 @@ export function viewOf(facts: IncidentFacts): StoredView {
           at: facts.feedback.at,
         }
       : null,
-    evidence: evidenceOf(result),
+    evidence: result?.evidence ?? null,
     subject: facts.subject ?? null,
     duplicateOf: state.duplicateOf ?? null,
   };
-}
-
-const EVIDENCE_VERDICTS: ReadonlySet<string> = new Set<EvidenceVerdict>([
-  'grounded',
-  'partial',
-  'ungrounded',
-]);
-
-/** result.json's evidence verdict, when the run recorded one (result.json is read as a loose record). */
-function evidenceOf(result: IncidentFacts['result']): IncidentView['evidence'] {
-  const evidence = (result as { evidence?: { verdict?: unknown } } | undefined)?.evidence;
-  const verdict = evidence?.verdict;
-  return typeof verdict === 'string' && EVIDENCE_VERDICTS.has(verdict)
-    ? { verdict: verdict as EvidenceVerdict }
-    : null;
 }
 
 /**

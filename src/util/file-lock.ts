@@ -35,6 +35,11 @@ export interface LockOptions {
   identity?: { holder?: string; pid?: number; host?: string; [field: string]: unknown };
   /** Create the lock's folder when missing (only that one level, never a removed parent). */
   makeParent?: boolean;
+  /**
+   * Sync the lock file's content to disk (default true). A lock that only excludes other writers for
+   * the length of one operation need not be: after a crash it is stale whatever it holds.
+   */
+  durable?: boolean;
   /** Test seam: runs after a lock was judged stale and before this process tries to take it over. */
   beforeTakeover?: () => Promise<void>;
 }
@@ -126,7 +131,7 @@ export async function tryLock(file: string, options: LockOptions): Promise<TryLo
   let current: LockHolder | undefined;
   // A lock released between our create, our stat and our read is simply tried again (a few times).
   for (let attempt = 0; ; attempt++) {
-    if (await createExclusive(file, info, options.makeParent))
+    if (await createExclusive(file, info, options.makeParent, options.durable))
       return { acquired: true, lock: new FileLock(file, info, now) };
     seen = await stat(file).catch(() => undefined);
     current = seen ? await readHolder(file) : undefined;
@@ -167,7 +172,7 @@ export async function tryLock(file: string, options: LockOptions): Promise<TryLo
       return { acquired: false, holder: current, ...(moved ? { ageMs: now() - moved.mtimeMs } : {}) };
     }
     await unlink(aside).catch(() => undefined);
-    if (!(await createExclusive(file, info, false)))
+    if (!(await createExclusive(file, info, false, options.durable)))
       return { acquired: false, holder: await readHolder(file) };
     return {
       acquired: true,
@@ -239,8 +244,13 @@ async function takeToken(token: string, info: LockHolder, nowMs: number, staleMs
   return false;
 }
 
-/** Creates `file` with O_EXCL and O_NOFOLLOW, writes and syncs the holder; false when it exists. */
-async function createExclusive(file: string, info: LockHolder, makeParent = false): Promise<boolean> {
+/** Creates `file` with O_EXCL and O_NOFOLLOW, writes (and, when durable, syncs) the holder; false when it exists. */
+async function createExclusive(
+  file: string,
+  info: LockHolder,
+  makeParent = false,
+  durable = true,
+): Promise<boolean> {
   let handle;
   try {
     handle = await open(
@@ -260,14 +270,14 @@ async function createExclusive(file: string, info: LockHolder, makeParent = fals
         if (mkdirCode === 'ENOENT') return false;
         if (mkdirCode !== 'EEXIST') throw mkdirErr;
       }
-      return createExclusive(file, info, false);
+      return createExclusive(file, info, false, durable);
     }
     if (code === 'ENOENT') return false;
     throw err;
   }
   try {
     await handle.writeFile(JSON.stringify(info));
-    await handle.sync();
+    if (durable) await handle.sync();
   } finally {
     await handle.close();
   }

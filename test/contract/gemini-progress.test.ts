@@ -75,15 +75,14 @@ describe.skipIf(!cli)('gemini CLI progress from its stream-json events', () => {
     });
   });
 
-  it('reports a 401 from the model API as an auth failure and the CLI ends within seconds', async () => {
+  it('reports a 401 from the model API as an auth failure and the CLI ends without retrying it', async () => {
     provider = await startScriptedGemini([]);
     provider.failWith = 401;
-    const { output, seen, ms } = await runWithProgress(provider);
+    const { output, seen } = await runWithProgress(provider);
     const failure = seen.find((s) => s.update.authFailure !== undefined);
     expect(failure?.update.authFailure, JSON.stringify(seen)).toMatch(/401.*GEMINI_API_KEY/);
     expect(gemini.parseOutput(output)).toMatchObject({ status: 'auth_failed', exitCode: 145 });
-    // The CLI does not retry a 401: one model call, and the run is over well inside 10 s.
+    // The CLI does not retry a 401: one model call, and it ends by itself (how fast is for bench/, not a test).
     expect(provider.requests.filter((r) => r.url.includes('GenerateContent'))).toHaveLength(1);
-    expect(ms).toBeLessThan(10_000);
   });
 });

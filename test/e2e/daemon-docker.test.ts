@@ -43,6 +43,9 @@ describe.skipIf(!docker)('triage-runner daemon --engine docker --agent claude', 
           report_sections: ['Summary', 'Root Cause', 'Evidence', 'Remediation'],
         },
         docker: { host: dockerHost(), memory: '256m', network: 'none' },
+        // The fake agent makes no model calls, and the FROM-scratch test image has no node for the
+        // gateway's bridge (test/e2e/gateway-docker-claude.test.ts runs the gateway in the agent image).
+        gateway: { enabled: false },
       },
       args: ['--engine', 'docker', '--agent', 'claude'],
       env: {

@@ -69,7 +69,19 @@ function gatedExecutor(): { executor: RunExecutor; finish: () => void } {
       await writeRun(
         request.workspace.dir,
         request.runId,
-        { answer: ANSWER, costUsd: 0.12, evidence: { verdict: 'partial' } },
+        {
+          answer: ANSWER,
+          costUsd: 0.12,
+          evidence: {
+            verdict: 'partial',
+            facts: 3,
+            verified: 1,
+            unverified: [],
+            citedNotRun: ['kubectl logs payments-api-7c9d'],
+            excerptsNotFound: [],
+            gaps: [],
+          },
+        },
         XSS_REPORT,
       );
       return { status: 'succeeded', exitCode: 0 };

@@ -29,6 +29,8 @@ export function testConfig(root: string, flags: Record<string, unknown> = {}): C
     briefs_dir: path.join(REPO_ROOT, 'configs/briefs'),
     boot_file: path.join(REPO_ROOT, 'configs/boot.yml'),
     agent: { min_report_bytes: 50, report_sections: ['Summary', 'Root Cause'] },
+    // Tests about cluster access turn it on with a stand-in kubectl.
+    kubectl: { access_check: false },
   };
   const merged = deepMerge(base, flags);
   return loadConfig({ env: {}, flags: merged, cwd: root, packageRoot: REPO_ROOT }).config;

@@ -11,10 +11,8 @@ import { createIntakeRoutes } from '../../server/routes/intake.js';
 import type { StateChange } from '../../incident/store.js';
 import type { Config } from '../../config/schema.js';
 import type { Leadership } from '../../daemon/wiring.js';
-import { hasVerdict } from '../../incident/queries.js';
 import type { Logger } from '../../log/logger.js';
-import { registerNotifyMetrics } from '../../notify/metrics.js';
-import { Notifier } from '../../notify/notifier.js';
+import { createResultsOut } from '../../notify/results-out.js';
 import { registerAnswerMetrics } from '../../status/answer-metrics.js';
 import { pruneRoot } from '../../audit/prune.js';
 import type { AuditLog } from '../../audit/log.js';
@@ -100,19 +98,13 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   const runtime = buildRuntime(io, config, { daemonId, metrics });
   const { executor, log, audit, secrets } = runtime;
   // Results out: a finished incident is delivered to the configured sinks (through the outbox).
-  const notifier =
-    config.notify.sinks.length === 0
-      ? undefined
-      : new Notifier({
-          notify: config.notify,
-          ...(config.http.public_url ? { publicUrl: config.http.public_url } : {}),
-          secrets,
-          redactor: runtime.redactor,
-          audit,
-          log: log.child({ component: 'notify' }),
-          metrics: registerNotifyMetrics(metrics.registry),
-          maxIncidentBytes: config.intake.max_incident_bytes,
-        });
+  const results = createResultsOut(config, {
+    secrets,
+    redactor: runtime.redactor,
+    audit,
+    log,
+    registry: metrics.registry,
+  });
   const token = secrets.HTTP_TOKEN;
   const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
   if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
@@ -134,7 +126,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     daemonId,
     onChange: (change: StateChange) => {
       index.apply(change);
-      if (notifier) notifyOnFinal(notifier, change, log);
+      results?.onChange(change);
     },
     server: (d) => ({
       ...(token ? { token } : {}),
@@ -170,11 +162,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     { root: config.workspaces_root, engine: config.engine, agent: config.agent.name, port: daemon.httpPort },
     'triage-runner daemon started',
   );
-  // Deliveries a crash interrupted, and incidents that finished without one recorded, go out now.
-  if (notifier)
-    void notifier
-      .resumeAll(daemon.root, { catchUp: true })
-      .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'resuming notifications failed'));
+  results?.resume(daemon.root);
   void index.load().then(
     (loaded) => {
       log.info({ incidents: loaded.count, ms: loaded.ms }, 'status index loaded');
@@ -192,7 +180,7 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
   index.close();
   removeHandlers();
   // After the runs: what is not delivered in time stays in the outbox for the next start.
-  await notifier?.close(10_000);
+  await results?.close(10_000);
   return EXIT.ok;
 }
 
@@ -293,15 +281,4 @@ function startPruning(root: string, retentionMs: number, audit: AuditLog, log: L
       await running;
     },
   };
-}
-
-/** A run that ended an incident succeeded or failed: tell the sinks (recorded first, delivered after). */
-function notifyOnFinal(notifier: Notifier, change: StateChange, log: Logger): void {
-  const { record, event } = change;
-  if (event.type !== 'Finished' || !hasVerdict(record.state)) return;
-  void notifier
-    .notifyFinished(change.dir, record, event.runId)
-    .catch((err: unknown) =>
-      log.error({ err: errorMessage(err), workspace: change.dir }, 'notification could not be recorded'),
-    );
 }

@@ -1,4 +1,4 @@
-import { parseDocument } from 'yaml';
+import { parseDocument } from '../../shared/yaml.js';
 import { ParseCache } from '../../util/parse-cache.js';
 
 /** What a markdown file's YAML frontmatter held, or why it could not be read. */

@@ -43,7 +43,8 @@ export interface LoadPersonaOptions {
   persona: string;
   /** `AgentView.personasDir`. */
   viewDir: string;
-  log: Logger;
+  /** Only its warnings are used (so `validate-config` checks a persona without loading pino). */
+  log: Pick<Logger, 'warn'>;
 }
 
 /** Loads a persona's Level-1 view; workflows missing on disk are omitted, unlisted ones added. */

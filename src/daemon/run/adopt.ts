@@ -15,6 +15,7 @@ import { resumeGuard } from './kubectl-guard.js';
 import { CONTAINER_WORKSPACE, OUTPUT_DIR, REPORT_FILE } from './layout.js';
 import { openOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
+import { resumeModelGateway } from './model-gateway.js';
 import type { LaunchedRun, ReportPaths, RunStart } from './stages.js';
 
 // Adoption: a run that a daemon which died had launched re-enters the pipeline as a LaunchedRun, from
@@ -105,6 +106,18 @@ export async function reattach(
   // A running agent gets its kubectl broker back before anything else.
   const guard = info.running ? await resumeGuard(env, { start, bundle, engine }) : undefined;
   if (guard) cleanup.defer('kubectl broker', () => guard.stop());
+  // And its model gateway: the agent's bridge connects to the same socket with the same token.
+  const gateway = info.running
+    ? await resumeModelGateway({
+        config,
+        host: env.gateway,
+        engine,
+        runId: start.request.runId,
+        bundleDir: bundle.dir,
+        redact: (text) => env.redactor.redact(text),
+      })
+    : undefined;
+  if (gateway) cleanup.defer('model gateway', () => gateway.stop());
   // The report validator as the skills cache has it now (the launching daemon's lookup died with it).
   const snapshot = await env.skills.acquire();
   cleanup.defer('skills snapshot', () => snapshot.release());
@@ -132,6 +145,7 @@ export async function reattach(
     handle: info.handle,
     output,
     guard,
+    ...(gateway ? { gateway } : {}),
     reportValidator,
     report: reportPaths(start, engine, found.manifest),
     timeoutMs,

@@ -3,7 +3,9 @@ import { checkReport, type ReportCheck } from '../../audit/report.js';
 import { writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
 import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
+import { capMessage } from '../../gateway/session.js';
 import type { PipelineEnv } from './env.js';
+import { checkRunEvidence } from './evidence.js';
 import { buildResult, killedFromOutside, recordedFiles, verdict, type Verdict } from './result.js';
 import type { CollectedRun, LaunchedRun, RunStart } from './stages.js';
 import type { Supervised } from './supervise.js';
@@ -44,7 +46,18 @@ export async function collect(
   const engineError = exit.oomKilled
     ? `killed for memory (docker.memory ${config.docker.memory} bytes): raise docker.memory or lower what the agent loads`
     : (exit.error ?? killedFromOutside(supervised, run.engine));
-  const v = verdict({
+  // The gateway saw every model call: its figures are the run's, the same for every CLI. The token
+  // dies with the agent, and the call log is complete before it is digested.
+  await run.gateway?.stop();
+  const gateway = run.gateway?.summary();
+  if (gateway && gateway.calls > 0) {
+    outcome = {
+      ...outcome,
+      tokens: { input: gateway.tokens.input, output: gateway.tokens.output },
+      costUsd: gateway.costUsd,
+    };
+  }
+  let v = verdict({
     timedOut: supervised.timedOut,
     interrupted: supervised.interrupted,
     outcome,
@@ -52,13 +65,36 @@ export async function collect(
     minBytes: config.agent.min_report_bytes,
     ...(engineError ? { engineError } : {}),
   });
+  // A run stopped at a spend cap failed for that reason, whatever its CLI made of the refusal.
+  if (gateway?.capReached && v.status !== 'interrupted')
+    v = { status: 'failed', reason: capMessage(gateway.capReached) };
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
-  const cluster = clusterOf(run);
+  const evidence = await checkRunEvidence(run, report.exists, kubectl?.guard);
+  const routed = clusterOf(run);
+  const cluster =
+    routed || run.access
+      ? {
+          ...(run.access ? { name: run.access.cluster.name } : {}),
+          ...routed,
+          ...(run.access
+            ? {
+                reachable: run.access.cluster.reachable,
+                ...(run.access.cluster.detail ? { detail: run.access.cluster.detail } : {}),
+              }
+            : {}),
+        }
+      : undefined;
   const extra = {
     ...(validator ? { validator } : {}),
     ...(kubectl ? { kubectl } : {}),
-    ...(cluster ? { cluster } : {}),
+    ...(evidence ? { evidence } : {}),
+    ...(cluster?.name ? { cluster: { ...cluster, name: cluster.name } } : {}),
+    ...(gateway ? { gateway: { ...gateway, source: gateway.calls > 0 ? 'gateway' : 'agent' } } : {}),
+    // The seed's first measure: how long from the run's start to its first model call.
+    ...(gateway?.firstCallAt
+      ? { firstModelCallMs: Date.parse(gateway.firstCallAt) - run.startedAt.getTime() }
+      : {}),
   };
   const result = resultOf(env, run, { supervised, outcome, report, verdict: v, extra });
   await writeRunResult(run.bundle, result);

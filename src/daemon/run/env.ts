@@ -1,10 +1,12 @@
 import type { AgentAdapter } from '../../agents/types.js';
 import type { ClusterHealth } from '../../clusters/health.js';
 import type { ClusterRegistry } from '../../clusters/registry.js';
+import type { ClusterAccessMonitor } from '../../clusters/monitor.js';
 import type { AuditEventType } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import type { SkillsSnapshot } from '../../context/types.js';
 import type { Engine } from '../../engines/types.js';
+import type { GatewayHost } from '../../gateway/host.js';
 import type { Redactor } from '../../log/redact.js';
 import type { PipelineMetrics } from '../../shared/types.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
@@ -30,9 +32,13 @@ export interface PipelineEnv {
   agents: (name: AgentName) => AgentAdapter | Promise<AgentAdapter>;
   skills: SkillsCacheLike;
   engineFor: (name: EngineName) => Promise<Engine>;
+  /** The daemon's model gateway (absent with gateway.enabled false). */
+  gateway?: GatewayHost;
   /** The cluster registry (default: built from config) and each entry's reachability (src/clusters). */
   clusters?: ClusterRegistry;
   clusterHealth?: ClusterHealth;
+  /** What the daemon knows of reaching its clusters and their probed permissions (kubectl.access_check); absent when the check is off. */
+  clusterAccess?: ClusterAccessMonitor;
   /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
   podBroker?: { url: string; open: () => Promise<PodBroker> };
 }

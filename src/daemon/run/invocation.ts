@@ -90,6 +90,8 @@ export function invocationRecord(input: {
   launchedAt: Date;
   files: InvocationFile[];
   hostHome?: string;
+  /** What actually runs first (the gateway bridge), when it wraps the CLI. */
+  wrapper?: { command: string; args: string[] };
 }): Record<string, unknown> {
   const { spec } = input;
   return {
@@ -117,5 +119,13 @@ export function invocationRecord(input: {
       bytes: Buffer.byteLength(f.content),
     })),
     ...(input.hostHome ? { hostHome: input.hostHome } : {}),
+    ...(input.wrapper
+      ? {
+          wrapper: {
+            command: input.wrapper.command,
+            args: input.wrapper.args.slice(0, input.wrapper.args.indexOf('--') + 1),
+          },
+        }
+      : {}),
   };
 }

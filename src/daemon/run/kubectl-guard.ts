@@ -8,6 +8,7 @@ import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
+import { CLUSTER_OUTPUTS_FILE, OutputLog, type CapturedOutput } from '../../kubectl/broker/outputs.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
 import { grantPodToken, tokenLifetimeMs, type PodToken } from './pod-token.js';
 import { shellQuote, splitCommandLine } from '../../kubectl/parse.js';
@@ -181,13 +182,16 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   const guardDir = path.join(input.bundleDir, GUARD_DIR);
   const socketPath = path.join(input.bundleDir, BROKER_SOCKET);
   let log: CallLog | undefined;
+  let outputs: OutputLog | undefined;
   let broker: RunningBroker | undefined;
   let token: PodToken | undefined;
   let stopped = false;
 
-  const onCall = async (record: ClusterCallRecord) => {
+  const onCall = async (record: ClusterCallRecord, output?: CapturedOutput) => {
     const cluster = input.cluster?.name;
-    await log?.append(cluster ? { ...record, cluster } : record);
+    const call = await log?.append(cluster ? { ...record, cluster } : record);
+    if (call !== undefined && output && record.decision === 'allowed')
+      await outputs?.append(call, record, output);
     if (record.decision === 'refused') {
       await input.audit('kubectl_refused', {
         by: record.by,
@@ -204,6 +208,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     await token?.revoke();
     await broker?.stop().catch(() => undefined);
     await log?.close().catch(() => undefined);
+    await outputs?.close().catch(() => undefined);
   };
 
   return {
@@ -226,6 +231,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     start: async () => {
       if (!brokered || broker) return;
       log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
+      outputs = await OutputLog.open(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE), input.redact);
       // The broker's kubectl runs as the triage script does (kubeconfig, HOME, PATH), for the agent.
       const run = {
         runDir: input.bundleDir,

@@ -4,6 +4,7 @@ import { writeRunManifest } from '../../audit/run-record.js';
 import type { RunHandle } from '../../engines/types.js';
 import type { RunProgress } from '../../incident/types.js';
 import { errorMessage } from '../../util/errors.js';
+import type { RunGateway } from '../../gateway/run.js';
 import type { RunCleanup } from './cleanup.js';
 import type { PipelineEnv } from './env.js';
 import {
@@ -13,6 +14,7 @@ import {
   writeInvocationFiles,
   type LaunchSpec,
 } from './invocation.js';
+import { planRunGateway } from './model-gateway.js';
 import { openOutput, type RunOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import type { LaunchedRun, PreparedRun } from './stages.js';
@@ -22,21 +24,45 @@ import type { LaunchedRun, PreparedRun } from './stages.js';
 
 export type { LaunchSpec } from './invocation.js';
 
+/** What planLaunch() wrote: the engine's spec, and the run's identity at the model gateway. */
+export interface LaunchPlan {
+  spec: LaunchSpec;
+  gateway: RunGateway | undefined;
+}
+
 /**
  * Joins the adapter's invocation to the engine: writes the files it hands the agent, the manifest an
  * adopting daemon reads and the redacted invocation record. Nothing is started yet (a dry run stops here).
  */
-export async function planLaunch(env: PipelineEnv, run: PreparedRun): Promise<LaunchSpec> {
+export async function planLaunch(
+  env: PipelineEnv,
+  run: PreparedRun,
+  cleanup: RunCleanup,
+): Promise<LaunchPlan> {
   const { config } = env;
   const { request, bundle, adapter, engine, layout, context } = run;
+  // With the gateway the agent's provider settings point at it and every model key is the run's token.
+  const gateway = await planRunGateway({
+    config,
+    host: env.gateway,
+    agent: run.agent,
+    env: env.env,
+    engine,
+    runId: request.runId,
+    bundleDir: bundle.dir,
+    agentRunDir: layout.view.runDir,
+    redact: (text) => env.redactor.redact(text),
+  });
+  // The token dies with the run, whatever stage it ends at.
+  if (gateway) cleanup.defer('model gateway', () => gateway.stop());
   const invocation = adapter.buildInvocation({
     prompt: context.prompt,
     ...(run.model ? { model: run.model } : {}),
     maxTurns: config.agent.max_turns,
     extraArgs: config.agent.extra_args,
     paths: layout.paths,
-    providers: providerSettings(config, env.env),
-    secrets: env.secrets,
+    providers: { ...providerSettings(config, env.env), ...gateway?.providers },
+    secrets: gateway ? gateway.secrets(env.secrets) : env.secrets,
     permissions: run.guard.permissions,
   });
   const fileMounts = await writeInvocationFiles(invocation, layout, engine.placement);
@@ -58,6 +84,8 @@ export async function planLaunch(env: PipelineEnv, run: PreparedRun): Promise<La
     timeoutMs: config.agent.timeout,
   };
   for (const value of Object.values(spec.secretEnv)) env.redactor.add('agent secret', value);
+  // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway).
+  const wrapped = gateway?.wrap(spec) ?? spec;
   const launchedAt = env.now();
   const image = engine.placement === 'container' ? spec.image : undefined;
   const hostHome = layout.hostHome ? { hostHome: layout.hostHome } : {};
@@ -79,6 +107,7 @@ export async function planLaunch(env: PipelineEnv, run: PreparedRun): Promise<La
     RUN_FILES.invocation,
     invocationRecord({
       spec,
+      ...(wrapped !== spec ? { wrapper: wrapped } : {}),
       engine: engine.name,
       placement: engine.placement,
       agent: run.agent,
@@ -89,17 +118,18 @@ export async function planLaunch(env: PipelineEnv, run: PreparedRun): Promise<La
       ...hostHome,
     }),
   );
-  return spec;
+  return { spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env }, gateway };
 }
 
 /** Starts the planned run (the broker first) and reports `launched`: the incident is `running` from here. */
 export async function launch(
   env: PipelineEnv,
   run: PreparedRun,
-  spec: LaunchSpec,
+  plan: LaunchPlan,
   cleanup: RunCleanup,
   plannedAt: number,
 ): Promise<LaunchedRun> {
+  const { spec, gateway } = plan;
   const { engine, log, request } = run;
   const progress = new ProgressTracker(run.adapter.progress?.(), env.now(), env.now);
   const report = (p: RunProgress) => void request.onStage?.({ type: 'progress', progress: p });
@@ -119,8 +149,13 @@ export async function launch(
       stopForAuth();
     }
   });
+  // Live progress from the gateway: the same figures for every CLI.
+  gateway?.watch((totals) => {
+    progress.gateway(totals);
+    report(progress.snapshot());
+  });
   try {
-    handle = await startAgent(env, run, { spec, output, plannedAt }, cleanup);
+    handle = await startAgent(env, run, { spec, output, plannedAt, gateway }, cleanup);
   } catch (err) {
     progress.stop();
     await output.close();
@@ -135,6 +170,7 @@ export async function launch(
     handle,
     output,
     guard: run.guard,
+    ...(gateway ? { gateway } : {}),
     report: { hostPath: run.layout.hostReportPath, agentPath: run.layout.paths.reportPath },
     timeoutMs: env.config.agent.timeout,
     origin: {
@@ -149,13 +185,14 @@ export async function launch(
 async function startAgent(
   env: PipelineEnv,
   run: PreparedRun,
-  started: { spec: LaunchSpec; output: RunOutput; plannedAt: number },
+  started: { spec: LaunchSpec; output: RunOutput; plannedAt: number; gateway: RunGateway | undefined },
   cleanup: RunCleanup,
 ): Promise<RunHandle> {
   const { engine } = run;
   const { spec, output } = started;
   // The broker listens before the agent can call it.
   await run.guard.start();
+  await started.gateway?.start();
   const handle = await engine.start({ ...spec, onStdout: output.onStdout, onStderr: output.onStderr });
   if (!keepRuns(env.config))
     cleanup.defer('agent run', () =>

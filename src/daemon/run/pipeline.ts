@@ -1,5 +1,5 @@
 import { ClusterHealth } from '../../clusters/health.js';
-import { clusterRegistry } from '../../clusters/registry.js';
+import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import { hostname } from 'node:os';
 import type { SkillsCache } from '../../context/skills-cache.js';
@@ -7,9 +7,11 @@ import type { AgentAdapter } from '../../agents/types.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
+import { createGatewayHost } from '../../gateway/host.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
+import { ACCESS_TIMEOUT_MS, ClusterAccessMonitor } from '../../clusters/monitor.js';
 import { errorMessage } from '../../util/errors.js';
 import type { PipelineMetrics, RunExecutor } from '../types.js';
 import { auditFor } from './audit.js';
@@ -64,6 +66,24 @@ function ownSkillsCache(config: Config, log: Logger): SkillsCacheLike {
   };
 }
 
+/** The cluster access monitor of an executor: started with the first readiness check (the daemon's start). */
+function clusterMonitor(config: Config, deps: ExecutorDeps, entries: ClusterEntry[]): ClusterAccessMonitor {
+  return new ClusterAccessMonitor({
+    entries,
+    kubectl: {
+      command: config.kubectl.command,
+      env: deps.env,
+      cwd: config.workspaces_root,
+      timeoutMs: ACCESS_TIMEOUT_MS,
+    },
+    ...(deps.now ? { now: deps.now } : {}),
+    onChange: (access) =>
+      access.reachable
+        ? deps.log.info({ cluster: access.name }, 'cluster reachable')
+        : deps.log.warn({ cluster: access.name, detail: access.detail }, 'cluster cannot be reached'),
+  });
+}
+
 /** The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until close. */
 function podBrokerOf(config: Config, log: Logger) {
   const { port, host, url } = config.kubernetes.broker;
@@ -95,6 +115,16 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   if (deps.engine) engines.set(deps.engine.name, Promise.resolve(deps.engine));
   /** Run ids that run() or adopt() is handling right now: the sweep never removes them. */
   const inFlight = new Set<string>();
+  const gateway = config.gateway.enabled
+    ? createGatewayHost({
+        config,
+        secrets: deps.secrets,
+        env: deps.env,
+        ...(deps.now ? { now: deps.now } : {}),
+        onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
+        onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
+      })
+    : undefined;
   const clusters = clusterRegistry(config);
   // Without `clusters:` nothing is probed: the single kubeconfig behaves as it always did.
   const clusterHealth = clusters.configured
@@ -109,6 +139,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   const env: PipelineEnv = {
     clusters,
     ...(clusterHealth ? { clusterHealth } : {}),
+    ...(gateway ? { gateway } : {}),
     ...(podBroker ? { podBroker: podBroker.env } : {}),
     config,
     redactor: deps.redactor,
@@ -120,6 +151,9 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     // The adapters (and their settings writers) load with the first run, not at start-up.
     agents: deps.agents ?? (async (name) => (await import('../../agents/index.js')).getAgent(name)),
     skills: deps.skills ?? ownSkillsCache(config, deps.log),
+    ...(config.kubectl.access_check
+      ? { clusterAccess: clusterMonitor(config, deps, clusters.listClusters()) }
+      : {}),
     engineFor: (name: EngineName): Promise<Engine> => {
       let engine = engines.get(name);
       if (!engine) {
@@ -146,6 +180,8 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     const results = await Promise.allSettled([
       ...[...engines.values()].map(async (e) => (await e).close()),
       Promise.resolve(env.skills.stop?.()),
+      Promise.resolve(env.clusterAccess?.stop()),
+      gateway?.close(),
       Promise.resolve(podBroker?.close()),
     ]);
     for (const r of results)

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { RUN_FILES, type RunBundle } from '../../audit/bundle.js';
 import { buildContext, type BuiltContext } from '../../context/build.js';
+import { clusterNotice, withProbedPermissions } from './access.js';
 import { findReportValidator } from '../../context/report-validator.js';
 import type { SkillsSnapshot } from '../../context/types.js';
 import { ensureOwnDir } from '../../util/safe-path.js';
@@ -120,10 +121,12 @@ async function contextFor(
   const overrides = request.overrides ?? {};
   // With skills.disable_triage_preload, the build reports the triage as disabled.
   const triage = overrides.triage ?? { mode: 'run' as const };
+  const notice = clusterNotice(start.access);
   await audit('triage_started', { mode: triage.mode });
+  const workspace = await withProbedPermissions(env, start);
   const context = await buildContext({
     config: env.config,
-    workspace: request.workspace,
+    workspace,
     agent: start.agent,
     placement: adapter.placement,
     view: layout.view,
@@ -138,6 +141,7 @@ async function contextFor(
     // The run's cluster registry entry, and nothing else.
     cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
     ...(overrides.previousInvestigations === false ? {} : { previousRoot: env.config.workspaces_root }),
+    ...(notice ? { clusterNotice: notice } : {}),
     signal: request.signal,
   });
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);

@@ -12,6 +12,8 @@ export class ProgressTracker {
   private turns = 0;
   private tokens = { input: 0, output: 0 };
   private lastTool: string | undefined;
+  /** Tokens come from the model gateway once it has seen a call: the same source for every CLI. */
+  private fromGateway = false;
   /** The CLI's latest model API retry, until a turn shows it got through. */
   private retrying: string | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -45,10 +47,20 @@ export class ProgressTracker {
       this.retrying = undefined;
     }
     if (update.retrying) this.retrying = update.retrying;
-    if (update.tokens) this.tokens = update.tokens;
+    if (update.tokens && !this.fromGateway) this.tokens = update.tokens;
     if (update.lastTool) this.lastTool = update.lastTool;
     if (update.authFailure) this.authFailure ??= update.authFailure;
     return update;
+  }
+
+  /**
+   * The run's totals at the model gateway after a call: its tokens replace the CLI's own reading; its
+   * call count stands for the turns of a CLI that reports none (Goose).
+   */
+  gateway(totals: { calls: number; tokens: { input: number; output: number } }): void {
+    this.fromGateway = true;
+    this.tokens = { input: totals.tokens.input, output: totals.tokens.output };
+    if (!this.reader) this.turns = totals.calls;
   }
 
   /** While the agent runs: report progress now and then (elapsed time moves on), log a heartbeat. */

@@ -1,10 +1,12 @@
 import type { AgentAdapter } from '../../agents/types.js';
 import type { Engine } from '../../engines/types.js';
+import { providerOfAgent } from '../../gateway/host.js';
 import { errorMessage } from '../../util/errors.js';
 import { resolveCommand } from '../../util/process.js';
 import { brokerIdentityProbe } from '../broker-identity.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';
+import { clusterChecks } from './access.js';
 import { providerSettings } from './invocation.js';
 import { unreachableProviderProblem } from './reachability.js';
 
@@ -37,11 +39,15 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   const made = engine;
   if (made) {
     await check('agent', () => agentProblem(env, made));
-    await check('model-endpoint', async () =>
-      unreachableProviderProblem(providerSettings(config, env.env), made),
-    );
+    // With the model gateway the agent calls the daemon, and the daemon the provider: a loopback
+    // provider URL is then the daemon's to reach, not the container's.
+    if (!gatewayCarries(env, made))
+      await check('model-endpoint', async () =>
+        unreachableProviderProblem(providerSettings(config, env.env), made),
+      );
   }
   await check('api-key', async () => keyProblem(env, await env.agents(config.agent.name)));
+  await modelCheck(env, checks);
   try {
     const r = await env.skills.readiness();
     const missing = r.sources.filter((s) => !s.available);
@@ -58,19 +64,11 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   } catch (err) {
     checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
   }
+  // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
+  checks.push(...(await clusterChecks(env.clusterAccess)));
   // Only engines that give runs a kubectl broker have one whose identity matters.
   const identity = brokerIdentityProbe(config, env.env);
   if (identity && made?.capabilities.bundleSockets === true) checks.push(await identity());
-  // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
-  for (const state of (await env.clusterHealth?.all()) ?? []) {
-    checks.push({
-      name: `cluster:${state.name}`,
-      ok: true,
-      ...(state.reachable
-        ? {}
-        : { degraded: true, detail: `unreachable: ${env.redactor.redact(state.detail ?? 'no answer')}` }),
-    });
-  }
   return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
 }
 
@@ -86,6 +84,36 @@ async function agentProblem(env: PipelineEnv, engine: Engine): Promise<string | 
   const command = config.agent.command ?? config.agent.name;
   if (await resolveCommand(command, env.env.PATH)) return undefined;
   return `agent CLI ${command} is not on the daemon's PATH: install it (npm install -g ${(await env.agents(config.agent.name)).npmPackage ?? command}) or set agent.command to its path`;
+}
+
+/** The model gateway carries the configured agent's calls on this engine (src/daemon/run/model-gateway.ts). */
+function gatewayCarries(env: PipelineEnv, engine: Engine): boolean {
+  const { config, gateway } = env;
+  const provider = providerOfAgent(
+    config.agent.name,
+    config.providers.goose_provider ?? env.env.GOOSE_PROVIDER,
+  );
+  if (!gateway || !provider || !gateway.serves(provider)) return false;
+  return engine.placement === 'host' || engine.capabilities.bundleSockets === true;
+}
+
+/**
+ * The provider answers through the gateway with the configured key (its models listing): a refused
+ * key makes the daemon not ready; a provider that cannot be reached leaves it ready but degraded.
+ */
+async function modelCheck(env: PipelineEnv, checks: Readiness['checks']): Promise<void> {
+  const { config, gateway } = env;
+  const provider = providerOfAgent(
+    config.agent.name,
+    config.providers.goose_provider ?? env.env.GOOSE_PROVIDER,
+  );
+  if (!gateway || !provider || !gateway.serves(provider)) return;
+  const problem = await gateway.preflight(provider);
+  if (!problem)
+    checks.push({ name: 'model-gateway', ok: true, detail: `${provider} answers through the gateway` });
+  else if (/refused the configured key/.test(problem))
+    checks.push({ name: 'model-gateway', ok: false, detail: problem });
+  else checks.push({ name: 'model-gateway', ok: true, degraded: true, detail: problem });
 }
 
 /** Why the configured agent has no API key, or undefined. */

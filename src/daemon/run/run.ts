@@ -4,6 +4,7 @@ import type { RunOutcome, RunRequest } from '../types.js';
 import { findOrphan, reattach } from './adopt.js';
 import { RunCleanup } from './cleanup.js';
 import { chooseCluster } from './cluster.js';
+import { clusterAccess } from './access.js';
 import { collect } from './collect.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import { failEarly, type FailureSource } from './fail-early.js';
@@ -48,16 +49,18 @@ export async function runPipeline(
     source = 'engine';
     await (await env.engineFor(start.engineName)).ping();
     source = undefined;
+    const access = await clusterAccess(env, start);
+    if (access) start.access = access;
     bundle = await RunBundle.create(request.workspace.dir, request.runId, env.redactor);
     // The context pipeline (tokenizer, disclosure, triage) loads with the first run, not at start-up.
     const { prepare } = await import('./prepare.js');
     const prepared = await prepare(env, start, bundle, cleanup);
     const plannedAt = performance.now();
-    const spec = await planLaunch(env, prepared);
+    const plan = await planLaunch(env, prepared, cleanup);
     const early = await notLaunched(prepared);
     if (early) return early;
     source = 'engine';
-    const launched = await launch(env, prepared, spec, cleanup, plannedAt);
+    const launched = await launch(env, prepared, plan, cleanup, plannedAt);
     source = undefined;
     return await collect(env, launched, await superviseRun(env, launched));
   } catch (err) {

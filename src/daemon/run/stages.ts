@@ -10,10 +10,17 @@ import type { Logger } from '../../log/logger.js';
 import type { RunOutcome, RunRequest } from '../types.js';
 import type { ClusterChoice } from './cluster.js';
 import type { AuditFn } from './env.js';
+import type { RunGateway } from '../../gateway/run.js';
 import type { RunGuard } from './kubectl-guard.js';
 import type { RunLayout } from './layout.js';
 import type { RunOutput } from './output.js';
 import type { ProgressTracker } from './progress.js';
+
+/** The run's cluster as the daemon found it when the run began, and the gaps known from the start. */
+export interface RunAccess {
+  cluster: { name: string; reachable: boolean; detail?: string };
+  knownGaps: string[];
+}
 
 // A run as typed stages: each stage takes what the one before returned, so a later stage cannot see a
 // field an earlier one might not have filled.
@@ -37,6 +44,8 @@ export interface RunStart {
   startedAt: Date;
   /** The cluster registry entry it investigates (src/daemon/run/cluster.ts); absent: routed when preparing. */
   cluster?: ClusterChoice;
+  /** Whether the daemon reached the run's cluster when it began (kubectl.access_check), and the gaps known then. */
+  access?: RunAccess;
 }
 
 /** Where the agent's report is, seen from the host and from the agent. */
@@ -71,6 +80,8 @@ export interface LaunchedRun extends RunStart {
   output: RunOutput;
   /** The broker serving the agent's kubectl; none when the run had no guard. */
   guard: RunGuard | undefined;
+  /** The run's identity at the model gateway; none when the agent was handed the key (or adopted). */
+  gateway?: RunGateway;
   reportValidator: ValidatorLookup;
   report: ReportPaths;
   /** The wall-clock budget left for the agent (ms). */

@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
-import { z } from 'zod';
+import { parseAllDocuments, stringify } from '../../shared/yaml.js';
+import { z } from '../../shared/zod.js';
 import { parseKubectl, splitCommandLine } from '../../kubectl/parse.js';
 import { RESOURCE_TYPES } from '../../kubectl/resources.js';
 import {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../shared/zod.js';
 
 // expected.yaml: what a correct investigation of a case finds (root-cause entities and cause, facts
 // the report must state) and what it must not do or recommend. Patterns are literal text (matched

@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { parseDocument } from '../../shared/yaml.js';
 import { INCIDENT_FILE } from '../../intake/read.js';
 import { CLUSTER_DIR } from './compile.js';
 import { expectedSchema, type Expected } from './expected.js';

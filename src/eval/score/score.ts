@@ -1,4 +1,5 @@
 import { missingSections } from '../../audit/report.js';
+import { summarize } from '../../notify/summary.js';
 import { compilePattern, type Expected } from '../cases/expected.js';
 import type { KubectlCallRecord } from '../shim/log.js';
 import { blocks, sectionText } from './markdown.js';
@@ -47,6 +48,10 @@ export interface CaseScore {
   sections: { present: number; total: number; missing: string[] };
   sectionsScore: number;
   violations: Violation[];
+  /** The confidence the report states for its primary hypothesis (High, 80%…), when it states one. */
+  confidence?: string;
+  /** High confidence and the root cause not named: scored 0, the worst an answer can do. */
+  confidentWrong: boolean;
   /** Why the run did not pass, in words. */
   reasons: string[];
 }
@@ -172,6 +177,7 @@ export function scoreRun(input: ScoreInput): CaseScore {
       sections: { present: 0, total: input.reportSections.length, missing: [...input.reportSections] },
       sectionsScore: 0,
       violations,
+      confidentWrong: false,
       reasons: [...reasons, ...violations.map((v) => `forbidden ${v.source}: ${v.detail}`)],
     };
   }
@@ -205,6 +211,14 @@ export function scoreRun(input: ScoreInput): CaseScore {
   if (entities.wrong.length > 0) reasons.push(`root-cause section also blames ${entities.wrong.join(', ')}`);
   for (const v of violations) reasons.push(`forbidden ${v.source}: ${v.detail}`);
   if (violations.length > 0) score = 0;
+  // Calibration: a confident wrong answer misleads the on-call engineer most; it scores below any
+  // hedged or partial one.
+  const confidence = summarize(report).confidence;
+  const confidentWrong = isHighConfidence(confidence) && entities.score < 0.5;
+  if (confidentWrong) {
+    score = 0;
+    reasons.push(`confident and wrong: confidence ${confidence ?? ''} with the root cause not named`);
+  }
   if (input.runStatus !== undefined && input.runStatus !== 'succeeded')
     reasons.push(`the run ended ${input.runStatus}`);
   const rounded = Math.round(score * 1000) / 1000;
@@ -235,6 +249,16 @@ export function scoreRun(input: ScoreInput): CaseScore {
     },
     sectionsScore,
     violations,
+    ...(confidence ? { confidence } : {}),
+    confidentWrong,
     reasons,
   };
+}
+
+/** High, Very high, or a percentage of at least 70. */
+export function isHighConfidence(confidence: string | undefined): boolean {
+  if (!confidence) return false;
+  const percent = /^(\d+(?:\.\d+)?)\s*%$/.exec(confidence.trim());
+  if (percent) return Number(percent[1]) >= 70;
+  return /^(?:very\s+)?high$/i.test(confidence.trim());
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import { z } from '../../shared/zod.js';
 import { describeIssues } from '../schema.js';
 import { fieldsOf, groupOf, type MappingOptions } from './mapping.js';
 import type { MappedAlert } from './types.js';

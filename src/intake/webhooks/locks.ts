@@ -23,8 +23,9 @@ export async function withFileLock<T>(
 ): Promise<T> {
   await mkdir(dir, { recursive: true });
   const start = Date.now();
+  // Held for one batch: after a crash it is stale whatever it holds, so its content is not synced.
   const got = await waitFor(
-    () => acquireLease(dir, options.identity, { ttlMs: options.ttlMs, now: options.now }),
+    () => acquireLease(dir, options.identity, { ttlMs: options.ttlMs, now: options.now, durable: false }),
     (g) => g.acquired,
     { waitMs: options.timeoutMs, delayMs: 2, maxDelayMs: 50 },
   );

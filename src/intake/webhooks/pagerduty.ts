@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
+import { z } from '../../shared/zod.js';
 import { describeIssues } from '../schema.js';
 import type { Parsed } from './alertmanager.js';
 import { DEFAULT_FAULT_TYPES, lookup } from './fault-types.js';

@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { runProcessGroup, type GroupResult } from '../../util/process-group.js';
 import type { ClusterCallRecord } from './calls.js';
+import { Capture, OUTPUT_PER_CALL_BYTES, type CapturedOutput } from './outputs.js';
 import { decideCall, type CallDecision } from '../policy/decide.js';
 import { redactArgv } from '../flags.js';
 import { errorMessage } from '../../util/errors.js';
@@ -53,7 +54,12 @@ export interface BrokerOptions {
   owner?: { uid: number; gid: number };
   /** Default 0o600 with an owner, else 0o666 (a container user the daemon cannot chown to). */
   mode?: number;
-  onCall: (record: ClusterCallRecord) => Promise<void> | void;
+  /** Each call's record, and for an allowed call what it returned (bounded per call). */
+  onCall: (record: ClusterCallRecord, output?: CapturedOutput) => Promise<unknown> | void;
+  /** Bytes of each stream kept per call for `onCall` (default OUTPUT_PER_CALL_BYTES). */
+  captureBytes?: number;
+  /** Who the calls are recorded as made by (the triage script's broker says `triage`). */
+  by?: 'guard' | 'triage';
   now?: () => Date;
 }
 
@@ -126,9 +132,10 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
     waiting.shift()?.();
   };
 
-  const record = async (r: ClusterCallRecord) => {
+  const by = options.by ?? 'guard';
+  const record = async (r: ClusterCallRecord, output?: CapturedOutput) => {
     try {
-      await options.onCall(r);
+      await options.onCall(r, output);
     } catch {
       // Recording is the caller's concern; a failed record never changes what the agent got.
     }
@@ -142,7 +149,7 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
   ): ClusterCallRecord => ({
     at: at.toISOString(),
     tool: 'kubectl',
-    by: 'guard',
+    by,
     argv,
     normalized: decision.shown,
     category: decision.category,
@@ -191,6 +198,10 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
     let stdoutBytes = 0;
     let stderrBytes = 0;
     let overflow = false;
+    const captured = {
+      stdout: new Capture(options.captureBytes ?? OUTPUT_PER_CALL_BYTES),
+      stderr: new Capture(options.captureBytes ?? OUTPUT_PER_CALL_BYTES),
+    };
     let result: GroupResult | undefined;
     if (await acquire(abort.signal)) {
       try {
@@ -205,6 +216,7 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
           onData: (chunk, stream) => {
             if (stream === 'stdout') stdoutBytes += chunk.length;
             else stderrBytes += chunk.length;
+            captured[stream].add(chunk);
             send(encodeFrame(stream === 'stdout' ? FRAME_STDOUT : FRAME_STDERR, chunk));
             if (socket.writableLength > MAX_UNREAD_BYTES && !overflow) {
               overflow = true;
@@ -227,28 +239,38 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
     if (note) {
       const text = Buffer.from(`kubectl guard: ${note}\n`);
       stderrBytes += text.length;
+      captured.stderr.add(text);
       send(encodeFrame(FRAME_STDERR, text));
     }
     const code = exitCode ?? (result?.error ? 127 : signalExit(result?.signal ?? null));
     send(exitFrame(code));
     socket.end();
     if (result?.error) exitCode = 127;
-    await record({
-      at: at.toISOString(),
-      tool: 'kubectl',
-      by: 'guard',
-      argv,
-      normalized: decision.shown,
-      category: decision.command.category,
-      decision: 'allowed',
-      rule: decision.rule,
-      exitCode,
-      ...(result?.signal ? { signal: result.signal } : {}),
-      ...(result?.timedOut ? { timedOut: true } : {}),
-      durationMs: Math.round(performance.now() - started),
-      stdoutBytes,
-      stderrBytes,
-    });
+    const output: CapturedOutput = {
+      stdout: captured.stdout.bytes(),
+      stderr: captured.stderr.bytes(),
+      droppedStdout: captured.stdout.dropped,
+      droppedStderr: captured.stderr.dropped,
+    };
+    await record(
+      {
+        at: at.toISOString(),
+        tool: 'kubectl',
+        by,
+        argv,
+        normalized: decision.shown,
+        category: decision.command.category,
+        decision: 'allowed',
+        rule: decision.rule,
+        exitCode,
+        ...(result?.signal ? { signal: result.signal } : {}),
+        ...(result?.timedOut ? { timedOut: true } : {}),
+        durationMs: Math.round(performance.now() - started),
+        stdoutBytes,
+        stderrBytes,
+      },
+      output,
+    );
   };
 
   /** A handler that threw: the caller is told, and the call is recorded as refused. */

@@ -13,8 +13,8 @@ export interface ClusterCallRecord {
   at: string;
   /** kubectl; helm only in the CLI's own refusals (the guard brokers kubectl). */
   tool: 'kubectl' | 'helm';
-  /** Who decided: the kubectl guard (the broker), or the agent CLI's own permission rules. */
-  by: 'guard' | 'cli';
+  /** Who decided: the kubectl guard (the broker), the agent CLI's own permission rules, or the triage script's calls through the broker. */
+  by: 'guard' | 'cli' | 'triage';
   /** Arguments after the tool's name, credential flag values redacted. */
   argv: string[];
   /** The command as the shared parser normalises it (redacted), or the shell text a CLI refused. */
@@ -34,6 +34,8 @@ export interface ClusterCallRecord {
   stderrBytes: number;
   /** The cluster registry entry the call was made against (absent without a registry entry for the run). */
   cluster?: string;
+  /** The record's number in the log (1-based), set when written; its output in `cluster-outputs.jsonl` carries it. */
+  call?: number;
 }
 
 export interface CallCounts {
@@ -74,10 +76,13 @@ export class CallLog {
     if (record.decision === 'refused') this.counts.refused++;
   }
 
-  async append(record: ClusterCallRecord): Promise<void> {
+  /** Appends the record; returns its number in the log (1-based), which its recorded output carries. */
+  async append(record: ClusterCallRecord): Promise<number> {
     this.count(record);
-    if (this.closed) return;
-    await this.handle.write(`${this.redact(JSON.stringify(record))}\n`);
+    const call = this.counts.calls;
+    if (this.closed) return call;
+    await this.handle.write(`${this.redact(JSON.stringify({ ...record, call }))}\n`);
+    return call;
   }
 
   totals(): CallCounts {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Minimatch } from 'minimatch';
-import { parseDocument } from 'yaml';
-import { z } from 'zod';
+import { parseDocument } from '../../shared/yaml.js';
+import { z } from '../../shared/zod.js';
 import { AGENT_TOOLS, type AgentTool } from '../../shared/types.js';
 import type { ClassifiedCommand } from './classify.js';
 import { ParseCache } from '../../util/parse-cache.js';

@@ -69,6 +69,9 @@ function eventOf(input: RenderInput): Record<string, unknown> {
         ...(summary.confidence ? { confidence: summary.confidence } : {}),
         ...(summary.firstAction ? { first_action: summary.firstAction } : {}),
         ...(summary.answer ? { answer: summary.answer } : {}),
+        ...(result?.evidence
+          ? { evidence: result.evidence.verdict, evidence_gaps: result.evidence.gaps }
+          : {}),
         ...(result
           ? {
               agent: result.agent,

@@ -40,6 +40,7 @@ export function webhookDocument(input: RenderInput): Record<string, unknown> {
       ...(input.state.updatedAt !== undefined ? { updatedAt: input.state.updatedAt } : {}),
     },
     run: { id: input.runId, result: input.result ?? null },
+    evidence: input.result?.evidence ?? null,
     summary: {
       text: clipText(summaryText(input), 4000),
       source: summary.source,

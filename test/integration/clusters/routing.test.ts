@@ -105,7 +105,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
         staging: { kubeconfig: staging },
         dr: { kubeconfig: dr },
       },
-      kubectl: { command: KUBECTL },
+      kubectl: { command: KUBECTL, access_check: true },
       skills: {
         sources: [{ name: 'clusters-skill', path: skill }],
         disable_triage_preload: false,
@@ -182,6 +182,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       name: 'prod-eu-1',
       routedBy: 'alias',
       requested: 'prod-eu',
+      reachable: true,
     });
     expect(a.triage).toContain('triage context: eu-investigator');
     expect(a.triage).toContain(EU_POD);
@@ -201,6 +202,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       name: 'staging',
       routedBy: 'name',
       requested: 'staging',
+      reachable: true,
     });
     expect(b.triage).toContain('triage context: staging');
     expect(b.triage).toContain(STAGING_POD);
@@ -237,6 +239,8 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       routedBy: 'name',
       requested: 'dr',
       unreachable: expect.stringContaining('connection refused'),
+      reachable: false,
+      detail: expect.stringContaining('cannot be reached'),
     });
     expect(d.triage).toContain('Unable to connect to the server');
     expect(d.agent).toMatch(/Unable to connect to the server[^\n]*\nget exit=1/);
@@ -247,6 +251,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       name: 'prod-eu-1',
       routedBy: 'name',
       requested: 'prod-eu-1',
+      reachable: true,
     });
     expect(u.agent).toContain(EU_POD);
 
@@ -266,7 +271,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
         name: 'cluster:dr',
         ok: true,
         degraded: true,
-        detail: expect.stringMatching(/^unreachable: .*127\.0\.0\.1:9.*connection refused/),
+        detail: expect.stringMatching(/cannot be reached: .*127\.0\.0\.1:9.*connection refused/),
       },
     ]);
     // What `status` shows of the clusters when a daemon answers.
@@ -302,6 +307,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       name: 'prod-eu-1',
       routedBy: 'alias',
       requested: 'prod-eu',
+      reachable: true,
     });
     expect(same.agent).toContain(EU_POD);
 
@@ -311,6 +317,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       name: 'staging',
       routedBy: 'override',
       requested: 'prod-eu',
+      reachable: true,
     });
     expect(moved.agent).toContain(STAGING_POD);
     expect(moved.agent).not.toContain(EU_POD);

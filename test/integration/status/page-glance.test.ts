@@ -76,7 +76,15 @@ async function alertIncident(): Promise<string> {
   );
   await writeRun(dir, 'run-a', {
     answer: 'Hypothesis: bad DATABASE_URL; confidence high; first action: roll back',
-    evidence: { verdict: 'grounded' },
+    evidence: {
+      verdict: 'grounded',
+      facts: 2,
+      verified: 2,
+      unverified: [],
+      citedNotRun: [],
+      excerptsNotFound: [],
+      gaps: [],
+    },
   });
   return dir;
 }

@@ -197,6 +197,31 @@ describe('triage-runner status', () => {
     expect(state.err()).toContain('--state "done" is not an incident state; use one of queued, preparing');
   });
 
+  it('shows the evidence verdict beside the answer, and --json carries the evidence with its gaps', async () => {
+    await incidentIn(root, 'cut-off', (sha256, incidentId) => [
+      { type: 'Validated', incidentId, sha256 },
+      { type: 'Claimed', runId: 'run-cut', holder: 'test' },
+      { type: 'Finished', runId: 'run-cut', outcome: { status: 'succeeded', exitCode: 0 } },
+    ]);
+    const evidence = {
+      verdict: 'ungrounded' as const,
+      facts: 2,
+      verified: 0,
+      unverified: [],
+      citedNotRun: ['kubectl describe pod web-1 -n shop (FACT-2)'],
+      excerptsNotFound: [],
+      gaps: ['cluster default was unreachable when the run started: connection refused'],
+    };
+    await writeRun(path.join(root, 'cut-off'), 'run-cut', { answer: 'it was DNS', evidence }, '# r\n');
+    const text = io();
+    expect(await runCli(['status', '--root', root], text.cli)).toBe(0);
+    expect(lineOf(text.out(), 'cut-off')).toMatch(/\[ungrounded\] it was DNS$/);
+    const json = io();
+    expect(await runCli(['status', '--root', root, '--json'], json.cli)).toBe(0);
+    const [view] = (JSON.parse(json.out()) as StatusList).incidents;
+    expect(view?.evidence).toEqual(evidence);
+  });
+
   it('asks the daemon when one answers for the root (with its token), and reads the workspaces when not', async () => {
     for (const name of ['one', 'two'])
       await incidentIn(root, name, (sha256, incidentId) => [

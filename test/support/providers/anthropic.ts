@@ -169,6 +169,12 @@ function route(req: RecordedRequest, fake: { toolCall: ToolCall | undefined }): 
     return { kind: 'json', body: { input_tokens: ANTHROPIC_USAGE.input_tokens } };
   }
   if (req.method === 'HEAD' && path === '/api/hello') return { kind: 'json', body: {} };
+  // The models listing the daemon's start-up check asks for through its gateway.
+  if (req.method === 'GET' && path === '/v1/models')
+    return {
+      kind: 'json',
+      body: { data: [{ type: 'model', id: 'claude-sonnet-4-5-20250929' }], has_more: false },
+    };
   return undefined;
 }
 

@@ -39,6 +39,7 @@ function resultExecutor(calls: RunRequest[], failAgent?: string): RunExecutor {
         engine: 'process',
         startedAt: '2026-11-22T00:00:00.000Z',
         firstOutputAt: preload ? '2026-11-22T00:00:01.500Z' : undefined,
+        ...(preload ? { firstModelCallMs: 1200 } : {}),
         finishedAt: '2026-11-22T00:00:10.000Z',
         durationMs: 10_000,
         tokens: { input: preload ? 900 : 300, output: 120 },
@@ -124,10 +125,10 @@ describe('compare', () => {
     expect(json.cells).toHaveLength(4);
     const md = await readFile(path.join(root, 'cmp', 'compare.md'), 'utf8');
     expect(md).toContain(
-      '| claude | preload | succeeded | 10.0 s | 1.5 s | 900 | 120 | $0.0123 | 3/3 | claude-preload |',
+      '| claude | preload | succeeded | 10.0 s | 1.5 s | 1.2 s | 900 | 120 | $0.0123 | 3/3 | claude-preload |',
     );
     expect(md).toContain(
-      '| codex | no-preload | failed: codex exited with code 1: rate limited | 10.0 s | — | 300 | 120 | — | 1/3 | codex-no-preload |',
+      '| codex | no-preload | failed: codex exited with code 1: rate limited | 10.0 s | — | — | 300 | 120 | — | 1/3 | codex-no-preload |',
     );
   });
 

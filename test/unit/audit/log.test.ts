@@ -262,6 +262,27 @@ describe('AuditLog.append', () => {
     expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 30 });
   });
 
+  it('writes the events appended in one tick together, in order, and resolves each once written', async () => {
+    const log = new AuditLog();
+    await log.append(dir, { type: 'detected' });
+    const appends = ['validated', 'queued', 'claimed'].map((type) =>
+      log.append(dir, { type: type as 'queued' }),
+    );
+    const entries = await Promise.all(appends);
+    expect(entries.map((e) => [e.seq, e.type, e.rest])).toEqual([
+      [1, 'validated', 2],
+      [2, 'queued', 1],
+      [3, 'claimed', undefined],
+    ]);
+    // One write: audit.head moved once, to its last entry, and the chain stays valid.
+    const lines = await readLines();
+    expect(JSON.parse(await readFile(path.join(dir, 'audit.head'), 'utf8'))).toEqual({
+      seq: 3,
+      line: sha256(lines[3] as string),
+    });
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 4 });
+  });
+
   it('drops an incomplete last line left by a crash and records the repair in the next entry', async () => {
     await writeEvents(2);
     await writeFile(logFile(), `${await readFile(logFile(), 'utf8')}{"type":"fini`);

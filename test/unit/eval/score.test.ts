@@ -214,3 +214,30 @@ describe('scoreRun', () => {
     });
   });
 });
+
+describe('calibration: confident and wrong', () => {
+  const WRONG = (confidence: string) =>
+    report({
+      '0. Executive Triage Card': `### Primary Hypothesis\nThe node ran out of memory and evicted orders-api — Confidence: ${confidence}`,
+      '2. Assessment & Findings': '- [FACT-1] Last State Terminated, exit code 1.',
+      '3. Root Cause Analysis': 'The node evicted the pod for memory pressure.',
+    });
+
+  it('scores a high-confidence answer that misses the root cause 0, below the same answer hedged', () => {
+    const confident = scoreRun(input({ report: WRONG('High') }));
+    const hedged = scoreRun(input({ report: WRONG('Low') }));
+    expect(confident).toMatchObject({ confidence: 'High', confidentWrong: true, score: 0, pass: false });
+    expect(confident.reasons).toContain('confident and wrong: confidence High with the root cause not named');
+    expect(hedged).toMatchObject({ confidence: 'Low', confidentWrong: false });
+    expect(hedged.score).toBeGreaterThan(0);
+    expect(scoreRun(input({ report: WRONG('85%') })).confidentWrong).toBe(true);
+  });
+
+  it('does not count a confident answer that names the root cause', () => {
+    const right = GOOD.replace(
+      'New pod orders-api-7f9c6d5b8d-x7k2p',
+      '### Primary Hypothesis\nHTTP_PORT typo in orders-api-config — Confidence: High\n\nNew pod orders-api-7f9c6d5b8d-x7k2p',
+    );
+    expect(scoreRun(input({ report: right }))).toMatchObject({ confidentWrong: false, pass: true });
+  });
+});

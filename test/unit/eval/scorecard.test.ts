@@ -97,7 +97,7 @@ describe('scorecard', () => {
 
   it('says which configuration was best and by how much', () => {
     expect(card().summary).toBe(
-      'Best: claude / sonnet / preload: mean score 0.75, 3/4 passed, 0 violation(s). Ahead of claude / sonnet / no-preload by 0.75 points of mean score, 3 more pass(es) out of 4, at 2.50× its median cost, 3.33× its median duration.',
+      'Best: claude / sonnet / preload: mean score 0.75, 3/4 passed, 0 violation(s), 0 confident-wrong. Ahead of claude / sonnet / no-preload by 0.75 points of mean score, 3 more pass(es) out of 4, at 2.50× its median cost, 3.33× its median duration.',
     );
   });
 

@@ -94,6 +94,22 @@ describe('IncidentStore.apply', () => {
     expect(changes).toEqual(['none→queued', 'queued→preparing', 'preparing→succeeded']);
   });
 
+  it("appends a transition's audit events in one write, the last carrying the new state's digest", async () => {
+    const dir = path.join(root, 'ws');
+    await mkdir(dir);
+    const store = new IncidentStore({ audit: new AuditLog(), log: silentLogger(), policy });
+    await store.apply(dir, { type: 'Validated', incidentId: 'inc-1', sha256: 'abc' });
+    const entries = (await readFile(path.join(dir, '.triage', 'audit.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; rest?: number; stateSha256?: string });
+    expect(entries.map((e) => [e.type, e.rest])).toEqual([
+      ['validated', 1],
+      ['queued', undefined],
+    ]);
+    expect(entries[1]?.stateSha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('refuses an illegal transition and leaves the file as it was', async () => {
     const dir = path.join(root, 'ws');
     await mkdir(dir);

@@ -1,7 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { splitConfidence, summarize } from '../../../src/notify/summary.js';
 import { FIXTURE_REPORT } from '../../support/notify.js';
+import { templateReport } from '../../support/reports.js';
+
+const EXAMPLES = join(import.meta.dirname, '..', '..', '..', 'examples', 'incidents');
 
 const TEMPLATE = readFileSync(FIXTURE_REPORT, 'utf8');
 
@@ -80,5 +84,77 @@ describe('splitConfidence', () => {
     });
     expect(splitConfidence('OOM (confidence 70%)')).toEqual({ statement: 'OOM', confidence: '70%' });
     expect(splitConfidence('No label here')).toEqual({ statement: 'No label here' });
+  });
+});
+
+/** Section and label names: a headline that is one of these was read from a heading, not an answer. */
+const HEADING_NAMES =
+  /^(?:\d+\.\s*)?(?:root cause(?: analysis)?|primary hypothesis|hypothes[ie]s|executive (?:summary|triage card)|summary|statement)$/i;
+
+describe('the headline is the hypothesis, never a heading', () => {
+  const shapes: [string, string, { hypothesis: string; confidence?: string }][] = [
+    [
+      'a "### Root Cause" heading with the cause in the paragraph under it',
+      '# Report\n\n## 3. Root Cause Analysis\n\n### Root Cause\n\nThe liveness probe hits /healthz on port 8081, which the app no longer serves.\n',
+      { hypothesis: 'The liveness probe hits /healthz on port 8081, which the app no longer serves.' },
+    ],
+    [
+      'the hypothesis as a table',
+      '# Report\n\n## Root Cause Analysis\n\n| # | Hypothesis | Confidence | Evidence |\n|---|---|---|---|\n| 1 | Node pool out of CPU | 80% | FACT-2 |\n| 2 | Quota | 10% | — |\n',
+      { hypothesis: 'Node pool out of CPU', confidence: '80%' },
+    ],
+    [
+      'the hypothesis as a bold line in the card',
+      '# Report\n\n## 0. Executive Triage Card\n\n**Primary Hypothesis:** The image tag v2.3.1 does not exist in the registry — Confidence: High\n\n## 3. Root Cause Analysis\n\n### Root Cause\n\nsomething else\n',
+      { hypothesis: 'The image tag v2.3.1 does not exist in the registry', confidence: 'High' },
+    ],
+    [
+      'the hypothesis under "### H1: …" with no statement line',
+      '# Report\n\n## 3. Root Cause Analysis\n\n### H1: PVC bound to a zone the node pool left — Confidence: Medium\n\n- Evidence: FACT-3\n',
+      { hypothesis: 'PVC bound to a zone the node pool left', confidence: 'Medium' },
+    ],
+    [
+      'a "### Primary Hypothesis" heading holding a table',
+      '# Report\n\n## 0. Executive Triage Card\n\n### Primary Hypothesis\n\n| Hypothesis | Confidence |\n|---|---|\n| Secret key renamed | High |\n',
+      { hypothesis: 'Secret key renamed', confidence: 'High' },
+    ],
+    [
+      'a bold "Root Cause:" line in a report without template sections',
+      '# Findings\n\nWe looked at the pods.\n\n**Root Cause**: the HPA max replicas is 2 while load doubled.\n',
+      { hypothesis: 'the HPA max replicas is 2 while load doubled.' },
+    ],
+  ];
+  for (const [shape, report, expected] of shapes) {
+    it(`reads ${shape}`, () => {
+      const summary = summarize(report);
+      expect(summary.hypothesis).toBe(expected.hypothesis);
+      expect(summary.confidence).toBe(expected.confidence);
+    });
+  }
+
+  it('reads the k8s4agents template (the notify fixture and the seven-section test report)', () => {
+    expect(summarize(TEMPLATE).hypothesis).toMatch(/^The payments-api container exits/);
+    expect(summarize(templateReport())).toMatchObject({
+      hypothesis: 'A bad config value crashes the container at start-up',
+      confidence: 'High',
+      source: 'triage-card',
+    });
+  });
+
+  it('gives no heading name as the headline for any shipped example report', () => {
+    const reports = readdirSync(EXAMPLES, { withFileTypes: true }).flatMap((entry) =>
+      !entry.isDirectory() ? [] : join(EXAMPLES, entry.name, 'saved-triage', 'triage-report.md'),
+    );
+    expect(reports.length).toBeGreaterThan(0);
+    for (const file of reports) {
+      const { hypothesis } = summarize(readFileSync(file, 'utf8'));
+      if (hypothesis !== undefined) expect(hypothesis, file).not.toMatch(HEADING_NAMES);
+    }
+  });
+
+  it('never answers with a label when the section under it is empty', () => {
+    const report =
+      '# R\n\n## 3. Root Cause Analysis\n\n### Root Cause\n\n### H2: other\n\n## 4. Remediation\n';
+    expect(summarize(report).hypothesis ?? '').not.toMatch(HEADING_NAMES);
   });
 });

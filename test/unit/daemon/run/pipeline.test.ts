@@ -13,6 +13,7 @@ import { silentLogger } from '../../../../src/log/logger.js';
 import { Redactor } from '../../../../src/log/redact.js';
 import { emptySkills, fakeAdapter, makeWorkspace, tempDir, testConfig } from '../../../support/runs.js';
 import { FakeEngine, GOOD_REPORT, unreachable } from './fake-engine.js';
+import { startAnthropic } from '../../../support/providers/anthropic.js';
 import { eventually } from '../../../support/wait.js';
 
 const SECRET = 'sk-ant-test-secret-value-0123456789';
@@ -30,7 +31,9 @@ describe('run executor', () => {
   afterEach(async () => root.cleanup());
 
   function setup(engine: FakeEngine, flags: Record<string, unknown> = {}, extra: Partial<ExecutorDeps> = {}) {
-    const config = testConfig(root.dir, flags);
+    // These runs make no model calls and must not reach a provider (the readiness preflight would):
+    // the gateway is off unless a test turns it on.
+    const config = testConfig(root.dir, { gateway: { enabled: false }, ...flags });
     const skills = emptySkills();
     const agentsAsked: AgentName[] = [];
     const executor = createRunExecutor({
@@ -173,6 +176,7 @@ describe('run executor', () => {
       'triage_started',
       'triage_finished',
       'context_built',
+      'evidence_checked',
       'finished',
     ]);
     expect(engine.removed).toEqual([`fake-${req.runId}`]);
@@ -359,7 +363,7 @@ describe('run executor', () => {
     engine.finish('orphan-1', { exitCode: 0, signal: null, oomKilled: false });
     expect(await adopting).toMatchObject({ status: 'succeeded', exitCode: 0 });
     expect(engine.removed).toEqual(['orphan-1']);
-    expect(await auditTypes(req.workspace.dir)).toEqual(['reattached', 'finished']);
+    expect(await auditTypes(req.workspace.dir)).toEqual(['reattached', 'evidence_checked', 'finished']);
     expect(
       await executor.adopt({
         workspace: req.workspace,
@@ -450,6 +454,48 @@ describe('run executor', () => {
     const r = await setup(down).executor.sweep!([]);
     expect(r.removed).toEqual([]);
     expect(r.failed).toEqual([{ id: '', error: expect.stringContaining('unreachable') }]);
+  });
+
+  it('reports the model-gateway check: ready when the provider lists its models through the gateway, not ready when it refuses the key', async () => {
+    const provider = await startAnthropic();
+    const executors: ReturnType<typeof setup>['executor'][] = [];
+    const readiness = (flags: Record<string, unknown>) => {
+      // A container engine whose agents reach a socket in the run folder: the gateway carries their calls.
+      const engine = new FakeEngine();
+      Object.assign(engine, { capabilities: { ...engine.capabilities, bundleSockets: true } });
+      const { executor } = setup(engine, flags);
+      executors.push(executor);
+      return executor.readiness();
+    };
+    try {
+      const flags = { gateway: { enabled: true }, providers: { anthropic_base_url: provider.url } };
+      const ready = await readiness(flags);
+      expect(ready.checks.find((c) => c.name === 'model-gateway')).toEqual({
+        name: 'model-gateway',
+        ok: true,
+        detail: 'anthropic answers through the gateway',
+      });
+      expect(provider.requests.at(-1)).toMatchObject({ method: 'GET', url: '/v1/models' });
+      expect(provider.requests.at(-1)?.headers['x-api-key']).toBe(SECRET);
+      provider.failWith = 401;
+      const refused = await readiness(flags);
+      expect(refused.ok).toBe(false);
+      expect(refused.checks.find((c) => c.name === 'model-gateway')).toMatchObject({
+        ok: false,
+        detail: expect.stringMatching(
+          /refused the configured key through the gateway \(HTTP 401\): check ANTHROPIC_API_KEY/,
+        ),
+      });
+      provider.failWith = 500;
+      const down = await readiness(flags);
+      expect(down.ok, JSON.stringify(down.checks)).toBe(true);
+      // The provider's loopback URL is the daemon's to reach, not the container's.
+      expect(down.checks.find((c) => c.name === 'model-endpoint')).toBeUndefined();
+      expect(down.checks.find((c) => c.name === 'model-gateway')).toMatchObject({ ok: true, degraded: true });
+    } finally {
+      for (const e of executors) await e.close?.();
+      await provider.close();
+    }
   });
 
   it('is ready only when the engine answers, the agent image exists and its key is set; skills only degrade it', async () => {

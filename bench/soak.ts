@@ -1,0 +1,194 @@
+// Soak: many incidents (default 10,000) through the daemon and the REAL run pipeline (process engine,
+// claude adapter, triage off, no skills sources) with a stand-in agent, in this process. After every
+// 1,000 finished incidents it records resident memory (after a GC when --expose-gc is given) and open
+// file descriptors; throughout, once a second, it lists every incident through the status API
+// (GET /v1/incidents, what the status page and `status` use) and times the answer.
+// Pass: RSS after the last within 20% of after the first 1,000, no file-descriptor growth, every
+// listing within 100 ms (the status index's target, bench/status.ts).
+// Run: node --expose-gc --import tsx bench/soak.ts   (SOAK_N=10000 SOAK_SLEEP_MS=20 SOAK_CONCURRENCY=8)
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AuditLog } from '../src/audit/log.js';
+import { configSchema } from '../src/config/schema.js';
+import { Daemon } from '../src/daemon/daemon.js';
+import { createRunExecutor } from '../src/daemon/run/pipeline.js';
+import { silentLogger } from '../src/log/logger.js';
+import { Redactor } from '../src/log/redact.js';
+import { createStatusRoutes } from '../src/server/routes/status.js';
+import { IncidentIndex } from '../src/status/incident-index.js';
+import { percentile, printTable } from './table.js';
+
+const N = Number(process.env.SOAK_N ?? 10_000);
+const SLEEP_MS = Number(process.env.SOAK_SLEEP_MS ?? 20);
+const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 8);
+const SAMPLE_EVERY = Math.min(1000, Math.max(1, Math.floor(N / 10)));
+const LISTING_TARGET_MS = 100;
+// Incidents dropped in but not yet finished: enough to keep every slot busy, not a 10,000-deep queue.
+const AHEAD = CONCURRENCY * 4;
+
+const AGENT = `#!/bin/sh
+cat > /dev/null
+sleep ${(SLEEP_MS / 1000).toFixed(3)}
+mkdir -p output
+printf '# Report\\n\\n%s\\n' "$(printf 'x%.0s' $(seq 1 250))" > output/investigation.md
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"H1: fake, high confidence; first action: none","usage":{"input_tokens":3,"output_tokens":2},"total_cost_usd":0}'
+`;
+
+const incident = (i: number) => ({
+  incidentId: `soak-${i}`,
+  cluster: `cluster-${i % 4}`,
+  namespace: 'ns',
+  resource: { kind: 'Pod', name: `pod-${i}` },
+  faultType: 'CrashLoop',
+  severity: 'high',
+  timestamp: new Date().toISOString(),
+});
+
+/** A port free on loopback right now (the daemon's HTTP port 0 means "off"). */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const sample = async () => {
+  gc?.();
+  return {
+    rssMiB: process.memoryUsage().rss / 1048576,
+    fds: (await readdir('/proc/self/fd')).length,
+  };
+};
+
+const base = await mkdtemp(path.join(tmpdir(), 'bench-soak-'));
+const agent = path.join(base, 'agent.sh');
+await writeFile(agent, AGENT);
+await chmod(agent, 0o755);
+const root = path.join(base, 'root');
+await mkdir(root);
+const port = await freePort();
+const config = configSchema.parse({
+  workspaces_root: root,
+  engine: 'process',
+  agent: { name: 'claude', command: agent, min_report_bytes: 10 },
+  http: { host: '127.0.0.1', port },
+  skills: { sources: [], disable_triage_preload: true, cache_dir: path.join(base, 'skills') },
+  scheduling: {
+    max_concurrent: CONCURRENCY,
+    max_per_cluster: CONCURRENCY,
+    rescan_interval: '30s',
+    dedup_window: 0,
+  },
+});
+const log = silentLogger();
+const redactor = new Redactor();
+const audit = new AuditLog({ redactor });
+const executor = createRunExecutor({ config, log, redactor, secrets: {}, audit, env: process.env });
+const index = new IncidentIndex({ root, log });
+let finals = 0;
+let failed = 0;
+let onFinal: () => void = () => undefined;
+const daemon = new Daemon({
+  config,
+  log,
+  executor,
+  audit,
+  onChange: (change) => {
+    index.apply(change);
+    const s = change.record.state;
+    if (s !== 'succeeded' && s !== 'failed') return;
+    finals++;
+    if (s === 'failed') failed++;
+    onFinal();
+  },
+  server: (d) => ({
+    routes: createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+    log,
+  }),
+});
+await daemon.start();
+// As the daemon command does: the index reads every folder once after start-up, then sweeps.
+await index.load();
+index.startSweeping(config.scheduling.rescan_interval);
+
+// The status listing, timed once a second while the soak runs.
+const listingMs: number[] = [];
+let listingErrors = 0;
+let listing = true;
+const lister = (async () => {
+  while (listing) {
+    const t0 = performance.now();
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/incidents`, {
+        signal: AbortSignal.timeout(10_000),
+      });
+      await res.arrayBuffer();
+      if (!res.ok) listingErrors++;
+      listingMs.push(performance.now() - t0);
+    } catch {
+      listingErrors++;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+})();
+
+const samples: { done: number; rssMiB: number; fds: number; listingP99: number }[] = [];
+let listedAt = 0;
+const t0 = performance.now();
+const cpu0 = process.cpuUsage();
+for (let i = 0; i < N; i++) {
+  while (i - finals >= AHEAD) await new Promise<void>((r) => (onFinal = r));
+  const dir = path.join(root, `inc-${String(i).padStart(5, '0')}`);
+  const tmp = path.join(root, `.tmp-${i}`);
+  await mkdir(tmp);
+  await writeFile(path.join(tmp, 'incident.json'), JSON.stringify(incident(i)));
+  await rename(tmp, dir);
+  if (finals >= (samples.length + 1) * SAMPLE_EVERY) {
+    samples.push({
+      done: finals,
+      ...(await sample()),
+      listingP99: percentile(listingMs.slice(listedAt), 99),
+    });
+    listedAt = listingMs.length;
+  }
+}
+while (finals < N) await new Promise<void>((r) => (onFinal = r));
+const elapsedS = (performance.now() - t0) / 1000;
+const cpu = process.cpuUsage(cpu0);
+samples.push({ done: finals, ...(await sample()), listingP99: percentile(listingMs.slice(listedAt), 99) });
+listing = false;
+await lister;
+await daemon.stop();
+index.close();
+if (!process.env.BENCH_KEEP) await rm(base, { recursive: true, force: true });
+else console.log(root);
+
+const first = samples[0] as (typeof samples)[number];
+const last = samples.at(-1) as (typeof samples)[number];
+const rssRatio = last.rssMiB / first.rssMiB;
+const worstListing = Math.max(0, ...listingMs);
+printTable(
+  `soak: ${N} incidents, ${SLEEP_MS} ms agent, concurrency ${CONCURRENCY} (${elapsedS.toFixed(0)} s, GC before samples: ${gc ? 'yes' : 'no, run with --expose-gc'})`,
+  [
+    ...samples.map((s) => [
+      `after ${s.done}: RSS / open fds / listing p99`,
+      `${s.rssMiB.toFixed(0)} MiB / ${s.fds} / ${s.listingP99} ms`,
+      (s.rssMiB / first.rssMiB).toFixed(2),
+    ]),
+    ['RSS last / first sample (≤ 1.20)', `${rssRatio.toFixed(2)}`, rssRatio <= 1.2 ? 'met' : 'NOT met'],
+    ['open fds last − first (≤ 0)', String(last.fds - first.fds), last.fds <= first.fds ? 'met' : 'NOT met'],
+    [
+      `status listing, ${listingMs.length} requests: p50 / p99 / max (≤ ${LISTING_TARGET_MS} ms)`,
+      `${percentile(listingMs, 50)} / ${percentile(listingMs, 99)} / ${Math.round(worstListing)} ms`,
+      worstListing <= LISTING_TARGET_MS && listingErrors === 0 ? 'met' : 'NOT met',
+    ],
+    ['daemon CPU per run', `${((cpu.user + cpu.system) / 1000 / N).toFixed(1)} ms`, ''],
+    ['incidents failed, listing errors (must be 0)', `${failed}, ${listingErrors}`, ''],
+  ],
+);

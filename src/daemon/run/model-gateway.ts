@@ -1,0 +1,87 @@
+import type { Config } from '../../config/schema.js';
+import type { Engine } from '../../engines/types.js';
+import { providerOfAgent, type GatewayHost } from '../../gateway/host.js';
+import { openRunGateway, resumeRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
+
+// The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
+// this engine. A container that sees the run folder gets the gateway's unix socket there and the bridge
+// in front of its CLI; an agent on the daemon's host gets the shared TCP listener. An engine whose agent
+// can reach neither (kubernetes, for now), or whose provider the daemon holds no key for, gets no
+// gateway: its agent is handed what it was handed before.
+
+/** The uid:gid a root daemon hands the socket to (the container user), if numeric. */
+function socketOwner(user: string, getuid: () => number): { uid: number; gid: number } | undefined {
+  if (getuid() !== 0) return undefined;
+  const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
+  return uid === undefined ? undefined : { uid, gid: gid ?? uid };
+}
+
+/** How this engine's agent reaches the gateway, or undefined when it cannot. */
+export async function gatewayRoute(
+  config: Pick<Config, 'gateway' | 'docker'>,
+  host: GatewayHost,
+  engine: Pick<Engine, 'placement' | 'capabilities'>,
+  agentRunDir: string,
+  getuid: () => number = () => process.getuid?.() ?? -1,
+): Promise<GatewayRoute | undefined> {
+  if (engine.placement === 'host') return { kind: 'tcp', url: await host.tcpUrl() };
+  if (engine.capabilities.bundleSockets !== true) return undefined;
+  const owner = socketOwner(config.docker.user, getuid);
+  return { kind: 'bridge', port: config.gateway.bridge_port, agentRunDir, ...(owner ? { owner } : {}) };
+}
+
+/** Opens the run at the gateway (token issued) and installs what its agent needs; undefined without one. */
+export async function planRunGateway(input: {
+  config: Config;
+  host: GatewayHost | undefined;
+  /** The agent CLI, whose provider the gateway must front. */
+  agent: string;
+  env: Record<string, string | undefined>;
+  engine: Pick<Engine, 'placement' | 'capabilities'>;
+  runId: string;
+  bundleDir: string;
+  /** The run folder as the agent sees it. */
+  agentRunDir: string;
+  redact: (text: string) => string;
+}): Promise<RunGateway | undefined> {
+  const { host, config } = input;
+  const provider = providerOfAgent(input.agent, config.providers.goose_provider ?? input.env.GOOSE_PROVIDER);
+  // Neither a key nor a configured base URL for the agent's provider (a fake agent): nothing to carry.
+  if (!host || !provider || !host.serves(provider)) return undefined;
+  const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir);
+  if (!route) return undefined;
+  const run = openRunGateway({
+    gateway: host.gateway,
+    runId: input.runId,
+    bundleDir: input.bundleDir,
+    route,
+    redact: input.redact,
+  });
+  await run.install();
+  return run;
+}
+
+/**
+ * The gateway of a running container a dead daemon launched: listening again on the run's socket for
+ * the token whose hash the run folder keeps. Undefined when the run had none.
+ */
+export async function resumeModelGateway(input: {
+  config: Config;
+  host: GatewayHost | undefined;
+  engine: Pick<Engine, 'placement' | 'capabilities'>;
+  runId: string;
+  bundleDir: string;
+  redact: (text: string) => string;
+}): Promise<RunGateway | undefined> {
+  const { host } = input;
+  if (!host || input.engine.placement === 'host') return undefined;
+  const route = await gatewayRoute(input.config, host, input.engine, '');
+  if (!route) return undefined;
+  return resumeRunGateway({
+    gateway: host.gateway,
+    runId: input.runId,
+    bundleDir: input.bundleDir,
+    route,
+    redact: input.redact,
+  });
+}

@@ -1,0 +1,151 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { unlink } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { listenUnix, type SocketAccess } from '../util/unix-socket.js';
+import type { Price } from './prices.js';
+import { createProxy, type Upstream } from './proxy.js';
+import { DailyLedger, RunSession, type SessionHooks } from './session.js';
+import type { CapReached, Caps, ProviderId } from './types.js';
+
+// The daemon's model gateway: one identity per run. A run gets a random token that its agent uses as
+// its API key; the gateway accepts only live tokens, swaps in the real key and forwards. Listeners are
+// pluggable: a unix socket per run (bound to that run's token; a container reaches it through its
+// bridge) or one TCP listener keyed by token (the process engine; pods over the cluster network).
+
+export interface GatewayOptions {
+  upstreams: Record<ProviderId, Upstream>;
+  prices: Readonly<Record<string, Price>>;
+  recordBodies: boolean;
+  caps: Caps;
+  now?: () => Date;
+  sleep?: (ms: number) => Promise<void>;
+  /** Counted by the daemon's metrics. */
+  onCap?: (cap: CapReached) => void;
+  onRetry?: (provider: string) => void;
+}
+
+export interface Listening {
+  /** `http://host:port` for a TCP listener; the socket path for a unix one. */
+  address: string;
+  close(): Promise<void>;
+}
+
+/** A run token: 256 random bits, with a prefix that says what it is when it turns up somewhere. */
+export const newRunToken = (): string => `trg-${randomBytes(32).toString('base64url')}`;
+
+/** What the gateway keys a run by, and what a run folder keeps so that a restarted daemon can adopt it. */
+export const tokenHash = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+function serve(server: http.Server): () => Promise<void> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  return () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Streams in flight end with the listener (the run is over).
+      for (const s of sockets) s.destroy();
+    });
+}
+
+export class ModelGateway {
+  /** Live runs by their token's hash. */
+  private readonly sessions = new Map<string, RunSession>();
+  private readonly keys = new WeakMap<RunSession, string>();
+  private readonly ledger: DailyLedger;
+  private readonly proxy: ReturnType<typeof createProxy>;
+
+  constructor(private readonly options: GatewayOptions) {
+    this.ledger = new DailyLedger(options.now ?? (() => new Date()));
+    this.proxy = createProxy({
+      upstreams: options.upstreams,
+      prices: options.prices,
+      recordBodies: options.recordBodies,
+      lookup: (token) => this.sessions.get(tokenHash(token)),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+    });
+  }
+
+  /** Issues a run's token; its calls go to `hooks.onCall`. */
+  openRun(runId: string, hooks: Pick<SessionHooks, 'onCall'>, caps: Caps = this.options.caps): RunSession {
+    return this.register(runId, newRunToken(), hooks, caps);
+  }
+
+  /**
+   * Takes back a run a dead daemon launched, by its token's hash (the agent still holds the token);
+   * `session.token` is then empty: the daemon never learns the token again.
+   */
+  resumeRun(runId: string, hash: string, hooks: Pick<SessionHooks, 'onCall'>): RunSession {
+    return this.register(runId, '', hooks, this.options.caps, hash);
+  }
+
+  private register(
+    runId: string,
+    token: string,
+    hooks: Pick<SessionHooks, 'onCall'>,
+    caps: Caps,
+    hash = tokenHash(token),
+  ): RunSession {
+    const session = new RunSession(runId, token, caps, this.ledger, {
+      onCall: hooks.onCall,
+      ...(this.options.onCap ? { onCap: this.options.onCap } : {}),
+      ...(this.options.onRetry ? { onRetry: this.options.onRetry } : {}),
+    });
+    this.keys.set(session, hash);
+    this.sessions.set(hash, session);
+    return session;
+  }
+
+  /** The token dies with its run: later calls with it are refused. */
+  closeRun(session: RunSession): void {
+    session.live = false;
+    const hash = this.keys.get(session);
+    if (hash !== undefined) this.sessions.delete(hash);
+  }
+
+  /** Live runs (for tests and the status of the gateway). */
+  get liveRuns(): number {
+    return this.sessions.size;
+  }
+
+  private handler(bound?: RunSession): http.RequestListener {
+    return (req, res) => {
+      this.proxy(req, res, bound).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    };
+  }
+
+  /** One run's unix socket: only that run's token is accepted on it. */
+  async listenUnix(socketPath: string, session: RunSession, access: SocketAccess): Promise<Listening> {
+    const server = http.createServer({ keepAlive: true }, this.handler(session));
+    const stop = serve(server);
+    await listenUnix(server, socketPath, access);
+    const close = async () => {
+      await stop();
+      await unlink(socketPath).catch(() => undefined);
+    };
+    return { address: socketPath, close };
+  }
+
+  /** One TCP listener for every run, keyed by token. */
+  async listenTcp(host: string, port = 0): Promise<Listening> {
+    const server = http.createServer({ keepAlive: true }, this.handler());
+    const close = serve(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address() as AddressInfo;
+    const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    return { address: `http://${shown}:${addr.port}`, close };
+  }
+}

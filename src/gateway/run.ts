@@ -1,0 +1,196 @@
+import path from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { MODEL_CALLS_FILE, ModelCallLog, readModelCalls } from './calls.js';
+import { tokenHash, type Listening, type ModelGateway } from './gateway.js';
+import { BRIDGE_PORT_ENV, BRIDGE_SOCKET_ENV, installBridge } from './install-bridge.js';
+import { PROVIDERS } from './providers.js';
+import { capMessage, type RunSession } from './session.js';
+import { PROVIDER_IDS, type CapReached, type ModelCallRecord, type Usage } from './types.js';
+
+// One run at the gateway, joined to the pipeline: the token its agent gets as every model key, the
+// provider URLs it calls (the bridge's loopback port in a container, the daemon's TCP listener on the
+// host), its `model-calls.jsonl`, and what result.json takes from it.
+
+export const GATEWAY_SOCKET = 'model.sock';
+export const BRIDGE_DIR = 'gateway-bridge';
+/** In the bridge folder: the hash of the run's token, for a daemon that adopts the run. */
+export const TOKEN_HASH_FILE = 'token.sha256';
+
+/** `secrets:` names that are model keys: the agent gets its run token under each, never the value. */
+export const MODEL_KEY_SECRETS: readonly string[] = [
+  ...new Set(PROVIDER_IDS.flatMap((id) => PROVIDERS[id].keySecrets)),
+];
+
+/** How the agent reaches the gateway. */
+export type GatewayRoute =
+  /** A container with the run folder mounted: a unix socket there, bridged to `port` on its loopback. */
+  | { kind: 'bridge'; port: number; agentRunDir: string; owner?: { uid: number; gid: number } }
+  /** An agent on the daemon's host: the shared TCP listener. */
+  | { kind: 'tcp'; url: string };
+
+export interface GatewaySummary {
+  calls: number;
+  refused: number;
+  retries: number;
+  tokens: Usage;
+  costUsd: number;
+  firstCallAt?: string;
+  capReached?: CapReached;
+  log: string;
+}
+
+export interface Launchable {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+export interface RunGateway {
+  session: RunSession;
+  /** Provider base URLs as the agent sees them. */
+  providers: { anthropicBaseUrl: string; openaiBaseUrl: string; geminiBaseUrl: string };
+  /** The daemon's secrets with every model key replaced by the run token. */
+  secrets(real: Record<string, string>): Record<string, string>;
+  /** The launch with the bridge in front (bridge route), else unchanged. */
+  wrap(launch: Launchable): Launchable;
+  /** Installs the bridge; call before the manifest is written. */
+  install(): Promise<void>;
+  /** Opens the call log and the socket; call right before the agent starts. */
+  start(): Promise<void>;
+  /** What result.json takes from the gateway. */
+  summary(): GatewaySummary;
+  /** Called after each of the run's model calls with the run's totals (live progress). */
+  watch(listener: (summary: GatewaySummary) => void): void;
+  /** Revokes the token, closes the socket and the log (idempotent). */
+  stop(): Promise<void>;
+}
+
+export interface RunGatewayInput {
+  gateway: ModelGateway;
+  runId: string;
+  bundleDir: string;
+  route: GatewayRoute;
+  redact: (text: string) => string;
+  /** Adoption: the run's token hash as the launching daemon left it, and its calls so far. */
+  resume?: { hash: string; calls: ModelCallRecord[] };
+}
+
+export function openRunGateway(input: RunGatewayInput): RunGateway {
+  const { gateway, route, bundleDir } = input;
+  let log: ModelCallLog | undefined;
+  let listening: Listening | undefined;
+  let refused = 0;
+  let stopped = false;
+  const pending: ModelCallRecord[] = [];
+  const listeners: ((summary: GatewaySummary) => void)[] = [];
+  const hooks = {
+    onCall: async (record: ModelCallRecord) => {
+      if (record.refused) refused++;
+      if (log) await log.append(record);
+      else pending.push(record);
+      for (const listener of listeners) listener(summary());
+    },
+  };
+  const session = input.resume
+    ? gateway.resumeRun(input.runId, input.resume.hash, hooks)
+    : gateway.openRun(input.runId, hooks);
+  for (const call of input.resume?.calls ?? []) {
+    if (call.refused) refused++;
+    session.restore(call);
+  }
+  function summary(): GatewaySummary {
+    const t = session.totals;
+    return {
+      calls: t.calls,
+      refused,
+      retries: t.retries,
+      tokens: { ...t.tokens },
+      costUsd: Math.round(t.costUsd * 1e8) / 1e8,
+      ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
+      ...(session.capReached ? { capReached: session.capReached } : {}),
+      log: MODEL_CALLS_FILE,
+    };
+  }
+  const base = route.kind === 'bridge' ? `http://127.0.0.1:${route.port}` : route.url;
+  const bridgeDir = path.join(bundleDir, BRIDGE_DIR);
+  const agentSocket =
+    route.kind === 'bridge' ? path.posix.join(route.agentRunDir, GATEWAY_SOCKET) : undefined;
+
+  return {
+    session,
+    providers: {
+      anthropicBaseUrl: `${base}/anthropic`,
+      openaiBaseUrl: `${base}/openai`,
+      geminiBaseUrl: `${base}/gemini`,
+    },
+    secrets: (real) => {
+      const out = { ...real };
+      for (const name of MODEL_KEY_SECRETS) {
+        if (out[name] !== undefined) out[name] = session.token;
+      }
+      return out;
+    },
+    wrap: (launch) => {
+      if (route.kind !== 'bridge' || !agentSocket) return launch;
+      return {
+        command: 'node',
+        args: [
+          path.posix.join(route.agentRunDir, BRIDGE_DIR, 'bridge.mjs'),
+          '--',
+          launch.command,
+          ...launch.args,
+        ],
+        env: { ...launch.env, [BRIDGE_SOCKET_ENV]: agentSocket, [BRIDGE_PORT_ENV]: String(route.port) },
+      };
+    },
+    install: async () => {
+      if (route.kind !== 'bridge') return;
+      await installBridge(bridgeDir);
+      await writeFile(path.join(bridgeDir, TOKEN_HASH_FILE), `${tokenHash(session.token)}\n`, {
+        mode: 0o644,
+      });
+    },
+    start: async () => {
+      log ??= await ModelCallLog.open(path.join(bundleDir, MODEL_CALLS_FILE), input.redact);
+      for (const record of pending.splice(0)) await log.append(record);
+      if (route.kind === 'bridge' && !listening) {
+        // Only the agent's user may connect: the daemon's root hands the socket over, else it is open
+        // to the container's user through the run folder, which only the agent and the daemon see.
+        listening = await gateway.listenUnix(path.join(bundleDir, GATEWAY_SOCKET), session, {
+          mode: route.owner ? 0o600 : 0o666,
+          ...(route.owner ? { owner: route.owner } : {}),
+        });
+      }
+    },
+    summary,
+    watch: (listener) => void listeners.push(listener),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      gateway.closeRun(session);
+      await listening?.close().catch(() => undefined);
+      await log?.close().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * The gateway of a container run a dead daemon launched: its token hash from the run folder, its calls
+ * so far from model-calls.jsonl, and the socket listening again where the agent's bridge connects.
+ * Undefined when the run had no gateway (or the engine's agent cannot reach a socket).
+ */
+export async function resumeRunGateway(
+  input: Omit<RunGatewayInput, 'resume'>,
+): Promise<RunGateway | undefined> {
+  if (input.route.kind !== 'bridge') return undefined;
+  const hash = (
+    await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
+  ).trim();
+  if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
+  const calls = await readModelCalls(path.join(input.bundleDir, MODEL_CALLS_FILE));
+  const run = openRunGateway({ ...input, resume: { hash, calls } });
+  await run.start();
+  return run;
+}
+
+export { capMessage };

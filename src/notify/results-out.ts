@@ -1,0 +1,62 @@
+import type { Registry } from 'prom-client';
+import type { AuditEvent } from '../audit/log.js';
+import type { Config } from '../config/schema.js';
+import { hasVerdict } from '../incident/queries.js';
+import type { StateChange } from '../incident/store.js';
+import type { Logger } from '../log/logger.js';
+import type { Redactor } from '../log/redact.js';
+import { errorMessage } from '../util/errors.js';
+import { registerNotifyMetrics } from './metrics.js';
+import { Notifier } from './notifier.js';
+
+// Results out, as the daemon wires them: every incident a run ends with a verdict is recorded in its
+// outbox and delivered to the configured sinks; at start-up, interrupted deliveries resume.
+
+export interface ResultsOut {
+  /** The store applied a change (DaemonDeps.onChange): a finished run's incident is notified. */
+  onChange(change: StateChange): void;
+  /** Deliveries a crash interrupted, and incidents that finished without one recorded, go out now. */
+  resume(root: string): void;
+  /** What is not delivered in time stays in the outbox for the next start. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+export interface ResultsOutDeps {
+  secrets: Record<string, string>;
+  redactor: Redactor;
+  audit: { append(triageDir: string, event: AuditEvent): Promise<unknown> };
+  log: Logger;
+  registry: Registry;
+}
+
+/** Undefined when no sink is configured. */
+export function createResultsOut(config: Config, deps: ResultsOutDeps): ResultsOut | undefined {
+  if (config.notify.sinks.length === 0) return undefined;
+  const { log } = deps;
+  const notifier = new Notifier({
+    notify: config.notify,
+    ...(config.http.public_url ? { publicUrl: config.http.public_url } : {}),
+    secrets: deps.secrets,
+    redactor: deps.redactor,
+    audit: deps.audit,
+    log: log.child({ component: 'notify' }),
+    metrics: registerNotifyMetrics(deps.registry),
+    maxIncidentBytes: config.intake.max_incident_bytes,
+  });
+  return {
+    onChange({ dir, record, event }) {
+      if (event.type !== 'Finished' || !hasVerdict(record.state)) return;
+      void notifier
+        .notifyFinished(dir, record, event.runId)
+        .catch((err: unknown) =>
+          log.error({ err: errorMessage(err), workspace: dir }, 'notification could not be recorded'),
+        );
+    },
+    resume(root) {
+      void notifier
+        .resumeAll(root, { catchUp: true })
+        .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'resuming notifications failed'));
+    },
+    close: (timeoutMs) => notifier.close(timeoutMs),
+  };
+}
