@@ -12,8 +12,10 @@ import { errorMessage } from '../util/errors.js';
 import { exposureProblem, isLoopbackHost } from './exposure.js';
 import type { HttpServerOptions } from './http.js';
 import { parseJsonBody } from './json.js';
-import { crossSiteProblem, hostProblem } from './request-guard.js';
-import { checkSession } from './session.js';
+import { renderSignInPage } from './page/render.js';
+import { crossSiteProblem, hostProblem, provablySameOrigin } from './request-guard.js';
+import { PAGE_CSP } from './routes/status-page.js';
+import { checkSession, cookieValue, validSession } from './session.js';
 import { DEFAULT_LIMITS, type HttpLimits } from './types.js';
 
 // The daemon's HTTP server on fastify: limits (body size, JSON depth, rate, connections), auth decided
@@ -142,6 +144,14 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
         ? checkSession(sessionRequest(request), options.token, Date.now(), auth === 'page')
         : undefined;
     if (session?.kind === 'ok') return;
+    // The page's own forms: the cookie counts only when the browser says the post came from this origin.
+    if (
+      auth === 'session-write' &&
+      request.headers.authorization === undefined &&
+      provablySameOrigin(request.headers) &&
+      validSession(cookieValue(request.headers.cookie), options.token, Date.now())
+    )
+      return;
     if (session?.kind === 'exchange') {
       await reply
         .code(303)
@@ -156,12 +166,23 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
       session?.kind === 'denied'
         ? session.message
         : bearerProblem(request.headers.authorization, tokenDigest, exposed, options.host);
+    if (denied && auth === 'page') {
+      // A person opening the page: say how to open it, as a page (not a JSON error).
+      await reply
+        .code(401)
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', PAGE_CSP)
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .send(renderSignInPage(denied, session?.kind === 'denied'));
+      return;
+    }
     if (denied) {
       await sendProblem(
         reply.header('www-authenticate', 'Bearer realm="triage-runner"'),
         401,
         'unauthorized',
-        auth === 'session' || auth === 'page' ? `${denied}. ${SESSION_HINT}` : denied,
+        auth === 'session' || auth === 'session-write' ? `${denied}. ${SESSION_HINT}` : denied,
       );
     }
   });

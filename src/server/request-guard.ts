@@ -61,3 +61,24 @@ export function crossSiteProblem(
     return undefined;
   return `a ${method} from a web page at Origin ${JSON.stringify(origin)} is refused: state-changing requests come from clients that are not browsers (curl, Alertmanager), with the bearer token`;
 }
+
+/**
+ * True when a browser says the request comes from this server's own pages: `Sec-Fetch-Site:
+ * same-origin`, or an Origin whose host is the Host header. Absent headers prove nothing (false): the
+ * status page's form may post on its session cookie only with this proof.
+ */
+export function provablySameOrigin(headers: {
+  origin?: string | undefined;
+  host?: string | undefined;
+  'sec-fetch-site'?: string | undefined;
+}): boolean {
+  const site = headers['sec-fetch-site']?.trim().toLowerCase();
+  if (site !== undefined) return site === 'same-origin';
+  if (headers.origin === undefined) return false;
+  try {
+    const host = new URL(headers.origin).host.toLowerCase();
+    return host !== '' && host === headers.host?.trim().toLowerCase();
+  } catch {
+    return false;
+  }
+}

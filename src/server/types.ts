@@ -5,9 +5,11 @@ import type { FastifyPluginAsync } from 'fastify';
 /**
  * How a route authenticates its caller; a route that declares nothing needs `bearer`. `session`: the
  * bearer header, or on GET/HEAD the status page's session cookie (src/server/session.ts); `page`: the
- * same, and a `?token=` in the address is exchanged for the cookie (the status page's own addresses).
+ * same, and a `?token=` in the address is exchanged for the cookie (the status page's own addresses);
+ * `session-write`: the bearer header, or the session cookie on a request a browser says came from this
+ * server's own pages (Sec-Fetch-Site: same-origin, or an Origin equal to the Host; absent: refused).
  */
-export type RouteAuth = 'bearer' | 'none' | 'signature' | 'session' | 'page';
+export type RouteAuth = 'bearer' | 'none' | 'signature' | 'session' | 'page' | 'session-write';
 
 /**
  * A group of routes (the intake endpoints, the status API, the status page) registered on the

@@ -17,6 +17,7 @@ import { unsafeStatePath } from '../incident/unsafe.js';
 import { INCIDENT_FILE } from '../intake/read.js';
 import { ALERTS_FILE, type AlertsDoc } from '../intake/webhooks/disk.js';
 import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
+import type { ViewSubject } from './types.js';
 
 // Reads what status shows of a workspace — state.json, the latest run's result.json (or, while it
 // runs, its manifest) — never through a symbolic link anywhere below the root, and never throwing for
@@ -69,6 +70,52 @@ export interface IncidentFacts {
   feedback?: Feedback;
   /** When every alert behind the incident resolved, from alerts.json (also after the run finished). */
   alertsResolvedAt?: string;
+  /** What broke and where, from incident.json, when it reads as an incident. */
+  subject?: ViewSubject;
+}
+
+const INCIDENT_MAX_BYTES = 1 << 20;
+/** Longest title shown; an alert's summary can be a paragraph. */
+const TITLE_MAX = 120;
+
+const str = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+
+/**
+ * incident.json's cluster, namespace, resource, faultType and severity, and a title: the alert's
+ * summary (context.summary) when it has one, else "faultType kind/name". Read loosely: the daemon
+ * validates incident.json before it runs; status shows what it can of any file.
+ */
+export function subjectOf(text: string): ViewSubject | undefined {
+  let doc: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+    doc = parsed as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const resource = (doc.resource && typeof doc.resource === 'object' ? doc.resource : {}) as Record<
+    string,
+    unknown
+  >;
+  const context = (doc.context && typeof doc.context === 'object' ? doc.context : {}) as Record<
+    string,
+    unknown
+  >;
+  const kind = str(resource.kind) ?? '-';
+  const name = str(resource.name) ?? '-';
+  const faultType = str(doc.faultType) ?? '-';
+  const summary = str(context.summary)?.replace(/\s+/g, ' ');
+  const title = summary ?? `${faultType} ${kind}/${name}`;
+  return {
+    title: title.length > TITLE_MAX ? `${title.slice(0, TITLE_MAX - 1)}…` : title,
+    cluster: str(doc.cluster) ?? '-',
+    namespace: str(doc.namespace) ?? str(resource.namespace) ?? '-',
+    resource: { kind, name },
+    faultType,
+    severity: str(doc.severity) ?? '-',
+  };
 }
 
 /** alerts.json's `resolvedAt` (set once every alert resolved), or undefined. */
@@ -127,6 +174,11 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
     arrivedAtMs: incident?.mtimeMs ?? (Date.parse(state.updatedAt) || 0),
     reportExists: false,
   };
+  const incidentText = await readBelow(root, path.join(dir, INCIDENT_FILE), INCIDENT_MAX_BYTES);
+  if (incidentText.kind === 'ok') {
+    const subject = subjectOf(incidentText.text);
+    if (subject) facts.subject = subject;
+  }
   const alerts = await readBelow(root, path.join(dir, ALERTS_FILE), ALERTS_MAX_BYTES);
   if (alerts.kind === 'ok') {
     const resolvedAt = alertsResolvedAt(alerts.text);

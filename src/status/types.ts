@@ -45,6 +45,20 @@ export interface IncidentView {
   evidence: Evidence | null;
   /** What responders said of the answer (`.triage/feedback.json`), when they said anything. */
   feedback: ViewFeedback | null;
+  /** What broke and where, from incident.json (null when it cannot be read: a folder kept as unsafe). */
+  subject: ViewSubject | null;
+  /** The incidentId this one duplicates (state.json `duplicateOf`), when it was not run for that. */
+  duplicateOf: string | null;
+}
+
+/** incident.json's what and where, and a short title for people (an alert's summary, else fault and resource). */
+export interface ViewSubject {
+  title: string;
+  cluster: string;
+  namespace: string;
+  resource: { kind: string; name: string };
+  faultType: string;
+  severity: string;
 }
 
 export interface ViewFeedback {

@@ -51,6 +51,8 @@ export function viewOf(facts: IncidentFacts): StoredView {
         }
       : null,
     evidence: result?.evidence ?? null,
+    subject: facts.subject ?? null,
+    duplicateOf: state.duplicateOf ?? null,
   };
 }
 
@@ -78,6 +80,8 @@ export function withAge(v: StoredView, arrivedAtMs: number, now: number): Incide
     resolvedAt: v.resolvedAt,
     feedback: v.feedback,
     evidence: v.evidence,
+    subject: v.subject,
+    duplicateOf: v.duplicateOf,
   };
 }
 

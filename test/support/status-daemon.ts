@@ -3,6 +3,7 @@ import { configSchema, type Config, type ConfigInput } from '../../src/config/sc
 import { Daemon } from '../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../src/daemon/types.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { feedbackRoutes } from '../../src/server/routes/feedback.js';
 import { createStatusRoutes } from '../../src/server/routes/status.js';
 import { IncidentIndex } from '../../src/status/incident-index.js';
 import { freePort } from './net.js';
@@ -42,16 +43,24 @@ export async function startStatusDaemon(options: {
   });
   const index = new IncidentIndex({ root: config.workspaces_root });
   await index.load();
+  const audit = new AuditLog();
   const daemon = new Daemon({
     config,
     log: silentLogger(),
     executor: options.executor,
-    audit: new AuditLog(),
+    audit,
     random: () => 0.5,
     onChange: (change) => index.apply(change),
     server: (d) => ({
       ...(options.token ? { token: options.token } : {}),
-      routes: createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl } }),
+      routes: [
+        ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl } }),
+        feedbackRoutes({
+          root: config.workspaces_root,
+          audit,
+          onRecorded: (folder) => void index.refresh(folder),
+        }),
+      ],
     }),
   });
   await daemon.start();

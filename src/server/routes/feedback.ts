@@ -11,7 +11,9 @@ import { readState } from '../../incident/store.js';
 import type { Logger } from '../../log/logger.js';
 import { folderNameProblem } from '../../status/read.js';
 import { errorMessage } from '../../util/errors.js';
+import { renderProblemPage } from '../page/render.js';
 import type { RouteModule } from '../types.js';
+import { pageReply } from './status-page.js';
 import { folderParam, problem } from './status-params.js';
 
 // Responders' verdicts on an investigation: `POST /v1/incidents/{id}/feedback` (bearer token) with
@@ -98,6 +100,44 @@ export function feedbackRoutes(options: FeedbackRoutesOptions): RouteModule {
           done(null, {});
         },
       );
+      // The status page's feedback form: a plain HTML form POST (no script), answered with a redirect
+      // back to the incident. The session cookie counts only on a same-origin post (session-write).
+      app.post('/incidents/:id/feedback', { config: { auth: 'session-write' } }, async (request, reply) => {
+        const folder = folderParam(request, reply);
+        if (folder === undefined) return reply;
+        const form = new URLSearchParams((request.rawBody ?? Buffer.alloc(0)).toString('utf8'));
+        const field = (name: string) => {
+          const value = form.get(name)?.trim();
+          return value ? value : undefined;
+        };
+        const parsed = parseFeedbackInput({
+          verdict: field('verdict'),
+          ...(field('cause') ? { cause: field('cause') } : {}),
+          ...(field('by') ? { by: field('by') } : {}),
+        });
+        const back = `/incidents/${encodeURIComponent(folder)}`;
+        const answer = (status: number, title: string, message: string) =>
+          pageReply(
+            reply,
+            status,
+            renderProblemPage(title, message, { href: back, label: '← back to the incident' }),
+          );
+        if (!parsed.ok) return answer(400, 'Feedback not recorded', parsed.message);
+        try {
+          const applied = await apply(options, folder, parsed.input, 'page');
+          if (applied.kind === 'missing') return answer(404, 'No such incident', applied.message);
+          if (applied.kind === 'no_run') return answer(409, 'No answer yet', applied.message);
+          return reply
+            .code(303)
+            .header('location', `${back}#feedback`)
+            .header('cache-control', 'no-store')
+            .send();
+        } catch (err) {
+          log?.error({ workspace: folder, err: errorMessage(err) }, 'recording page feedback failed');
+          return answer(500, 'Feedback not recorded', `feedback was not recorded: ${errorMessage(err)}`);
+        }
+      });
+
       app.post('/v1/slack/interactions', { config: { auth: 'signature' } }, async (request, reply) => {
         const secret = options.slackSigningSecret;
         if (!secret)

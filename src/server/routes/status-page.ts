@@ -1,5 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
+import {
+  accuracyOverall,
+  confidenceIn,
+  type AccuracyRow,
+  type GradedAnswer,
+} from '../../feedback/accuracy.js';
 import { readIncidentDetail, readIncidentReport } from '../../status/detail.js';
 import type { IncidentIndex } from '../../status/incident-index.js';
 import { PageQueryError } from '../../status/pages.js';
@@ -19,7 +25,7 @@ const PAGE_SIZE = 100;
 /** What every page may load: its own script, stylesheet and event stream; nothing inline, nothing else. */
 export const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-  "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const ASSETS: Record<string, string> = {
   'status.js': 'text/javascript; charset=utf-8',
@@ -27,16 +33,35 @@ const ASSETS: Record<string, string> = {
 };
 const ASSET_DIR = new URL('../page/assets/', import.meta.url);
 
-const page = (reply: FastifyReply, status: number, body: string): FastifyReply =>
+/** An HTML page with the page's security headers. */
+export const pageReply = (reply: FastifyReply, status: number, body: string): FastifyReply =>
   reply
     .code(status)
     .type('text/html; charset=utf-8')
     .header('content-security-policy', PAGE_CSP)
     .header('x-content-type-options', 'nosniff')
     .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+    // same-origin, not no-referrer: with no-referrer a browser posts the feedback form with
+    // `Origin: null`, which the cross-site check refuses. Other sites still get no referrer.
+    .header('referrer-policy', 'same-origin')
     .header('cache-control', 'no-store')
     .send(body);
+
+/** Responders' verdicts over every answered incident in the index (not only this page of the list). */
+function accuracyOf(index: IncidentIndex): AccuracyRow {
+  const answers: GradedAnswer[] = [];
+  for (const v of index.views()) {
+    if (v.answer === null) continue;
+    const confidence = confidenceIn(v.answer);
+    answers.push({
+      folder: v.folder,
+      agent: v.agent ?? '(none)',
+      ...(confidence ? { confidence } : {}),
+      ...(v.feedback ? { verdict: v.feedback.verdict } : {}),
+    });
+  }
+  return accuracyOverall(answers);
+}
 
 export interface StatusPageOptions {
   index: IncidentIndex;
@@ -71,7 +96,7 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
             ...(state.state ? { state: state.state } : {}),
             ...(cursor ? { cursor } : {}),
           });
-          return page(
+          return pageReply(
             reply,
             200,
             renderListPage({
@@ -79,11 +104,12 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
               ...(state.state ? { state: state.state } : {}),
               first: !cursor,
               now: now(),
+              accuracy: accuracyOf(index),
             }),
           );
         } catch (err) {
           if (err instanceof PageQueryError)
-            return page(reply, 400, renderProblemPage('Bad page address', err.message));
+            return pageReply(reply, 400, renderProblemPage('Bad page address', err.message));
           throw err;
         }
       });
@@ -91,17 +117,17 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
       app.get('/incidents/:id', pageRoute, async (request, reply) => {
         const id = (request.params as { id: string }).id;
         const why = folderNameProblem(id);
-        if (why) return page(reply, 400, renderProblemPage('Not an incident', why));
+        if (why) return pageReply(reply, 400, renderProblemPage('Not an incident', why));
         const t = now();
         const detail = await readIncidentDetail(index.root, id, t);
         if (!detail)
-          return page(
+          return pageReply(
             reply,
             404,
             renderProblemPage('No such incident', `No incident ${id} under ${index.root}.`),
           );
         const report = await readIncidentReport(index.root, id, t);
-        return page(
+        return pageReply(
           reply,
           200,
           renderIncidentPage({
@@ -110,6 +136,31 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
             now: t,
           }),
         );
+      });
+
+      // "duplicate of <incidentId>" links here: the page of the (first) incident with that id.
+      app.get('/by-id/:incidentId', pageRoute, async (request, reply) => {
+        const incidentId = (request.params as { incidentId: string }).incidentId;
+        await index.whenLoaded();
+        let folder: string | undefined;
+        for (const v of index.views())
+          if (v.incidentId === incidentId && (folder === undefined || v.duplicateOf === null)) {
+            folder = v.folder;
+            if (v.duplicateOf === null) break;
+          }
+        if (folder === undefined)
+          return pageReply(
+            reply,
+            404,
+            renderProblemPage(
+              'No such incident',
+              `No incident with incidentId ${incidentId} under ${index.root}.`,
+            ),
+          );
+        return reply
+          .code(303)
+          .header('location', `/incidents/${encodeURIComponent(folder)}`)
+          .send();
       });
 
       // Browsers ask for it on every page; there is none.

@@ -61,6 +61,8 @@ const VIEW_KEYS = [
   'resolvedAt',
   'feedback',
   'evidence',
+  'subject',
+  'duplicateOf',
 ];
 
 const lineOf = (text: string, folder: string) =>

@@ -48,6 +48,35 @@ function badge(state) {
   return el('span', `badge state-${state}`, state);
 }
 
+/** critical, warning or info: the severity's colour, as render.ts decides it. */
+function severityClass(severity) {
+  const s = severity.trim().toLowerCase();
+  if (['critical', 'p1', 'sev1', 'high', 'error', 'page'].includes(s)) return 'critical';
+  if (['warning', 'p2', 'p3', 'sev2', 'medium', 'major'].includes(s)) return 'warning';
+  return 'info';
+}
+
+/** What broke and where (cluster / namespace · kind/name, then severity and fault type). */
+function whereOf(view) {
+  const s = view.subject;
+  if (!s) return [el('div', 'where', '-')];
+  const where = el('div', 'where');
+  where.append(
+    el('span', 'cluster', s.cluster),
+    ' / ',
+    el('span', 'namespace', s.namespace),
+    ' · ',
+    el('span', 'resource', `${s.resource.kind}/${s.resource.name}`),
+  );
+  const what = el('div', 'what');
+  what.append(
+    el('span', `severity sev-${severityClass(s.severity)}`, s.severity),
+    ' ',
+    el('span', 'fault', s.faultType),
+  );
+  return [where, what];
+}
+
 /** The cells of one row, as render.ts makes them on the server. */
 function rowOf(view) {
   const tr = document.createElement('tr');
@@ -56,22 +85,32 @@ function rowOf(view) {
   const state = el('td', 'state');
   state.append(badge(view.state));
   const incident = el('td', 'incident');
-  const link = el('a', '', view.folder);
+  const link = el('a', 'title', view.subject ? view.subject.title : view.folder);
   link.href = `/incidents/${encodeURIComponent(view.folder)}`;
-  incident.append(link, el('div', 'sub', view.incidentId));
+  incident.append(link, ...whereOf(view));
+  const ev = el('td', 'ev');
+  const verdict = view.evidence ? view.evidence.verdict : null;
+  ev.append(el('span', `evidence ev-${verdict ?? 'none'}`, verdict ?? '-'));
   const answer = el('td', 'answer');
   if (view.answer !== null) answer.textContent = view.answer;
-  else if (view.reason !== null) answer.append(el('span', 'reason', view.reason));
+  else if (view.duplicateOf !== null) {
+    const reason = el('span', 'reason', 'duplicate of ');
+    const dup = el('a', 'duplicate', view.duplicateOf);
+    dup.href = `/by-id/${encodeURIComponent(view.duplicateOf)}`;
+    reason.append(dup);
+    answer.append(reason);
+  } else if (view.reason !== null) answer.append(el('span', 'reason', view.reason));
   tr.append(
     state,
     incident,
+    ev,
+    answer,
     el('td', 'age', age(view.age)),
-    el('td', 'num attempts', String(view.attempts)),
     el('td', 'agent', view.agent ?? '-'),
+    el('td', 'num attempts', String(view.attempts)),
     el('td', 'num duration', duration(view.durationMs)),
     el('td', 'num tokens', tokens(view.tokens)),
     el('td', 'num cost', cost(view.costUsd)),
-    answer,
   );
   return tr;
 }
