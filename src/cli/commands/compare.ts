@@ -115,6 +115,6 @@ export async function runCompare(
     if (err instanceof ReplayUsageError) throw new CliExit(EXIT.usage, `compare: ${err.message}`);
     throw err;
   } finally {
-    pipeline.dispose();
+    await pipeline.dispose();
   }
 }

@@ -184,6 +184,6 @@ export async function runEvalCommand(
       throw new CliExit(EXIT.usage, `eval: ${err.message}`);
     throw err;
   } finally {
-    pipeline.dispose();
+    await pipeline.dispose();
   }
 }

@@ -71,7 +71,13 @@ export function commandPipeline(
   io: CliIO,
   file: string | undefined,
   flags: { engine?: EngineName; agent?: AgentName; model?: string },
-): { config: Config; deps: ReplayDeps; notify: NotifyParts; abort: AbortController; dispose: () => void } {
+): {
+  config: Config;
+  deps: ReplayDeps;
+  notify: NotifyParts;
+  abort: AbortController;
+  dispose: () => Promise<void>;
+} {
   const { config } = commandConfig(
     io,
     file,
@@ -90,9 +96,12 @@ export function commandPipeline(
   const onSignal = () => abort.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  const dispose = () => {
+  // The executor's listeners (the model gateway, a pod broker), engines and caches are closed with the
+  // command: nothing it opened keeps the process alive once the work is done.
+  const dispose = async () => {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await executor.close?.();
   };
   return {
     config,
@@ -151,7 +160,7 @@ export async function runReplay(
     if (err instanceof ReplayUsageError) throw new CliExit(EXIT.usage, `replay: ${err.message}`);
     throw err;
   } finally {
-    pipeline.dispose();
+    await pipeline.dispose();
   }
 }
 
