@@ -66,6 +66,9 @@ export async function makePipeline(env: Record<string, string>, triageScript: st
       `    - { name: k8s4agents, path: ${skills} }`,
       '  triage: { skill: k8s4agents, script: triage.sh, args: [], timeout: 10s }',
       'http: { port: 0 }',
+      // The leaky stand-in agent prints the key it was handed. Without the model gateway that is the
+      // real key, so the scans check the real key is scrubbed from everything the run writes.
+      'gateway: { enabled: false }',
       'log: { level: debug }',
       '',
     ].join('\n'),

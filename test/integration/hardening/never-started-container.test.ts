@@ -80,6 +80,8 @@ describe.skipIf(!docker)('a daemon killed between container create and start', (
       workspaces_root: incidents,
       agent: { image: TEST_IMAGE, command: '/usr/local/bin/fake-agent', timeout: '2m' },
       docker: { host, memory: '256m', network: 'none' },
+      // The FROM-scratch test image has no node to run the gateway's bridge in.
+      gateway: { enabled: false },
       scheduling: { lease_ttl: '3s', rescan_interval: '500ms' },
     });
     const env = { PATH: process.env.PATH, HOME: root.dir, ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef' };
