@@ -5,7 +5,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
-import { runPromote } from '../../../src/cli/commands/eval.js';
+import { runEvalCommand, runPromote } from '../../../src/cli/commands/eval.js';
 import { CliExit, type CliIO } from '../../../src/cli/io.js';
 import { compileCluster } from '../../../src/eval/cases/compile.js';
 import { loadCase } from '../../../src/eval/cases/load.js';
@@ -16,7 +16,7 @@ import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { parseKubectl } from '../../../src/kubectl/parse.js';
 import { classifyKubectl } from '../../../src/kubectl/policy/classify.js';
 import { incidentIn, writeRun } from '../../support/status-root.js';
-import { tempDir } from '../../support/runs.js';
+import { REPO_ROOT, tempDir } from '../../support/runs.js';
 
 let root: { dir: string; cleanup: () => Promise<void> };
 let out: string[];
@@ -151,6 +151,58 @@ describe('eval promote', () => {
       ),
     );
     for (const text of files) expect(text).not.toContain('sk-ant-promote-secret-0123456789');
+  });
+
+  it('writes a case that `eval` runs offline and scores against the responder cause', async () => {
+    const dir = await investigation();
+    await recordFeedback(
+      dir,
+      { verdict: 'wrong', cause: 'secret payments-db lost its DATABASE_URL key in a rotation' },
+      'api',
+      { audit: new AuditLog() },
+    );
+    const caseDir = path.join(root.dir, 'cases', 'payments-crash');
+    expect(await runPromote(dir, { out: caseDir }, undefined, io)).toBe(0);
+    // A stand-in agent on the process engine: it calls the case's kubectl (a recorded call and one
+    // that was never recorded) and writes a report naming the responder's cause.
+    const configFile = path.join(root.dir, 'eval.yaml');
+    await writeFile(
+      configFile,
+      [
+        `workspaces_root: ${path.join(root.dir, 'incidents')}`,
+        'engine: process',
+        `agent: { name: claude, command: ${path.join(REPO_ROOT, 'test/fixtures/evals/promoted-agent.sh')}, timeout: 1m, min_report_bytes: 10 }`,
+        'gateway: { enabled: false }',
+        'kubectl: { access_check: false }',
+        'http: { port: 0 }',
+        '',
+      ].join('\n'),
+    );
+    const out = path.join(root.dir, 'scored');
+    const code = await runEvalCommand(caseDir, { variants: 'no-preload', repeat: '1', out }, configFile, {
+      ...io,
+      env: { ...io.env, PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root.dir },
+    });
+    const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as {
+      cells: {
+        status: string;
+        error?: string;
+        runDir?: string;
+        score?: { rootCause: { entityScore: number } };
+      }[];
+    };
+    const [cell] = scorecard.cells;
+    expect(cell?.status, cell?.error).toBe('succeeded');
+    expect(cell?.score?.rootCause.entityScore).toBe(1);
+    expect(code).toBe(0);
+    const calls = (await readFile(path.join(cell?.runDir ?? '', 'kubectl-calls.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { normalized: string; answeredFrom: string });
+    expect(calls.map((c) => [c.normalized, c.answeredFrom])).toEqual([
+      ['get pods --namespace=payments', 'commands'],
+      ['describe pods/payments-api-7c9d-x2 --namespace=payments', 'not-recorded'],
+    ]);
   });
 
   it('refuses an investigation without feedback, an unfinished one, and a non-empty target, saying what to do', async () => {
