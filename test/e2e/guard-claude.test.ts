@@ -151,9 +151,9 @@ describe('kubectl guard with the real Claude CLI', () => {
     expect(calls.at(-1)).toBe(`get pods -n shop | KUBECONFIG=${kubeconfig} TRIAGE_STAGE=agent`);
     // No delete reached the daemon's kubectl; its own `auth can-i delete …` questions (the broker-identity
     // readiness check) ask, they do not delete.
-    expect(
-      (await real.calls()).filter((c) => c.includes('delete') && !c.startsWith('auth can-i ')),
-    ).toEqual([]);
+    expect((await real.calls()).filter((c) => c.includes('delete') && !c.startsWith('auth can-i '))).toEqual(
+      [],
+    );
     const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
     expect(records.map((r) => [r.by, r.decision, r.normalized, r.category])).toEqual([
       ['guard', 'allowed', 'get pods --namespace=shop', 'read'],
