@@ -60,10 +60,10 @@ describe('replay and compare --notify', () => {
       label: 'replay of crashloop-payments-api',
       workspace: 'loud',
     });
-    // The fake agent wrote its API key into the report. Behind the model gateway that key is the run's
-    // token, never the real one: the delivery carries the token redacted, and the real key nowhere.
+    // The fake agent wrote its API key into the report (the pipeline runs it without the model gateway,
+    // so that is the real key): the delivery carries it redacted.
     expect(req.raw).not.toContain(KEY);
-    expect((req.body.report as { text: string }).text).toContain('[REDACTED:agent secret]');
+    expect((req.body.report as { text: string }).text).toContain('[REDACTED:ANTHROPIC_API_KEY]');
   });
 
   it('compare --notify delivers each cell that ran', async () => {
