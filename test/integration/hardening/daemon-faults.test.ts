@@ -47,6 +47,12 @@ afterEach(async () => {
 });
 
 /** An in-process daemon on `root`; `lines` collects its log lines when given. */
+/** The daemon's passes over the root that could not list it (`workspace_scans_total{outcome="failed"}`). */
+async function failedScans(daemon: Daemon): Promise<number> {
+  const m = /workspace_scans_total\{outcome="failed"\} (\d+)/.exec(await daemon.metrics.render());
+  return m ? Number(m[1]) : 0;
+}
+
 async function startDaemon(executor: RunExecutor, lines?: string[]): Promise<Daemon> {
   const config = configSchema.parse({
     workspaces_root: root,
@@ -129,8 +135,11 @@ describe('daemon faults', () => {
     await waitFor('readiness to report the missing root', async () =>
       (await daemon.readiness()).ok ? undefined : true,
     );
-    // Several root checks (every second) and rescans (every 300 ms) later, still no root.
-    await new Promise((r) => setTimeout(r, 3500));
+    // Several root checks and rescans later (each one a failed scan of the missing root), still no root.
+    const failedBefore = await failedScans(daemon);
+    await waitFor('three more failed scans of the missing root', async () =>
+      (await failedScans(daemon)) >= failedBefore + 3 ? true : undefined,
+    );
     expect(await stat(root).catch((err: NodeJS.ErrnoException) => err.code)).toBe('ENOENT');
     expect((await daemon.readiness()).ok).toBe(false);
     await mkdir(root);

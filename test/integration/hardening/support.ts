@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../../support/net.js';
 import { startCliDaemon, type CliDaemon } from '../../support/cli-daemon.js';
 import { readState } from '../../../src/incident/store.js';
+import { eventually } from '../../support/wait.js';
 
 export { auditEvents } from '../../support/notify.js';
 
@@ -76,4 +77,26 @@ export async function incidentsTotal(daemon: CliDaemon, outcome: string): Promis
   const text = await (await fetch(`http://127.0.0.1:${httpPort(daemon)}/metrics`)).text();
   const m = new RegExp(`triage_runner_incidents_total\\{outcome="${outcome}"\\} (\\d+)`).exec(text);
   return m ? Number(m[1]) : 0;
+}
+
+/** The daemon's completed passes over the workspaces root (`workspace_scans_total`, either outcome). */
+export async function workspaceScans(daemon: CliDaemon): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort(daemon)}/metrics`)).text();
+  return [...text.matchAll(/^triage_runner_workspace_scans_total\{outcome="\w+"\} (\d+)$/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+}
+
+/**
+ * Resolves once the daemon has finished `count` more passes over the root than now: the marker that a
+ * negative check (no second run, no relabel) comes after the rescans where it would have happened.
+ */
+export async function afterScans(daemon: CliDaemon, count: number, timeoutMs = 30_000): Promise<void> {
+  const target = (await workspaceScans(daemon)) + count;
+  await eventually(
+    `${count} more workspace scans`,
+    async () => (await workspaceScans(daemon)) >= target,
+    timeoutMs,
+  );
 }

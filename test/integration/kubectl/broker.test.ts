@@ -275,16 +275,16 @@ describe('kubectl broker with the guard client', () => {
     );
     // The quitter queues first, then the waiter: each awaited in the broker's queue.
     const quitter = spawnCall(['get', 'pods', '-n', 'gone']);
-    await until('the quitter to queue', 10_000, () => broker!.queued() === 1 || undefined);
+    await until('the quitter to queue', 10_000, async () => broker!.queued() === 1 || undefined);
     const waiter = spawnCall(['get', 'pods', '-n', 'shop']);
     let out = '';
     waiter.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const waited = new Promise<number | null>((resolve) => waiter.once('exit', resolve));
-    await until('the waiter to queue behind it', 10_000, () => broker!.queued() === 2 || undefined);
+    await until('the waiter to queue behind it', 10_000, async () => broker!.queued() === 2 || undefined);
     expect(await fakeCalls()).toBe('logs web-1 -f');
     quitter.kill('SIGKILL');
     // The quitter's call leaves the queue when its connection closes; the waiter is then first.
-    await until('the quitter to leave the queue', 10_000, () => broker!.queued() === 1 || undefined);
+    await until('the quitter to leave the queue', 10_000, async () => broker!.queued() === 1 || undefined);
     blocker.kill('SIGKILL');
     expect(await waited).toBe(0);
     expect(out).toContain('web-1   1/1     Running');
