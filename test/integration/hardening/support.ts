@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../../support/net.js';
 import { startCliDaemon, type CliDaemon } from '../../support/cli-daemon.js';
 import { readState } from '../../../src/incident/store.js';
-import { eventually } from '../../support/wait.js';
+import { afterScans as afterScansOn } from '../../support/scans.js';
 
 export { auditEvents } from '../../support/notify.js';
 
@@ -79,24 +79,6 @@ export async function incidentsTotal(daemon: CliDaemon, outcome: string): Promis
   return m ? Number(m[1]) : 0;
 }
 
-/** The daemon's completed passes over the workspaces root (`workspace_scans_total`, either outcome). */
-export async function workspaceScans(daemon: CliDaemon): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${httpPort(daemon)}/metrics`)).text();
-  return [...text.matchAll(/^triage_runner_workspace_scans_total\{outcome="\w+"\} (\d+)$/gm)].reduce(
-    (sum, m) => sum + Number(m[1]),
-    0,
-  );
-}
-
-/**
- * Resolves once the daemon has finished `count` more passes over the root than now: the marker that a
- * negative check (no second run, no relabel) comes after the rescans where it would have happened.
- */
-export async function afterScans(daemon: CliDaemon, count: number, timeoutMs = 30_000): Promise<void> {
-  const target = (await workspaceScans(daemon)) + count;
-  await eventually(
-    `${count} more workspace scans`,
-    async () => (await workspaceScans(daemon)) >= target,
-    timeoutMs,
-  );
-}
+/** Resolves once the daemon has finished `count` more passes over the workspaces root than now. */
+export const afterScans = (daemon: CliDaemon, count: number): Promise<void> =>
+  afterScansOn(httpPort(daemon), count);
