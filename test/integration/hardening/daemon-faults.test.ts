@@ -34,6 +34,7 @@ import {
   waitForState,
 } from '../../support/incidents.js';
 import { FINISH_ON_HOST } from '../../support/sh-agent.js';
+import { afterScans } from '../../support/scans.js';
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -47,12 +48,6 @@ afterEach(async () => {
 });
 
 /** An in-process daemon on `root`; `lines` collects its log lines when given. */
-/** The daemon's passes over the root that could not list it (`workspace_scans_total{outcome="failed"}`). */
-async function failedScans(daemon: Daemon): Promise<number> {
-  const m = /workspace_scans_total\{outcome="failed"\} (\d+)/.exec(await daemon.metrics.render());
-  return m ? Number(m[1]) : 0;
-}
-
 async function startDaemon(executor: RunExecutor, lines?: string[]): Promise<Daemon> {
   const config = configSchema.parse({
     workspaces_root: root,
@@ -136,10 +131,7 @@ describe('daemon faults', () => {
       (await daemon.readiness()).ok ? undefined : true,
     );
     // Several root checks and rescans later (each one a failed scan of the missing root), still no root.
-    const failedBefore = await failedScans(daemon);
-    await waitFor('three more failed scans of the missing root', async () =>
-      (await failedScans(daemon)) >= failedBefore + 3 ? true : undefined,
-    );
+    await afterScans(daemon, 3);
     expect(await stat(root).catch((err: NodeJS.ErrnoException) => err.code)).toBe('ENOENT');
     expect((await daemon.readiness()).ok).toBe(false);
     await mkdir(root);
