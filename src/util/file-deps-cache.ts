@@ -11,6 +11,7 @@ type Signature = string;
 
 const ABSENT = '-';
 
+/** A file's (or folder's) signature: inode, size, mtime and ctime in ns, or absent. */
 export async function signatureOf(file: string): Promise<Signature> {
   const s = await stat(file, { bigint: true }).catch(() => undefined);
   return s ? `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` : ABSENT;
@@ -51,7 +52,7 @@ export class FileDepsCache<T> {
     const deps = await Promise.all(
       [...new Set(built.deps)].map(async (d): Promise<[string, Signature]> => [d, await signatureOf(d)]),
     );
-    if (deps.some(([, sig]) => racy(sig, startedNs))) return built.value;
+    if (deps.some(([, sig]) => recentlyModified(sig, startedNs))) return built.value;
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
@@ -70,8 +71,9 @@ async function unchanged(deps: [string, Signature][]): Promise<boolean> {
   return deps.every(([, sig], i) => now[i] === sig);
 }
 
-function racy(sig: Signature, startedNs: bigint): boolean {
+/** The signature's mtime is within RACY_MS of `sinceNs` or later: a change in the same clock tick may not show. */
+export function recentlyModified(sig: Signature, sinceNs: bigint): boolean {
   if (sig === ABSENT) return false;
   const mtimeNs = BigInt(sig.split(':')[2] ?? '0');
-  return mtimeNs >= startedNs - RACY_MS * 1_000_000n;
+  return mtimeNs >= sinceNs - RACY_MS * 1_000_000n;
 }
