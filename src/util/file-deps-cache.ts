@@ -33,6 +33,8 @@ const RACY_MS = 1000n;
 /** A bounded cache of built values by key; the oldest entry goes first when full. */
 export class FileDepsCache<T> {
   private readonly entries = new Map<string, { deps: [string, Signature][]; value: T }>();
+  /** Builds under way: runs that start together share one. */
+  private readonly pending = new Map<string, Promise<T>>();
   /** How many times a value was built (not served from the cache): what tests observe. */
   builds = 0;
 
@@ -45,6 +47,15 @@ export class FileDepsCache<T> {
   async get(key: string, build: () => Promise<Built<T>>): Promise<T> {
     const hit = this.entries.get(key);
     if (hit && (await unchanged(hit.deps))) return hit.value;
+    let pending = this.pending.get(key);
+    if (!pending) {
+      pending = this.build(key, build).finally(() => this.pending.delete(key));
+      this.pending.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async build(key: string, build: () => Promise<Built<T>>): Promise<T> {
     this.entries.delete(key);
     const startedNs = BigInt(Math.floor(this.now())) * 1_000_000n;
     this.builds++;

@@ -65,6 +65,16 @@ describe('FileDepsCache', () => {
     expect(cache.builds).toBe(2);
   });
 
+  it('runs that ask at the same time share one build', async () => {
+    const file = path.join(dir, 'a.md');
+    writeFileSync(file, 'one');
+    settle(file);
+    const cache = new FileDepsCache<string>();
+    const values = await Promise.all(Array.from({ length: 8 }, () => cache.get('a', readBuild(file))));
+    expect(values).toEqual(Array(8).fill('one'));
+    expect(cache.builds).toBe(1);
+  });
+
   it('keeps no failure: a build that throws is tried again', async () => {
     const cache = new FileDepsCache<string>();
     await expect(cache.get('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
