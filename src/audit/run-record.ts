@@ -93,6 +93,8 @@ export const runResultSchema = z.looseObject({
       costUsd: z.number(),
       firstCallAt: z.string().optional(),
       capReached: z.object({ cap: z.string(), limit: z.number(), used: z.number() }).optional(),
+      /** An adopted run whose agent could not reach the restarted daemon's gateway, and why. */
+      lost: z.string().optional(),
       log: z.string(),
       /** Where result.json's tokens and cost come from: the gateway, or the CLI when no call went through it. */
       source: z.enum(['gateway', 'agent']),
@@ -147,6 +149,13 @@ export const runManifestSchema = z.object({
   report: z.object({ hostPath: z.string(), agentPath: z.string() }),
   /** A per-run HOME on the host to remove after the run (host placement). */
   hostHome: z.string().optional(),
+  /**
+   * The run at the model gateway: its token's hash (never the token) and, for an agent on the host, the
+   * TCP address it was given, so that a restarted daemon listens there again.
+   */
+  gateway: z
+    .object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), url: z.string().optional() })
+    .optional(),
 });
 export type RunManifest = z.infer<typeof runManifestSchema>;
 

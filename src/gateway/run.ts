@@ -36,6 +36,8 @@ export interface GatewaySummary {
   costUsd: number;
   firstCallAt?: string;
   capReached?: CapReached;
+  /** Why the agent of an adopted run could not reach the restarted daemon's gateway. */
+  lost?: string;
   log: string;
 }
 
@@ -59,6 +61,8 @@ export interface RunGateway {
   start(): Promise<void>;
   /** What result.json takes from the gateway. */
   summary(): GatewaySummary;
+  /** What the run's manifest keeps for a daemon that adopts the run: the token's hash, never the token. */
+  manifest(): { tokenSha256: string; url?: string };
   /** Called after each of the run's model calls with the run's totals (live progress). */
   watch(listener: (summary: GatewaySummary) => void): void;
   /** Revokes the token, closes the socket and the log (idempotent). */
@@ -73,6 +77,10 @@ export interface RunGatewayInput {
   redact: (text: string) => string;
   /** Adoption: the run's token hash as the launching daemon left it, and its calls so far. */
   resume?: { hash: string; calls: ModelCallRecord[] };
+  /** Called once when the run stops (an adopted run's listener released). */
+  release?: () => Promise<void>;
+  /** Why an adopted run's agent cannot reach the gateway (its address could not be listened on again). */
+  lost?: string;
 }
 
 export function openRunGateway(input: RunGatewayInput): RunGateway {
@@ -108,6 +116,7 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       costUsd: Math.round(t.costUsd * 1e8) / 1e8,
       ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
       ...(session.capReached ? { capReached: session.capReached } : {}),
+      ...(input.lost ? { lost: input.lost } : {}),
       log: MODEL_CALLS_FILE,
     };
   }
@@ -163,6 +172,10 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       }
     },
     summary,
+    manifest: () => ({
+      tokenSha256: input.resume?.hash ?? tokenHash(session.token),
+      ...(route.kind === 'tcp' ? { url: route.url } : {}),
+    }),
     watch: (listener) => void listeners.push(listener),
     stop: async () => {
       if (stopped) return;
@@ -170,22 +183,26 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       gateway.closeRun(session);
       await listening?.close().catch(() => undefined);
       await log?.close().catch(() => undefined);
+      await input.release?.().catch(() => undefined);
     },
   };
 }
 
 /**
- * The gateway of a container run a dead daemon launched: its token hash from the run folder, its calls
- * so far from model-calls.jsonl, and the socket listening again where the agent's bridge connects.
- * Undefined when the run had no gateway (or the engine's agent cannot reach a socket).
+ * The gateway of a run a dead daemon launched: its token hash (a container's from the run folder, a
+ * host agent's from its manifest), its calls so far from model-calls.jsonl, and, for a container, the
+ * socket listening again where the agent's bridge connects (a host agent's TCP address is the caller's
+ * to listen on again). Undefined when the run had no gateway.
  */
 export async function resumeRunGateway(
-  input: Omit<RunGatewayInput, 'resume'>,
+  input: Omit<RunGatewayInput, 'resume'> & { hash?: string },
 ): Promise<RunGateway | undefined> {
-  if (input.route.kind !== 'bridge') return undefined;
-  const hash = (
-    await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
-  ).trim();
+  const hash =
+    input.route.kind === 'bridge'
+      ? (
+          await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
+        ).trim()
+      : (input.hash ?? '');
   if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
   const calls = await readModelCalls(path.join(input.bundleDir, MODEL_CALLS_FILE));
   const run = openRunGateway({ ...input, resume: { hash, calls } });
