@@ -81,6 +81,9 @@ export interface GatewayHostInput {
   secrets: Record<string, string>;
   env: Record<string, string | undefined>;
   now?: () => Date;
+  /** Where the day's spend across runs is kept (`budget.daily_usd`). */
+  spendFile?: string;
+  onSpendProblem?: (message: string) => void;
   onCap?: (cap: CapReached) => void;
   onRetry?: (provider: string) => void;
   /** How long a preflight answer is kept (default 5 minutes). */
@@ -105,6 +108,8 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
       ...(config.budget.daily_usd !== undefined ? { dailyUsd: config.budget.daily_usd } : {}),
     },
     now,
+    ...(input.spendFile ? { spendFile: input.spendFile } : {}),
+    ...(input.onSpendProblem ? { onSpendProblem: input.onSpendProblem } : {}),
     ...(input.onCap ? { onCap: input.onCap } : {}),
     ...(input.onRetry ? { onRetry: input.onRetry } : {}),
   });

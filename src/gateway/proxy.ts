@@ -28,6 +28,8 @@ export interface ProxyOptions {
   upstreams: Record<ProviderId, Upstream>;
   /** The live run with this token, if any. */
   lookup(token: string): RunSession | undefined;
+  /** Resolves once the caps can be judged (the day's spend read back from disk). */
+  ready?: () => Promise<void>;
   prices: Readonly<Record<string, Price>>;
   recordBodies: boolean;
   now?: () => Date;
@@ -204,6 +206,7 @@ export function createProxy(options: ProxyOptions) {
         },
         at,
       );
+    await options.ready?.();
     const cap = session.refusal();
     if (cap) {
       sendError(res, provider, 400, `triage-runner: ${capMessage(cap)}`);

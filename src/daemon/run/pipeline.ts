@@ -2,12 +2,15 @@ import { ClusterHealth } from '../../clusters/health.js';
 import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import type { SkillsCache } from '../../context/skills-cache.js';
 import type { AgentAdapter } from '../../agents/types.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
 import { createGatewayHost } from '../../gateway/host.js';
+import { SPEND_FILE } from '../../gateway/ledger.js';
+import { TRIAGE_DIR } from '../../shared/types.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
@@ -121,6 +124,11 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         secrets: deps.secrets,
         env: deps.env,
         ...(deps.now ? { now: deps.now } : {}),
+        // The day's spend outlives a restart, under the root the daemon owns.
+        ...(config.budget.daily_usd !== undefined
+          ? { spendFile: path.join(config.workspaces_root, TRIAGE_DIR, SPEND_FILE) }
+          : {}),
+        onSpendProblem: (message) => deps.log.warn({ problem: message }, 'budget.daily_usd spend file'),
         onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
         onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
       })
