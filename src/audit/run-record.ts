@@ -78,6 +78,20 @@ export const runResultSchema = z.looseObject({
   firstOutputMs: z.number().optional(),
   /** From the run's start to its first model call, as the model gateway saw it. */
   firstModelCallMs: z.number().optional(),
+  /**
+   * The seed's measures, from the gateway's record of the run's model calls (the same for every CLI):
+   * from the run's start to its first model call, to the end of the first answer asking for a tool (the
+   * first investigation turn) and to the end of the last call; input tokens over every call.
+   */
+  measures: z
+    .object({
+      firstModelCallMs: z.number().optional(),
+      firstToolCallMs: z.number().optional(),
+      investigationMs: z.number().optional(),
+      inputTokens: z.number(),
+      modelCalls: z.number(),
+    })
+    .optional(),
   /** The run's model calls as the gateway counted them (their log: `model-calls.jsonl`). */
   gateway: z
     .object({
@@ -92,6 +106,8 @@ export const runResultSchema = z.looseObject({
       }),
       costUsd: z.number(),
       firstCallAt: z.string().optional(),
+      firstToolCallAt: z.string().optional(),
+      lastCallEndAt: z.string().optional(),
       capReached: z.object({ cap: z.string(), limit: z.number(), used: z.number() }).optional(),
       /** An adopted run whose agent could not reach the restarted daemon's gateway, and why. */
       lost: z.string().optional(),

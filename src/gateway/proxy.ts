@@ -282,7 +282,7 @@ export function createProxy(options: ProxyOptions) {
       res.on('close', () => resolve(res.writableFinished ? undefined : 'the agent closed the connection'));
     });
     if (ended) res.destroy();
-    const { usage } = reader.end();
+    const { usage, toolUse } = reader.end();
     const costUsd = costOf(usage, priceOf(model, options.prices));
     await finish({
       status,
@@ -291,6 +291,7 @@ export function createProxy(options: ProxyOptions) {
       tokens: usage,
       ...(costUsd !== undefined ? { costUsd } : {}),
       retries,
+      ...(toolUse ? { toolUse: true } : {}),
       ...(ended ? { error: ended } : {}),
       ...(options.recordBodies
         ? { response: Buffer.concat(recorded).subarray(0, MAX_RECORDED_BODY).toString('utf8') }

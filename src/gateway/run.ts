@@ -35,6 +35,10 @@ export interface GatewaySummary {
   tokens: Usage;
   costUsd: number;
   firstCallAt?: string;
+  /** When the first answer asking the agent to call a tool arrived (the first investigation turn). */
+  firstToolCallAt?: string;
+  /** When the last model call ended. */
+  lastCallEndAt?: string;
   capReached?: CapReached;
   /** Why the agent of an adopted run could not reach the restarted daemon's gateway. */
   lost?: string;
@@ -115,6 +119,8 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       tokens: { ...t.tokens },
       costUsd: Math.round(t.costUsd * 1e8) / 1e8,
       ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
+      ...(t.firstToolAt ? { firstToolCallAt: t.firstToolAt.toISOString() } : {}),
+      ...(t.lastEndAt ? { lastCallEndAt: t.lastEndAt.toISOString() } : {}),
       ...(session.capReached ? { capReached: session.capReached } : {}),
       ...(input.lost ? { lost: input.lost } : {}),
       log: MODEL_CALLS_FILE,

@@ -68,6 +68,9 @@ export class RunSession {
       const t = this.totals;
       t.calls++;
       t.firstCallAt ??= at;
+      const end = new Date(at.getTime() + Math.round(call.latencyMs));
+      if (!t.lastEndAt || end > t.lastEndAt) t.lastEndAt = end;
+      if (call.toolUse && call.status < 400) t.firstToolAt ??= end;
       t.tokens = {
         input: t.tokens.input + call.tokens.input,
         output: t.tokens.output + call.tokens.output,

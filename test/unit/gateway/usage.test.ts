@@ -32,6 +32,7 @@ describe('usage read from answers as they stream', () => {
       expect(read('anthropic', 'text/event-stream; charset=utf-8', anthropicStream, size)).toEqual({
         usage: { input: 3210, output: 42, cacheRead: 3000, cacheWrite: 200 },
         reported: true,
+        toolUse: false,
       });
     },
   );
@@ -72,10 +73,83 @@ describe('usage read from answers as they stream', () => {
     expect(read('gemini', 'application/json', array, 11).usage).toMatchObject({ input: 77, output: 3 });
   });
 
+  const anthropicTool = [
+    'event: message_start',
+    'data: {"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}',
+    '',
+    'event: content_block_delta',
+    'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"I will not call tool_use: \\"type\\":\\"tool_use\\""}}',
+    '',
+    'event: content_block_start',
+    'data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}',
+    '',
+    'event: message_delta',
+    'data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}',
+    '',
+    '',
+  ].join('\n');
+
+  it.each([1, 5, 64, 100_000])(
+    'Anthropic SSE cut every %i bytes: a tool_use block is a tool call',
+    (size) => {
+      expect(read('anthropic', 'text/event-stream', anthropicTool, size)).toEqual({
+        usage: { input: 10, output: 9, cacheRead: 0, cacheWrite: 0 },
+        reported: true,
+        toolUse: true,
+      });
+    },
+  );
+
+  it('a text delta that only mentions a tool is not a tool call, whatever it quotes', () => {
+    const text = anthropicTool.split('event: content_block_start')[0]!;
+    expect(read('anthropic', 'text/event-stream', text, 3).toolUse).toBe(false);
+  });
+
+  it('reads a tool call in every provider shape: Responses items, Chat tool_calls, Gemini functionCall, JSON bodies', () => {
+    const sse = (...events: unknown[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+    expect(
+      read(
+        'openai',
+        'text/event-stream',
+        sse(
+          { type: 'response.output_item.added', item: { type: 'function_call', name: 'shell' } },
+          { type: 'response.completed', response: { usage: { input_tokens: 5, output_tokens: 2 } } },
+        ),
+        7,
+      ).toolUse,
+    ).toBe(true);
+    expect(
+      read(
+        'openai',
+        'text/event-stream',
+        sse({ choices: [{ delta: { tool_calls: [{ index: 0, function: { name: 'x' } }] } }] }),
+        4,
+      ).toolUse,
+    ).toBe(true);
+    expect(
+      read('openai', 'application/json', JSON.stringify({ output: [{ type: 'message', content: [] }] }), 9)
+        .toolUse,
+    ).toBe(false);
+    const gemini = { candidates: [{ content: { parts: [{ functionCall: { name: 'run', args: {} } }] } }] };
+    expect(read('gemini', 'text/event-stream', sse(gemini), 6).toolUse).toBe(true);
+    expect(
+      read('gemini', 'application/json', JSON.stringify([{ candidates: [] }, gemini], null, 2), 50).toolUse,
+    ).toBe(true);
+    expect(
+      read(
+        'anthropic',
+        'application/json',
+        JSON.stringify({ content: [{ type: 'tool_use', name: 'Bash' }] }),
+        8,
+      ).toolUse,
+    ).toBe(true);
+  });
+
   it('an answer without usage, or not JSON, reports none', () => {
     expect(read('anthropic', 'application/json', '<html>bad gateway</html>', 4)).toEqual({
       usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
       reported: false,
+      toolUse: false,
     });
     expect(read('anthropic', 'text/event-stream', 'data: {not json\n\n', 4).reported).toBe(false);
   });
