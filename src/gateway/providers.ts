@@ -91,7 +91,11 @@ function openaiAsksTool(value: unknown): boolean {
   if (arr(v?.output).some(isTool) || arr(rec(v?.response)?.output).some(isTool)) return true;
   return arr(v?.choices).some((c) => {
     const choice = rec(c);
-    return arr(rec(choice?.message)?.tool_calls).length > 0 || arr(rec(choice?.delta)?.tool_calls).length > 0;
+    return (
+      choice?.finish_reason === 'tool_calls' ||
+      arr(rec(choice?.message)?.tool_calls).length > 0 ||
+      arr(rec(choice?.delta)?.tool_calls).length > 0
+    );
   });
 }
 

@@ -2,16 +2,19 @@ import type { ProviderSpec } from './providers.js';
 import { NO_USAGE, type Usage } from './types.js';
 
 // Reads what the gateway records of a provider's answer while it streams past: its usage, and whether
-// it asks the agent to call a tool. Nothing is held back from the client. An SSE stream is searched as
-// bytes for the few marks that such an event carries (`usage`, `tool_use`, `function_call`, …); only the
-// lines around a hit are decoded and parsed, and a chunk without any (nearly every text delta) costs a
-// handful of byte searches. A JSON body is kept up to a cap and parsed at the end. Later usage figures
-// replace earlier ones: streamed usage is cumulative in every provider.
+// it asks the agent to call a tool. Nothing is held back from the client, and the hot path does next
+// to nothing: every provider says both at the two ends of a stream (Anthropic's message_start, then its
+// message_delta with the output tokens and `stop_reason: tool_use`; OpenAI's response.completed or last
+// chunk; Gemini's cumulative last chunks), so an SSE stream's first and last events are read and the
+// middle is only passed on. Per chunk: one search for its last newline and a reference kept or dropped.
+// A JSON body is kept up to a cap and parsed at the end. Later usage figures replace earlier ones.
 
 /** A JSON answer larger than this is passed through without its usage read. */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
 /** An SSE line longer than this is skipped (no usage or tool event is that long). */
 const MAX_LINE_BYTES = 4 * 1024 * 1024;
+/** Bytes read at each end of a stream (the middle of a long one is skipped). */
+const END_BYTES = 64 * 1024;
 
 /**
  * Bytes every event worth parsing contains: every provider's usage field (`usage`, `usageMetadata`),
@@ -32,9 +35,18 @@ export interface AnswerRead {
 
 export class UsageReader {
   private readonly sse: boolean;
-  /** The unfinished last line of the stream so far (SSE). */
-  private partial: Buffer[] = [];
-  private partialBytes = 0;
+  /** SSE: the chunks kept, oldest first, by their number in the stream. */
+  private kept: { n: number; buf: Buffer }[] = [];
+  private keptBytes = 0;
+  private count = 0;
+  /** SSE: the chunk the unfinished line starts in, and where in it. */
+  private lineStart = 0;
+  private lineOffset = 0;
+  /** SSE: bytes of the unfinished line so far. */
+  private lineBytes = 0;
+  /** SSE: the first kept chunk begins a line (true until a chunk is dropped mid-line). */
+  private frontAtLine = true;
+  private headRead = false;
   private json: Buffer[] = [];
   private jsonBytes = 0;
   private usage: Usage = { ...NO_USAGE };
@@ -55,66 +67,77 @@ export class UsageReader {
       else this.json = [];
       return;
     }
-    let start = 0;
-    if (this.partialBytes > 0) {
-      // The line the last chunk left unfinished ends in this one (or goes on past it).
-      const end = chunk.indexOf(NL);
-      if (end === -1) {
-        this.keep(chunk);
-        return;
-      }
-      this.partial.push(chunk.subarray(0, end));
-      const line = Buffer.concat(this.partial);
-      this.partial = [];
-      this.partialBytes = 0;
-      this.onLine(line);
-      start = end + 1;
-    }
+    if (chunk.length === 0) return;
+    const n = this.count++;
+    this.kept.push({ n, buf: chunk });
+    this.keptBytes += chunk.length;
     const last = chunk.lastIndexOf(NL);
-    if (last >= start) this.scan(chunk.subarray(start, last));
-    const rest = last >= start ? last + 1 : start;
-    if (rest < chunk.length) this.keep(chunk.subarray(rest));
+    if (last === -1) {
+      this.lineBytes += chunk.length;
+      // A line longer than any event worth reading is let go (its start can be dropped below).
+      if (this.lineBytes > MAX_LINE_BYTES) this.lineStart = n + 1;
+    } else {
+      const first = chunk.indexOf(NL);
+      // A line too long to stay whole in the last END_BYTES (OpenAI's response.completed carries the
+      // whole answer) is read as it ends.
+      const ended = this.lineBytes + first;
+      if (ended >= END_BYTES / 2 && ended <= MAX_LINE_BYTES && this.lineStart < n) {
+        const from = this.kept.findIndex((k) => k.n === this.lineStart);
+        if (from !== -1) {
+          const parts = this.kept.slice(from).map((k) => k.buf);
+          parts[0] = parts[0]!.subarray(this.lineOffset);
+          parts[parts.length - 1] = chunk.subarray(0, first);
+          this.onLine(Buffer.concat(parts));
+        }
+      }
+      this.lineStart = last === chunk.length - 1 ? n + 1 : n;
+      this.lineOffset = last === chunk.length - 1 ? 0 : last + 1;
+      this.lineBytes = chunk.length - last - 1;
+    }
+    // The middle goes: keep the last END_BYTES and every chunk of the unfinished line. The first
+    // END_BYTES are read once, before anything is dropped.
+    while (this.kept.length > 1) {
+      const front = this.kept[0]!;
+      if (front.n >= this.lineStart || this.keptBytes - front.buf.length < END_BYTES) break;
+      if (!this.headRead) {
+        this.headRead = true;
+        this.readLines(false);
+      }
+      this.kept.shift();
+      this.keptBytes -= front.buf.length;
+      this.frontAtLine = front.buf[front.buf.length - 1] === NL;
+    }
   }
 
   /** What the answer said (zeros when it reported no usage). */
   end(): AnswerRead {
-    if (this.sse) {
-      if (this.partialBytes > 0) this.onLine(Buffer.concat(this.partial));
-    } else if (this.json.length && this.jsonBytes <= MAX_JSON_BYTES) {
+    if (this.sse) this.readLines(true);
+    else if (this.json.length && this.jsonBytes <= MAX_JSON_BYTES) {
       this.apply(Buffer.concat(this.json).toString('utf8'));
     }
     return { usage: this.usage, reported: this.seen, toolUse: this.toolUse };
   }
 
-  /** Whole lines: only those holding a mark are looked at, each once, in order. */
-  private scan(lines: Buffer): void {
-    const next = MARKS.map((m) => lines.indexOf(m));
-    let from = 0;
+  /** The kept lines, whole ones only (and the unfinished last one at the end of the stream). */
+  private readLines(atEnd: boolean): void {
+    if (this.kept.length === 0) return;
+    const text = Buffer.concat(this.kept.map((k) => k.buf));
+    let start = 0;
+    if (!this.frontAtLine) {
+      const nl = text.indexOf(NL);
+      if (nl === -1) return;
+      start = nl + 1;
+    }
     for (;;) {
-      let hit = -1;
-      for (let k = 0; k < MARKS.length; k++) {
-        if (next[k]! !== -1 && next[k]! < from) next[k] = lines.indexOf(MARKS[k]!, from);
-        if (next[k]! !== -1 && (hit === -1 || next[k]! < hit)) hit = next[k]!;
+      const nl = text.indexOf(NL, start);
+      if (nl === -1) {
+        if (atEnd && start < text.length && text.length - start <= MAX_LINE_BYTES)
+          this.onLine(text.subarray(start));
+        return;
       }
-      if (hit === -1) return;
-      const lineStart = lines.lastIndexOf(NL, hit) + 1;
-      const nl = lines.indexOf(NL, hit);
-      const lineEnd = nl === -1 ? lines.length : nl;
-      this.onLine(lines.subarray(lineStart, lineEnd));
-      from = lineEnd + 1;
-      if (from >= lines.length) return;
+      if (nl - start <= MAX_LINE_BYTES) this.onLine(text.subarray(start, nl));
+      start = nl + 1;
     }
-  }
-
-  /** Keeps the unfinished last line; one longer than any event worth reading is dropped instead. */
-  private keep(piece: Buffer): void {
-    this.partialBytes += piece.length;
-    if (this.partialBytes > MAX_LINE_BYTES) {
-      this.partial = [];
-      this.partialBytes = 0;
-      return;
-    }
-    this.partial.push(Buffer.from(piece));
   }
 
   private onLine(line: Buffer): void {

@@ -145,6 +145,55 @@ describe('usage read from answers as they stream', () => {
     ).toBe(true);
   });
 
+  // Long streams: only the first and last 64 KiB are read; both ends carry what is recorded.
+  const delta = (text: string) =>
+    `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })}\n\n`;
+  const longAnthropic = [
+    'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7000,"cache_read_input_tokens":5000,"output_tokens":1}}}\n\n',
+    delta('x'.repeat(3000)).repeat(400),
+    'event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}\n\n',
+    delta('y'.repeat(100)).repeat(2000),
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":4321}}\n\n',
+    'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+  ].join('');
+
+  it.each([7, 1000, 65_536, 1_000_000])(
+    'a long Anthropic stream cut every %i bytes: usage from its first and last events, the tool call from its stop reason',
+    (size) => {
+      expect(read('anthropic', 'text/event-stream', longAnthropic, size)).toEqual({
+        usage: { input: 12_000, output: 4321, cacheRead: 5000, cacheWrite: 0 },
+        reported: true,
+        toolUse: true,
+      });
+    },
+  );
+
+  it('a last event longer than the ends read (OpenAI response.completed with the whole answer) is read whole', () => {
+    const text = [
+      'data: {"type":"response.created","response":{"id":"r"}}\n\n',
+      `data: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'z'.repeat(100) })}\n\n`.repeat(
+        3000,
+      ),
+      `data: ${JSON.stringify({
+        type: 'response.completed',
+        response: {
+          output: [
+            { type: 'message', content: [{ type: 'output_text', text: 'z'.repeat(300_000) }] },
+            { type: 'function_call', name: 'shell', arguments: '{}' },
+          ],
+          usage: { input_tokens: 900, output_tokens: 75_000 },
+        },
+      })}\n\n`,
+      'data: [DONE]\n\n',
+    ].join('');
+    for (const size of [13, 4096, 65_536])
+      expect(read('openai', 'text/event-stream', text, size), `cut every ${size}`).toEqual({
+        usage: { input: 900, output: 75_000, cacheRead: 0, cacheWrite: 0 },
+        reported: true,
+        toolUse: true,
+      });
+  });
+
   it('an answer without usage, or not JSON, reports none', () => {
     expect(read('anthropic', 'application/json', '<html>bad gateway</html>', 4)).toEqual({
       usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
