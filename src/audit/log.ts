@@ -1,8 +1,9 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, type BigIntStats } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
+import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../shared/triage-paths.js';
 import { waitLock } from '../util/file-lock.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
@@ -74,8 +75,6 @@ export interface AuditEntry extends AuditEvent {
   hash: string;
 }
 
-export const AUDIT_FILE = 'audit.jsonl';
-const HEAD_FILE = 'audit.head';
 const GENESIS = '0'.repeat(64);
 const LOCK_STALE_MS = 30_000;
 // Longer than LOCK_STALE_MS, so that one append always outlasts a lock left by a crashed holder elsewhere.
@@ -139,6 +138,11 @@ export class AuditLog {
     (triageDir, events) => this.appendLocked(triageDir, events),
     Infinity,
   );
+  /**
+   * The last line this log wrote to each file, with the file's inode, size and mtime right after: the
+   * next append finds the tail by one fstat instead of reading it back (any other writer changes them).
+   */
+  private readonly tails = new Map<string, KnownTail>();
   constructor(private readonly options: AuditLogOptions = {}) {}
 
   /** `triageDir` is the workspace's `.triage/` folder. Resolves once the event is durable. */
@@ -159,7 +163,7 @@ export class AuditLog {
     });
     try {
       const file = path.join(triageDir, AUDIT_FILE);
-      const tail = await lastLineRepairingTornTail(file);
+      const tail = await lastLineRepairingTornTail(file, this.tails.get(file));
       let last = tail.last;
       let repaired = tail.repaired;
       let seq = last ? parseEntry(last, file).seq + 1 : 0;
@@ -188,15 +192,17 @@ export class AuditLog {
         lines.push(last);
       }
       const handle = await open(file, APPEND_NOFOLLOW, 0o644);
+      this.tails.delete(file);
       try {
         await handle.write(lines.map((l) => `${l}\n`).join(''));
         await handle.sync();
+        this.remember(file, tailOf(await handle.stat({ bigint: true }), last as string));
       } finally {
         await handle.close();
       }
       const lastEntry = entries.at(-1) as AuditEntry;
       await writeFileAtomic(
-        path.join(triageDir, HEAD_FILE),
+        path.join(triageDir, AUDIT_HEAD_FILE),
         JSON.stringify({ seq: lastEntry.seq, line: sha256(last as string) }),
         0o644,
         { createDir: false },
@@ -206,7 +212,33 @@ export class AuditLog {
       await lock.release();
     }
   }
+
+  private remember(file: string, tail: KnownTail): void {
+    // One entry per workspace written recently: a soak's thousands of folders do not pile up.
+    if (this.tails.size >= MAX_KNOWN_TAILS) {
+      const oldest = this.tails.keys().next().value;
+      if (oldest !== undefined) this.tails.delete(oldest);
+    }
+    this.tails.set(file, tail);
+  }
 }
+
+const MAX_KNOWN_TAILS = 256;
+
+/** A log file as this process left it: its last line, and what an fstat said right after the write. */
+interface KnownTail {
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  last: string;
+}
+
+const tailOf = (st: BigIntStats, last: string): KnownTail => ({
+  ino: st.ino,
+  size: st.size,
+  mtimeNs: st.mtimeNs,
+  last,
+});
 
 function parseEntry(line: string, file: string): AuditEntry {
   try {
@@ -225,7 +257,10 @@ function parseEntry(line: string, file: string): AuditEntry {
  * cut off and the next entry records how many bytes were dropped; when it does parse, the missing
  * newline is added.
  */
-async function lastLineRepairingTornTail(file: string): Promise<{ last?: string; repaired?: string }> {
+async function lastLineRepairingTornTail(
+  file: string,
+  known?: KnownTail,
+): Promise<{ last?: string; repaired?: string }> {
   let handle;
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -237,7 +272,10 @@ async function lastLineRepairingTornTail(file: string): Promise<{ last?: string;
   let cut: number;
   let tail: Buffer;
   try {
-    size = (await handle.stat()).size;
+    const st = await handle.stat({ bigint: true });
+    if (known && st.ino === known.ino && st.size === known.size && st.mtimeNs === known.mtimeNs)
+      return { last: known.last };
+    size = Number(st.size);
     if (size === 0) return {};
     const lastByte = Buffer.alloc(1);
     await handle.read(lastByte, 0, 1, size - 1);
@@ -274,7 +312,8 @@ type ReadHandle = Awaited<ReturnType<typeof open>>;
 /** Offset just after the last newline before `end` (0 when there is none), reading backwards in blocks. */
 async function lineStart(handle: ReadHandle, end: number): Promise<number> {
   let pos = end;
-  const block = Buffer.alloc(TAIL_BLOCK_BYTES);
+  // Every byte used is read into it first.
+  const block = Buffer.allocUnsafe(TAIL_BLOCK_BYTES);
   while (pos > 0) {
     const from = Math.max(0, pos - TAIL_BLOCK_BYTES);
     const { bytesRead } = await handle.read(block, 0, pos - from, from);
@@ -371,7 +410,7 @@ export async function verifyAuditLog(triageDir: string, options: VerifyOptions =
  * lag the log by exactly one entry (a crash between the append and the head update); it may never be ahead.
  */
 async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResult> {
-  const headFile = path.join(triageDir, HEAD_FILE);
+  const headFile = path.join(triageDir, AUDIT_HEAD_FILE);
   let headText: string;
   try {
     headText = await readFile(headFile, 'utf8');
@@ -384,7 +423,7 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
       ok: false,
       entries: lines.length,
       line: lines.length + 1,
-      problem: `${HEAD_FILE} is missing, so lines removed from the end cannot be ruled out (the log has ${lines.length} entries; ${HEAD_FILE} is written after every append)`,
+      problem: `${AUDIT_HEAD_FILE} is missing, so lines removed from the end cannot be ruled out (the log has ${lines.length} entries; ${AUDIT_HEAD_FILE} is written after every append)`,
     };
   }
   const bad = (problem: string): VerifyResult => ({
@@ -397,7 +436,7 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
   try {
     head = JSON.parse(headText) as { seq?: unknown; line?: unknown };
   } catch {
-    return bad(`${HEAD_FILE} is not valid JSON, so truncation at the end cannot be ruled out`);
+    return bad(`${AUDIT_HEAD_FILE} is not valid JSON, so truncation at the end cannot be ruled out`);
   }
   const lastSeq = lines.length - 1;
   const matches = (seq: number) => {
@@ -418,11 +457,11 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
       ok: false,
       entries: lines.length,
       line: lines.length,
-      problem: `the last line is not the entry ${HEAD_FILE} recorded as entry ${lastSeq} (its hash differs: the last line was replaced)`,
+      problem: `the last line is not the entry ${AUDIT_HEAD_FILE} recorded as entry ${lastSeq} (its hash differs: the last line was replaced)`,
     };
   }
   return bad(
-    `the log ends at entry ${lastSeq} but ${HEAD_FILE} records entry ${String(head.seq)} as the last ` +
+    `the log ends at entry ${lastSeq} but ${AUDIT_HEAD_FILE} records entry ${String(head.seq)} as the last ` +
       '(lines were removed from the end, or the last line was replaced)',
   );
 }

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { stringify } from '../shared/yaml.js';
 import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
 import { readFeedback } from '../feedback/feedback.js';
+import { hasAnswer } from '../incident/queries.js';
 import { readState } from '../incident/store.js';
 import { INCIDENT_FILE, PERMISSIONS_FILE } from '../intake/read.js';
 import { parseKubectl } from '../kubectl/parse.js';
 import type { Redactor } from '../log/redact.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { runDirOf } from '../shared/triage-paths.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { CLUSTER_DIR } from './cases/compile.js';
 import { expectedSchema } from './cases/expected.js';
@@ -94,7 +95,7 @@ export async function promoteInvestigation(
   const state = await readState(dir).catch(() => undefined);
   if (!state) throw new PromoteError(`${dir} holds no investigation (no readable .triage/state.json)`);
   const runId = state.runs.at(-1)?.id;
-  if (state.state !== 'succeeded' || !runId || !RUN_ID.test(runId))
+  if (!hasAnswer(state.state) || !runId || !RUN_ID.test(runId))
     throw new PromoteError(
       `${path.basename(dir)} is ${state.state}: only a finished investigation (succeeded) with feedback can become a case`,
     );
@@ -103,7 +104,7 @@ export async function promoteInvestigation(
     throw new PromoteError(
       `${path.basename(dir)} has no feedback yet: a case needs the cause responders established; give it first (POST /v1/incidents/${path.basename(dir)}/feedback, the status page or Slack)`,
     );
-  const runDir = path.join(dir, TRIAGE_DIR, 'runs', runId);
+  const runDir = runDirOf(dir, runId);
   const resultRead = await readOwnFileBelow(dir, path.join(runDir, RESULT_FILE), RECORD_MAX_BYTES);
   const result = resultRead.kind === 'ok' ? parseRunResult(resultRead.text, RESULT_FILE) : undefined;
   if (!result?.ok)

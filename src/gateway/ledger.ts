@@ -6,9 +6,6 @@ import { writeFileAtomic } from '../util/fs.js';
 // daemon: it is read back at start (a file from an earlier UTC day counts as nothing spent) and written
 // again, atomically, after each call that cost something, so a restart mid-day keeps the cap.
 
-/** `<workspaces_root>/.triage/` file name of the day's spend. */
-export const SPEND_FILE = 'model-spend.json';
-
 interface Stored {
   /** UTC day, `YYYY-MM-DD`. */
   day: string;

@@ -1,3 +1,5 @@
+import { hasAnswer } from '../incident/queries.js';
+import { runDirRelative } from '../shared/triage-paths.js';
 import { evidenceLine } from './evidence.js';
 import type { RenderInput } from './types.js';
 
@@ -32,7 +34,8 @@ export function resourceLabel(input: RenderInput): string {
   return `${resource.kind} ${ns ? `${ns}/` : ''}${resource.name}`;
 }
 
-export const succeeded = (input: RenderInput): boolean => input.state.state === 'succeeded';
+/** The run answered (its report is the answer); otherwise the notification tells why it failed. */
+export const succeeded = (input: RenderInput): boolean => hasAnswer(input.state.state);
 
 /** What kind of delivery this is, when not the daemon's own first one. */
 export function triggerNote(input: RenderInput): string | undefined {
@@ -58,7 +61,7 @@ export const failureReason = (input: RenderInput): string =>
 
 /** The next step for a human after a failed run: which log to read, and the command that re-queues it. */
 export function failureAdvice(input: RenderInput): string {
-  const runDir = `.triage/runs/${input.runId}`;
+  const runDir = runDirRelative(input.runId);
   const retry = `then re-queue it: \`triage-runner retry ${input.folder}\``;
   const result = input.result;
   if (!result)

@@ -2,15 +2,14 @@ import { ClusterHealth } from '../../clusters/health.js';
 import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import { hostname } from 'node:os';
-import path from 'node:path';
 import type { SkillsCache } from '../../context/skills-cache.js';
 import type { AgentAdapter } from '../../agents/types.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
-import { createGatewayHost } from '../../gateway/host.js';
-import { SPEND_FILE } from '../../gateway/ledger.js';
-import { TRIAGE_DIR } from '../../shared/types.js';
+import { createGatewayHost, type GatewayHost } from '../../gateway/host.js';
+import { PROVIDER_IDS } from '../../gateway/types.js';
+import { modelSpendPath } from '../../shared/triage-paths.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
@@ -87,8 +86,11 @@ function clusterMonitor(config: Config, deps: ExecutorDeps, entries: ClusterEntr
   });
 }
 
-/** The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until close. */
-function podBrokerOf(config: Config, log: Logger) {
+/**
+ * The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until
+ * close. Agent pods reach the model gateway on the same port (one Service port, one NetworkPolicy rule).
+ */
+function podBrokerOf(config: Config, log: Logger, gateway: GatewayHost | undefined) {
   const { port, host, url } = config.kubernetes.broker;
   if (port === 0 || !url) return undefined;
   let started: Promise<PodBroker> | undefined;
@@ -100,6 +102,9 @@ function podBrokerOf(config: Config, log: Logger) {
         port,
         tokens: new RunTokens(),
         log: log.child({ component: 'pod-broker' }),
+        ...(gateway
+          ? { gateway: { prefixes: PROVIDER_IDS, listener: gateway.gateway.requestListener() } }
+          : {}),
       });
     });
     // A failed listen (port taken) is reported by the run that asked, and tried again by the next.
@@ -126,7 +131,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         ...(deps.now ? { now: deps.now } : {}),
         // The day's spend outlives a restart, under the root the daemon owns.
         ...(config.budget.daily_usd !== undefined
-          ? { spendFile: path.join(config.workspaces_root, TRIAGE_DIR, SPEND_FILE) }
+          ? { spendFile: modelSpendPath(config.workspaces_root) }
           : {}),
         onSpendProblem: (message) => deps.log.warn({ problem: message }, 'budget.daily_usd spend file'),
         onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
@@ -143,7 +148,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         env: deps.env,
       }))
     : undefined;
-  const podBroker = podBrokerOf(config, deps.log);
+  const podBroker = podBrokerOf(config, deps.log, gateway);
   const env: PipelineEnv = {
     clusters,
     ...(clusterHealth ? { clusterHealth } : {}),
