@@ -27,7 +27,7 @@ export async function prepare(
 ): Promise<PreparedRun> {
   const { request, audit } = start;
   const cluster = routedCluster(env, start);
-  const kubeconfig = await prepareClusterAccess(env, cluster, bundle.dir);
+  const kubeconfig = await prepareClusterAccess(env, cluster, bundle.dir, start.access);
   await audit('preparing', {
     attempt: request.attempt,
     agent: start.agent,
