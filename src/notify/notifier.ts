@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuditEvent } from '../audit/log.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { triageDir } from '../shared/triage-paths.js';
 import type { Config, NotifySinkConfig } from '../config/schema.js';
 import { NOTIFY_STATES } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
@@ -715,7 +715,7 @@ export class Notifier {
   /** An audit event never stops a delivery: a failure to record it is logged. */
   private async audit(workspaceDir: string, event: AuditEvent): Promise<void> {
     try {
-      await this.deps.audit.append(path.join(workspaceDir, TRIAGE_DIR), event);
+      await this.deps.audit.append(triageDir(workspaceDir), event);
     } catch (err) {
       this.deps.log.warn(
         { workspace: workspaceDir, event: event.type, err: errorMessage(err) },
