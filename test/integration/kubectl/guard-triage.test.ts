@@ -7,7 +7,8 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_FILES, runDirOf } from '../../../src/audit/bundle.js';
+import { RUN_FILES } from '../../../src/audit/bundle.js';
+import { runDirOf } from '../../../src/shared/triage-paths.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { readRunResult } from '../../../src/audit/run-record.js';
 import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
