@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseRunResult, RESULT_FILE, type RunResult } from '../audit/run-record.js';
 import { readFeedback, type Feedback } from '../feedback/feedback.js';
+import { hasAnswer } from '../incident/queries.js';
 import { parseStateText } from '../incident/store.js';
 import type { StateFile } from '../incident/types.js';
 import type { Incident } from '../shared/types.js';
@@ -85,7 +86,7 @@ async function readFresh(root: string, folder: string, dir: string): Promise<Can
   if (stateRead?.kind !== 'ok') return undefined;
   const state = parseStateText(stateRead.text);
   const runId = state?.runs.at(-1)?.id;
-  if (!state || state.state !== 'succeeded' || !runId || !RUN_ID.test(runId)) return undefined;
+  if (!state || !hasAnswer(state.state) || !runId || !RUN_ID.test(runId)) return undefined;
   const resultFile = path.join(runDirOf(dir, runId), RESULT_FILE);
   const resultRead = await readOwnFileBelow(root, resultFile, RECORD_MAX_BYTES).catch(() => undefined);
   if (resultRead?.kind !== 'ok') return undefined;

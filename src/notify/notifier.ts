@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AuditEvent } from '../audit/log.js';
 import { triageDir } from '../shared/triage-paths.js';
 import type { Config, NotifySinkConfig } from '../config/schema.js';
-import { NOTIFY_STATES } from '../config/schema.js';
+import { hasVerdict } from '../incident/queries.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import { errorMessage } from '../util/errors.js';
@@ -35,6 +35,7 @@ import type {
   StepState,
   Trigger,
 } from './types.js';
+import { waitFor } from '../util/backoff.js';
 import { compactStamp } from '../util/time.js';
 
 // Delivers finished investigations to the configured sinks, exactly once per delivery: each one is
@@ -98,6 +99,8 @@ export class UnknownSinkError extends Error {
 const BUSY_RETRY_MS = 30_000;
 /** Longest timer Node.js can set. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How often `settle` reads the outbox while it waits. */
+const SETTLE_POLL_MS = 200;
 const DEFAULT_MAX_INCIDENT_BYTES = 1024 * 1024;
 
 export class Notifier {
@@ -302,13 +305,16 @@ export class Notifier {
    * scheduled and recorded). Keeps the process alive while it waits.
    */
   async settle(workspaceDir: string, keys: string[], timeoutMs: number): Promise<OutboxEntry[]> {
-    const deadline = this.now() + timeoutMs;
-    for (;;) {
-      const entries = await Promise.all(keys.map((key) => readEntry(workspaceDir, key)));
-      const known = entries.filter((e): e is OutboxEntry => e !== undefined);
-      if (known.every((e) => e.status !== 'pending') || this.now() >= deadline) return known;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(1, deadline - this.now()))));
-    }
+    const read = async (): Promise<OutboxEntry[]> =>
+      (await Promise.all(keys.map((key) => readEntry(workspaceDir, key)))).filter(
+        (e): e is OutboxEntry => e !== undefined,
+      );
+    return waitFor(read, (known) => known.every((e) => e.status !== 'pending'), {
+      waitMs: timeoutMs,
+      delayMs: SETTLE_POLL_MS,
+      maxDelayMs: SETTLE_POLL_MS,
+      now: this.now,
+    });
   }
 
   /**
@@ -380,7 +386,7 @@ export class Notifier {
     } catch {
       return; // not finished, or not an incident: nothing to catch up
     }
-    if (!(NOTIFY_STATES as readonly string[]).includes(state.state)) return;
+    if (!hasVerdict(state.state)) return;
     const finishedAt = Date.parse(state.updatedAt ?? '');
     if (Number.isNaN(finishedAt) || this.now() - finishedAt > this.deps.notify.catch_up_window) return;
     // Cheap checks first: which sinks match, and whether each already has its delivery recorded.

@@ -168,7 +168,7 @@ describe('webhook sink', () => {
       status: 'failed',
       lastError: { kind: 'permanent', status: 422, response: '{"error":"schemaVersion 1 is not supported"}' },
     });
-    // Several base delays later, still one request: a permanent failure is not retried (nothing to await).
+    // reason: several base delays later, still one request: a permanent failure schedules no retry to await.
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(r.requests).toHaveLength(1);
   });
