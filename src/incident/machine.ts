@@ -134,7 +134,7 @@ export class IllegalTransitionError extends Error {
 }
 
 /** Where a run's successful `Finished` leads: the incident has an answer, the run's report. */
-export const ANSWERED_STATE: IncidentState = 'succeeded';
+export const ANSWERED_STATE = 'succeeded' satisfies IncidentState;
 
 /** A run may exist on an engine: the record can still be told how its run finished. */
 export const inEngine = (state: IncidentState): boolean => isAllowed(state, 'Finished');

@@ -55,6 +55,13 @@ export const hasAnswer = (state: IncidentState | string): boolean => state === A
 export const lastRunEnded = (state: IncidentState): boolean =>
   isFinal(state) || isAllowed(state, 'RetryRequested');
 
+/**
+ * The verdict a run with this outcome status gives its incident when nothing re-queues it (a replay,
+ * a comparison): the answered state for a success, failed for anything else.
+ */
+export const verdictOfRun = (status: string): 'succeeded' | 'failed' =>
+  status === 'succeeded' ? ANSWERED_STATE : 'failed';
+
 const isIncidentState = (state: string): state is IncidentState =>
   (INCIDENT_STATES as readonly string[]).includes(state);
 

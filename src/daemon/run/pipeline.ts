@@ -8,6 +8,7 @@ import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
 import { createGatewayHost, type GatewayHost } from '../../gateway/host.js';
 import { PROVIDER_IDS } from '../../gateway/types.js';
+import { modelSpendPath } from '../../shared/triage-paths.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
@@ -125,6 +126,11 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         secrets: deps.secrets,
         env: deps.env,
         ...(deps.now ? { now: deps.now } : {}),
+        // The day's spend outlives a restart, under the root the daemon owns.
+        ...(config.budget.daily_usd !== undefined
+          ? { spendFile: modelSpendPath(config.workspaces_root) }
+          : {}),
+        onSpendProblem: (message) => deps.log.warn({ problem: message }, 'budget.daily_usd spend file'),
         onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
         onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
       })

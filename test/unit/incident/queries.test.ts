@@ -16,6 +16,7 @@ import {
   RETRYABLE_STATES,
   retryRefusal,
   runStage,
+  verdictOfRun,
 } from '../../../src/incident/queries.js';
 import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/incident/types.js';
 
@@ -168,5 +169,17 @@ describe('incident queries readers outside the machine ask (notify, status, inta
     expect(runStage('archived')).toBe('final');
     expect(hasAnswer('archived')).toBe(false);
     expect(hasVerdict('archived')).toBe(false);
+  });
+});
+
+describe('the verdict of a run nothing re-queues (replay, compare)', () => {
+  it.each([
+    ['succeeded', 'succeeded'],
+    ['failed', 'failed'],
+    ['timed_out', 'failed'],
+    ['interrupted', 'failed'],
+  ])('a %s run gives its incident %s, a state that has a verdict', (status, verdict) => {
+    expect(verdictOfRun(status)).toBe(verdict);
+    expect(hasVerdict(verdictOfRun(status))).toBe(true);
   });
 });
