@@ -1,4 +1,3 @@
-import { ClusterHealth } from '../../clusters/health.js';
 import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import { hostname } from 'node:os';
@@ -43,8 +42,6 @@ export interface ExecutorDeps {
   daemonId?: string;
   /** Adapter lookup (tests inject a fake); default: the registry in src/agents/index.ts. */
   agents?: (name: AgentName) => AgentAdapter;
-  /** Each cluster registry entry's reachability (default: probed with kubectl.command). */
-  clusterHealth?: ClusterHealth;
   now?: () => Date;
 }
 
@@ -139,19 +136,9 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
       })
     : undefined;
   const clusters = clusterRegistry(config);
-  // Without `clusters:` nothing is probed: the single kubeconfig behaves as it always did.
-  const clusterHealth = clusters.configured
-    ? (deps.clusterHealth ??
-      new ClusterHealth({
-        clusters: clusters.listClusters(),
-        command: config.kubectl.command,
-        env: deps.env,
-      }))
-    : undefined;
   const podBroker = podBrokerOf(config, deps.log, gateway);
   const env: PipelineEnv = {
     clusters,
-    ...(clusterHealth ? { clusterHealth } : {}),
     ...(gateway ? { gateway } : {}),
     ...(podBroker ? { podBroker: podBroker.env } : {}),
     config,
