@@ -4,10 +4,13 @@
 // workspaces created and duplicates created (must be 0), against a baseline measured in the same
 // run: the same server and payloads, with a route that answers 202 without doing any work.
 // The server runs in a child process (the load generator does not share its event loop); the rate
-// limit is off, the daemon itself (watcher, runs) is not running.
+// limit is off, the daemon itself (watcher, runs) is not running. First it measures the disk's own
+// floor in the same folder: fsync'd new files per second with as many in flight as connections,
+// since every new incident costs intake fsync'd files (incident.json, alerts.json, its storm record).
 // Run: npx tsx bench/alerts.ts   (ALERTS_N=10000 ALERTS_DUP=0.2 ALERTS_GROUPS=1000 ALERTS_CONNECTIONS=32)
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +18,7 @@ import autocannon from 'autocannon';
 import { configSchema } from '../src/config/schema.js';
 import type { AlertsDoc } from '../src/intake/webhooks/disk.js';
 import { readOnlyHooks } from '../src/intake/webhooks/hooks.js';
+import { writeNewFileSynced } from '../src/util/fs.js';
 import { startHttpServer } from '../src/server/http.js';
 import { createIntakeRoutes } from '../src/server/routes/intake.js';
 import type { RouteModule } from '../src/server/types.js';
@@ -157,12 +161,32 @@ async function run(mode: 'bare' | 'intake', payloads: string[]) {
   };
 }
 
+/** The disk's floor: new files written and fsynced per second, CONNECTIONS at a time. */
+async function diskFloor(files: number): Promise<number> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bench-alerts-disk-'));
+  const body = JSON.stringify(amPayload([amAlert({ alertname: 'Floor' })]), null, 2);
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (next < files) await writeNewFileSynced(path.join(dir, `f${next++}.json`), body);
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  await rm(dir, { recursive: true, force: true });
+  return files / seconds;
+}
+
 if (process.argv[2] === '--serve') {
   await serve(process.argv[3] ?? 'intake', process.argv[4] ?? '.');
 } else {
   const unique = Math.round(N * (1 - DUP));
   console.log(
     `${N} alerts (${N - unique} of them redeliveries) over ${GROUPS} groups, ${CONNECTIONS} connections, UV_THREADPOOL_SIZE=${THREADPOOL}\n`,
+  );
+  const floor = await diskFloor(Math.min(N, 4000));
+  console.log(
+    `disk floor in the same folder: ${floor.toFixed(0)} new fsync'd files/s (${CONNECTIONS} in flight)\n`,
   );
   console.log(
     '| server | alerts per request | requests | 2xx | errors | alerts/s | request p50 | request p99 | workspaces / duplicates created |',
