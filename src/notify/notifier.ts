@@ -15,7 +15,7 @@ import {
   type DeliveryPhase,
   type DeliveryTransition,
 } from './delivery-state.js';
-import { sinkMatches } from './filters.js';
+import { runningMatches, sinkMatches, type FilterVerdict } from './filters.js';
 import { finishedFrom, readFinalState, readIncident, type ReadLimits } from './input.js';
 import type { NotifyMetrics } from './metrics.js';
 import { listEntries, lockEntry, readEntry, readPayload, recordDelivery, saveEntry } from './outbox.js';
@@ -152,13 +152,13 @@ export class Notifier {
     const suffix =
       trigger === 'finished'
         ? ''
-        : trigger === 'resolved'
-          ? '.resolved'
+        : trigger === 'resolved' || trigger === 'running'
+          ? `.${trigger}`
           : `.${trigger}-${compactStamp(this.now())}-${randomBytes(3).toString('hex')}`;
     const wanted = this.selectSinks(options.sinks);
     const chosen: NotifySinkConfig[] = [];
     for (const sink of wanted) {
-      const verdict = options.ignoreFilters ? ({ match: true } as const) : sinkMatches(sink, input);
+      const verdict = this.filter(sink, input, trigger, options.ignoreFilters === true);
       if (verdict.match) chosen.push(sink);
       else plan.skipped.push({ sink: sink.name, why: verdict.why });
     }
@@ -225,6 +225,16 @@ export class Notifier {
       this.schedule(input.workspaceDir, key, this.now());
     }
     return plan;
+  }
+
+  /**
+   * A run started: sinks that keep one message per incident (Slack) post it now, saying running, with
+   * the incident's page; a retry's run updates the message an earlier run left. The outcome replaces it
+   * (incidentFinished). Once per run: a second call resumes what the first recorded.
+   */
+  async runStarted(workspaceDir: string, state: FinalStateRecord, runId: string): Promise<Plan> {
+    const incident = await readIncident(workspaceDir, this.limits.maxIncidentBytes);
+    return this.incidentFinished({ workspaceDir, incident, state, runId }, { trigger: 'running' });
   }
 
   /**
@@ -339,6 +349,19 @@ export class Notifier {
     return sinks.filter((s) => names.includes(s.name));
   }
 
+  /** Whether a sink is told: its filters (or an explicit request), and a start only where it is kept. */
+  private filter(
+    sink: NotifySinkConfig,
+    input: FinishedIncident,
+    trigger: Trigger,
+    ignoreFilters: boolean,
+  ): FilterVerdict {
+    if (trigger === 'running' && !this.adapterFor(sink).keepsOneMessage)
+      return { match: false, why: `a ${sink.type} sink is told outcomes, not starts` };
+    if (ignoreFilters) return { match: true };
+    return trigger === 'running' ? runningMatches(sink, input) : sinkMatches(sink, input);
+  }
+
   private adapterFor(sink: NotifySinkConfig): SinkAdapter<SinkPayload> {
     const adapter = this.adapters[sink.type];
     if (!adapter) throw new Error(`no adapter for sink type ${sink.type}`);
@@ -411,11 +434,13 @@ export class Notifier {
    */
   private async earlierDeliveries(
     workspaceDir: string,
+    before?: OutboxEntry,
   ): Promise<{ parents: Map<string, { channel: string; ts: string }>; told: Set<string> }> {
     const out = new Map<string, { channel: string; ts: string; at: string }>();
     const told = new Set<string>();
     const { entries } = await listEntries(workspaceDir).catch(() => ({ entries: [] as OutboxEntry[] }));
     for (const entry of entries) {
+      if (before && !recordedBefore(entry, before)) continue;
       if (
         (entry.trigger === 'finished' || entry.trigger === 'resend') &&
         entry.steps.some((s) => s.status === 'delivered')
@@ -496,6 +521,22 @@ export class Notifier {
       return;
     }
     try {
+      await this.attemptLocked(workspaceDir, key, lock);
+    } finally {
+      await lock.release();
+    }
+    const after = await readEntry(workspaceDir, key);
+    if (after && after.status !== 'pending' && this.adapters[after.type]?.keepsOneMessage)
+      await this.wakeFollowers(workspaceDir, after);
+  }
+
+  /** The attempt itself, under the entry's lock. */
+  private async attemptLocked(
+    workspaceDir: string,
+    key: string,
+    lock: { touch(): Promise<void> },
+  ): Promise<void> {
+    {
       const entry = await readEntry(workspaceDir, key);
       if (!entry || entry.status !== 'pending') return;
       if (this.dueAt(entry) > this.now() + 50) return this.schedule(workspaceDir, key, this.dueAt(entry));
@@ -524,6 +565,14 @@ export class Notifier {
           ),
         );
       const adapter = this.adapterFor(sink);
+      if (adapter.keepsOneMessage) {
+        // One message per incident: an earlier delivery still under way goes first and wakes this one.
+        if (await this.waitsBehind(workspaceDir, entry)) return;
+        if (!entry.parent) {
+          const parent = (await this.earlierDeliveries(workspaceDir, entry)).parents.get(entry.sink);
+          if (parent) entry.parent = parent;
+        }
+      }
       const payload = await readPayload(workspaceDir, key);
       const results: Record<string, StepResult> = {};
       for (const step of entry.steps)
@@ -559,9 +608,30 @@ export class Notifier {
         },
       ]);
       this.logFor(entry).info({ steps: entry.steps.length }, 'notification delivered');
-    } finally {
-      await lock.release();
     }
+  }
+
+  /**
+   * A delivery of the same incident to the same one-message sink, recorded before this one, is still
+   * pending: this one waits (it is woken when that one ends; the timer is only a fallback).
+   */
+  private async waitsBehind(workspaceDir: string, entry: OutboxEntry): Promise<boolean> {
+    const { entries } = await listEntries(workspaceDir);
+    const ahead = entries.find(
+      (e) => e.status === 'pending' && sameThread(e, entry) && recordedBefore(e, entry),
+    );
+    if (!ahead) return false;
+    this.schedule(workspaceDir, entry.key, Math.max(this.dueAt(ahead), this.now()) + BUSY_RETRY_MS);
+    return true;
+  }
+
+  /** A one-message delivery ended (delivered or given up): the next one of its incident goes now. */
+  private async wakeFollowers(workspaceDir: string, ended: OutboxEntry): Promise<void> {
+    const { entries } = await listEntries(workspaceDir).catch(() => ({ entries: [] as OutboxEntry[] }));
+    const next = entries
+      .filter((e) => e.status === 'pending' && sameThread(e, ended) && recordedBefore(ended, e))
+      .sort((a, b) => (recordedBefore(a, b) ? -1 : 1))[0];
+    if (next) this.schedule(workspaceDir, next.key, this.dueAt(next));
   }
 
   /** Sends (or first reconciles) one step; undefined when the attempt stops here (failure recorded). */
@@ -724,6 +794,14 @@ export class Notifier {
     }
   }
 }
+
+/** Deliveries that go to one message: the same incident at the same sink. */
+const sameThread = (a: OutboxEntry, b: OutboxEntry) =>
+  a.key !== b.key && a.sink === b.sink && a.incidentId === b.incidentId;
+
+/** `a` was recorded before `b` (same millisecond: by key, so every process agrees). */
+const recordedBefore = (a: OutboxEntry, b: OutboxEntry) =>
+  a.key !== b.key && (a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.key < b.key));
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
