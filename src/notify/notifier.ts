@@ -497,8 +497,9 @@ export class Notifier {
 
   private run(workspaceDir: string, key: string): Promise<void> {
     const id = `${workspaceDir}\0${key}`;
+    // A timer that fires while an attempt is still finishing (its own retry, a wake-up) runs after it.
     const current = this.running.get(id);
-    if (current) return current;
+    if (current) return current.then(() => (this.closed ? undefined : this.run(workspaceDir, key)));
     const attempt = this.attempt(workspaceDir, key)
       .catch((err: unknown) => {
         this.deps.log.error(
