@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { RedactingLog } from '../src/audit/bundle.js';
-import { AUDIT_FILE, AuditLog, stableStringify, verifyAuditLog } from '../src/audit/log.js';
+import { AuditLog, stableStringify, verifyAuditLog } from '../src/audit/log.js';
+import { AUDIT_FILE } from '../src/shared/triage-paths.js';
 import { Redactor } from '../src/log/redact.js';
 
 const MIB = Number(process.env.BENCH_REDACT_MIB ?? 16);

@@ -1,7 +1,7 @@
 import { constants, createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { runDirOf } from '../shared/triage-paths.js';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
@@ -31,24 +31,22 @@ export const RUN_FILES = {
 
 export type { RunResult } from './run-record.js';
 
-export const runDirOf = (workspaceDir: string, runId: string): string =>
-  path.join(workspaceDir, TRIAGE_DIR, 'runs', runId);
-
 export class RunBundle {
   /** The workspace the bundle belongs to (`<workspace>/.triage/runs/<run-id>`). */
   readonly workspaceDir: string;
 
-  constructor(
+  private constructor(
+    workspaceDir: string,
     readonly dir: string,
     private readonly redactor: Redactor,
   ) {
-    this.workspaceDir = path.dirname(path.dirname(path.dirname(dir)));
+    this.workspaceDir = workspaceDir;
   }
 
   static async create(workspaceDir: string, runId: string, redactor: Redactor): Promise<RunBundle> {
     const dir = runDirOf(workspaceDir, runId);
     await ensureOwnDir(path.join(dir, RUN_FILES.triageDir), workspaceDir);
-    return new RunBundle(dir, redactor);
+    return new RunBundle(workspaceDir, dir, redactor);
   }
 
   path(name: string): string {

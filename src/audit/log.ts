@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
+import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../shared/triage-paths.js';
 import { waitLock } from '../util/file-lock.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
@@ -72,8 +73,6 @@ export interface AuditEntry extends AuditEvent {
   hash: string;
 }
 
-export const AUDIT_FILE = 'audit.jsonl';
-const HEAD_FILE = 'audit.head';
 const GENESIS = '0'.repeat(64);
 const LOCK_STALE_MS = 30_000;
 // Longer than LOCK_STALE_MS, so that one append always outlasts a lock left by a crashed holder elsewhere.
@@ -194,7 +193,7 @@ export class AuditLog {
       }
       const lastEntry = entries.at(-1) as AuditEntry;
       await writeFileAtomic(
-        path.join(triageDir, HEAD_FILE),
+        path.join(triageDir, AUDIT_HEAD_FILE),
         JSON.stringify({ seq: lastEntry.seq, line: sha256(last as string) }),
         0o644,
         { createDir: false },
@@ -369,7 +368,7 @@ export async function verifyAuditLog(triageDir: string, options: VerifyOptions =
  * lag the log by exactly one entry (a crash between the append and the head update); it may never be ahead.
  */
 async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResult> {
-  const headFile = path.join(triageDir, HEAD_FILE);
+  const headFile = path.join(triageDir, AUDIT_HEAD_FILE);
   let headText: string;
   try {
     headText = await readFile(headFile, 'utf8');
@@ -382,7 +381,7 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
       ok: false,
       entries: lines.length,
       line: lines.length + 1,
-      problem: `${HEAD_FILE} is missing, so lines removed from the end cannot be ruled out (the log has ${lines.length} entries; ${HEAD_FILE} is written after every append)`,
+      problem: `${AUDIT_HEAD_FILE} is missing, so lines removed from the end cannot be ruled out (the log has ${lines.length} entries; ${AUDIT_HEAD_FILE} is written after every append)`,
     };
   }
   const bad = (problem: string): VerifyResult => ({
@@ -395,7 +394,7 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
   try {
     head = JSON.parse(headText) as { seq?: unknown; line?: unknown };
   } catch {
-    return bad(`${HEAD_FILE} is not valid JSON, so truncation at the end cannot be ruled out`);
+    return bad(`${AUDIT_HEAD_FILE} is not valid JSON, so truncation at the end cannot be ruled out`);
   }
   const lastSeq = lines.length - 1;
   const matches = (seq: number) => {
@@ -416,11 +415,11 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
       ok: false,
       entries: lines.length,
       line: lines.length,
-      problem: `the last line is not the entry ${HEAD_FILE} recorded as entry ${lastSeq} (its hash differs: the last line was replaced)`,
+      problem: `the last line is not the entry ${AUDIT_HEAD_FILE} recorded as entry ${lastSeq} (its hash differs: the last line was replaced)`,
     };
   }
   return bad(
-    `the log ends at entry ${lastSeq} but ${HEAD_FILE} records entry ${String(head.seq)} as the last ` +
+    `the log ends at entry ${lastSeq} but ${AUDIT_HEAD_FILE} records entry ${String(head.seq)} as the last ` +
       '(lines were removed from the end, or the last line was replaced)',
   );
 }

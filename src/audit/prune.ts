@@ -1,9 +1,9 @@
 import { lstat, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { AUDIT_FILE, runDirOf, triageDir as triageDirOf } from '../shared/triage-paths.js';
 import { assertNoSymlinkBelow } from '../util/safe-path.js';
 import { folderDigests } from './digest.js';
-import { AUDIT_FILE, type AuditEntry, type AuditLog } from './log.js';
+import { type AuditEntry, type AuditLog } from './log.js';
 
 // Retention (memory.retention): what a run recorded of the cluster and of past investigations — the
 // outputs of its cluster calls and the copies of earlier reports — is removed once the run finished
@@ -49,12 +49,12 @@ export async function pruneWorkspace(
   workspaceDir: string,
   options: { retentionMs: number; now: number; audit: Pick<AuditLog, 'append'> },
 ): Promise<PruneResult> {
-  const triageDir = path.join(workspaceDir, TRIAGE_DIR);
+  const triageDir = triageDirOf(workspaceDir);
   const { finished, pruned } = await finishedRuns(triageDir);
   const result: PruneResult = { runs: 0, files: 0 };
   for (const run of finished) {
     if (!(options.now - run.finishedAt > options.retentionMs)) continue;
-    const runDir = path.join(triageDir, 'runs', run.runId);
+    const runDir = runDirOf(workspaceDir, run.runId);
     const digests = await folderDigests(runDir);
     const files = Object.keys(digests).filter(
       (f) => PRUNABLE.some((p) => f === p || f.startsWith(`${p}/`)) && !pruned.has(`${run.runId}/${f}`),

@@ -1,10 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { statePath, type IncidentStore } from '../incident/store.js';
+import type { IncidentStore } from '../incident/store.js';
+import { statePath, unsafeStateDir } from '../shared/triage-paths.js';
 import { IllegalTransitionError, type IncidentEvent } from '../incident/machine.js';
 import { acceptsChange, isFinal, isFirstJudgement, mayRun } from '../incident/queries.js';
 import type { StateFile } from '../incident/types.js';
-import { unsafeStateDir, unsafeStatePath } from '../incident/unsafe.js';
+import { unsafeStatePath } from '../incident/unsafe.js';
 import type { DedupStore } from '../intake/dedup.js';
 import { dedupKey } from '../intake/dedup.js';
 import { admit, judge, type Cause } from '../intake/judge.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES, runDirOf } from '../audit/bundle.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { RUN_FILES } from '../audit/bundle.js';
+import { replayDir, runDirOf, runsDir, triageDir, workspaceOfRunDir } from '../shared/triage-paths.js';
 import type { AuditLog } from '../audit/log.js';
 import { readRunManifest, readRunResult } from '../audit/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../config/schema.js';
@@ -22,7 +22,6 @@ import { compactStamp } from '../util/time.js';
 /** Where an example keeps the triage output it ships with (a newcomer replays it without a cluster). */
 export const SAVED_TRIAGE_LOG = path.join('saved-triage', 'output.log');
 /** Inside the replay workspace: what was replayed, with which choices. */
-export const REPLAY_DIR = path.join(TRIAGE_DIR, 'replay');
 
 export type ReplaySourceKind = 'workspace' | 'bundle' | 'example';
 
@@ -135,9 +134,8 @@ export async function resolveReplaySource(input: string): Promise<ReplaySource> 
   const dir = path.resolve(input);
   if (!(await isDir(dir)))
     throw new ReplayUsageError(`${dir} is not a folder; give a workspace, a run bundle or an example folder`);
-  const runs = path.dirname(dir);
-  if (path.basename(runs) === 'runs' && path.basename(path.dirname(runs)) === TRIAGE_DIR) {
-    const workspaceDir = path.dirname(path.dirname(runs));
+  const workspaceDir = workspaceOfRunDir(dir);
+  if (workspaceDir !== undefined) {
     if (!(await isFile(path.join(workspaceDir, INCIDENT_FILE)))) {
       throw new ReplayUsageError(
         `run bundle ${dir} belongs to ${workspaceDir}, which has no ${INCIDENT_FILE} to replay`,
@@ -194,7 +192,7 @@ async function bundleFacts(bundleDir: string): Promise<Partial<ReplaySource>> {
 
 /** The newest run bundle with a prompt (run ids sort by time). */
 async function latestBundle(workspaceDir: string): Promise<string | undefined> {
-  const runs = path.join(workspaceDir, TRIAGE_DIR, 'runs');
+  const runs = runsDir(workspaceDir);
   const ids = await readdir(runs).catch(() => [] as string[]);
   for (const id of ids.sort().reverse()) {
     if (await isFile(path.join(runs, id, RUN_FILES.promptParts))) return path.join(runs, id);
@@ -266,13 +264,13 @@ export async function chooseOutDir(
  * output names: `<out>/.triage/replay/triage-input/`.
  */
 async function copyInputs(source: ReplaySource, outDir: string): Promise<string | undefined> {
-  await mkdir(path.join(outDir, REPLAY_DIR), { recursive: true });
+  await mkdir(replayDir(outDir), { recursive: true });
   await copyFile(path.join(source.workspaceDir, INCIDENT_FILE), path.join(outDir, INCIDENT_FILE));
   const permissions = path.join(source.workspaceDir, PERMISSIONS_FILE);
   if (await isFile(permissions)) await copyFile(permissions, path.join(outDir, PERMISSIONS_FILE));
   if (!source.savedTriageLog) return undefined;
   const saved = path.dirname(source.savedTriageLog);
-  const target = path.join(outDir, REPLAY_DIR, 'triage-input');
+  const target = path.join(replayDir(outDir), 'triage-input');
   const log = path.basename(source.savedTriageLog);
   await mkdir(target, { recursive: true });
   await copyFile(source.savedTriageLog, path.join(target, log));
@@ -398,7 +396,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   checkRunId(runId);
   const log = deps.log.child({ incidentId: workspace.incident.incidentId, runId, replayOf: source.input });
   await writeFileAtomic(
-    path.join(outDir, REPLAY_DIR, 'source.json'),
+    path.join(replayDir(outDir), 'source.json'),
     `${JSON.stringify(
       {
         kind: source.kind,
@@ -413,7 +411,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
       2,
     )}\n`,
   );
-  await deps.audit?.append(path.join(outDir, TRIAGE_DIR), {
+  await deps.audit?.append(triageDir(outDir), {
     type: 'replayed',
     incidentId: workspace.incident.incidentId,
     runId,

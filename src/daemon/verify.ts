@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileDigest, folderDigests, stateDigest } from '../audit/digest.js';
-import { RUN_FILES, runDirOf } from '../audit/bundle.js';
-import { TRIAGE_DIR } from '../shared/types.js';
-import { AUDIT_FILE, verifyAuditLog, type AuditEntry, type VerifyOptions } from '../audit/log.js';
+import { RUN_FILES } from '../audit/bundle.js';
+import { STATE_FILE, TRIAGE_DIR, auditLogPath, runDirOf, triageDir } from '../shared/triage-paths.js';
+import { verifyAuditLog, type AuditEntry, type VerifyOptions } from '../audit/log.js';
 import { promptDigest } from '../context/build.js';
 import type { PromptParts } from '../context/types.js';
 import { readState } from '../incident/store.js';
@@ -21,12 +21,9 @@ export async function verifyWorkspaceAudit(
   workspaceDir: string,
   options: VerifyOptions = {},
 ): Promise<WorkspaceVerifyResult> {
-  const triageDir = path.join(workspaceDir, TRIAGE_DIR);
-  const chain = await verifyAuditLog(triageDir, options);
+  const chain = await verifyAuditLog(triageDir(workspaceDir), options);
   if (!chain.ok) return chain;
-  const lines = (await readFile(path.join(triageDir, AUDIT_FILE), 'utf8'))
-    .split('\n')
-    .filter((l) => l !== '');
+  const lines = (await readFile(auditLogPath(workspaceDir), 'utf8')).split('\n').filter((l) => l !== '');
   const entries = lines.map((line) => JSON.parse(line) as AuditEntry);
   const fail = (i: number, problem: string): WorkspaceVerifyResult => ({
     ok: false,
@@ -70,12 +67,12 @@ export async function verifyWorkspaceAudit(
     if (!state)
       return fail(
         lastState,
-        `${TRIAGE_DIR}/state.json is missing or unreadable, but this line records it (sha256 ${String(recorded)})`,
+        `${TRIAGE_DIR}/${STATE_FILE} is missing or unreadable, but this line records it (sha256 ${String(recorded)})`,
       );
     if (stateDigest(state) !== recorded)
       return fail(
         lastState,
-        `${TRIAGE_DIR}/state.json was changed after this line recorded it (its content no longer matches sha256 ${String(recorded)})`,
+        `${TRIAGE_DIR}/${STATE_FILE} was changed after this line recorded it (its content no longer matches sha256 ${String(recorded)})`,
       );
   }
   return { ok: true, entries: lines.length, bundles: bundles.size, keyed: options.key !== undefined };

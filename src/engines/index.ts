@@ -20,7 +20,7 @@ export const ENGINES: Record<EngineName, EngineFactory> = {
   process: async ({ config, log, env }) =>
     (await import('./process.js')).createProcessEngine(config, log, { env }),
   kubernetes: async ({ config, log, env }) =>
-    (await import('./kubernetes.js')).createKubernetesEngine(config, log, { env }),
+    (await import('./kubernetes/index.js')).createKubernetesEngine(config, log, { env }),
 };
 
 /** Where each engine runs the agent, as data (the same as `engine.placement`), known without loading it. */

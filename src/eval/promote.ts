@@ -7,7 +7,7 @@ import { readState } from '../incident/store.js';
 import { INCIDENT_FILE, PERMISSIONS_FILE } from '../intake/read.js';
 import { parseKubectl } from '../kubectl/parse.js';
 import type { Redactor } from '../log/redact.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { runDirOf } from '../shared/triage-paths.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { CLUSTER_DIR } from './cases/compile.js';
 import { expectedSchema } from './cases/expected.js';
@@ -103,7 +103,7 @@ export async function promoteInvestigation(
     throw new PromoteError(
       `${path.basename(dir)} has no feedback yet: a case needs the cause responders established; give it first (POST /v1/incidents/${path.basename(dir)}/feedback, the status page or Slack)`,
     );
-  const runDir = path.join(dir, TRIAGE_DIR, 'runs', runId);
+  const runDir = runDirOf(dir, runId);
   const resultRead = await readOwnFileBelow(dir, path.join(runDir, RESULT_FILE), RECORD_MAX_BYTES);
   const result = resultRead.kind === 'ok' ? parseRunResult(resultRead.text, RESULT_FILE) : undefined;
   if (!result?.ok)

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { AuditLog } from '../audit/log.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { FEEDBACK_FILE, feedbackPath, triageDir } from '../shared/triage-paths.js';
 import { waitLock } from '../util/file-lock.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir, readOwnFileBelow } from '../util/safe-path.js';
@@ -10,7 +10,6 @@ import { ensureOwnDir, readOwnFileBelow } from '../util/safe-path.js';
 // verdict is worth is what accuracy over time, the ranking of past investigations and promoted eval
 // cases read.
 
-export const FEEDBACK_FILE = 'feedback.json';
 export const FEEDBACK_VERDICTS = ['correct', 'partly', 'wrong'] as const;
 export type FeedbackVerdict = (typeof FEEDBACK_VERDICTS)[number];
 /** Where a verdict was given. */
@@ -96,11 +95,9 @@ function isFeedback(value: unknown): value is Feedback {
 
 /** The current feedback of a workspace; undefined when none was given (or the file is unreadable). */
 export async function readFeedback(workspaceDir: string): Promise<Feedback | undefined> {
-  const read = await readOwnFileBelow(
-    workspaceDir,
-    path.join(workspaceDir, TRIAGE_DIR, FEEDBACK_FILE),
-    MAX_FILE_BYTES,
-  ).catch(() => undefined);
+  const read = await readOwnFileBelow(workspaceDir, feedbackPath(workspaceDir), MAX_FILE_BYTES).catch(
+    () => undefined,
+  );
   if (read?.kind !== 'ok') return undefined;
   try {
     const parsed: unknown = JSON.parse(read.text);
@@ -136,7 +133,7 @@ export async function recordFeedback(
   source: FeedbackSource,
   deps: RecordFeedbackDeps,
 ): Promise<RecordOutcome> {
-  const dir = path.join(workspaceDir, TRIAGE_DIR);
+  const dir = triageDir(workspaceDir);
   await ensureOwnDir(dir, workspaceDir);
   const lock = await waitLock(path.join(dir, 'feedback.lock'), {
     staleMs: 30_000,

@@ -13,15 +13,12 @@ import {
   type MachineContext,
   type Transition,
 } from './machine.js';
-import { INCIDENT_STATES, STATE_FILE, type StateFile } from './types.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { INCIDENT_STATES, type StateFile } from './types.js';
+import { statePath, triageDir } from '../shared/triage-paths.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 
 // Applies transitions: the state file first (atomically), then the audit events, the metric and the
 // log line. The only writer of state.json. Callers hold the workspace lease while they apply.
-
-export const triageDir = (workspaceDir: string): string => path.join(workspaceDir, TRIAGE_DIR);
-export const statePath = (workspaceDir: string): string => path.join(workspaceDir, TRIAGE_DIR, STATE_FILE);
 
 /** Reads a state file; undefined when absent, not JSON, or not a known state. */
 export async function readStateFile(file: string): Promise<StateFile | undefined> {

@@ -1,7 +1,5 @@
 // The incident record (`.triage/state.json`) and its states. See docs/architecture.md for the lifecycle.
 
-export const STATE_FILE = 'state.json';
-
 /**
  * The states of `.triage/state.json`. `resolved` (the alert behind the incident resolved before its run
  * started) extends the fixed list; it is final like succeeded and failed.

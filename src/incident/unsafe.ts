@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { unsafeStateDir } from '../shared/triage-paths.js';
 
 // Folders that cannot be written into safely (they escape the root, or a daemon-owned path in them is a
 // symlink) keep their state under `<root>/.triage/unsafe/` instead: one file per folder name.
-
-/** `<root>/.triage/unsafe`: states (and the audit log) of folders that cannot be written into. */
-export const unsafeStateDir = (root: string): string => path.join(root, TRIAGE_DIR, 'unsafe');
 
 const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
 

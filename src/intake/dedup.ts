@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { dedupDir } from '../shared/triage-paths.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 
@@ -39,7 +40,7 @@ export class DedupStore {
     private readonly windowMs: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.dir = path.join(root, '.triage', 'dedup');
+    this.dir = dedupDir(root);
   }
 
   private file(key: string): string {

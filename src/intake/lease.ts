@@ -1,12 +1,9 @@
-import path from 'node:path';
 import { inspectLock, tryLock, type FileLock, type LockHolder } from '../util/file-lock.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { leasePath } from '../shared/triage-paths.js';
 
 // `.triage/lease`: the claim on an incident, an exclusive-file lock (src/util/file-lock.ts) whose holder
 // is `<daemonId>:<pid>`. Renewed while the holder works; taken over only when stale or its holder died,
 // so replicas sharing a volume run each incident once.
-
-export const LEASE_FILE = 'lease';
 
 export interface LeaseInfo extends LockHolder {
   daemonId: string;
@@ -33,8 +30,6 @@ export type Lease = FileLock & { readonly info: LeaseInfo };
 export type AcquireResult =
   | { acquired: true; lease: Lease; tookOver?: LeaseInfo & { ageMs: number } }
   | { acquired: false; holder?: LeaseInfo; ageMs?: number };
-
-export const leasePath = (workspaceDir: string): string => path.join(workspaceDir, TRIAGE_DIR, LEASE_FILE);
 
 export const holderId = (id: LeaseIdentity): string => `${id.daemonId}:${id.pid ?? process.pid}`;
 

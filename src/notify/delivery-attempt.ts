@@ -1,9 +1,8 @@
-import path from 'node:path';
 import type { AuditEvent } from '../audit/log.js';
 import type { Config, NotifySinkConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { triageDir } from '../shared/triage-paths.js';
 import { errorMessage } from '../util/errors.js';
 import { DeliveryError, type RetryPolicy } from './delivery.js';
 import {
@@ -85,7 +84,7 @@ export class DeliveryAttempts {
   /** An audit event never stops a delivery: a failure to record it is logged. */
   async audit(workspaceDir: string, event: AuditEvent): Promise<void> {
     try {
-      await this.deps.audit.append(path.join(workspaceDir, TRIAGE_DIR), event);
+      await this.deps.audit.append(triageDir(workspaceDir), event);
     } catch (err) {
       this.deps.log.warn(
         { workspace: workspaceDir, event: event.type, err: errorMessage(err) },

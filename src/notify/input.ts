@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { readRunResult as readRunRecord, type RunResult } from '../audit/run-record.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { runDirOf } from '../shared/triage-paths.js';
 import { readWorkspace } from '../intake/read.js';
 import { readState } from '../incident/store.js';
 import { hasVerdict } from '../incident/queries.js';
@@ -42,7 +42,7 @@ export async function readIncident(workspaceDir: string, maxBytes: number): Prom
 export async function readRunResult(workspaceDir: string, runId: string): Promise<RunResult | undefined> {
   if (!SAFE_RUN_ID.test(runId))
     throw new NotifyInputError(`run id ${JSON.stringify(runId)} is not a safe folder name`);
-  const read = await readRunRecord(path.join(workspaceDir, TRIAGE_DIR, 'runs', runId));
+  const read = await readRunRecord(runDirOf(workspaceDir, runId));
   return read.ok ? read.value : undefined;
 }
 

@@ -2,7 +2,7 @@ import { readdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from '../shared/zod.js';
 import { tryLock } from '../util/file-lock.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { outboxDir } from '../shared/triage-paths.js';
 import { NOTIFY_SINK_TYPES } from '../config/schema.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { createExclusive, readNoFollow, realDirs } from './safe-fs.js';
@@ -13,7 +13,6 @@ import { TRIGGERS, type OutboxEntry, type SinkPayload } from './types.js';
 // entry exists). An entry is recorded before its first attempt, so a process killed at any point leaves
 // either nothing (the delivery is planned again) or an entry that the next start finishes.
 
-export const OUTBOX_DIR = path.join(TRIAGE_DIR, 'outbox');
 const ENTRY_SUFFIX = '.json';
 const PAYLOAD_SUFFIX = '.payload.json';
 const LOCK_SUFFIX = '.lock';
@@ -22,8 +21,6 @@ const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
 
 /** Keys are file names: `<run id>.<sink>[.<suffix>]`. */
 export const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
-
-export const outboxDir = (workspaceDir: string): string => path.join(workspaceDir, OUTBOX_DIR);
 
 const stepResult = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 const entrySchema = z.object({

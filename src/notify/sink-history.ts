@@ -1,15 +1,12 @@
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from '../shared/zod.js';
 import type { NotifySinkConfig } from '../config/schema.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { sinkHistoryPath } from '../shared/triage-paths.js';
 import { writeFileAtomic } from '../util/fs.js';
 
 // When each configured sink was first seen, kept under the workspaces root. The start-up catch-up
 // delivers a finished incident only to the sinks that were configured when it finished: adding a sink
 // must not post every result of the last day to it.
-
-const FILE = 'notify-sinks.json';
 
 const historySchema = z.object({
   version: z.literal(1),
@@ -21,8 +18,6 @@ type History = z.infer<typeof historySchema>;
 /** Sink name → the time (ms) since which it has been configured with its current type. */
 export type SinkSince = ReadonlyMap<string, number>;
 
-export const sinkHistoryFile = (root: string): string => path.join(root, TRIAGE_DIR, FILE);
-
 /**
  * Reads the history, adds the sinks configured now (since `now`), drops the ones no longer configured
  * or whose type changed, and writes it back when it changed. An unreadable history is started afresh:
@@ -33,7 +28,7 @@ export async function recordSinks(
   sinks: readonly Pick<NotifySinkConfig, 'name' | 'type'>[],
   now: number,
 ): Promise<{ since: SinkSince; problem?: string }> {
-  const file = sinkHistoryFile(root);
+  const file = sinkHistoryPath(root);
   let old: History = { version: 1, sinks: {} };
   let problem: string | undefined;
   try {

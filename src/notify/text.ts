@@ -1,3 +1,4 @@
+import { runDirRelative } from '../shared/triage-paths.js';
 import { evidenceLine } from './evidence.js';
 import type { RenderInput } from './types.js';
 
@@ -58,7 +59,7 @@ export const failureReason = (input: RenderInput): string =>
 
 /** The next step for a human after a failed run: which log to read, and the command that re-queues it. */
 export function failureAdvice(input: RenderInput): string {
-  const runDir = `.triage/runs/${input.runId}`;
+  const runDir = runDirRelative(input.runId);
   const retry = `then re-queue it: \`triage-runner retry ${input.folder}\``;
   const result = input.result;
   if (!result)

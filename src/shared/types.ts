@@ -1,9 +1,6 @@
 // Types shared along the pipeline (intake, context, agents, daemon, server). They import nothing, so
 // every layer can use them without an arrow pointing back up the pipeline.
 
-/** The daemon's folder inside each workspace (state, lease, audit log, run bundles). */
-export const TRIAGE_DIR = '.triage';
-
 /** The incident as the producer wrote it (nightcrier's shape); unknown fields are kept. */
 export interface Incident {
   incidentId: string;

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { z } from '../shared/zod.js';
-import { AUDIT_FILE, type AuditEntry } from '../audit/log.js';
+import type { AuditEntry } from '../audit/log.js';
 import { MAX_REPORT_BYTES } from '../audit/report.js';
 import type { RunResult } from '../audit/run-record.js';
 import type { StateFile } from '../incident/types.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { auditLogPath } from '../shared/triage-paths.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { latestRunDir, readIncidentFacts, REPORT_REL, type IncidentFacts } from './read.js';
 import type { IncidentView } from './types.js';
@@ -80,7 +80,7 @@ async function readContext(root: string, facts: IncidentFacts): Promise<Incident
 }
 
 async function readAudit(root: string, dir: string): Promise<IncidentDetail['audit']> {
-  const read = await readOwnFileBelow(root, path.join(dir, TRIAGE_DIR, AUDIT_FILE), AUDIT_MAX_BYTES);
+  const read = await readOwnFileBelow(root, auditLogPath(dir), AUDIT_MAX_BYTES);
   if (read.kind === 'missing') return { events: [], omitted: 0 };
   if (read.kind === 'refused') return { events: [], omitted: 0, problem: read.reason };
   const events: AuditEntry[] = [];

@@ -9,10 +9,10 @@ import {
   type RunResult,
 } from '../audit/run-record.js';
 import { readFeedback, type Feedback } from '../feedback/feedback.js';
-import { parseStateText, statePath } from '../incident/store.js';
+import { parseStateText } from '../incident/store.js';
 import { inEngine } from '../incident/queries.js';
 import type { IncidentState, StateFile } from '../incident/types.js';
-import { TRIAGE_DIR } from '../shared/types.js';
+import { runDirOf, statePath } from '../shared/triage-paths.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
 import { INCIDENT_FILE } from '../intake/read.js';
 import { ALERTS_FILE, type AlertsDoc } from '../intake/webhooks/disk.js';
@@ -150,7 +150,7 @@ const isRegularFile = (file: string): Promise<boolean> =>
 /** The latest run's folder, when the state names one with a safe id. */
 export function latestRunDir(dir: string, state: StateFile): string | undefined {
   const id = state.runs.at(-1)?.id;
-  return id !== undefined && RUN_ID.test(id) ? path.join(dir, TRIAGE_DIR, 'runs', id) : undefined;
+  return id !== undefined && RUN_ID.test(id) ? runDirOf(dir, id) : undefined;
 }
 
 /**

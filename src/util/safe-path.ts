@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { RUNS_RELATIVE, TRIAGE_DIR } from '../shared/triage-paths.js';
 
 // Writes under a workspace never go through a symbolic link: a link planted by a producer (or an
 // agent) in place of `.triage`, `runs/` or `output/` would otherwise redirect the daemon's writes, or
@@ -91,7 +92,7 @@ export async function openDirNoFollow(dir: string): Promise<FileHandle> {
 }
 
 /** Daemon-owned paths of a workspace that must never be symlinks. */
-export const WORKSPACE_OWN_PATHS = ['.triage', '.triage/runs', 'output'] as const;
+export const WORKSPACE_OWN_PATHS = [TRIAGE_DIR, RUNS_RELATIVE, 'output'] as const;
 
 /**
  * Why a workspace cannot be written into safely (a daemon-owned path is a symlink or not a folder), or

@@ -6,7 +6,7 @@ import { cp, lstat, mkdir, readFile, realpath, symlink, writeFile } from 'node:f
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { AuditLog } from '../../src/audit/log.js';
-import { runDirOf } from '../../src/audit/bundle.js';
+import { runDirOf } from '../../src/shared/triage-paths.js';
 import { readRunResult, type RunResult } from '../../src/audit/run-record.js';
 import type { AgentName, Config } from '../../src/config/schema.js';
 import { DEFAULT_REPORT_SECTIONS } from '../../src/config/schema.js';

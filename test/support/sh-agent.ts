@@ -2,7 +2,7 @@
 // engine: for tests that probe what the agent's container can see and do.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runDirOf } from '../../src/audit/bundle.js';
+import { runDirOf } from '../../src/shared/triage-paths.js';
 import { AuditLog } from '../../src/audit/log.js';
 import type { Config } from '../../src/config/schema.js';
 import type { Engine } from '../../src/engines/types.js';

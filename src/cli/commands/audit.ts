@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TRIAGE_DIR } from '../../shared/types.js';
-import { AUDIT_FILE } from '../../audit/log.js';
+import { auditLogPath } from '../../shared/triage-paths.js';
 import { verifyWorkspaceAudit } from '../../daemon/verify.js';
 import { auditKey, resolveSecrets } from '../../config/secrets.js';
 import { commandConfig } from '../config.js';
@@ -46,8 +45,7 @@ export async function verifyWorkspace(dir: string, io: CliIO, key?: string): Pro
     () => false,
   );
   if (!isDir) throw new CliExit(EXIT.usage, `${dir} is not a folder; give an incident workspace folder`);
-  const triageDir = path.join(dir, TRIAGE_DIR);
-  const file = path.join(triageDir, AUDIT_FILE);
+  const file = auditLogPath(dir);
   const hasLog = await stat(file).then(
     (s) => s.isFile(),
     () => false,

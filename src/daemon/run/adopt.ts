@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES, RunBundle, runDirOf } from '../../audit/bundle.js';
+import { RUN_FILES, RunBundle } from '../../audit/bundle.js';
+import { runDirOf } from '../../shared/triage-paths.js';
 import { readRunManifest, type RunManifest } from '../../audit/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, keepRuns, type AgentName, type EngineName } from '../../config/schema.js';
 import { RUN_LABELS } from '../../engines/labels.js';

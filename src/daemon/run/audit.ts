@@ -1,5 +1,4 @@
-import path from 'node:path';
-import { TRIAGE_DIR } from '../../shared/types.js';
+import { triageDir } from '../../shared/triage-paths.js';
 import type { AuditEventType, AuditLog } from '../../audit/log.js';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';
@@ -17,7 +16,7 @@ export const auditFor =
     const pending = new Set<Promise<void>>();
     return (type: AuditEventType, fields: Record<string, unknown> = {}): Promise<void> => {
       const written = log
-        .append(path.join(request.workspace.dir, TRIAGE_DIR), {
+        .append(triageDir(request.workspace.dir), {
           type,
           incidentId: request.workspace.incident.incidentId,
           runId: request.runId,

@@ -7,7 +7,7 @@ import type { Config } from '../../config/schema.js';
 import type { SkillEntry } from '../../context/disclosure/skill-types.js';
 import type { AgentView, PathMapping } from '../../context/types.js';
 import type { Mount, Placement } from '../../engines/types.js';
-import { TRIAGE_DIR } from '../../shared/types.js';
+import { runDirRelative } from '../../shared/triage-paths.js';
 import { ensureOwnDir, openDirNoFollow } from '../../util/safe-path.js';
 
 // Where a run's agent sees things, per engine: container paths plus the mounts that put the host
@@ -71,7 +71,7 @@ export function containerLayout(input: LayoutInput): RunLayout {
   const p = path.posix;
   const hostOutput = path.join(workspaceDir, OUTPUT_DIR);
   const hostFilesDir = path.join(bundleDir, RUN_FILES.agentFiles);
-  const runDir = p.join(CONTAINER_WORKSPACE, TRIAGE_DIR, 'runs', runId);
+  const runDir = p.join(CONTAINER_WORKSPACE, runDirRelative(runId));
   const outputDir = p.join(CONTAINER_WORKSPACE, OUTPUT_DIR);
   const mounts: Mount[] = [
     { source: workspaceDir, target: CONTAINER_WORKSPACE, readOnly: true },

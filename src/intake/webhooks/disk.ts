@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
-import { TRIAGE_DIR } from '../../shared/types.js';
+import { intakeDir } from '../../shared/triage-paths.js';
 import { readOwnFileBelow } from '../../util/safe-path.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
@@ -21,7 +21,7 @@ export interface IntakePaths {
 }
 
 export function intakePaths(root: string): IntakePaths {
-  const base = path.join(root, TRIAGE_DIR, 'intake');
+  const base = intakeDir(root);
   return {
     root,
     base,

@@ -9,7 +9,7 @@ import { readRunResult } from '../../../src/audit/run-record.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { runDirOf } from '../../../src/audit/bundle.js';
+import { runDirOf } from '../../../src/shared/triage-paths.js';
 import { FINISH_ON_HOST, shScriptExecutor } from '../../support/sh-agent.js';
 import { makeWorkspace, tempDir, testConfig } from '../../support/runs.js';
 

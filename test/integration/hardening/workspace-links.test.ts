@@ -8,7 +8,7 @@ import { AuditLog } from '../../../src/audit/log.js';
 import type { Config } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { unsafeStateDir } from '../../../src/incident/unsafe.js';
+import { unsafeStateDir } from '../../../src/shared/triage-paths.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { dropByRename, incidentJson, waitFor, waitForState } from '../../support/incidents.js';
 import { tempDir, testConfig } from '../../support/runs.js';

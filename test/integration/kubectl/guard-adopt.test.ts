@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDirOf } from '../../../src/audit/bundle.js';
+import { runDirOf } from '../../../src/shared/triage-paths.js';
 import { readRunResult } from '../../../src/audit/run-record.js';
 import { BROKER_SOCKET } from '../../../src/daemon/run/kubectl-guard.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';

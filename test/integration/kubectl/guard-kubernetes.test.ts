@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readRunResult } from '../../../src/audit/run-record.js';
 import { GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
 import { CONTAINER_PATH_PREPEND } from '../../../src/daemon/run/layout.js';
-import { createKubernetesEngine, jobNameFor } from '../../../src/engines/kubernetes.js';
+import { createKubernetesEngine, jobNameFor } from '../../../src/engines/kubernetes/index.js';
 import { TOKEN_FILE } from '../../../src/kubectl/broker/install-guard.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from '../../../src/config/schema.js';
-import { buildJob } from '../../../src/engines/kubernetes.js';
+import { buildJob } from '../../../src/engines/kubernetes/index.js';
 import type { RunSpec } from '../../../src/engines/types.js';
 import { exposureProblem } from '../../../src/server/exposure.js';
 import { readManifests, renderKustomization, type K8sObject } from '../../support/kustomize.js';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../../src/config/schema.js';
 import { LeaderElector } from '../../../src/election/elector.js';
-import { createLeaseStore } from '../../../src/engines/kubernetes.js';
+import { createLeaseStore } from '../../../src/engines/kubernetes/index.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
 
 // The election against the fake API server over real HTTP (the real @kubernetes/client-node), with a

@@ -9,11 +9,13 @@ import { REPO_ROOT, testConfig } from '../../support/runs.js';
 const NOT_ENGINES = new Set(['index.ts', 'types.ts', 'labels.ts']);
 
 describe('engine registry', () => {
-  it('registers exactly the engine modules in src/engines/', async () => {
-    const files = (await readdir(path.join(REPO_ROOT, 'src/engines'))).filter(
-      (f) => f.endsWith('.ts') && !NOT_ENGINES.has(f),
-    );
-    expect(Object.keys(ENGINES).sort()).toEqual(files.map((f) => f.replace(/\.ts$/, '')).sort());
+  it('registers exactly the engine modules in src/engines/ (a file, or a folder with an index.ts)', async () => {
+    const entries = await readdir(path.join(REPO_ROOT, 'src/engines'), { withFileTypes: true });
+    const engines = entries.flatMap((e) => {
+      if (e.isDirectory()) return [e.name];
+      return e.name.endsWith('.ts') && !NOT_ENGINES.has(e.name) ? [e.name.replace(/\.ts$/, '')] : [];
+    });
+    expect(Object.keys(ENGINES).sort()).toEqual(engines.sort());
   });
 
   it('fails on an unknown engine with the list of valid ones', async () => {

@@ -11,7 +11,7 @@ import {
   createKubernetesEngine,
   jobNameFor,
   STDIN_MOUNT_PATH,
-} from '../../../src/engines/kubernetes.js';
+} from '../../../src/engines/kubernetes/index.js';
 import { WaitTimeoutError } from '../../../src/engines/labels.js';
 import type { Engine, RunSpec } from '../../../src/engines/types.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';

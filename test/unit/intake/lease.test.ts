@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readFile, readdir, utimes, writeFile } from 'node:fs/pr
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquireLease, leasePath, type LeaseInfo } from '../../../src/intake/lease.js';
+import { acquireLease, type LeaseInfo } from '../../../src/intake/lease.js';
+import { leasePath } from '../../../src/shared/triage-paths.js';
 import { tempRoot } from '../../support/incidents.js';
 
 let root: string;

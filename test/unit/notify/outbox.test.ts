@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listEntries, outboxDir, readEntry, recordDelivery, saveEntry } from '../../../src/notify/outbox.js';
+import { listEntries, readEntry, recordDelivery, saveEntry } from '../../../src/notify/outbox.js';
+import { outboxDir } from '../../../src/shared/triage-paths.js';
 import { readNoFollow, UnsafePathError } from '../../../src/notify/safe-fs.js';
 import type { OutboxEntry } from '../../../src/notify/types.js';
 

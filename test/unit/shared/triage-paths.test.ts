@@ -1,0 +1,68 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  auditLogPath,
+  dedupDir,
+  feedbackPath,
+  intakeDir,
+  leasePath,
+  outboxDir,
+  replayDir,
+  runDirOf,
+  runDirRelative,
+  runsDir,
+  sinkHistoryPath,
+  statePath,
+  triageDir,
+  unsafeStateDir,
+  workspaceOfRunDir,
+} from '../../../src/shared/triage-paths.js';
+
+const ws = '/srv/incidents/pod-crash';
+const root = '/srv/incidents';
+
+describe('the .triage/ layout', () => {
+  it.each([
+    ['triageDir', triageDir(ws), '/srv/incidents/pod-crash/.triage'],
+    ['statePath', statePath(ws), '/srv/incidents/pod-crash/.triage/state.json'],
+    ['leasePath', leasePath(ws), '/srv/incidents/pod-crash/.triage/lease'],
+    ['auditLogPath', auditLogPath(ws), '/srv/incidents/pod-crash/.triage/audit.jsonl'],
+    ['feedbackPath', feedbackPath(ws), '/srv/incidents/pod-crash/.triage/feedback.json'],
+    ['outboxDir', outboxDir(ws), '/srv/incidents/pod-crash/.triage/outbox'],
+    ['runsDir', runsDir(ws), '/srv/incidents/pod-crash/.triage/runs'],
+    ['runDirOf', runDirOf(ws, 'r-1'), '/srv/incidents/pod-crash/.triage/runs/r-1'],
+    ['runDirRelative', runDirRelative('r-1'), '.triage/runs/r-1'],
+    ['replayDir', replayDir(ws), '/srv/incidents/pod-crash/.triage/replay'],
+    ['dedupDir', dedupDir(root), '/srv/incidents/.triage/dedup'],
+    ['intakeDir', intakeDir(root), '/srv/incidents/.triage/intake'],
+    ['unsafeStateDir', unsafeStateDir(root), '/srv/incidents/.triage/unsafe'],
+    ['sinkHistoryPath', sinkHistoryPath(root), '/srv/incidents/.triage/notify-sinks.json'],
+  ])('%s keeps its file where the daemon has always kept it', (_name, got, want) => {
+    expect(got).toBe(want);
+  });
+
+  it('recognises a run bundle folder and names its workspace, and nothing else', () => {
+    expect(workspaceOfRunDir(runDirOf(ws, 'r-1'))).toBe(ws);
+    expect(workspaceOfRunDir(ws)).toBeUndefined();
+    expect(workspaceOfRunDir('/srv/x/runs/r-1')).toBeUndefined();
+    expect(workspaceOfRunDir('/srv/x/.triage/outbox/r-1')).toBeUndefined();
+  });
+
+  it('is the only module under src/ that spells a .triage path in code', async () => {
+    const src = path.resolve(import.meta.dirname, '../../../src');
+    const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const offenders: string[] = [];
+    for (const file of files) {
+      if (file === path.join('shared', 'triage-paths.ts')) continue;
+      const lines = (await readFile(path.join(src, file), 'utf8')).split('\n');
+      // A string literal naming the folder or a path below it; comments and messages may mention it.
+      lines.forEach((line, i) => {
+        if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
+        if (/['"]\.triage['"/]/.test(line) || /\bTRIAGE_DIR\b.*['"]runs['"]/.test(line))
+          offenders.push(`${file}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(offenders).toEqual([]);
+  });
+});
