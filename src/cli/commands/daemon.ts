@@ -196,7 +196,8 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
  */
 async function electLeader(config: Config, daemonId: string, io: CliIO, log: Logger): Promise<Leadership> {
   const le = config.leader_election;
-  const { createLeaseStore, createPodLabeler, ROLE_LABEL } = await import('../../engines/kubernetes/index.js');
+  const { createLeaseStore, createPodLabeler, ROLE_LABEL } =
+    await import('../../engines/kubernetes/index.js');
   const { LeaderElector } = await import('../../election/elector.js');
   const store = createLeaseStore({
     name: le.lease_name,
