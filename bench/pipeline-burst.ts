@@ -4,16 +4,11 @@
 // → "agent launched" from the audit trail, p50/p90.
 // Run: npx tsx bench/pipeline-burst.ts   (BURST_N=200 BURST_SLEEP_MS=200 BURST_CONCURRENCY=8)
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AuditLog } from '../src/audit/log.js';
-import { configSchema } from '../src/config/schema.js';
-import { Daemon } from '../src/daemon/daemon.js';
-import { createRunExecutor } from '../src/daemon/run/pipeline.js';
 import { readState } from '../src/incident/store.js';
-import { silentLogger } from '../src/log/logger.js';
-import { Redactor } from '../src/log/redact.js';
+import { dropIncident, startStandInDaemon, writeStandInAgent } from './stand-in-daemon.js';
 import { percentile, printTable } from './table.js';
 import { timePool } from './pool.js';
 
@@ -21,24 +16,6 @@ const N = Number(process.env.BURST_N ?? 200);
 const SLEEP_MS = Number(process.env.BURST_SLEEP_MS ?? 200);
 const CONCURRENCY = Number(process.env.BURST_CONCURRENCY ?? 8);
 const TIMEOUT_MS = Number(process.env.BURST_TIMEOUT_MS ?? 600_000);
-
-const AGENT = `#!/bin/sh
-cat > /dev/null
-sleep ${(SLEEP_MS / 1000).toFixed(3)}
-mkdir -p output
-printf '# Report\\n\\n%s\\n' "$(printf 'x%.0s' $(seq 1 250))" > output/investigation.md
-echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"H1: fake, high confidence; first action: none","usage":{"input_tokens":3,"output_tokens":2},"total_cost_usd":0}'
-`;
-
-const incident = (i: number) => ({
-  incidentId: `burst-${i}`,
-  cluster: `cluster-${i % 4}`,
-  namespace: 'ns',
-  resource: { kind: 'Pod', name: `pod-${i}` },
-  faultType: 'CrashLoop',
-  severity: 'high',
-  timestamp: new Date().toISOString(),
-});
 
 const barePool = (agent: string, root: string): Promise<number> =>
   timePool(
@@ -57,57 +34,29 @@ const barePool = (agent: string, root: string): Promise<number> =>
   );
 
 const base = await mkdtemp(path.join(tmpdir(), 'bench-pipeline-burst-'));
-const agent = path.join(base, 'agent.sh');
-await writeFile(agent, AGENT);
-await chmod(agent, 0o755);
+const agent = await writeStandInAgent(base, SLEEP_MS);
 const bareMs = await barePool(agent, path.join(base, 'bare'));
 
-const root = path.join(base, 'root');
-await mkdir(root);
-const config = configSchema.parse({
-  workspaces_root: root,
-  engine: 'process',
-  agent: { name: 'claude', command: agent, min_report_bytes: 10 },
-  http: { port: 0 },
-  skills: { sources: [], disable_triage_preload: true, cache_dir: path.join(base, 'skills') },
-  scheduling: {
-    max_concurrent: CONCURRENCY,
-    max_per_cluster: CONCURRENCY,
-    rescan_interval: '5s',
-    dedup_window: 0,
-  },
-});
-const log = silentLogger();
-const redactor = new Redactor();
-const audit = new AuditLog({ redactor });
-const executor = createRunExecutor({ config, log, redactor, secrets: {}, audit, env: process.env });
 // Final states are counted from the store's changes: polling every state file from this process would
 // load the same event loop the daemon runs on.
 const finalDirs = new Set<string>();
 let allFinal: () => void = () => undefined;
 const done = new Promise<void>((resolve) => (allFinal = resolve));
-const daemon = new Daemon({
-  config,
-  log,
-  executor,
-  audit,
+const { root, daemon } = await startStandInDaemon({
+  base,
+  agent,
+  concurrency: CONCURRENCY,
+  rescanInterval: '5s',
   onChange: ({ dir, record }) => {
     if (record.state !== 'succeeded' && record.state !== 'failed') return;
     finalDirs.add(dir);
     if (finalDirs.size >= N) allFinal();
   },
 });
-await daemon.start();
 
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
-for (let i = 0; i < N; i++) {
-  const dir = path.join(root, `inc-${String(i).padStart(4, '0')}`);
-  const tmp = path.join(root, `.tmp-${i}`);
-  await mkdir(tmp);
-  await writeFile(path.join(tmp, 'incident.json'), JSON.stringify(incident(i)));
-  await rename(tmp, dir);
-}
+for (let i = 0; i < N; i++) await dropIncident(root, `inc-${String(i).padStart(4, '0')}`, 'burst', i);
 let timer: NodeJS.Timeout | undefined;
 await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, TIMEOUT_MS)))]);
 clearTimeout(timer);

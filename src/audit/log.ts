@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, type BigIntStats } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Redactor } from '../log/redact.js';
@@ -136,6 +136,11 @@ export class AuditLog {
     (triageDir, events) => this.appendLocked(triageDir, events),
     Infinity,
   );
+  /**
+   * The last line this log wrote to each file, with the file's inode, size and mtime right after: the
+   * next append finds the tail by one fstat instead of reading it back (any other writer changes them).
+   */
+  private readonly tails = new Map<string, KnownTail>();
   constructor(private readonly options: AuditLogOptions = {}) {}
 
   /** `triageDir` is the workspace's `.triage/` folder. Resolves once the event is durable. */
@@ -156,7 +161,7 @@ export class AuditLog {
     });
     try {
       const file = path.join(triageDir, AUDIT_FILE);
-      const tail = await lastLineRepairingTornTail(file);
+      const tail = await lastLineRepairingTornTail(file, this.tails.get(file));
       let last = tail.last;
       let repaired = tail.repaired;
       let seq = last ? parseEntry(last, file).seq + 1 : 0;
@@ -185,9 +190,11 @@ export class AuditLog {
         lines.push(last);
       }
       const handle = await open(file, APPEND_NOFOLLOW, 0o644);
+      this.tails.delete(file);
       try {
         await handle.write(lines.map((l) => `${l}\n`).join(''));
         await handle.sync();
+        this.remember(file, tailOf(await handle.stat({ bigint: true }), last as string));
       } finally {
         await handle.close();
       }
@@ -203,7 +210,33 @@ export class AuditLog {
       await lock.release();
     }
   }
+
+  private remember(file: string, tail: KnownTail): void {
+    // One entry per workspace written recently: a soak's thousands of folders do not pile up.
+    if (this.tails.size >= MAX_KNOWN_TAILS) {
+      const oldest = this.tails.keys().next().value;
+      if (oldest !== undefined) this.tails.delete(oldest);
+    }
+    this.tails.set(file, tail);
+  }
 }
+
+const MAX_KNOWN_TAILS = 256;
+
+/** A log file as this process left it: its last line, and what an fstat said right after the write. */
+interface KnownTail {
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  last: string;
+}
+
+const tailOf = (st: BigIntStats, last: string): KnownTail => ({
+  ino: st.ino,
+  size: st.size,
+  mtimeNs: st.mtimeNs,
+  last,
+});
 
 function parseEntry(line: string, file: string): AuditEntry {
   try {
@@ -222,7 +255,10 @@ function parseEntry(line: string, file: string): AuditEntry {
  * cut off and the next entry records how many bytes were dropped; when it does parse, the missing
  * newline is added.
  */
-async function lastLineRepairingTornTail(file: string): Promise<{ last?: string; repaired?: string }> {
+async function lastLineRepairingTornTail(
+  file: string,
+  known?: KnownTail,
+): Promise<{ last?: string; repaired?: string }> {
   let handle;
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -234,7 +270,10 @@ async function lastLineRepairingTornTail(file: string): Promise<{ last?: string;
   let cut: number;
   let tail: Buffer;
   try {
-    size = (await handle.stat()).size;
+    const st = await handle.stat({ bigint: true });
+    if (known && st.ino === known.ino && st.size === known.size && st.mtimeNs === known.mtimeNs)
+      return { last: known.last };
+    size = Number(st.size);
     if (size === 0) return {};
     const lastByte = Buffer.alloc(1);
     await handle.read(lastByte, 0, 1, size - 1);
@@ -271,7 +310,8 @@ type ReadHandle = Awaited<ReturnType<typeof open>>;
 /** Offset just after the last newline before `end` (0 when there is none), reading backwards in blocks. */
 async function lineStart(handle: ReadHandle, end: number): Promise<number> {
   let pos = end;
-  const block = Buffer.alloc(TAIL_BLOCK_BYTES);
+  // Every byte used is read into it first.
+  const block = Buffer.allocUnsafe(TAIL_BLOCK_BYTES);
   while (pos > 0) {
     const from = Math.max(0, pos - TAIL_BLOCK_BYTES);
     const { bytesRead } = await handle.read(block, 0, pos - from, from);

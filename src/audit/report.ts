@@ -68,42 +68,10 @@ export function missingSections(markdown: string, sections: string[]): string[] 
   return sections.filter((section) => !headings.some((h) => headingMatches(h, section)));
 }
 
-/** A markdown line: its heading level (1–6) and text, or level 0 for body lines and code fences. */
-export interface MarkdownLine {
-  text: string;
-  level: number;
-  heading: string;
-}
-
-/** Classifies each line, treating everything inside fenced code blocks as body. */
-export function markdownLines(markdown: string): MarkdownLine[] {
-  const out: MarkdownLine[] = [];
-  let fence: string | undefined;
-  for (const text of markdown.split(/\r?\n/)) {
-    const fenceMatch = /^ {0,3}(`{3,}|~{3,})/.exec(text);
-    if (fenceMatch) {
-      const marker = fenceMatch[1] as string;
-      if (fence === undefined) fence = marker;
-      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
-      out.push({ text, level: 0, heading: '' });
-      continue;
-    }
-    const h = fence === undefined ? /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$/.exec(text) : null;
-    out.push(
-      h ? { text, level: (h[1] as string).length, heading: h[2] ?? '' } : { text, level: 0, heading: '' },
-    );
-  }
-  return out;
-}
-
 /** The report's top-level headings (ATX and setext, never inside code), from the shared syntax tree. */
 export function markdownHeadings(markdown: string): string[] {
-  const tokens = parseMarkdown(markdown);
-  // Text nested past what the parser takes is read line by line instead.
-  if (!tokens)
-    return markdownLines(markdown)
-      .filter((l) => l.level > 0)
-      .map((l) => l.heading);
+  // Text nested past what the parser takes is plain text: it has no headings.
+  const tokens = parseMarkdown(markdown) ?? [];
   return tokens.flatMap((t) => (t.type === 'heading' ? [plainText(t)] : []));
 }
 

@@ -3,6 +3,7 @@ import { AuditLog as AuditLogImpl } from '../audit/log.js';
 import type { Config } from '../config/schema.js';
 import { resolveSecrets } from '../config/secrets.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { verdictOfRun } from '../incident/queries.js';
 import { Redactor } from '../log/redact.js';
 import { Notifier } from '../notify/notifier.js';
 import { finishedFrom } from '../notify/input.js';
@@ -112,7 +113,7 @@ export async function notifyRuns(
   try {
     for (const run of runs) {
       const state = {
-        state: run.status === 'succeeded' ? 'succeeded' : 'failed',
+        state: verdictOfRun(run.status),
         ...(run.reason ? { reason: run.reason } : {}),
         attempts: 1,
         updatedAt: new Date().toISOString(),

@@ -440,7 +440,9 @@ const baseSchema = z.strictObject({
         .strictObject({
           port: int(0, 65_535)
             .default(0)
-            .describe("TCP port agent pods reach the run's kubectl broker on (0 = off: no guard in pods)"),
+            .describe(
+              "TCP port agent pods reach the run's kubectl broker and the model gateway on (0 = off: no guard, no gateway in pods)",
+            ),
           host: z.string().min(1).default('0.0.0.0').describe('address the pod broker listens on'),
           url: z
             .url({ protocol: /^https?$/ })
@@ -450,7 +452,9 @@ const baseSchema = z.strictObject({
             ),
         })
         .prefault({})
-        .describe("kubectl broker for agent pods: HTTP with a per-run token, through the daemon's Service"),
+        .describe(
+          "kubectl broker and model gateway for agent pods: HTTP with a per-run token, through the daemon's Service",
+        ),
     })
     .prefault({})
     .refine((k) => k.broker.port === 0 || k.broker.url !== undefined, {

@@ -1,9 +1,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseRunResult, RESULT_FILE, type RunResult } from '../audit/run-record.js';
+import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
 import { readFeedback, type Feedback } from '../feedback/feedback.js';
+import { hasAnswer } from '../incident/queries.js';
 import { parseStateText } from '../incident/store.js';
-import type { StateFile } from '../incident/types.js';
 import type { Incident } from '../shared/types.js';
 import { runDirOf, statePath } from '../shared/triage-paths.js';
 import { Limiter } from '../util/limiter.js';
@@ -46,16 +46,34 @@ export interface PreviousInvestigation {
   reportPath: string;
 }
 
+/** What is kept of an answered folder: only the fields the ranking and the index line use, so the
+ * cache stays small however many incidents the root holds (not the whole state and run record). */
 interface Candidate {
   folder: string;
   dir: string;
-  state: StateFile;
-  result: RunResult;
+  incidentId: string;
+  finishedAt: string;
+  answer: string;
+  evidence?: string;
   incident: Pick<Incident, 'cluster' | 'namespace' | 'faultType' | 'resource'>;
 }
 
-/** What is read of a folder, kept while its state.json is unchanged (most folders never change again). */
-const cache = new Map<string, { mtimeMs: number; candidate: Candidate | undefined }>();
+/** What is read of a folder, kept while its state.json is unchanged (most folders never change again).
+ * Keyed by root, then folder; a folder that leaves the root (pruned, removed) leaves the cache. */
+const cache = new Map<string, Map<string, { mtimeMs: number; candidate: Candidate | undefined }>>();
+
+/** Cached folders under `root` (tests read its size to prove the cache follows the root). */
+export const cachedFolderCount = (root: string): number => cache.get(root)?.size ?? 0;
+
+function cacheOf(root: string, names: readonly string[]) {
+  let folders = cache.get(root);
+  if (!folders) cache.set(root, (folders = new Map()));
+  if (folders.size > 0) {
+    const present = new Set(names);
+    for (const folder of folders.keys()) if (!present.has(folder)) folders.delete(folder);
+  }
+  return folders;
+}
 
 async function readJsonBelow(base: string, file: string, max: number): Promise<unknown> {
   const read = await readOwnFileBelow(base, file, max).catch(() => undefined);
@@ -67,16 +85,22 @@ async function readJsonBelow(base: string, file: string, max: number): Promise<u
   }
 }
 
-async function readCandidate(root: string, folder: string): Promise<Candidate | undefined> {
+async function readCandidate(
+  root: string,
+  folder: string,
+  folders: Map<string, { mtimeMs: number; candidate: Candidate | undefined }>,
+): Promise<Candidate | undefined> {
   const dir = path.join(root, folder);
   const file = statePath(dir);
   const info = await stat(file).catch(() => undefined);
-  if (!info?.isFile()) return undefined;
-  const key = `${root}\0${folder}`;
-  const hit = cache.get(key);
+  if (!info?.isFile()) {
+    folders.delete(folder);
+    return undefined;
+  }
+  const hit = folders.get(folder);
   if (hit && hit.mtimeMs === info.mtimeMs) return hit.candidate;
   const candidate = await readFresh(root, folder, dir);
-  cache.set(key, { mtimeMs: info.mtimeMs, candidate });
+  folders.set(folder, { mtimeMs: info.mtimeMs, candidate });
   return candidate;
 }
 
@@ -85,7 +109,7 @@ async function readFresh(root: string, folder: string, dir: string): Promise<Can
   if (stateRead?.kind !== 'ok') return undefined;
   const state = parseStateText(stateRead.text);
   const runId = state?.runs.at(-1)?.id;
-  if (!state || state.state !== 'succeeded' || !runId || !RUN_ID.test(runId)) return undefined;
+  if (!state || !hasAnswer(state.state) || !runId || !RUN_ID.test(runId)) return undefined;
   const resultFile = path.join(runDirOf(dir, runId), RESULT_FILE);
   const resultRead = await readOwnFileBelow(root, resultFile, RECORD_MAX_BYTES).catch(() => undefined);
   if (resultRead?.kind !== 'ok') return undefined;
@@ -95,11 +119,14 @@ async function readFresh(root: string, folder: string, dir: string): Promise<Can
     Partial<Incident> | undefined;
   if (!incident || typeof incident.cluster !== 'string' || typeof incident.faultType !== 'string')
     return undefined;
+  const evidence = (parsed.value as { evidence?: { verdict?: unknown } }).evidence?.verdict;
   return {
     folder,
     dir,
-    state,
-    result: parsed.value,
+    incidentId: state.incidentId,
+    finishedAt: parsed.value.finishedAt,
+    answer: parsed.value.answer,
+    ...(typeof evidence === 'string' ? { evidence } : {}),
     incident: {
       cluster: incident.cluster,
       namespace: typeof incident.namespace === 'string' ? incident.namespace : '',
@@ -134,16 +161,17 @@ export async function findPreviousInvestigations(
   const now = options.now ?? Date.now();
   const names = await readdir(root).catch(() => [] as string[]);
   const limiter = new Limiter(32);
+  const folders = cacheOf(root, names);
   const read = await Promise.all(
     names
       .filter((n) => n !== self && !n.startsWith('.'))
-      .map((n) => limiter.run(() => readCandidate(root, n).catch(() => undefined))),
+      .map((n) => limiter.run(() => readCandidate(root, n, folders).catch(() => undefined))),
   );
   const workload = workloadOf(incident);
   const matches: { c: Candidate; match: 'workload' | 'fault' }[] = [];
   for (const c of read) {
     if (!c || c.incident.cluster !== incident.cluster) continue;
-    if (now - Date.parse(c.result.finishedAt) > options.maxAgeMs) continue;
+    if (now - Date.parse(c.finishedAt) > options.maxAgeMs) continue;
     if (workloadOf(c.incident) === workload) matches.push({ c, match: 'workload' });
     else if (c.incident.faultType === incident.faultType && c.incident.namespace === incident.namespace)
       matches.push({ c, match: 'fault' });
@@ -155,17 +183,17 @@ export async function findPreviousInvestigations(
     (a, b) =>
       (RANK[a.feedback?.verdict ?? 'unrated'] ?? 2) - (RANK[b.feedback?.verdict ?? 'unrated'] ?? 2) ||
       (a.match === b.match ? 0 : a.match === 'workload' ? -1 : 1) ||
-      Date.parse(b.c.result.finishedAt) - Date.parse(a.c.result.finishedAt),
+      Date.parse(b.c.finishedAt) - Date.parse(a.c.finishedAt),
   );
   return withFeedback.slice(0, options.limit).map(({ c, match, feedback }) => {
-    const evidence = (c.result as { evidence?: { verdict?: unknown } }).evidence?.verdict;
+    const evidence = c.evidence;
     return {
       folder: c.folder,
-      incidentId: c.state.incidentId,
-      finishedAt: c.result.finishedAt,
+      incidentId: c.incidentId,
+      finishedAt: c.finishedAt,
       match,
       faultType: c.incident.faultType,
-      cause: oneLine(feedback?.cause ?? c.result.answer ?? ''),
+      cause: oneLine(feedback?.cause ?? c.answer),
       ...(typeof evidence === 'string' ? { evidence } : {}),
       ...(feedback
         ? { feedback: { verdict: feedback.verdict, ...(feedback.cause ? { cause: feedback.cause } : {}) } }

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import { isAllowed } from '../incident/machine.js';
-import { hasVerdict, inEngine } from '../incident/queries.js';
+import { hasVerdict, inEngine, runStage } from '../incident/queries.js';
 import type { IncidentStore } from '../incident/store.js';
 import type { StateFile } from '../incident/types.js';
 import { alertsResolvedAt } from '../intake/webhooks/disk.js';
 import { dedupKey, type DedupStore } from '../intake/dedup.js';
 import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
 import { readWorkspace } from '../intake/read.js';
-import { intakeStateOf, type IntakeHooks } from '../intake/webhooks/hooks.js';
+import type { IntakeHooks } from '../intake/webhooks/hooks.js';
 import type { Logger } from '../log/logger.js';
 import { waitFor } from '../util/backoff.js';
 import { errorMessage } from '../util/errors.js';
@@ -117,7 +117,7 @@ export function createAlertHooks(deps: AlertHooksDeps): IntakeHooks {
     async stateOf(dir) {
       try {
         const state = await deps.store.read(dir);
-        return state ? intakeStateOf(state.state) : undefined;
+        return state ? runStage(state.state) : undefined;
       } catch (err) {
         deps.log.warn(
           { workspace: path.basename(dir), err: errorMessage(err) },

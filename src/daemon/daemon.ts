@@ -292,6 +292,7 @@ export class Daemon {
   private async rescanNow(cause: 'startup' | 'rescan'): Promise<void> {
     const listed = await this.inspector.scan(cause);
     this.monitor.listed(listed.ok, listed.ok ? undefined : listed.why);
+    this.metrics.workspaceScan(listed.ok ? 'ok' : 'failed');
     this.pump();
   }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { stringify } from '../shared/yaml.js';
 import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
 import { readFeedback } from '../feedback/feedback.js';
+import { hasAnswer } from '../incident/queries.js';
 import { readState } from '../incident/store.js';
 import { INCIDENT_FILE, PERMISSIONS_FILE } from '../intake/read.js';
 import { parseKubectl } from '../kubectl/parse.js';
@@ -94,7 +95,7 @@ export async function promoteInvestigation(
   const state = await readState(dir).catch(() => undefined);
   if (!state) throw new PromoteError(`${dir} holds no investigation (no readable .triage/state.json)`);
   const runId = state.runs.at(-1)?.id;
-  if (state.state !== 'succeeded' || !runId || !RUN_ID.test(runId))
+  if (!hasAnswer(state.state) || !runId || !RUN_ID.test(runId))
     throw new PromoteError(
       `${path.basename(dir)} is ${state.state}: only a finished investigation (succeeded) with feedback can become a case`,
     );

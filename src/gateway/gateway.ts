@@ -121,6 +121,11 @@ export class ModelGateway {
     };
   }
 
+  /** The TCP listener's handler (every run, keyed by token), for a server that serves more than the gateway. */
+  requestListener(): http.RequestListener {
+    return this.handler();
+  }
+
   /** One run's unix socket: only that run's token is accepted on it. */
   async listenUnix(socketPath: string, session: RunSession, access: SocketAccess): Promise<Listening> {
     const server = http.createServer({ keepAlive: true }, this.handler(session));

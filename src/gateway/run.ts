@@ -1,19 +1,20 @@
 import path from 'node:path';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { MODEL_CALLS_FILE, ModelCallLog, readModelCalls } from './calls.js';
 import { tokenHash, type Listening, type ModelGateway } from './gateway.js';
 import { BRIDGE_PORT_ENV, BRIDGE_SOCKET_ENV, installBridge } from './install-bridge.js';
+import { launchWithPodToken, removePodToken, writePodToken } from './pod-route.js';
 import { PROVIDERS } from './providers.js';
 import { capMessage, type RunSession } from './session.js';
 import { PROVIDER_IDS, type CapReached, type ModelCallRecord, type Usage } from './types.js';
 
 // One run at the gateway, joined to the pipeline: the token its agent gets as every model key, the
 // provider URLs it calls (the bridge's loopback port in a container, the daemon's TCP listener on the
-// host), its `model-calls.jsonl`, and what result.json takes from it.
+// host, the daemon's Service port from a pod), its `model-calls.jsonl`, and what result.json takes from it.
 
 export const GATEWAY_SOCKET = 'model.sock';
 export const BRIDGE_DIR = 'gateway-bridge';
-/** In the bridge folder: the hash of the run's token, for a daemon that adopts the run. */
+/** In the bridge folder: the hash of the run's token, for a daemon that adopts the run (bridge and pod routes). */
 export const TOKEN_HASH_FILE = 'token.sha256';
 
 /** `secrets:` names that are model keys: the agent gets its run token under each, never the value. */
@@ -26,7 +27,12 @@ export type GatewayRoute =
   /** A container with the run folder mounted: a unix socket there, bridged to `port` on its loopback. */
   | { kind: 'bridge'; port: number; agentRunDir: string; owner?: { uid: number; gid: number } }
   /** An agent on the daemon's host: the shared TCP listener. */
-  | { kind: 'tcp'; url: string };
+  | { kind: 'tcp'; url: string }
+  /**
+   * An agent pod: the daemon's Service port (kubernetes.broker, shared with the kubectl broker), the
+   * token in a file of the run folder (`agentRunDir` as the pod sees it). `open` starts that listener.
+   */
+  | { kind: 'pod'; url: string; agentRunDir: string; open: () => Promise<unknown> };
 
 export interface GatewaySummary {
   calls: number;
@@ -43,6 +49,7 @@ export interface Launchable {
   command: string;
   args: string[];
   env: Record<string, string>;
+  secretEnv?: Record<string, string>;
 }
 
 export interface RunGateway {
@@ -51,7 +58,7 @@ export interface RunGateway {
   providers: { anthropicBaseUrl: string; openaiBaseUrl: string; geminiBaseUrl: string };
   /** The daemon's secrets with every model key replaced by the run token. */
   secrets(real: Record<string, string>): Record<string, string>;
-  /** The launch with the bridge in front (bridge route), else unchanged. */
+  /** The launch with the bridge (bridge route) or the token file's reader (pod route) in front, else unchanged. */
   wrap(launch: Launchable): Launchable;
   /** Installs the bridge; call before the manifest is written. */
   install(): Promise<void>;
@@ -111,7 +118,7 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       log: MODEL_CALLS_FILE,
     };
   }
-  const base = route.kind === 'bridge' ? `http://127.0.0.1:${route.port}` : route.url;
+  const base = route.kind === 'bridge' ? `http://127.0.0.1:${route.port}` : route.url.replace(/\/+$/, '');
   const bridgeDir = path.join(bundleDir, BRIDGE_DIR);
   const agentSocket =
     route.kind === 'bridge' ? path.posix.join(route.agentRunDir, GATEWAY_SOCKET) : undefined;
@@ -131,6 +138,7 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       return out;
     },
     wrap: (launch) => {
+      if (route.kind === 'pod') return launchWithPodToken(launch, session.token, route.agentRunDir);
       if (route.kind !== 'bridge' || !agentSocket) return launch;
       return {
         command: 'node',
@@ -144,8 +152,12 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       };
     },
     install: async () => {
-      if (route.kind !== 'bridge') return;
-      await installBridge(bridgeDir);
+      if (route.kind === 'pod') {
+        await writePodToken(bundleDir, session.token);
+        await mkdir(bridgeDir, { recursive: true, mode: 0o755 });
+      }
+      if (route.kind === 'tcp') return;
+      if (route.kind === 'bridge') await installBridge(bridgeDir);
       await writeFile(path.join(bridgeDir, TOKEN_HASH_FILE), `${tokenHash(session.token)}\n`, {
         mode: 0o644,
       });
@@ -153,6 +165,7 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
     start: async () => {
       log ??= await ModelCallLog.open(path.join(bundleDir, MODEL_CALLS_FILE), input.redact);
       for (const record of pending.splice(0)) await log.append(record);
+      if (route.kind === 'pod') await route.open();
       if (route.kind === 'bridge' && !listening) {
         // Only the agent's user may connect: the daemon's root hands the socket over, else it is open
         // to the container's user through the run folder, which only the agent and the daemon see.
@@ -168,6 +181,8 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       if (stopped) return;
       stopped = true;
       gateway.closeRun(session);
+      // The token file goes with the token (and before the bundle is digested).
+      if (route.kind === 'pod') await removePodToken(bundleDir).catch(() => undefined);
       await listening?.close().catch(() => undefined);
       await log?.close().catch(() => undefined);
     },
@@ -176,13 +191,13 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
 
 /**
  * The gateway of a container run a dead daemon launched: its token hash from the run folder, its calls
- * so far from model-calls.jsonl, and the socket listening again where the agent's bridge connects.
- * Undefined when the run had no gateway (or the engine's agent cannot reach a socket).
+ * so far from model-calls.jsonl, and the socket listening again where the agent's bridge connects (an
+ * agent pod: the Service port open again, for a new leader). Undefined when the run had no gateway.
  */
 export async function resumeRunGateway(
   input: Omit<RunGatewayInput, 'resume'>,
 ): Promise<RunGateway | undefined> {
-  if (input.route.kind !== 'bridge') return undefined;
+  if (input.route.kind === 'tcp') return undefined;
   const hash = (
     await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
   ).trim();

@@ -133,6 +133,9 @@ export class IllegalTransitionError extends Error {
   }
 }
 
+/** Where a run's successful `Finished` leads: the incident has an answer, the run's report. */
+export const ANSWERED_STATE = 'succeeded' satisfies IncidentState;
+
 /** A run may exist on an engine: the record can still be told how its run finished. */
 export const inEngine = (state: IncidentState): boolean => isAllowed(state, 'Finished');
 
@@ -409,8 +412,8 @@ function finished(
   const runs = withRunStatus(base, runId, runStatus);
   if (outcome.status === 'succeeded')
     return {
-      record: next('succeeded', { runs }),
-      audit: [{ type: 'outcome', incidentId: id, runId, state: 'succeeded' }],
+      record: next(ANSWERED_STATE, { runs }),
+      audit: [{ type: 'outcome', incidentId: id, runId, state: ANSWERED_STATE }],
       metric: 'succeeded',
       log: { level: 'info', msg: 'run succeeded' },
     };

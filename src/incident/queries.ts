@@ -1,4 +1,4 @@
-import { ignoredItsStop, inEngine, isAllowed, refusal } from './machine.js';
+import { ANSWERED_STATE, ignoredItsStop, inEngine, isAllowed, refusal } from './machine.js';
 import { INCIDENT_STATES, type IncidentState, type StateFile } from './types.js';
 
 export { inEngine, isFirstJudgement } from './machine.js';
@@ -39,7 +39,41 @@ export const retryRefusal = (record: StateFile): { state: boolean; guard?: strin
 /** States a run's `Finished` event ends an incident in with a verdict (what notifications report). */
 const VERDICT_STATES: ReadonlySet<IncidentState> = new Set<IncidentState>(['succeeded', 'failed']);
 /** The incident ended with its run's verdict (succeeded or failed). */
-export const hasVerdict = (state: IncidentState): boolean => VERDICT_STATES.has(state);
+export const hasVerdict = (state: IncidentState | string): boolean =>
+  (VERDICT_STATES as ReadonlySet<string>).has(state);
+
+/**
+ * The incident's last run succeeded: its report is the answer (what a notification calls succeeded,
+ * what `eval promote` and the ranking of past investigations read).
+ */
+export const hasAnswer = (state: IncidentState | string): boolean => state === ANSWERED_STATE;
+
+/**
+ * The incident's last run, if it had one, has ended and its result is the one to show: the incident is
+ * final, or waits only for someone to retry it. Queued, deferred and running incidents have not.
+ */
+export const lastRunEnded = (state: IncidentState): boolean =>
+  isFinal(state) || isAllowed(state, 'RetryRequested');
+
+/**
+ * The verdict a run with this outcome status gives its incident when nothing re-queues it (a replay,
+ * a comparison): the answered state for a success, failed for anything else.
+ */
+export const verdictOfRun = (status: string): 'succeeded' | 'failed' =>
+  status === 'succeeded' ? ANSWERED_STATE : 'failed';
+
+const isIncidentState = (state: string): state is IncidentState =>
+  (INCIDENT_STATES as readonly string[]).includes(state);
+
+/**
+ * Where a state-file state stands for whoever waits on its run: `pending` (a run may still be claimed),
+ * `running` (one may be on an engine) or `final`. A state this version does not know counts as final.
+ */
+export function runStage(state: IncidentState | string): 'pending' | 'running' | 'final' {
+  if (!isIncidentState(state)) return 'final';
+  if (isAllowed(state, 'Claimed')) return 'pending';
+  return inEngine(state) ? 'running' : 'final';
+}
 
 /** The incident.json was refused (invalid or a duplicate): the recorded reason says why. */
 export const isRejected = (record: StateFile | undefined): record is StateFile =>

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuditEvent } from '../audit/log.js';
 import type { Config, NotifySinkConfig } from '../config/schema.js';
-import { NOTIFY_STATES } from '../config/schema.js';
+import { hasVerdict } from '../incident/queries.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import { errorMessage } from '../util/errors.js';
@@ -304,7 +304,7 @@ export class Notifier {
     } catch {
       return; // not finished, or not an incident: nothing to catch up
     }
-    if (!(NOTIFY_STATES as readonly string[]).includes(state.state)) return;
+    if (!hasVerdict(state.state)) return;
     const finishedAt = Date.parse(state.updatedAt ?? '');
     if (Number.isNaN(finishedAt) || this.now() - finishedAt > this.deps.notify.catch_up_window) return;
     // Cheap checks first: which sinks match, and whether each already has its delivery recorded.

@@ -1,4 +1,5 @@
 import type { Logger } from '../log/logger.js';
+import { waitFor } from '../util/backoff.js';
 import { errorMessage } from '../util/errors.js';
 import { readEntry } from './outbox.js';
 import type { OutboxEntry } from './types.js';
@@ -10,6 +11,8 @@ import type { OutboxEntry } from './types.js';
 export const BUSY_RETRY_MS = 30_000;
 /** Longest timer Node.js can set. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How often `settle` reads the outbox while it waits. */
+const SETTLE_POLL_MS = 200;
 
 /** When an entry is due: its recorded next attempt, else now. */
 export function dueAt(entry: OutboxEntry, now: number): number {
@@ -53,13 +56,16 @@ export class DeliveryScheduler {
    * scheduled and recorded). Keeps the process alive while it waits.
    */
   async settle(workspaceDir: string, keys: string[], timeoutMs: number): Promise<OutboxEntry[]> {
-    const deadline = this.now() + timeoutMs;
-    for (;;) {
-      const entries = await Promise.all(keys.map((key) => readEntry(workspaceDir, key)));
-      const known = entries.filter((e): e is OutboxEntry => e !== undefined);
-      if (known.every((e) => e.status !== 'pending') || this.now() >= deadline) return known;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(1, deadline - this.now()))));
-    }
+    const read = async (): Promise<OutboxEntry[]> =>
+      (await Promise.all(keys.map((key) => readEntry(workspaceDir, key)))).filter(
+        (e): e is OutboxEntry => e !== undefined,
+      );
+    return waitFor(read, (known) => known.every((e) => e.status !== 'pending'), {
+      waitMs: timeoutMs,
+      delayMs: SETTLE_POLL_MS,
+      maxDelayMs: SETTLE_POLL_MS,
+      now: this.now,
+    });
   }
 
   /** Stops scheduling and waits up to `timeoutMs` for attempts in flight. */

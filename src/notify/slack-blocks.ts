@@ -1,7 +1,7 @@
 import type { ActionsBlock, KnownBlock, SectionBlock } from '@slack/types';
 import { FEEDBACK_ACTION_PREFIX } from '../feedback/slack-interaction.js';
 import { EVIDENCE_MARK, evidenceLine } from './evidence.js';
-import { escapeMrkdwn, parseMarkdown, sectionsOf, toMrkdwn } from './markdown.js';
+import { escapeMrkdwn, parseMarkdown, sectionsOf, toMrkdwn } from './mrkdwn.js';
 import {
   clipText,
   failureAdvice,

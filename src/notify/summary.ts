@@ -1,5 +1,5 @@
 import { normalizeHeading } from '../audit/report.js';
-import { parseMarkdown, plainText, type Token, type Tokens } from './markdown.js';
+import { parseMarkdown, plainText, type Token, type Tokens } from './mrkdwn.js';
 
 // What a human reads first: the primary hypothesis with its confidence and the first recommended action,
 // taken from the report's syntax tree. The k8s4agents template puts both in section 0 (Executive Triage

@@ -1,3 +1,4 @@
+import { hasAnswer } from '../incident/queries.js';
 import { runDirRelative } from '../shared/triage-paths.js';
 import { evidenceLine } from './evidence.js';
 import type { RenderInput } from './types.js';
@@ -33,7 +34,8 @@ export function resourceLabel(input: RenderInput): string {
   return `${resource.kind} ${ns ? `${ns}/` : ''}${resource.name}`;
 }
 
-export const succeeded = (input: RenderInput): boolean => input.state.state === 'succeeded';
+/** The run answered (its report is the answer); otherwise the notification tells why it failed. */
+export const succeeded = (input: RenderInput): boolean => hasAnswer(input.state.state);
 
 /** What kind of delivery this is, when not the daemon's own first one. */
 export function triggerNote(input: RenderInput): string | undefined {

@@ -14,6 +14,8 @@ export interface DaemonMetrics extends PipelineMetrics {
   inFlight(count: number): void;
   /** A run ended; `cluster` is the registry entry it used (`none` when it ended before routing). */
   runDuration(seconds: number, status: string, cluster?: string): void;
+  /** A pass over the workspaces root finished (start-up or rescan); `failed` when it could not list it. */
+  workspaceScan(outcome: 'ok' | 'failed'): void;
   /** The exposition text for GET /metrics. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -60,6 +62,12 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     buckets: STAGE_BUCKETS,
     registers: [registry],
   });
+  const scans = new Counter({
+    name: `${prefix}workspace_scans_total`,
+    help: 'Passes over the workspaces root (start-up and rescans), by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const triageTimeouts = new Counter({
     name: `${prefix}triage_timeouts_total`,
     help: 'Triage scripts stopped at their timeout',
@@ -93,6 +101,7 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
       runs.observe({ status }, seconds);
       runsByCluster.inc({ status, cluster: cluster ?? 'none' });
     },
+    workspaceScan: (outcome) => scans.inc({ outcome }),
     stage: (stage, seconds) => stages.observe({ stage }, seconds),
     triageTimeout: () => triageTimeouts.inc(),
     truncation: (section) => truncations.inc({ section }),

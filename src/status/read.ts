@@ -10,8 +10,8 @@ import {
 } from '../audit/run-record.js';
 import { readFeedback, type Feedback } from '../feedback/feedback.js';
 import { parseStateText } from '../incident/store.js';
-import { inEngine } from '../incident/queries.js';
-import type { IncidentState, StateFile } from '../incident/types.js';
+import { inEngine, lastRunEnded } from '../incident/queries.js';
+import type { StateFile } from '../incident/types.js';
 import { runDirOf, statePath } from '../shared/triage-paths.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
 import { INCIDENT_FILE } from '../intake/read.js';
@@ -33,8 +33,6 @@ const ALERTS_MAX_BYTES = 8 << 20;
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** States whose latest run has not ended: their result fields come from progress, not result.json. */
-const UNFINISHED: ReadonlySet<IncidentState> = new Set(['queued', 'deferred', 'preparing', 'running']);
-
 /** Why `name` cannot be an incident folder under the root (one plain path segment), or undefined. */
 export function folderNameProblem(name: string): string | undefined {
   if (
@@ -186,7 +184,7 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
   }
   const runDir = latestRunDir(dir, state);
   if (!runDir) return facts;
-  if (!UNFINISHED.has(state.state)) {
+  if (lastRunEnded(state.state)) {
     const read = await readRecordBelow(root, path.join(runDir, RESULT_FILE), parseRunResult);
     if (read.ok) facts.result = read.value;
     else if (read.problem) facts.resultProblem = read.problem;

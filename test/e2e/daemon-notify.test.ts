@@ -14,6 +14,7 @@ import {
   type CliDaemon,
 } from '../support/cli-daemon.js';
 import { incidentJson } from '../support/incidents.js';
+import { entriesBySink } from '../support/notify.js';
 import { tempDir, REPO_ROOT } from '../support/runs.js';
 
 const SECRET = 'webhook-signing-secret-for-tests-42';
@@ -136,8 +137,14 @@ describe('the daemon notifies sinks of finished incidents', () => {
         async () => (hook.got.filter((g) => g.incidentId === 'notify-b').length >= 2 ? true : undefined),
         second.tail,
       );
-      // A duplicate send after the restart would arrive in this window (nothing to await).
-      await new Promise((r) => setTimeout(r, 1500));
+      // Once the outbox records the delivery, no send can start (each attempt re-reads the entry under
+      // its lock): a duplicate would have arrived by then.
+      await until(
+        'the delivery to be recorded',
+        30_000,
+        async () => ((await entriesBySink(b)).hook?.status === 'delivered' ? true : undefined),
+        second.tail,
+      );
       const forB = hook.got.filter((g) => g.incidentId === 'notify-b');
       // Sent again after the crash (the first attempt was never answered), with the same key: one message.
       expect(new Set(forB.map((g) => g.key)).size).toBe(1);

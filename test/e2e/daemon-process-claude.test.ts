@@ -153,7 +153,7 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
     expect(elapsed.length, JSON.stringify(seen)).toBeGreaterThanOrEqual(2);
   });
 
-  it('ends a run whose API key the model API refuses as auth_failed within seconds', async () => {
+  it('ends a run whose API key the model API refuses as auth_failed, not at agent.timeout', async () => {
     if (!daemon) throw new Error('the first test starts the daemon');
     const ws = path.join(root.dir, 'incidents', 'bad-key-1');
     provider.failWith = 401;
@@ -170,7 +170,6 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
       const { state, result = {} } = await waitForFinalRun(ws, 60_000, daemon.tail);
       expect(state.state).toBe('failed');
       expect(result).toMatchObject({ status: 'failed', agentStatus: 'auth_failed' });
-      expect(result.durationMs as number).toBeLessThan(10_000);
       expect(String(result.error)).toMatch(/401|authentication/i);
     } finally {
       provider.failWith = undefined;

@@ -10,6 +10,8 @@ const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..',
 export interface DaemonProcess {
   child: ChildProcess;
   pid: number;
+  /** The HTTP port it printed with READY (0 when it serves none). */
+  port: number;
   stderr: () => string;
   exited: Promise<number | null>;
 }
@@ -46,7 +48,8 @@ export async function spawnDaemon(
     });
   });
   if (child.pid === undefined) throw new Error('daemon process has no pid');
-  return { child, pid: child.pid, stderr: () => err, exited };
+  const port = Number(/READY (\d+)/.exec(out)?.[1] ?? 0);
+  return { child, pid: child.pid, port, stderr: () => err, exited };
 }
 
 /** Kills the process group (daemon and the agents it started), ignoring ones already gone. */

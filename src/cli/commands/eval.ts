@@ -7,7 +7,7 @@ import { resolveCommand } from '../../util/process.js';
 import { parseVariants, type Variant } from '../../daemon/compare.js';
 import { ReplayUsageError } from '../../daemon/replay/index.js';
 import { EvalUsageError } from '../../eval/cases/load.js';
-import { createJudge } from '../../eval/judge.js';
+import { createJudge } from '../../eval/llm-judge.js';
 import { promoteInvestigation, PromoteError } from '../../eval/promote.js';
 import { runEval, type EvalDeps } from '../../eval/run.js';
 import { renderScorecardMarkdown } from '../../eval/scorecard.js';

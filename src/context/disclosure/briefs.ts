@@ -11,8 +11,12 @@ export interface BriefFile {
 
 const MAX_DEPTH = 8;
 
-/** Lists `*.md` briefs (sorted); dot folders and symlinks leaving the folder are skipped; absent folder = none. */
-export async function listBriefs(briefsDir: string, log: Logger): Promise<BriefFile[]> {
+/**
+ * Lists `*.md` briefs (sorted); dot folders and symlinks leaving the folder are skipped; absent folder =
+ * none. Every folder whose listing it read is added to `deps` (what a cache checks).
+ */
+export async function listBriefs(briefsDir: string, log: Logger, deps?: string[]): Promise<BriefFile[]> {
+  deps?.push(briefsDir);
   const root = await realpath(briefsDir).catch(() => undefined);
   if (!root) {
     log.debug({ briefsDir }, 'briefs folder absent: no briefs');
@@ -20,6 +24,7 @@ export async function listBriefs(briefsDir: string, log: Logger): Promise<BriefF
   }
   const out: BriefFile[] = [];
   const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
+    deps?.push(dir);
     for (const name of (await readdir(dir).catch(() => [] as string[])).sort(compare)) {
       if (name.startsWith('.')) continue;
       const abs = path.join(dir, name);

@@ -27,6 +27,10 @@ import {
 } from './render.js';
 import { indexSkills, type SkillEntry } from './skills-index.js';
 import { chooseSubjects } from './subjects.js';
+import { FileDepsCache } from '../../util/file-deps-cache.js';
+import type { PersonaLevel1 } from './persona.js';
+import type { BriefFile } from './briefs.js';
+import type { SkillsIndex } from './skill-types.js';
 
 export { BootError } from './boot.js';
 export { PersonaError } from './persona.js';
@@ -83,28 +87,10 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
     }
   };
   const [persona, index, briefs, spec] = await Promise.all([
-    contained(
-      'persona',
-      loadPersona({
-        personasDir: config.personas_dir,
-        persona: config.persona,
-        viewDir: view.personasDir,
-        log,
-      }),
-      undefined,
-    ),
-    contained(
-      'skills',
-      indexSkills({
-        snapshot: input.skills,
-        maxSkillFileBytes: config.skills.max_skill_file_bytes,
-        skillsDir: view.skillsDir,
-        log,
-      }),
-      { skills: [], problems: [], conflicts: [] },
-    ),
-    contained('briefs', listBriefs(config.briefs_dir, log), []),
-    contained('boot', loadBootFile(config.boot_file), referenceEverything(config.boot_file)),
+    contained('persona', cachedPersona(config, view, log), undefined),
+    contained('skills', cachedSkillsIndex(input, view, log), { skills: [], problems: [], conflicts: [] }),
+    contained('briefs', cachedBriefs(config.briefs_dir, log), []),
+    contained('boot', cachedBootFile(config.boot_file), referenceEverything(config.boot_file)),
   ]);
   for (const p of index.problems) if (p.action === 'skipped') problems.push(`${p.file}: ${p.message}`);
 
@@ -126,7 +112,7 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
     const file = p.kind === 'brief' ? briefFiles.get(p.id) : skills.get(p.id)?.file;
     if (!file) continue;
     try {
-      content.set(p.id, await readFile(file, 'utf8'));
+      content.set(p.id, await cachedText(file));
     } catch (err) {
       log.warn(
         { id: p.id, file, err: (err as Error).message },
@@ -172,6 +158,64 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
       };
     },
   };
+}
+
+/**
+ * What every run's disclosure reads that changes only with its files: built again when a file or
+ * folder it was read from changed (persona, briefs, boot.yml, said items), or for another skills
+ * commit (the skills index), else served after one stat per dependency.
+ */
+export const disclosureCaches = {
+  persona: new FileDepsCache<PersonaLevel1>(),
+  briefs: new FileDepsCache<BriefFile[]>(),
+  boot: new FileDepsCache<BootSpec>(),
+  text: new FileDepsCache<string>(256),
+  skills: new FileDepsCache<SkillsIndex>(),
+};
+
+function cachedPersona(config: Config, view: AgentView, log: Logger): Promise<PersonaLevel1> {
+  const key = `${config.personas_dir}\0${config.persona}\0${view.personasDir}`;
+  return disclosureCaches.persona.get(key, async () => {
+    const deps: string[] = [];
+    const value = await loadPersona({
+      personasDir: config.personas_dir,
+      persona: config.persona,
+      viewDir: view.personasDir,
+      log,
+      deps,
+    });
+    return { value, deps };
+  });
+}
+
+function cachedBriefs(briefsDir: string, log: Logger): Promise<BriefFile[]> {
+  return disclosureCaches.briefs.get(briefsDir, async () => {
+    const deps: string[] = [];
+    return { value: await listBriefs(briefsDir, log, deps), deps };
+  });
+}
+
+function cachedBootFile(file: string): Promise<BootSpec> {
+  return disclosureCaches.boot.get(file, async () => ({ value: await loadBootFile(file), deps: [file] }));
+}
+
+function cachedText(file: string): Promise<string> {
+  return disclosureCaches.text.get(file, async () => ({ value: await readFile(file, 'utf8'), deps: [file] }));
+}
+
+/** A skills checkout never changes under its commit: the index is keyed by the sources' commits. */
+function cachedSkillsIndex(input: DisclosureInput, view: AgentView, log: Logger): Promise<SkillsIndex> {
+  const { sources } = input.skills;
+  const maxSkillFileBytes = input.config.skills.max_skill_file_bytes;
+  const key = JSON.stringify([
+    view.skillsDir,
+    maxSkillFileBytes,
+    sources.map((s) => [s.name, s.scope, s.dir, s.commit]),
+  ]);
+  return disclosureCaches.skills.get(key, async () => ({
+    value: await indexSkills({ snapshot: { sources }, maxSkillFileBytes, skillsDir: view.skillsDir, log }),
+    deps: [],
+  }));
 }
 
 const LEFT_OUT: Record<string, string> = {

@@ -45,6 +45,8 @@ export interface LoadPersonaOptions {
   viewDir: string;
   /** Only its warnings are used (so `validate-config` checks a persona without loading pino). */
   log: Pick<Logger, 'warn'>;
+  /** Every file and folder the Level-1 view was read from is added here (what a cache checks). */
+  deps?: string[];
 }
 
 /** Loads a persona's Level-1 view; workflows missing on disk are omitted, unlisted ones added. */
@@ -52,6 +54,8 @@ export async function loadPersona(opts: LoadPersonaOptions): Promise<PersonaLeve
   const { personasDir, persona } = opts;
   const dir = path.join(personasDir, persona);
   const file = path.join(dir, PERSONA_FILE);
+  const workflowsDir = path.join(dir, 'workflows');
+  opts.deps?.push(file, workflowsDir);
   if (!KEY_RE.test(persona) || !(await isFile(file))) {
     const available = await listPersonas(personasDir);
     throw new PersonaError(
@@ -80,10 +84,11 @@ export async function loadPersona(opts: LoadPersonaOptions): Promise<PersonaLeve
   const viewRoot = path.posix.join(opts.viewDir, persona);
   const categories = stringMap(data.categories, 'categories', file, warn);
   const listed = stringMap(data.workflows, 'workflows', file, warn);
-  const workflowsDir = path.join(dir, 'workflows');
   const onDisk = new Map<string, string>();
   for (const f of (await readdir(workflowsDir).catch(() => [] as string[])).sort(compare)) {
-    if (f.endsWith('.md') && (await isFile(path.join(workflowsDir, f)))) onDisk.set(f.slice(0, -3), f);
+    if (!f.endsWith('.md')) continue;
+    opts.deps?.push(path.join(workflowsDir, f));
+    if (await isFile(path.join(workflowsDir, f))) onDisk.set(f.slice(0, -3), f);
   }
 
   const workflows: WorkflowEntry[] = [];

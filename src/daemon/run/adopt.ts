@@ -115,6 +115,7 @@ export async function reattach(
         engine,
         runId: start.request.runId,
         bundleDir: bundle.dir,
+        ...(env.podBroker ? { podBroker: env.podBroker } : {}),
         redact: (text) => env.redactor.redact(text),
       })
     : undefined;

@@ -51,6 +51,7 @@ export async function planLaunch(
     runId: request.runId,
     bundleDir: bundle.dir,
     agentRunDir: layout.view.runDir,
+    ...(env.podBroker ? { podBroker: env.podBroker } : {}),
     redact: (text) => env.redactor.redact(text),
   });
   // The token dies with the run, whatever stage it ends at.
@@ -84,7 +85,8 @@ export async function planLaunch(
     timeoutMs: config.agent.timeout,
   };
   for (const value of Object.values(spec.secretEnv)) env.redactor.add('agent secret', value);
-  // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway).
+  // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway);
+  // in a pod a shell that sets the model keys to the run token from its file (never in the Job spec).
   const wrapped = gateway?.wrap(spec) ?? spec;
   const launchedAt = env.now();
   const image = engine.placement === 'container' ? spec.image : undefined;
@@ -118,7 +120,11 @@ export async function planLaunch(
       ...hostHome,
     }),
   );
-  return { spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env }, gateway };
+  const secretEnv = wrapped.secretEnv ?? spec.secretEnv;
+  return {
+    spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env, secretEnv },
+    gateway,
+  };
 }
 
 /** Starts the planned run (the broker first) and reports `launched`: the incident is `running` from here. */

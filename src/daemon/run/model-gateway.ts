@@ -1,13 +1,15 @@
 import type { Config } from '../../config/schema.js';
 import type { Engine } from '../../engines/types.js';
+import type { PipelineEnv } from './env.js';
 import { providerOfAgent, type GatewayHost } from '../../gateway/host.js';
 import { openRunGateway, resumeRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
 
 // The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
 // this engine. A container that sees the run folder gets the gateway's unix socket there and the bridge
-// in front of its CLI; an agent on the daemon's host gets the shared TCP listener. An engine whose agent
-// can reach neither (kubernetes, for now), or whose provider the daemon holds no key for, gets no
-// gateway: its agent is handed what it was handed before.
+// in front of its CLI; an agent on the daemon's host gets the shared TCP listener; an agent pod gets the
+// daemon's Service port (kubernetes.broker, shared with the kubectl broker) and its token in a file. An
+// engine whose agent can reach none of them (a pod without kubernetes.broker), or whose provider the
+// daemon holds no key for, gets no gateway: its agent is handed what it was handed before.
 
 /** The uid:gid a root daemon hands the socket to (the container user), if numeric. */
 function socketOwner(user: string, getuid: () => number): { uid: number; gid: number } | undefined {
@@ -22,10 +24,14 @@ export async function gatewayRoute(
   host: GatewayHost,
   engine: Pick<Engine, 'placement' | 'capabilities'>,
   agentRunDir: string,
+  podBroker?: PipelineEnv['podBroker'],
   getuid: () => number = () => process.getuid?.() ?? -1,
 ): Promise<GatewayRoute | undefined> {
   if (engine.placement === 'host') return { kind: 'tcp', url: await host.tcpUrl() };
-  if (engine.capabilities.bundleSockets !== true) return undefined;
+  if (engine.capabilities.bundleSockets !== true) {
+    if (engine.capabilities.networkBroker !== true || !podBroker) return undefined;
+    return { kind: 'pod', url: podBroker.url, agentRunDir, open: podBroker.open };
+  }
   const owner = socketOwner(config.docker.user, getuid);
   return { kind: 'bridge', port: config.gateway.bridge_port, agentRunDir, ...(owner ? { owner } : {}) };
 }
@@ -42,13 +48,15 @@ export async function planRunGateway(input: {
   bundleDir: string;
   /** The run folder as the agent sees it. */
   agentRunDir: string;
+  /** The daemon's Service port for agent pods (kubernetes.broker), when configured. */
+  podBroker?: PipelineEnv['podBroker'];
   redact: (text: string) => string;
 }): Promise<RunGateway | undefined> {
   const { host, config } = input;
   const provider = providerOfAgent(input.agent, config.providers.goose_provider ?? input.env.GOOSE_PROVIDER);
   // Neither a key nor a configured base URL for the agent's provider (a fake agent): nothing to carry.
   if (!host || !provider || !host.serves(provider)) return undefined;
-  const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir);
+  const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir, input.podBroker);
   if (!route) return undefined;
   const run = openRunGateway({
     gateway: host.gateway,
@@ -71,11 +79,12 @@ export async function resumeModelGateway(input: {
   engine: Pick<Engine, 'placement' | 'capabilities'>;
   runId: string;
   bundleDir: string;
+  podBroker?: PipelineEnv['podBroker'];
   redact: (text: string) => string;
 }): Promise<RunGateway | undefined> {
   const { host } = input;
   if (!host || input.engine.placement === 'host') return undefined;
-  const route = await gatewayRoute(input.config, host, input.engine, '');
+  const route = await gatewayRoute(input.config, host, input.engine, '', input.podBroker);
   if (!route) return undefined;
   return resumeRunGateway({
     gateway: host.gateway,

@@ -7,7 +7,8 @@ import type { AgentAdapter } from '../../agents/types.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
-import { createGatewayHost } from '../../gateway/host.js';
+import { createGatewayHost, type GatewayHost } from '../../gateway/host.js';
+import { PROVIDER_IDS } from '../../gateway/types.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
@@ -84,8 +85,11 @@ function clusterMonitor(config: Config, deps: ExecutorDeps, entries: ClusterEntr
   });
 }
 
-/** The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until close. */
-function podBrokerOf(config: Config, log: Logger) {
+/**
+ * The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until
+ * close. Agent pods reach the model gateway on the same port (one Service port, one NetworkPolicy rule).
+ */
+function podBrokerOf(config: Config, log: Logger, gateway: GatewayHost | undefined) {
   const { port, host, url } = config.kubernetes.broker;
   if (port === 0 || !url) return undefined;
   let started: Promise<PodBroker> | undefined;
@@ -97,6 +101,9 @@ function podBrokerOf(config: Config, log: Logger) {
         port,
         tokens: new RunTokens(),
         log: log.child({ component: 'pod-broker' }),
+        ...(gateway
+          ? { gateway: { prefixes: PROVIDER_IDS, listener: gateway.gateway.requestListener() } }
+          : {}),
       });
     });
     // A failed listen (port taken) is reported by the run that asked, and tried again by the next.
@@ -135,7 +142,7 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         env: deps.env,
       }))
     : undefined;
-  const podBroker = podBrokerOf(config, deps.log);
+  const podBroker = podBrokerOf(config, deps.log, gateway);
   const env: PipelineEnv = {
     clusters,
     ...(clusterHealth ? { clusterHealth } : {}),

@@ -94,6 +94,7 @@ function gatewayCarries(env: PipelineEnv, engine: Engine): boolean {
     config.providers.goose_provider ?? env.env.GOOSE_PROVIDER,
   );
   if (!gateway || !provider || !gateway.serves(provider)) return false;
+  if (engine.capabilities.networkBroker === true && env.podBroker) return true;
   return engine.placement === 'host' || engine.capabilities.bundleSockets === true;
 }
 

@@ -2,7 +2,7 @@ import { missingSections } from '../../audit/report.js';
 import { summarize } from '../../notify/summary.js';
 import { compilePattern, type Expected } from '../cases/expected.js';
 import type { KubectlCallRecord } from '../shim/log.js';
-import { blocks, sectionText } from './markdown.js';
+import { blocks, sectionText } from './report-parts.js';
 
 // The deterministic score of one run against its case: root-cause entities named in the root-cause
 // section (ITBench-AA rule: 0 when any true cause is missed, else precision over the entities the

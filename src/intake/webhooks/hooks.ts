@@ -1,5 +1,5 @@
 import { readState } from '../../incident/store.js';
-import type { IncidentState } from '../../incident/types.js';
+import { runStage } from '../../incident/queries.js';
 
 // What HTTP intake asks of the incident lifecycle, which it does not own: whether an incident has
 // started, and telling it that every alert behind an incident has resolved. The daemon implements
@@ -19,20 +19,10 @@ export interface IntakeHooks {
   stateOf(workspaceDir: string): Promise<IntakeState | undefined>;
 }
 
-const PENDING: ReadonlySet<IncidentState> = new Set(['queued', 'deferred', 'interrupted']);
-const RUNNING: ReadonlySet<IncidentState> = new Set(['preparing', 'running']);
-
-/** The intake view of a state-file state; unknown (newer) states count as final. */
-export function intakeStateOf(state: IncidentState | string): IntakeState {
-  if (PENDING.has(state as IncidentState)) return 'pending';
-  if (RUNNING.has(state as IncidentState)) return 'running';
-  return 'final';
-}
-
 /** Reads `.triage/state.json` through the state module. */
 export async function stateFromFile(workspaceDir: string): Promise<IntakeState | undefined> {
   const state = await readState(workspaceDir);
-  return state ? intakeStateOf(state.state) : undefined;
+  return state ? runStage(state.state) : undefined;
 }
 
 /**

@@ -65,6 +65,8 @@ export interface BrokerOptions {
 
 export interface RunningBroker {
   readonly socketPath: string;
+  /** Calls waiting for a free slot (over `maxConcurrent`); what a test awaits instead of a pause. */
+  queued(): number;
   /** Stops accepting calls, stops the calls in flight, waits for their records, removes the socket. */
   stop(): Promise<void>;
 }
@@ -374,6 +376,7 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
 
   return {
     socketPath: options.socketPath,
+    queued: () => waiting.length,
     stop: async () => {
       if (stopping) return;
       stopping = true;

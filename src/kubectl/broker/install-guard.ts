@@ -3,7 +3,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellQuote } from '../parse.js';
 import { SOCKET_ENV, TOKEN_FILE_ENV } from '../guard/client.js';
-import { ParseCache } from '../../util/parse-cache.js';
 
 // Writes the guard's `kubectl` into a folder the run puts first on the agent's PATH: an sh wrapper that
 // names the run's broker socket, and the client (three small ES modules using node builtins only), so
@@ -34,34 +33,44 @@ export interface GuardInstallOptions {
   runId: string;
 }
 
-async function moduleSource(name: string): Promise<string> {
+async function readModuleSource(name: string): Promise<string> {
   const dir = path.join(HERE, '..', 'guard');
   if (COMPILED) return readFile(path.join(dir, `${name}.js`), 'utf8');
   const ts = await import('typescript');
-  const file = path.join(dir, `${name}.ts`);
-  const source = await readFile(file, 'utf8');
-  return transpiled.get(
-    file,
-    source,
-    () =>
-      ts.transpileModule(source, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      }).outputText,
-  );
+  const source = await readFile(path.join(dir, `${name}.ts`), 'utf8');
+  return ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
 }
 
-/** Guard sources transpiled once per text (running from source: every run installs the guard). */
-const transpiled = new ParseCache<string>();
+/**
+ * The client's modules are the daemon's own installed files, the same for every run: read (from
+ * sources, transpiled) once per process, then every run's guard is written from memory.
+ */
+const sources = new Map<string, Promise<string>>();
+
+export function moduleSource(name: string): Promise<string> {
+  let source = sources.get(name);
+  if (!source) {
+    source = readModuleSource(name);
+    // A failed read is tried again by the next run.
+    source.catch(() => sources.delete(name));
+    sources.set(name, source);
+  }
+  return source;
+}
 
 /** Installs the guard into `dir` (created). */
 export async function installGuard(dir: string, options: GuardInstallOptions): Promise<GuardInstall> {
   const lib = path.join(dir, 'lib');
   await mkdir(lib, { recursive: true, mode: 0o755 });
-  for (const name of MODULES) {
-    await writeFile(path.join(lib, `${name}.js`), await moduleSource(name), { mode: 0o644 });
-  }
-  // The modules are ES modules; without this file node would read them as CommonJS.
-  await writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 });
+  await Promise.all([
+    ...MODULES.map(async (name) =>
+      writeFile(path.join(lib, `${name}.js`), await moduleSource(name), { mode: 0o644 }),
+    ),
+    // The modules are ES modules; without this file node would read them as CommonJS.
+    writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 }),
+  ]);
   const wrapper = [
     '#!/bin/sh',
     `# kubectl guard of run ${options.runId.replace(/[^\w.-]/g, '_')}: sends each call to the run's kubectl broker,`,

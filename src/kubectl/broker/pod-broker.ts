@@ -1,5 +1,11 @@
 import { closeSync, openSync, constants as fsConstants } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,7 +18,8 @@ import type { RunTokens } from './tokens.js';
 // the call is handed to that run's own broker (its unix socket, src/kubectl/broker/broker.ts) byte for
 // byte, so it is decided by the persona's policy and recorded in cluster-calls.jsonl exactly as under
 // docker, and the answer streams back as the same frames. A missing, unknown or expired token gets 401
-// and never reaches a broker.
+// and never reaches a broker. The same port serves the model gateway to pods (`gateway`): a request
+// under one of its prefixes (`/anthropic/…`) goes to it, and it checks the run's gateway token itself.
 
 export const POD_BROKER_PATH = '/v1/kubectl';
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -29,6 +36,8 @@ export interface PodBrokerOptions {
   port: number;
   tokens: RunTokens<PodBrokerTarget>;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  /** Served on the same port: requests whose first path segment is one of `prefixes` go to `listener`. */
+  gateway?: { prefixes: readonly string[]; listener: RequestListener };
 }
 
 export interface PodBroker {
@@ -155,7 +164,10 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
     });
   };
 
+  const gatewayPrefixes = new Set(options.gateway?.prefixes ?? []);
   const server: Server = createServer((req, res) => {
+    const first = (req.url ?? '/').split(/[/?]/)[1] ?? '';
+    if (options.gateway && gatewayPrefixes.has(first)) return options.gateway.listener(req, res);
     handle(req, res).catch(() => refuse(res, 500, 'the broker failed to handle the call'));
   });
   server.requestTimeout = 0;
@@ -168,7 +180,10 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
     });
   });
   const port = (server.address() as AddressInfo).port;
-  log.info({ host: options.host, port }, 'kubectl broker for agent pods listening');
+  log.info(
+    { host: options.host, port, modelGateway: options.gateway !== undefined },
+    'kubectl broker for agent pods listening',
+  );
   return {
     port,
     tokens,

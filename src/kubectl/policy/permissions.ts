@@ -40,11 +40,19 @@ export function deniedCommands(policy: ToolPolicy): string[][] {
 
 /** The CLI-neutral form of a policy that adapters turn into their CLI's permission settings. */
 export function toolPermissions(policy: ToolPolicy): ToolPermissions {
-  return {
-    persona: policy.persona,
-    allowedTools: AGENT_TOOLS.filter((t) => toolAllowed(policy, t)),
-    deniedTools: AGENT_TOOLS.filter((t) => !toolAllowed(policy, t)),
-    deniedCommands: deniedCommands(policy),
-    reason: `The ${policy.persona} persona's tool policy does not allow this command; recommend it in the report instead of running it.`,
-  };
+  let permissions = byPolicy.get(policy);
+  if (!permissions) {
+    permissions = {
+      persona: policy.persona,
+      allowedTools: AGENT_TOOLS.filter((t) => toolAllowed(policy, t)),
+      deniedTools: AGENT_TOOLS.filter((t) => !toolAllowed(policy, t)),
+      deniedCommands: deniedCommands(policy),
+      reason: `The ${policy.persona} persona's tool policy does not allow this command; recommend it in the report instead of running it.`,
+    };
+    byPolicy.set(policy, permissions);
+  }
+  return permissions;
 }
+
+/** A policy's permissions, worked out once per compiled policy (loadToolPolicy keeps one per helpers.yaml). */
+const byPolicy = new WeakMap<ToolPolicy, ToolPermissions>();

@@ -5,7 +5,7 @@ import { parseDocument } from '../../shared/yaml.js';
 import { z } from '../../shared/zod.js';
 import { AGENT_TOOLS, type AgentTool } from '../../shared/types.js';
 import type { ClassifiedCommand } from './classify.js';
-import { ParseCache } from '../../util/parse-cache.js';
+import { FileDepsCache } from '../../util/file-deps-cache.js';
 
 // A persona's tool policy: `helpers.yaml` next to its PERSONA.md says which helpers the persona may
 // use, as glob patterns over helper names (include/exclude lists, with categories naming groups of
@@ -165,8 +165,15 @@ export function parseHelpers(text: string, file: string): HelpersFile {
  * The tool policy of `persona`: `<personasDir>/<persona>/helpers.yaml`, or DEFAULT_HELPERS when the
  * persona has no such file. Throws ToolPolicyError for a file that exists but cannot be used.
  */
-export async function loadToolPolicy(personasDir: string, persona: string): Promise<ToolPolicy> {
+export function loadToolPolicy(personasDir: string, persona: string): Promise<ToolPolicy> {
   const file = path.join(personasDir, persona, HELPERS_FILE);
+  return policyCache.get(`${persona}\0${file}`, async () => ({
+    value: await readToolPolicy(file, persona),
+    deps: [file],
+  }));
+}
+
+async function readToolPolicy(file: string, persona: string): Promise<ToolPolicy> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -177,13 +184,14 @@ export async function loadToolPolicy(personasDir: string, persona: string): Prom
       `${file} cannot be read (${code ?? (err as Error).message}); fix its permissions`,
     );
   }
-  return policyCache.get(`${persona}\0${file}`, text, () =>
-    compilePolicy(parseHelpers(text, file), persona, file),
-  );
+  return compilePolicy(parseHelpers(text, file), persona, file);
 }
 
-/** Compiled tool policies by persona, file and text: every run loads one, few change it. */
-const policyCache = new ParseCache<ToolPolicy>();
+/**
+ * Compiled tool policies by persona and file, kept while helpers.yaml is unchanged (or still absent):
+ * every run's guard loads one, few change it. A broken file is not kept, so each run reports it.
+ */
+export const policyCache = new FileDepsCache<ToolPolicy>();
 
 /** Decides for a helper known by several names: any excluded name refuses, else any included name allows. */
 export function decide(policy: ToolPolicy, names: readonly string[]): PolicyDecision {

@@ -10,7 +10,7 @@ import { readIncidentDetail, readIncidentReport } from '../../status/detail.js';
 import type { IncidentIndex } from '../../status/incident-index.js';
 import { PageQueryError } from '../../status/pages.js';
 import { folderNameProblem } from '../../status/read.js';
-import { renderMarkdown } from '../page/markdown.js';
+import { renderMarkdown } from '../page/report-html.js';
 import { renderIncidentPage, renderListPage, renderProblemPage } from '../page/render.js';
 import type { RouteModule } from '../types.js';
 import { pageRoute, stateParam } from './status-params.js';

@@ -93,13 +93,11 @@ describe('triage script runner', () => {
 
   it('terminates a hanging script at the timeout and reports timed_out with its partial output', async () => {
     const { input } = await setup('hanging.sh', { timeout: 500 });
-    const started = Date.now();
     const out = await runTriage(input);
     expect(out.summary.status).toBe('timed_out');
     expect(out.summary.reason).toMatch(/timed out after 500 ms \(skills.triage.timeout\)/);
     expect(out.summary.signal).toBe('SIGTERM');
     expect(out.text).toBe('hanging\n');
-    expect(Date.now() - started).toBeLessThan(4000);
   });
 
   it('SIGKILLs a script that ignores SIGTERM after the grace period', async () => {
@@ -111,9 +109,8 @@ describe('triage script runner', () => {
 
   it('does not hang on a grandchild that keeps stdout open after the script exits, and kills it', async () => {
     const { input } = await setup('forking.sh', { timeout: 20_000 });
-    const started = Date.now();
     const out = await runTriage(input);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // 'ok', not 'timed_out': the read ended with the script, not at the timeout the grandchild would reach.
     expect(out.summary.status).toBe('ok');
     expect(out.text).toBe('parent output\nparent exiting\n');
     expect(await processesMatching('[t]rap "" TERM; sleep 1000')).toBe('');
@@ -131,10 +128,8 @@ describe('triage script runner', () => {
 
   it('kills the whole group, including a TERM-ignoring grandchild holding stdout, on timeout', async () => {
     const { input } = await setup('forking-hang.sh', { timeout: 400, kill_grace: 300 });
-    const started = Date.now();
     const out = await runTriage(input);
     expect(out.summary.status).toBe('timed_out');
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(out.text).toBe('parent output\n');
     expect(await processesMatching('[t]rap "" TERM; while')).toBe('');
   });

@@ -9,6 +9,7 @@ import { FakeKubeApi } from '../../support/fake-kube-api.js';
 import { daemonKubectl } from '../../support/guard.js';
 import { dropByRename, incidentJson, tempRoot, waitForState } from '../../support/incidents.js';
 import { freePort } from '../../support/net.js';
+import { messageRequests, startAnthropic, type AnthropicFake } from '../../support/providers/anthropic.js';
 import { REPO_ROOT } from '../../support/runs.js';
 
 // Generous for a loaded 2-core machine running the daemons from TypeScript sources: a leader whose
@@ -21,17 +22,20 @@ const LEASE = 'triage-runner/triage-runner';
 let root: string;
 let cleanup: () => Promise<void>;
 let api: FakeKubeApi;
+let model: AnthropicFake;
 const daemons: CliDaemon[] = [];
 
 beforeEach(async () => {
   ({ root, cleanup } = await tempRoot('triage-leader-'));
   api = await new FakeKubeApi().start();
+  model = await startAnthropic();
 });
 
 afterEach(async () => {
   await Promise.all(daemons.map((d) => d.stop()));
   daemons.length = 0;
   await api.close();
+  await model.close();
   await cleanup();
 });
 
@@ -63,6 +67,8 @@ async function startReplica(name: string, kubeconfig: string, kubectl: string): 
       },
       // The stand-in kubectl counts the broker's calls: no access-check probes among them.
       kubectl: { command: kubectl, access_check: false },
+      // The model gateway's upstream: a stand-in that records the key it receives.
+      providers: { anthropic_base_url: model.url },
       leader_election: {
         enabled: true,
         identity: name,
@@ -99,6 +105,17 @@ async function brokerCall(port: number, token: string): Promise<number> {
     method: 'POST',
     headers: { authorization: `Bearer ${token}` },
     body: `${JSON.stringify({ v: 1, argv: ['get', 'pods', '-n', 'shop'] })}\n`,
+  }).catch(() => undefined);
+  await res?.arrayBuffer();
+  return res?.status ?? 0;
+}
+
+/** One model call through a replica's Service port with a run token, as an agent pod makes it; the HTTP status. */
+async function modelCall(port: number, token: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}/anthropic/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': token, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [] }),
   }).catch(() => undefined);
   await res?.arrayBuffer();
   return res?.status ?? 0;
@@ -170,6 +187,10 @@ describe('two daemons electing a leader with a Lease', () => {
     ).trim();
     expect(await brokerCall(leader.brokerPort, token)).toBe(200);
     expect(await brokerCall(standby.brokerPort, token)).not.toBe(200);
+    // The agent's model key: its run token at the gateway, on the same port.
+    const modelToken = (await readFile(path.join(firstRun, 'gateway-pod', 'token'), 'utf8')).trim();
+    expect(await modelCall(leader.brokerPort, modelToken)).toBe(200);
+    expect(await modelCall(standby.brokerPort, modelToken)).not.toBe(200);
 
     // SIGKILL the leader: no release, no goodbye. Its last renewal is what the standby waits out.
     leader.daemon.child.kill('SIGKILL');
@@ -206,6 +227,12 @@ describe('two daemons electing a leader with a Lease', () => {
     // The agent's token works with the new leader: it registered the same one when it adopted the run.
     expect(await brokerCall(standby.brokerPort, token)).toBe(200);
     expect(await kubectl.calls()).toHaveLength(2);
+    // And its model calls go on: the new leader took the run's gateway back from the token's hash.
+    expect(await modelCall(standby.brokerPort, modelToken)).toBe(200);
+    expect(messageRequests(model).map((r) => r.headers['x-api-key'])).toEqual([
+      'sk-ant-test-leader-0123456789',
+      'sk-ant-test-leader-0123456789',
+    ]);
     for (const job of [...api.jobs.keys()]) api.finishJob(job, 0);
     for (const dir of dirs) {
       const state = await waitForState(dir, ['succeeded', 'failed'], 30_000);

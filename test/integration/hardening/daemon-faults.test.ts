@@ -34,6 +34,7 @@ import {
   waitForState,
 } from '../../support/incidents.js';
 import { FINISH_ON_HOST } from '../../support/sh-agent.js';
+import { afterScans } from '../../support/scans.js';
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -129,8 +130,8 @@ describe('daemon faults', () => {
     await waitFor('readiness to report the missing root', async () =>
       (await daemon.readiness()).ok ? undefined : true,
     );
-    // Several root checks (every second) and rescans (every 300 ms) later, still no root.
-    await new Promise((r) => setTimeout(r, 3500));
+    // Several root checks and rescans later (each one a failed scan of the missing root), still no root.
+    await afterScans(daemon, 3);
     expect(await stat(root).catch((err: NodeJS.ErrnoException) => err.code)).toBe('ENOENT');
     expect((await daemon.readiness()).ok).toBe(false);
     await mkdir(root);

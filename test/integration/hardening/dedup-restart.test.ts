@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readState } from '../../../src/incident/store.js';
 import type { CliDaemon } from '../../support/cli-daemon.js';
 import { dropByRename, incidentJson, tempRoot, waitFor, waitForState } from '../../support/incidents.js';
-import { auditEvents, markers, startProcessDaemon } from './support.js';
+import { afterScans, auditEvents, markers, startProcessDaemon } from './support.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -101,8 +101,8 @@ describe('the dedup window', () => {
       const [ran, dup] = sp!.state === 'succeeded' ? [sp!, sq!] : [sq!, sp!];
       expect(dup.duplicateOf).toBe(ran.incidentId);
     }
-    // Let both replicas rescan a few times: a late second run would show up now.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Both replicas rescan a few times: a late second run would show up now.
+    await Promise.all([afterScans(x, 3), afterScans(y, 3)]);
     for (const [p, q] of pairs) {
       expect((await markers(p, 'agent-starts.log')) + (await markers(q, 'agent-starts.log'))).toBe(1);
     }

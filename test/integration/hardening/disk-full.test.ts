@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readState } from '../../../src/incident/store.js';
 import type { CliDaemon } from '../../support/cli-daemon.js';
 import { dropByRename, incidentJson, tempRoot, waitFor, waitForState } from '../../support/incidents.js';
-import { auditEvents, httpPort, markers, startProcessDaemon } from './support.js';
+import { afterScans, auditEvents, httpPort, markers, startProcessDaemon } from './support.js';
 
 let dir: string;
 let mnt: string;
@@ -91,7 +91,8 @@ describe('a full disk under the workspaces root', () => {
     });
     expect(full.body).toMatch(/"name":"disk","ok":false/);
     expect(full.body).toMatch(/free space/);
-    await new Promise((r) => setTimeout(r, 3000)); // longer than the lease TTL (2 s), while full
+    // reason: time passing is the condition: the disk stays full for longer than the lease TTL (2 s).
+    await new Promise((r) => setTimeout(r, 3000));
     for (const bs of ['1M', '4k', '512']) await rm(path.join(mnt, `filler.${bs}`), { force: true });
     for (const w of dirs.slice(0, 2)) await rm(path.join(w, 'hold'));
     for (const w of dirs)
@@ -103,7 +104,7 @@ describe('a full disk under the workspaces root', () => {
       async () => ((await readyz(d)).status === 200 ? true : undefined),
       30_000,
     );
-    await new Promise((r) => setTimeout(r, 1500)); // rescans: a second run would start now
+    await afterScans(d, 3); // rescans: a second run would start now
     for (const w of dirs) {
       const s = await readState(w);
       expect({ state: s?.state, runs: s?.runs.map((r) => r.status) }, `${w}: ${d.tail()}`).toEqual({

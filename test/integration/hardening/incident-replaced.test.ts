@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readState } from '../../../src/incident/store.js';
 import type { CliDaemon } from '../../support/cli-daemon.js';
 import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';
-import { auditEvents, markers, startProcessDaemon } from './support.js';
+import { afterScans, auditEvents, markers, startProcessDaemon } from './support.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -35,25 +35,29 @@ async function finalWithRuns(workspace: string, runs: number): Promise<string> {
   return s.state;
 }
 
-/** Time for several rescans and watcher events: a run that should not happen would have started. */
-const settle = () => new Promise((r) => setTimeout(r, 2500));
+/** Several rescans after the last awaited state: a run that should not happen would have started. */
+const settle = () => afterScans(daemon!, 4);
 
 describe('a replaced incident.json', () => {
-  it('changed 1.5 s into a run, or after success with a new incidentId, is audited and logged and runs exactly once more; the same bytes re-saved run nothing', async () => {
+  it('changed mid-run, or after success with a new incidentId, is audited and logged and runs exactly once more; the same bytes re-saved run nothing', async () => {
     const root = path.join(dir, 'incidents');
     const first = incidentJson({ incidentId: 'orig-1' });
     const ws = await dropByRename(root, 'replaced', first);
     await writeFile(path.join(ws, 'delay'), '4');
     daemon = await startProcessDaemon(dir, root);
 
-    // (a) Replaced 1.5 s into the run with changed content (same incidentId).
+    // (a) Replaced while the run goes on (the agent runs 4 s), with changed content (same incidentId).
     await waitFor(
       'the first run to start',
       async () => (await markers(ws, 'agent-starts.log')) === 1,
       60_000,
     );
-    // The replacement must land 1.5 s into the run (mid-run), which is what this case is about.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The replacement must land mid-run, which is what this case is about.
+    await waitFor(
+      'the run to be recorded running',
+      async () => (await readState(ws))?.state === 'running',
+      60_000,
+    );
     await dropByRename(root, 'replaced', { ...first, severity: 'critical' });
     expect(await finalWithRuns(ws, 2)).toBe('succeeded');
     await settle();

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '../../support/net.js';
 import { startCliDaemon, type CliDaemon } from '../../support/cli-daemon.js';
 import { readState } from '../../../src/incident/store.js';
+import { afterScans as afterScansOn } from '../../support/scans.js';
 
 export { auditEvents } from '../../support/notify.js';
 
@@ -77,3 +78,7 @@ export async function incidentsTotal(daemon: CliDaemon, outcome: string): Promis
   const m = new RegExp(`triage_runner_incidents_total\\{outcome="${outcome}"\\} (\\d+)`).exec(text);
   return m ? Number(m[1]) : 0;
 }
+
+/** Resolves once the daemon has finished `count` more passes over the workspaces root than now. */
+export const afterScans = (daemon: CliDaemon, count: number): Promise<void> =>
+  afterScansOn(httpPort(daemon), count);

@@ -11,6 +11,7 @@ import { createProcessEngine } from '../../../src/engines/process.js';
 import { unsafeStateDir } from '../../../src/shared/triage-paths.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { dropByRename, incidentJson, waitFor, waitForState } from '../../support/incidents.js';
+import { afterScans } from '../../support/scans.js';
 import { tempDir, testConfig } from '../../support/runs.js';
 import { FINISH_ON_HOST, shScriptExecutor } from '../../support/sh-agent.js';
 
@@ -89,7 +90,7 @@ describe('symbolic links where the daemon writes in a workspace', () => {
         ),
       });
       // A few rescans later: still nothing in the target, and nothing in the folder's own state.
-      await new Promise((r) => setTimeout(r, 1000));
+      await afterScans(daemon!, 3);
       expect(await tree(elsewhere)).toEqual([]);
     });
   }

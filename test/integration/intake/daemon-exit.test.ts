@@ -19,6 +19,7 @@ import {
 } from '../../support/cli-daemon.js';
 import { incidentJson } from '../../support/incidents.js';
 import { REPO_ROOT, tempDir } from '../../support/runs.js';
+import { eventually } from '../../support/wait.js';
 
 const AGENT = path.join(REPO_ROOT, 'test/fixtures/agents/claude-like-agent.sh');
 
@@ -174,7 +175,11 @@ describe('daemon exit', () => {
     expect(await code, out).toBe(0);
     await sink.close();
     // Closed sockets and killed processes drop off the handle list within a turn or two of the loop.
-    await new Promise((r) => setTimeout(r, 200));
+    await eventually(
+      'the handles to be released',
+      () => leftover(before, handleCounts()).length === 0,
+      5_000,
+    ).catch(() => undefined);
     expect(leftover(before, handleCounts()), out).toEqual([]);
   });
 });

@@ -5,6 +5,8 @@ import { verifyAuditLog } from '../../../src/audit/log.js';
 import { readState } from '../../../src/incident/store.js';
 import { killGroup, spawnDaemon, type DaemonProcess } from '../../support/daemon-process.js';
 import { dropByRename, incidentJson, tempRoot, waitFor, waitForState } from '../../support/incidents.js';
+import { freePort } from '../../support/net.js';
+import { afterScans } from '../../support/scans.js';
 
 // Real daemon processes on one workspaces root, with a real fake agent per run.
 
@@ -167,8 +169,15 @@ describe('daemon processes', () => {
     const dirs: string[] = [];
     for (let i = 0; i < 8; i++)
       dirs.push(await dropByRename(root, `pre${i}`, incidentJson({ incidentId: `pre${i}` })));
-    const replica = (id: string) =>
-      spawnDaemon(daemonEnv({ FAKE_AGENT_SLEEP_MS: '100', DAEMON_ID: id, DAEMON_LOG_LEVEL: 'debug' }));
+    const replica = async (id: string) =>
+      spawnDaemon(
+        daemonEnv({
+          FAKE_AGENT_SLEEP_MS: '100',
+          DAEMON_ID: id,
+          DAEMON_LOG_LEVEL: 'debug',
+          DAEMON_HTTP_PORT: String(await freePort()),
+        }),
+      );
     const [a, b] = await Promise.all([replica('replica-a'), replica('replica-b')]);
     procs.push(a, b);
     for (let i = 0; i < 16; i++)
@@ -177,8 +186,8 @@ describe('daemon processes', () => {
       await waitForState(dir, ['succeeded'], 30_000).catch(async (err: unknown) => {
         throw new Error(await whatHappened(dir, err, { 'replica-a': a, 'replica-b': b }));
       });
-    // Let both replicas rescan a few times: a late second run would show up now.
-    await new Promise((r) => setTimeout(r, 1000));
+    // Both replicas rescan a few times: a late second run would show up now.
+    await Promise.all([afterScans(a.port, 3), afterScans(b.port, 3)]);
     await assertExactlyOnce(dirs);
     for (const dir of dirs) expect((await executionsOf(dir)).length, dir).toBe(1);
     const holders = await Promise.all(

@@ -273,18 +273,18 @@ describe('kubectl broker with the guard client', () => {
     await until('the blocking call to run', 10_000, () =>
       readFile(path.join(fakeDir, 'sleeper.pid'), 'utf8').catch(() => undefined),
     );
-    // The quitter queues first (node starts in well under 300 ms), then the waiter.
+    // The quitter queues first, then the waiter: each awaited in the broker's queue.
     const quitter = spawnCall(['get', 'pods', '-n', 'gone']);
-    await new Promise((r) => setTimeout(r, 300));
+    await until('the quitter to queue', 10_000, async () => broker!.queued() === 1 || undefined);
     const waiter = spawnCall(['get', 'pods', '-n', 'shop']);
     let out = '';
     waiter.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const waited = new Promise<number | null>((resolve) => waiter.once('exit', resolve));
-    // The waiter must still be queued behind the quitter's call: a window, not a condition to await.
-    await new Promise((r) => setTimeout(r, 500));
+    await until('the waiter to queue behind it', 10_000, async () => broker!.queued() === 2 || undefined);
     expect(await fakeCalls()).toBe('logs web-1 -f');
     quitter.kill('SIGKILL');
-    await new Promise((r) => setTimeout(r, 200));
+    // The quitter's call leaves the queue when its connection closes; the waiter is then first.
+    await until('the quitter to leave the queue', 10_000, async () => broker!.queued() === 1 || undefined);
     blocker.kill('SIGKILL');
     expect(await waited).toBe(0);
     expect(out).toContain('web-1   1/1     Running');

@@ -531,7 +531,8 @@ describe('slack sink', () => {
     expect(entry?.lastError).toMatchObject({ kind: 'permanent', status: 400 });
     expect(entry?.lastError?.response).toContain('[REDACTED');
     expect(entry?.lastError?.response).not.toContain(TOKEN);
-    // Several base delays later, still one request: not retried.
+    // reason: several base delays later, still one request: a refusal arms no retry to await
+    // (test/unit/notify/retry-timers.test.ts proves it on fake timers).
     await new Promise((r) => setTimeout(r, 1000));
     expect(slack.posts()).toHaveLength(1);
     const outboxText = await readFile(path.join(dir, '.triage', 'outbox', `${entry!.key}.json`), 'utf8');

@@ -168,7 +168,8 @@ describe('webhook sink', () => {
       status: 'failed',
       lastError: { kind: 'permanent', status: 422, response: '{"error":"schemaVersion 1 is not supported"}' },
     });
-    // Several base delays later, still one request: a permanent failure is not retried (nothing to await).
+    // reason: several base delays later, still one request: a permanent failure arms no retry to await
+    // (test/unit/notify/retry-timers.test.ts proves it on fake timers).
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(r.requests).toHaveLength(1);
   });

@@ -15,7 +15,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuditLog, stableStringify, verifyAuditLog } from '../../../src/audit/log.js';
 import { AUDIT_FILE } from '../../../src/shared/triage-paths.js';
 import { Redactor } from '../../../src/log/redact.js';
@@ -377,11 +377,16 @@ describe('audit log lock (the shared exclusive-file lock)', () => {
     // Same host and a live pid (ours), but a start time that is not this process's: a previous
     // incarnation that died (a container restarted with the same hostname and pid).
     await writeFile(lockFile(), holder(process.pid, '1'));
-    const started = Date.now();
-    await new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // With the clock stopped the lock never grows stale by age, and the wait never runs out: only the
+    // takeover of the dead incarnation's lock lets the append through (else the test times out).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      await new AuditLog().append(dir, { type: 'detected', incidentId: 'i-1' });
+    } finally {
+      vi.useRealTimers();
+    }
     expect(await verifyAuditLog(dir)).toMatchObject({ ok: true, entries: 1 });
-  });
+  }, 15_000);
 
   it('lets only one of two processes that judged the same dead lock stale take it over', async () => {
     const dead = await run(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
@@ -405,7 +410,7 @@ describe('audit log lock (the shared exclusive-file lock)', () => {
     const lockA = await waitAudit();
     events.push('A acquired');
     resumeB();
-    // Give B every chance to (wrongly) replace A's lock before A lets go.
+    // reason: a window for B to (wrongly) replace A's lock before A lets go; B's loop has no marker.
     const early = await Promise.race([
       b.then(() => 'B acquired early'),
       new Promise((r) => setTimeout(r, 200)),
@@ -432,7 +437,7 @@ describe('audit log lock (the shared exclusive-file lock)', () => {
     const pending = new AuditLog()
       .append(dir, { type: 'detected', incidentId: 'i-1' })
       .then(() => (done = true));
-    // A live holder's lock must keep the append waiting: a window to show it does not go through.
+    // reason: a live holder's lock keeps the append waiting; its polls leave no marker to await.
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
     await rm(lockFile());

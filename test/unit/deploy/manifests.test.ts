@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { configSchema } from '../../../src/config/schema.js';
 import { buildJob } from '../../../src/engines/kubernetes/index.js';
 import type { RunSpec } from '../../../src/engines/types.js';
+import { launchWithPodToken, POD_TOKEN_ENV } from '../../../src/gateway/pod-route.js';
 import { exposureProblem } from '../../../src/server/exposure.js';
 import { readManifests, renderKustomization, type K8sObject } from '../../support/kustomize.js';
 
@@ -163,6 +164,53 @@ describe('deploy/kubernetes manifests', () => {
     ).toEqual({
       matchLabels: deployment.spec.selector.matchLabels,
     });
+    expect(
+      await validateAll([{ ...job, apiVersion: 'batch/v1', kind: 'Job' } as unknown as K8sObject]),
+    ).toEqual([]);
+  });
+
+  it('builds the Job of a gateway run with no model key in it: the run token comes from the run folder, the provider URL is the Service port the agents may reach', async () => {
+    const token = `trg-${'t'.repeat(43)}`;
+    const gatewayUrl = `${runnerConfig.kubernetes.broker.url}/anthropic`;
+    // What the pipeline hands the engine for a pod behind the gateway (src/gateway/run.ts, pod route).
+    const launch = launchWithPodToken(
+      {
+        command: 'claude',
+        args: ['-p'],
+        env: { ANTHROPIC_BASE_URL: gatewayUrl },
+        secretEnv: { ANTHROPIC_API_KEY: token },
+      },
+      token,
+      '/workspace/.triage/runs/r1',
+    );
+    const job = buildJob(
+      runnerConfig,
+      {
+        runId: 'r1',
+        incidentId: 'i1',
+        labels: {},
+        image: runnerConfig.agent.image,
+        ...launch,
+        secretEnv: launch.secretEnv ?? {},
+        mounts: [],
+        tmpfs: [],
+        stdin: '',
+        workdir: '/workspace',
+      } as unknown as RunSpec,
+      { jobName: 'triage-r1' },
+    );
+    const container = job.spec!.template.spec!.containers[0]!;
+    expect(container.env!.filter((e) => e.valueFrom)).toEqual([]);
+    expect(JSON.stringify(job)).not.toContain(token);
+    expect(container.env!.map((e) => e.name).sort()).toEqual(['ANTHROPIC_BASE_URL', POD_TOKEN_ENV]);
+    // The provider URL is the Service's `pods` port, the one port the agents' NetworkPolicy opens.
+    const url = new URL(gatewayUrl);
+    const service = find('Service', 'triage-runner');
+    expect(url.hostname).toBe(`${service.metadata.name}.${service.metadata.namespace}.svc`);
+    const pods = service.spec.ports.find((p: { name: string }) => p.name === 'pods');
+    expect(Number(url.port)).toBe(pods.port);
+    const agents = find('NetworkPolicy', 'triage-runner-agents');
+    expect(agents.spec.egress[1].ports).toEqual([{ port: pods.port, protocol: 'TCP' }]);
     expect(
       await validateAll([{ ...job, apiVersion: 'batch/v1', kind: 'Job' } as unknown as K8sObject]),
     ).toEqual([]);

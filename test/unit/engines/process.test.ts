@@ -113,8 +113,21 @@ describe('process engine', () => {
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    // Without its pid file the wrapper must not start the agent: a window to show it waits.
-    await new Promise((r) => setTimeout(r, 400));
+    // Without its pid file the wrapper must not start the agent: seen polling for it (three of its
+    // `sleep` children, each a turn of the loop that found no file), it has not run the agent.
+    const polls = new Set<string>();
+    await eventually(
+      'the wrapper to poll for its pid file three times',
+      async () => {
+        const task = `/proc/${child.pid}/task/${child.pid}/children`;
+        for (const pid of (await readFile(task, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean))
+          if ((await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() === 'sleep')
+            polls.add(pid);
+        return polls.size >= 3;
+      },
+      10_000,
+      2,
+    );
     await expect(stat(ran)).rejects.toThrow(/ENOENT/);
     await writeFile(pidFile, '{}');
     expect(await exited).toBe(0);

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
 import { compileCluster } from '../../../src/eval/cases/compile.js';
 import { loadCase, type EvalCase } from '../../../src/eval/cases/load.js';
-import { sectionText } from '../../../src/eval/score/markdown.js';
+import { sectionText } from '../../../src/eval/score/report-parts.js';
 import { scoreRun, type ScoreInput } from '../../../src/eval/score/score.js';
 import type { KubectlCallRecord } from '../../../src/eval/shim/log.js';
 import { REPO_ROOT } from '../../support/runs.js';

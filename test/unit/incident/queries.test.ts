@@ -4,15 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError, transition, type MachineContext } from '../../../src/incident/machine.js';
 import {
   acceptsChange,
+  hasAnswer,
   hasVerdict,
   inEngine,
   isFinal,
   isFirstJudgement,
   isRejected,
+  lastRunEnded,
   mayRun,
   mayStillRun,
   RETRYABLE_STATES,
   retryRefusal,
+  runStage,
+  verdictOfRun,
 } from '../../../src/incident/queries.js';
 import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/incident/types.js';
 
@@ -127,5 +131,55 @@ describe('the unstopped guard: an interrupted run that ignored its stop may stil
 
   it('a state the table does not allow is refused without a guard', () => {
     expect(retryRefusal(record('running'))).toEqual({ state: true });
+  });
+});
+
+//                                             answer lastRunEnded stage
+const MORE: Record<IncidentState, [boolean, boolean, 'pending' | 'running' | 'final']> = {
+  queued: /*                              */ [F, F, 'pending'],
+  deferred: /*                            */ [F, F, 'pending'],
+  preparing: /*                           */ [F, F, 'running'],
+  running: /*                             */ [F, F, 'running'],
+  succeeded: /*                           */ [T, T, 'final'],
+  failed: /*                              */ [F, T, 'final'],
+  rejected: /*                            */ [F, T, 'final'],
+  interrupted: /*                         */ [F, T, 'pending'],
+  resolved: /*                            */ [F, T, 'final'],
+};
+
+describe('incident queries readers outside the machine ask (notify, status, intake, eval)', () => {
+  it.each(INCIDENT_STATES)('%s: has an answer, its last run ended, where its run stands', (state) => {
+    const [answer, ended, stage] = MORE[state];
+    expect(hasAnswer(state)).toBe(answer);
+    expect(lastRunEnded(state)).toBe(ended);
+    expect(runStage(state)).toBe(stage);
+  });
+
+  it('a successful Finished leads to the one state that has an answer', () => {
+    const running = record('running', { runs: [{ id: 'r1', status: 'running' }] });
+    const next = transition(
+      running,
+      { type: 'Finished', runId: 'r1', outcome: { status: 'succeeded' } },
+      ctx,
+    );
+    expect(INCIDENT_STATES.filter(hasAnswer)).toEqual([next.record.state]);
+  });
+
+  it('a state this version does not know counts as final and has neither answer nor verdict', () => {
+    expect(runStage('archived')).toBe('final');
+    expect(hasAnswer('archived')).toBe(false);
+    expect(hasVerdict('archived')).toBe(false);
+  });
+});
+
+describe('the verdict of a run nothing re-queues (replay, compare)', () => {
+  it.each([
+    ['succeeded', 'succeeded'],
+    ['failed', 'failed'],
+    ['timed_out', 'failed'],
+    ['interrupted', 'failed'],
+  ])('a %s run gives its incident %s, a state that has a verdict', (status, verdict) => {
+    expect(verdictOfRun(status)).toBe(verdict);
+    expect(hasVerdict(verdictOfRun(status))).toBe(true);
   });
 });

@@ -107,3 +107,38 @@ describe('pod broker and run tokens', () => {
     expect(gone.body.toString()).toContain('not listening');
   });
 });
+
+describe('pod broker with the model gateway on the same port', () => {
+  it("hands the gateway's prefixes to the gateway's handler, and everything else to the kubectl door", async () => {
+    const seen: string[] = [];
+    const shared = await startPodBroker({
+      host: '127.0.0.1',
+      port: 0,
+      tokens,
+      log: quiet,
+      gateway: {
+        prefixes: ['anthropic', 'openai'],
+        listener: (req, res) => {
+          seen.push(req.url ?? '');
+          res.writeHead(200).end('gateway');
+        },
+      },
+    });
+    try {
+      const at = (p: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${shared.port}${p}`, init);
+      const model = await at('/anthropic/v1/messages?beta=true', { method: 'POST', body: '{}' });
+      expect([model.status, await model.text()]).toEqual([200, 'gateway']);
+      expect(seen).toEqual(['/anthropic/v1/messages?beta=true']);
+      // Not a gateway prefix (nor one that merely starts like one): the kubectl door answers.
+      for (const p of ['/anthropicx/v1/messages', '/gemini/v1beta/models', '/v1/kubectl']) {
+        const res = await at(p, { method: 'POST', body: REQUEST });
+        await res.arrayBuffer();
+        expect(res.status, p).toBe(p === '/v1/kubectl' ? 401 : 404);
+      }
+      expect(seen).toHaveLength(1);
+      expect(received).toEqual([]);
+    } finally {
+      await shared.close();
+    }
+  });
+});

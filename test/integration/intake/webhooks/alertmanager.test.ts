@@ -102,8 +102,17 @@ describe.skipIf(!alertmanager)('real Alertmanager -> webhook intake', () => {
       }));
     const node = { labels: { alertname: 'KubeNodeNotReady', severity: 'warning', node: 'worker-3' } };
     await postAlerts(am, [...pods('web', 5, 'shop'), ...pods('cart', 3, 'checkout'), node]);
-    // Past the group window: a workspace that should not be made would exist by now (nothing to await).
-    await new Promise((r) => setTimeout(r, 2500));
+    // Past the group window: Alertmanager's first webhook delivery has failed (nothing listens yet), so a
+    // workspace that should not be made would exist by now.
+    await waitFor(
+      "Alertmanager's first failed webhook delivery",
+      async () => {
+        const text = await (await fetch(`${am.url}/metrics`)).text();
+        const m = /^alertmanager_notifications_failed_total\{integration="webhook"\} (\d+)/m.exec(text);
+        return m && Number(m[1]) > 0 ? true : undefined;
+      },
+      30_000,
+    );
     const workspaces = root;
     expect(await readIncidentFolders(workspaces)).toEqual([]);
 

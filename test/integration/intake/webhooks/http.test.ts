@@ -20,6 +20,7 @@ import { amAlert, amPayload } from '../../../support/webhooks/alerts.js';
 import { startIntakeDaemon, type IntakeDaemon } from '../../../support/webhooks/daemon.js';
 import { readIncidentFolders } from '../../../support/webhooks/folders.js';
 import { pagerDutyEvent, signPagerDuty } from '../../../support/webhooks/pagerduty.js';
+import { afterScans } from '../../../support/scans.js';
 
 // The intake endpoints on the real daemon (fake agent process): what arrives over HTTP is run like a
 // file drop, once.
@@ -143,8 +144,8 @@ describe('HTTP intake on the daemon', () => {
         `every alert behind this incident resolved at ${endsAt}, before the investigation started: not run`,
       ),
     );
-    // Give the scheduler every chance to run it anyway.
-    await new Promise((r) => setTimeout(r, 600));
+    // Give the scheduler every chance to run it anyway: a few rescans, each followed by a queue pump.
+    await afterScans(d.daemon, 3);
     expect(await executions(dir2)).toBe(0);
     expect((await readState(dir2))?.state).toBe('resolved');
     expect(await executions(dir1)).toBe(1);

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadCase, type EvalCase } from '../../../src/eval/cases/load.js';
-import { createJudge, JUDGE_SYSTEM } from '../../../src/eval/judge.js';
+import { createJudge, JUDGE_SYSTEM } from '../../../src/eval/llm-judge.js';
 import { startProvider, type FakeProvider, type ProviderReply } from '../../support/providers/server.js';
 import { REPO_ROOT, testConfig } from '../../support/runs.js';
 
