@@ -35,6 +35,8 @@ export type AuditEventType =
   | 'released'
   | 'replayed'
   | 'reattached'
+  // An adopted run's model gateway: listening again where its agent calls, or why it could not.
+  | 'gateway_resumed'
   | 'outcome'
   | 'waiting'
   | 'retry_requested'

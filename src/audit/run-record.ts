@@ -78,6 +78,20 @@ export const runResultSchema = z.looseObject({
   firstOutputMs: z.number().optional(),
   /** From the run's start to its first model call, as the model gateway saw it. */
   firstModelCallMs: z.number().optional(),
+  /**
+   * The seed's measures, from the gateway's record of the run's model calls (the same for every CLI):
+   * from the run's start to its first model call, to the end of the first answer asking for a tool (the
+   * first investigation turn) and to the end of the last call; input tokens over every call.
+   */
+  measures: z
+    .object({
+      firstModelCallMs: z.number().optional(),
+      firstToolCallMs: z.number().optional(),
+      investigationMs: z.number().optional(),
+      inputTokens: z.number(),
+      modelCalls: z.number(),
+    })
+    .optional(),
   /** The run's model calls as the gateway counted them (their log: `model-calls.jsonl`). */
   gateway: z
     .object({
@@ -92,7 +106,11 @@ export const runResultSchema = z.looseObject({
       }),
       costUsd: z.number(),
       firstCallAt: z.string().optional(),
+      firstToolCallAt: z.string().optional(),
+      lastCallEndAt: z.string().optional(),
       capReached: z.object({ cap: z.string(), limit: z.number(), used: z.number() }).optional(),
+      /** An adopted run whose agent could not reach the restarted daemon's gateway, and why. */
+      lost: z.string().optional(),
       log: z.string(),
       /** Where result.json's tokens and cost come from: the gateway, or the CLI when no call went through it. */
       source: z.enum(['gateway', 'agent']),
@@ -147,6 +165,13 @@ export const runManifestSchema = z.object({
   report: z.object({ hostPath: z.string(), agentPath: z.string() }),
   /** A per-run HOME on the host to remove after the run (host placement). */
   hostHome: z.string().optional(),
+  /**
+   * The run at the model gateway: its token's hash (never the token) and, for an agent on the host, the
+   * TCP address it was given, so that a restarted daemon listens there again.
+   */
+  gateway: z
+    .object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), url: z.string().optional() })
+    .optional(),
 });
 export type RunManifest = z.infer<typeof runManifestSchema>;
 

@@ -33,14 +33,3 @@ export async function writeContextFile(entry: Pick<ClusterEntry, 'context'>, dir
     { mode: 0o644 },
   );
 }
-
-/** kubectl arguments and KUBECONFIG that reach `entry` for a one-off daemon call (the readiness probe). */
-export function kubectlTarget(entry: Pick<ClusterEntry, 'kubeconfig' | 'context'>): {
-  args: string[];
-  kubeconfig?: string;
-} {
-  return {
-    args: entry.context ? ['--context', entry.context] : [],
-    ...(entry.kubeconfig ? { kubeconfig: entry.kubeconfig } : {}),
-  };
-}

@@ -362,7 +362,9 @@ const baseSchema = z.strictObject({
         .number()
         .positive()
         .optional()
-        .describe('model spend across runs per UTC day (counted by this daemon since it started)'),
+        .describe(
+          "model spend across runs per UTC day; the day's spend is kept in <workspaces_root>/.triage/model-spend.json and outlives a restart",
+        ),
     })
     .prefault({})
     .describe('spend caps the model gateway enforces: at a cap it refuses the call and the run ends failed'),

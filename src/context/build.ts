@@ -63,6 +63,8 @@ export interface BuildInput {
   reportedRunDir?: string;
   /** Folders put first on the triage script's PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /** The run's kubectl guard for the triage script (TriageInput.kubectlGuard); absent: it runs kubectl itself. */
+  kubectlGuard?: string;
   /** The run's cluster registry entry, as KUBECONFIG for the triage script. */
   cluster?: ClusterKubeconfig;
   /**
@@ -238,6 +240,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       ? { reportedLogPath: path.join(input.reportedRunDir, RUN_FILES.triageLog) }
       : {}),
     ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+    ...(input.kubectlGuard ? { kubectlGuard: input.kubectlGuard } : {}),
     ...(input.cluster ? { cluster: input.cluster } : {}),
     agentTriageDir: view.triageDir,
     hostPaths: view.hostPaths,

@@ -44,6 +44,11 @@ export interface TriageInput {
   reportedLogPath?: string;
   /** Folders put before PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
+  /**
+   * The run's kubectl guard for the script (src/daemon/run/kubectl-guard.ts), put first on its PATH: its
+   * `kubectl` calls go through the run's broker. The script keeps its KUBECONFIG for its other tools.
+   */
+  kubectlGuard?: string;
   /** The cluster registry entry's KUBECONFIG (src/clusters/access.ts); absent: the configured `kubeconfig`. */
   cluster?: ClusterKubeconfig;
   /** The triage folder as the agent sees it (AgentView.triageDir); default the host path. */
@@ -80,6 +85,11 @@ export interface ClusterKubeconfig {
   kubeconfig?: string;
 }
 
+/** The KUBECONFIG the triage script is given: its registry entry's, else the configured `kubeconfig`. */
+export function triageKubeconfig(config: Config, cluster: ClusterKubeconfig | undefined): string | undefined {
+  return cluster ? cluster.kubeconfig : config.kubeconfig;
+}
+
 /**
  * The script's environment: the incident's coordinates, kubeconfig and PATH, never the daemon's secrets.
  * TRIAGE_RUN_DIR (the run bundle) and TRIAGE_STAGE=triage let tools it calls record into the bundle.
@@ -88,19 +98,23 @@ export function triageEnv(
   config: Config,
   incident: Incident,
   env: Record<string, string | undefined>,
-  run: { runDir?: string; pathPrepend?: string[]; cluster?: ClusterKubeconfig } = {},
+  run: { runDir?: string; pathPrepend?: string[]; cluster?: ClusterKubeconfig; kubectlGuard?: string } = {},
 ): Record<string, string> {
   const out: Record<string, string> = {
     NAMESPACE: incident.namespace,
     INCIDENT_NAMESPACE: incident.namespace,
     INCIDENT_ID: incident.incidentId,
     CLUSTER: incident.cluster,
-    PATH: [...(run.pathPrepend ?? []), env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
+    PATH: [
+      ...(run.kubectlGuard ? [run.kubectlGuard] : []),
+      ...(run.pathPrepend ?? []),
+      env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    ].join(':'),
     TRIAGE_STAGE: 'triage',
   };
   if (run.runDir) out.TRIAGE_RUN_DIR = run.runDir;
   // The run's registry entry, and nothing else: no KUBECONFIG of the daemon's own is passed on.
-  const kubeconfig = run.cluster ? run.cluster.kubeconfig : config.kubeconfig;
+  const kubeconfig = triageKubeconfig(config, run.cluster);
   if (kubeconfig) out.KUBECONFIG = kubeconfig;
   if (env.HOME) out.HOME = env.HOME;
   return out;
@@ -283,6 +297,7 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
       runDir: input.bundle.dir,
       ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
       ...(input.cluster ? { cluster: input.cluster } : {}),
+      ...(input.kubectlGuard ? { kubectlGuard: input.kubectlGuard } : {}),
     }),
     timeoutMs: t.timeout,
     killGraceMs: t.kill_grace,

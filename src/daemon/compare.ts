@@ -49,6 +49,10 @@ export interface CompareCell {
   timeToFirstOutputMs?: number;
   /** From the run's start to its first model call (result.json `firstModelCallMs`), when recorded. */
   timeToFirstModelCallMs?: number;
+  /** From the run's start to its first tool call: the first investigation turn (result.json `measures`). */
+  timeToFirstToolCallMs?: number;
+  /** From the run's start to the end of its last model call (result.json `measures`). */
+  investigationMs?: number;
   tokens?: { input: number; output: number };
   costUsd?: number;
   sectionsPresent: number;
@@ -191,6 +195,9 @@ async function runCell(
   const firstOutput = timeToFirstOutput(result);
   if (firstOutput !== undefined) cell.timeToFirstOutputMs = firstOutput;
   if (typeof result.firstModelCallMs === 'number') cell.timeToFirstModelCallMs = result.firstModelCallMs;
+  if (result.measures?.firstToolCallMs !== undefined)
+    cell.timeToFirstToolCallMs = result.measures.firstToolCallMs;
+  if (result.measures?.investigationMs !== undefined) cell.investigationMs = result.measures.investigationMs;
   if (result.costUsd !== undefined) cell.costUsd = result.costUsd;
   return cell;
 }
@@ -215,6 +222,8 @@ export function renderCompareMarkdown(report: CompareReport): string {
       seconds(c.durationMs),
       seconds(c.timeToFirstOutputMs),
       seconds(c.timeToFirstModelCallMs),
+      seconds(c.timeToFirstToolCallMs),
+      seconds(c.investigationMs),
       c.tokens ? String(c.tokens.input) : '—',
       c.tokens ? String(c.tokens.output) : '—',
       c.costUsd === undefined ? '—' : `$${c.costUsd.toFixed(4)}`,
@@ -229,8 +238,8 @@ export function renderCompareMarkdown(report: CompareReport): string {
     `Created: ${report.createdAt}${report.engine ? `  \nEngine: ${report.engine}` : ''}  `,
     `Variants: preload = the triage report is preloaded; no-preload = triage skipped, incident and permissions only.`,
     '',
-    '| agent | variant | status | duration | first output | first model call | input tokens | output tokens | cost | report sections | workspace |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| agent | variant | status | duration | first output | first model call | first investigation turn | last model call | input tokens | output tokens | cost | report sections | workspace |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows.map((r) => `| ${r} |`),
     '',
     report.complete ? 'Every cell ran.' : 'Some cells did not run (see status).',

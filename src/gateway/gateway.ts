@@ -5,7 +5,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { listenUnix, type SocketAccess } from '../util/unix-socket.js';
 import type { Price } from './prices.js';
 import { createProxy, type Upstream } from './proxy.js';
-import { DailyLedger, RunSession, type SessionHooks } from './session.js';
+import { DailyLedger } from './ledger.js';
+import { RunSession, type SessionHooks } from './session.js';
 import type { CapReached, Caps, ProviderId } from './types.js';
 
 // The daemon's model gateway: one identity per run. A run gets a random token that its agent uses as
@@ -20,6 +21,10 @@ export interface GatewayOptions {
   caps: Caps;
   now?: () => Date;
   sleep?: (ms: number) => Promise<void>;
+  /** Where the day's spend across runs is kept (`budget.daily_usd`); in memory without one. */
+  spendFile?: string;
+  /** A spend file that could not be read or written. */
+  onSpendProblem?: (message: string) => void;
   /** Counted by the daemon's metrics. */
   onCap?: (cap: CapReached) => void;
   onRetry?: (provider: string) => void;
@@ -59,12 +64,16 @@ export class ModelGateway {
   private readonly proxy: ReturnType<typeof createProxy>;
 
   constructor(private readonly options: GatewayOptions) {
-    this.ledger = new DailyLedger(options.now ?? (() => new Date()));
+    this.ledger = new DailyLedger(options.now ?? (() => new Date()), {
+      ...(options.spendFile ? { file: options.spendFile } : {}),
+      ...(options.onSpendProblem ? { onProblem: options.onSpendProblem } : {}),
+    });
     this.proxy = createProxy({
       upstreams: options.upstreams,
       prices: options.prices,
       recordBodies: options.recordBodies,
       lookup: (token) => this.sessions.get(tokenHash(token)),
+      ready: () => this.ledger.ready(),
       ...(options.now ? { now: options.now } : {}),
       ...(options.sleep ? { sleep: options.sleep } : {}),
     });
@@ -105,6 +114,11 @@ export class ModelGateway {
     session.live = false;
     const hash = this.keys.get(session);
     if (hash !== undefined) this.sessions.delete(hash);
+  }
+
+  /** Resolves once the day's spend so far is on disk. */
+  flushSpend(): Promise<void> {
+    return this.ledger.flush();
   }
 
   /** Live runs (for tests and the status of the gateway). */

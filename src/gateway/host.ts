@@ -18,6 +18,12 @@ export interface GatewayHost {
   serves(provider: ProviderId): boolean;
   /** The shared TCP listener's URL (opened on first call). */
   tcpUrl(): Promise<string>;
+  /**
+   * Listens again at a TCP address an earlier daemon's agents were given (`http://host:port`), for the
+   * runs it adopts; shared by every run with that address and closed when the last one releases it.
+   * Rejects when the address cannot be listened on (the port is taken): those agents cannot reach it.
+   */
+  relisten(url: string): Promise<() => Promise<void>>;
   /** Why the provider does not answer through the gateway with the configured key, or undefined. */
   preflight(provider: ProviderId): Promise<string | undefined>;
   close(): Promise<void>;
@@ -75,6 +81,9 @@ export interface GatewayHostInput {
   secrets: Record<string, string>;
   env: Record<string, string | undefined>;
   now?: () => Date;
+  /** Where the day's spend across runs is kept (`budget.daily_usd`). */
+  spendFile?: string;
+  onSpendProblem?: (message: string) => void;
   onCap?: (cap: CapReached) => void;
   onRetry?: (provider: string) => void;
   /** How long a preflight answer is kept (default 5 minutes). */
@@ -99,6 +108,8 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
       ...(config.budget.daily_usd !== undefined ? { dailyUsd: config.budget.daily_usd } : {}),
     },
     now,
+    ...(input.spendFile ? { spendFile: input.spendFile } : {}),
+    ...(input.onSpendProblem ? { onSpendProblem: input.onSpendProblem } : {}),
     ...(input.onCap ? { onCap: input.onCap } : {}),
     ...(input.onRetry ? { onRetry: input.onRetry } : {}),
   });
@@ -107,6 +118,34 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
     tcp ??= gateway.listenTcp(config.gateway.host);
     tcp.catch(() => (tcp = undefined));
     return (await tcp).address;
+  };
+  // Addresses listened on again for adopted runs, shared by the runs that were given them.
+  const reopened = new Map<string, { listening: Promise<Listening>; users: number }>();
+  const relisten = async (url: string): Promise<() => Promise<void>> => {
+    const address = new URL(url);
+    const port = Number(address.port);
+    if (address.protocol !== 'http:' || !Number.isInteger(port) || port <= 0)
+      throw new Error(`${url} is not a gateway TCP address`);
+    const own = await tcp?.catch(() => undefined);
+    if (own?.address === address.origin) return () => Promise.resolve();
+    let entry = reopened.get(address.origin);
+    if (!entry) {
+      const listening = gateway.listenTcp(address.hostname.replace(/^\[|\]$/g, ''), port);
+      entry = { listening, users: 0 };
+      reopened.set(address.origin, entry);
+      listening.catch(() => reopened.delete(address.origin));
+    }
+    const listening = await entry.listening;
+    entry.users++;
+    let released = false;
+    const shared = entry;
+    return async () => {
+      if (released) return;
+      released = true;
+      if (--shared.users > 0) return;
+      reopened.delete(address.origin);
+      await listening.close();
+    };
   };
   const ttl = input.preflightTtlMs ?? 5 * 60_000;
   const cache = new Map<ProviderId, { at: number; problem: string | undefined }>();
@@ -136,6 +175,7 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
     gateway,
     serves: (provider) => routes[provider].key !== undefined || routes[provider].configured === true,
     tcpUrl,
+    relisten,
     preflight: async (provider) => {
       const hit = cache.get(provider);
       if (hit && now().getTime() - hit.at < ttl) return hit.problem;
@@ -146,6 +186,9 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
     close: async () => {
       const listening = await tcp?.catch(() => undefined);
       await listening?.close();
+      const others = [...reopened.values()];
+      reopened.clear();
+      for (const other of others) await (await other.listening.catch(() => undefined))?.close();
     },
   };
 }

@@ -14,6 +14,8 @@ export interface ProviderSpec {
   setKey(headers: Record<string, string>, key: string): void;
   /** Usage carried by one JSON object of the answer (a whole body or one SSE event); undefined if none. */
   usageOf(value: unknown): Partial<Usage> | undefined;
+  /** The JSON object (a whole body or one SSE event) asks the agent to call a tool. */
+  asksTool(value: unknown): boolean;
   /** An error body in the provider's shape, which its CLI reports. */
   errorBody(status: number, message: string): unknown;
 }
@@ -68,6 +70,45 @@ function geminiUsage(value: unknown): Partial<Usage> | undefined {
   });
 }
 
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Anthropic: a `tool_use` content block (the body's content, a content_block_start) or stop reason. */
+function anthropicAsksTool(value: unknown): boolean {
+  const v = rec(value);
+  if (rec(v?.content_block)?.type === 'tool_use') return true;
+  if (rec(v?.delta)?.stop_reason === 'tool_use' || v?.stop_reason === 'tool_use') return true;
+  return arr(v?.content).some((c) => rec(c)?.type === 'tool_use');
+}
+
+/** Item types of the Responses API that are the agent's tools to run. */
+const OPENAI_TOOL_ITEMS = new Set(['function_call', 'custom_tool_call', 'local_shell_call']);
+
+/** OpenAI Responses (an output item, streamed or in the body) and Chat Completions (tool_calls). */
+function openaiAsksTool(value: unknown): boolean {
+  const v = rec(value);
+  const isTool = (item: unknown) => OPENAI_TOOL_ITEMS.has(String(rec(item)?.type));
+  if (isTool(v?.item)) return true;
+  if (arr(v?.output).some(isTool) || arr(rec(v?.response)?.output).some(isTool)) return true;
+  return arr(v?.choices).some((c) => {
+    const choice = rec(c);
+    return (
+      choice?.finish_reason === 'tool_calls' ||
+      arr(rec(choice?.message)?.tool_calls).length > 0 ||
+      arr(rec(choice?.delta)?.tool_calls).length > 0
+    );
+  });
+}
+
+/** Gemini: a `functionCall` part in a candidate (a streamed chunk, the body, or a JSON array of chunks). */
+function geminiAsksTool(value: unknown): boolean {
+  const items = Array.isArray(value) ? value : [value];
+  return items.some((item) =>
+    arr(rec(item)?.candidates).some((c) =>
+      arr(rec(rec(c)?.content)?.parts).some((p) => rec(p)?.functionCall !== undefined),
+    ),
+  );
+}
+
 export const PROVIDERS: Record<ProviderId, ProviderSpec> = {
   anthropic: {
     id: 'anthropic',
@@ -77,6 +118,7 @@ export const PROVIDERS: Record<ProviderId, ProviderSpec> = {
       h['x-api-key'] = key;
     },
     usageOf: anthropicUsage,
+    asksTool: anthropicAsksTool,
     errorBody: (status, message) => ({
       type: 'error',
       error: { type: status === 401 ? 'authentication_error' : 'invalid_request_error', message },
@@ -90,6 +132,7 @@ export const PROVIDERS: Record<ProviderId, ProviderSpec> = {
       h.authorization = `Bearer ${key}`;
     },
     usageOf: openaiUsage,
+    asksTool: openaiAsksTool,
     errorBody: (status, message) => ({
       error: {
         message,
@@ -106,6 +149,7 @@ export const PROVIDERS: Record<ProviderId, ProviderSpec> = {
       h['x-goog-api-key'] = key;
     },
     usageOf: geminiUsage,
+    asksTool: geminiAsksTool,
     errorBody: (status, message) => ({
       error: {
         code: status,

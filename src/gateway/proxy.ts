@@ -28,6 +28,8 @@ export interface ProxyOptions {
   upstreams: Record<ProviderId, Upstream>;
   /** The live run with this token, if any. */
   lookup(token: string): RunSession | undefined;
+  /** Resolves once the caps can be judged (the day's spend read back from disk). */
+  ready?: () => Promise<void>;
   prices: Readonly<Record<string, Price>>;
   recordBodies: boolean;
   now?: () => Date;
@@ -204,6 +206,7 @@ export function createProxy(options: ProxyOptions) {
         },
         at,
       );
+    await options.ready?.();
     const cap = session.refusal();
     if (cap) {
       sendError(res, provider, 400, `triage-runner: ${capMessage(cap)}`);
@@ -279,7 +282,7 @@ export function createProxy(options: ProxyOptions) {
       res.on('close', () => resolve(res.writableFinished ? undefined : 'the agent closed the connection'));
     });
     if (ended) res.destroy();
-    const { usage } = reader.end();
+    const { usage, toolUse } = reader.end();
     const costUsd = costOf(usage, priceOf(model, options.prices));
     await finish({
       status,
@@ -288,6 +291,7 @@ export function createProxy(options: ProxyOptions) {
       tokens: usage,
       ...(costUsd !== undefined ? { costUsd } : {}),
       retries,
+      ...(toolUse ? { toolUse: true } : {}),
       ...(ended ? { error: ended } : {}),
       ...(options.recordBodies
         ? { response: Buffer.concat(recorded).subarray(0, MAX_RECORDED_BODY).toString('utf8') }

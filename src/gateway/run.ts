@@ -41,7 +41,13 @@ export interface GatewaySummary {
   tokens: Usage;
   costUsd: number;
   firstCallAt?: string;
+  /** When the first answer asking the agent to call a tool arrived (the first investigation turn). */
+  firstToolCallAt?: string;
+  /** When the last model call ended. */
+  lastCallEndAt?: string;
   capReached?: CapReached;
+  /** Why the agent of an adopted run could not reach the restarted daemon's gateway. */
+  lost?: string;
   log: string;
 }
 
@@ -66,6 +72,8 @@ export interface RunGateway {
   start(): Promise<void>;
   /** What result.json takes from the gateway. */
   summary(): GatewaySummary;
+  /** What the run's manifest keeps for a daemon that adopts the run: the token's hash, never the token. */
+  manifest(): { tokenSha256: string; url?: string };
   /** Called after each of the run's model calls with the run's totals (live progress). */
   watch(listener: (summary: GatewaySummary) => void): void;
   /** Revokes the token, closes the socket and the log (idempotent). */
@@ -80,6 +88,10 @@ export interface RunGatewayInput {
   redact: (text: string) => string;
   /** Adoption: the run's token hash as the launching daemon left it, and its calls so far. */
   resume?: { hash: string; calls: ModelCallRecord[] };
+  /** Called once when the run stops (an adopted run's listener released). */
+  release?: () => Promise<void>;
+  /** Why an adopted run's agent cannot reach the gateway (its address could not be listened on again). */
+  lost?: string;
 }
 
 export function openRunGateway(input: RunGatewayInput): RunGateway {
@@ -114,7 +126,10 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       tokens: { ...t.tokens },
       costUsd: Math.round(t.costUsd * 1e8) / 1e8,
       ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
+      ...(t.firstToolAt ? { firstToolCallAt: t.firstToolAt.toISOString() } : {}),
+      ...(t.lastEndAt ? { lastCallEndAt: t.lastEndAt.toISOString() } : {}),
       ...(session.capReached ? { capReached: session.capReached } : {}),
+      ...(input.lost ? { lost: input.lost } : {}),
       log: MODEL_CALLS_FILE,
     };
   }
@@ -176,6 +191,10 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       }
     },
     summary,
+    manifest: () => ({
+      tokenSha256: input.resume?.hash ?? tokenHash(session.token),
+      ...(route.kind === 'tcp' ? { url: route.url } : {}),
+    }),
     watch: (listener) => void listeners.push(listener),
     stop: async () => {
       if (stopped) return;
@@ -185,22 +204,27 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       if (route.kind === 'pod') await removePodToken(bundleDir).catch(() => undefined);
       await listening?.close().catch(() => undefined);
       await log?.close().catch(() => undefined);
+      await input.release?.().catch(() => undefined);
     },
   };
 }
 
 /**
- * The gateway of a container run a dead daemon launched: its token hash from the run folder, its calls
- * so far from model-calls.jsonl, and the socket listening again where the agent's bridge connects (an
- * agent pod: the Service port open again, for a new leader). Undefined when the run had no gateway.
+ * The gateway of a run a dead daemon launched: its token hash (a container's or a pod's from the run
+ * folder, a host agent's from its manifest), its calls so far from model-calls.jsonl, and the socket
+ * listening again where a container's bridge connects (an agent pod: the Service port open again, for
+ * a new leader; a host agent's TCP address is the caller's to listen on again). Undefined when the run
+ * had no gateway.
  */
 export async function resumeRunGateway(
-  input: Omit<RunGatewayInput, 'resume'>,
+  input: Omit<RunGatewayInput, 'resume'> & { hash?: string },
 ): Promise<RunGateway | undefined> {
-  if (input.route.kind === 'tcp') return undefined;
-  const hash = (
-    await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
-  ).trim();
+  const hash =
+    input.route.kind === 'tcp'
+      ? (input.hash ?? '')
+      : (
+          await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
+        ).trim();
   if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
   const calls = await readModelCalls(path.join(input.bundleDir, MODEL_CALLS_FILE));
   const run = openRunGateway({ ...input, resume: { hash, calls } });

@@ -1,34 +1,11 @@
 import type { CapReached, Caps, ModelCallRecord, RunTotals } from './types.js';
 import { NO_USAGE } from './types.js';
+import type { DailyLedger } from './ledger.js';
+
+export { DailyLedger } from './ledger.js';
 
 // One run's identity at the gateway: its token, its spend so far and its caps. The gateway asks
 // `refusal()` before forwarding a call and hands every finished call to `record()`.
-
-/** Spend across runs per UTC day, for `budget.daily_usd` (kept in memory: a restart starts it at 0). */
-export class DailyLedger {
-  private day = '';
-  private usd = 0;
-
-  constructor(private readonly now: () => Date) {}
-
-  private roll(): void {
-    const day = this.now().toISOString().slice(0, 10);
-    if (day !== this.day) {
-      this.day = day;
-      this.usd = 0;
-    }
-  }
-
-  add(usd: number): void {
-    this.roll();
-    this.usd += usd;
-  }
-
-  spent(): number {
-    this.roll();
-    return this.usd;
-  }
-}
 
 export interface SessionHooks {
   /** Called once per finished call, in order; the call log writes it. */
@@ -78,16 +55,22 @@ export class RunSession {
     await this.hooks.onCall(call);
   }
 
-  /** Counts a call an earlier daemon recorded (adoption), without recording it again. */
+  /**
+   * Counts a call an earlier daemon recorded (adoption), without recording it again; its cost is already
+   * in the day's spend when that is kept on disk.
+   */
   restore(call: ModelCallRecord): void {
-    this.count(call, new Date(call.at));
+    this.count(call, new Date(call.at), !this.ledger.persisted);
   }
 
-  private count(call: ModelCallRecord, at: Date): void {
+  private count(call: ModelCallRecord, at: Date, daily = true): void {
     if (call.refused === undefined) {
       const t = this.totals;
       t.calls++;
       t.firstCallAt ??= at;
+      const end = new Date(at.getTime() + Math.round(call.latencyMs));
+      if (!t.lastEndAt || end > t.lastEndAt) t.lastEndAt = end;
+      if (call.toolUse && call.status < 400) t.firstToolAt ??= end;
       t.tokens = {
         input: t.tokens.input + call.tokens.input,
         output: t.tokens.output + call.tokens.output,
@@ -96,7 +79,7 @@ export class RunSession {
       };
       if (call.costUsd) {
         t.costUsd += call.costUsd;
-        this.ledger.add(call.costUsd);
+        if (daily) this.ledger.add(call.costUsd);
       }
       // A call that took the run over a cap ends it there: the answer already went to the agent, the
       // next call is refused, and the run is failed even if the agent makes none.

@@ -31,6 +31,8 @@ export interface ModelCallRecord {
   costUsd?: number;
   /** Provider 429/529 answers retried by the gateway. */
   retries: number;
+  /** The answer asks the agent to call a tool (a tool_use block, a function call). */
+  toolUse?: boolean;
   /** Set when the gateway refused the call itself: the cap that was reached. */
   refused?: string;
   /** The call failed without a provider answer (connection refused, reset). */
@@ -63,4 +65,8 @@ export interface RunTotals {
   retries: number;
   /** Time of the first model call. */
   firstCallAt?: Date;
+  /** When the first answer asking the agent to call a tool ended: the first investigation turn. */
+  firstToolAt?: Date;
+  /** When the last model call so far ended. */
+  lastEndAt?: Date;
 }

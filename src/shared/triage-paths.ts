@@ -73,5 +73,8 @@ export const intakeDir = (root: string): string => path.join(triageDir(root), 'i
 /** `<root>/.triage/unsafe`: states (and the audit log) of folders that cannot be written into. */
 export const unsafeStateDir = (root: string): string => path.join(triageDir(root), 'unsafe');
 
+/** `<root>/.triage/model-spend.json`: the model spend of the current UTC day (`budget.daily_usd`). */
+export const modelSpendPath = (root: string): string => path.join(triageDir(root), 'model-spend.json');
+
 /** `<root>/.triage/notify-sinks.json`: when each configured notification sink was first seen. */
 export const sinkHistoryPath = (root: string): string => path.join(triageDir(root), 'notify-sinks.json');

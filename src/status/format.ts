@@ -50,9 +50,22 @@ export interface FormatOptions {
   cwd: string;
 }
 
-const HEADER = ['FOLDER', 'INCIDENT', 'STATE', 'AGE', 'ATT', 'AGENT', 'DURATION', 'TOKENS', 'COST', 'REPORT'];
+/** `1ST TURN`: from the run's start to its first tool call (the first investigation turn). */
+const HEADER = [
+  'FOLDER',
+  'INCIDENT',
+  'STATE',
+  'AGE',
+  'ATT',
+  'AGENT',
+  'DURATION',
+  '1ST TURN',
+  'TOKENS',
+  'COST',
+  'REPORT',
+];
 /** Widest a column gets before it is cut (the answer takes what is left of the line). */
-const MAX_WIDTH = [40, 32, 21, 4, 3, 8, 8, 6, 8, 48];
+const MAX_WIDTH = [40, 32, 21, 4, 3, 8, 8, 8, 6, 8, 48];
 
 function reportCell(view: IncidentView, cwd: string): string {
   if (view.reportPath) {
@@ -71,6 +84,7 @@ function cells(view: IncidentView, cwd: string): string[] {
     String(view.attempts),
     view.agent ?? '-',
     formatDuration(view.durationMs),
+    formatDuration(view.measures?.firstToolCallMs ?? null),
     formatTokens(view.tokens),
     formatCost(view.costUsd),
     reportCell(view, cwd),

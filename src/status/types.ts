@@ -49,6 +49,19 @@ export interface IncidentView {
   subject: ViewSubject | null;
   /** The incidentId this one duplicates (state.json `duplicateOf`), when it was not run for that. */
   duplicateOf: string | null;
+  /**
+   * The latest run's measures from its model calls (result.json `measures`): time to the first model
+   * call, to the first investigation turn (first tool call), to the last call; input tokens.
+   */
+  measures: ViewMeasures | null;
+}
+
+export interface ViewMeasures {
+  firstModelCallMs: number | null;
+  firstToolCallMs: number | null;
+  investigationMs: number | null;
+  inputTokens: number;
+  modelCalls: number;
 }
 
 /** incident.json's what and where, and a short title for people (an alert's summary, else fault and resource). */

@@ -53,6 +53,15 @@ export function viewOf(facts: IncidentFacts): StoredView {
     evidence: result?.evidence ?? null,
     subject: facts.subject ?? null,
     duplicateOf: state.duplicateOf ?? null,
+    measures: result?.measures
+      ? {
+          firstModelCallMs: result.measures.firstModelCallMs ?? null,
+          firstToolCallMs: result.measures.firstToolCallMs ?? null,
+          investigationMs: result.measures.investigationMs ?? null,
+          inputTokens: result.measures.inputTokens,
+          modelCalls: result.measures.modelCalls,
+        }
+      : null,
   };
 }
 
@@ -82,6 +91,7 @@ export function withAge(v: StoredView, arrivedAtMs: number, now: number): Incide
     evidence: v.evidence,
     subject: v.subject,
     duplicateOf: v.duplicateOf,
+    measures: v.measures,
   };
 }
 

@@ -15,6 +15,8 @@ import {
 import { findRequestContaining } from '../support/providers/server.js';
 import { tempDir } from '../support/runs.js';
 import { hasRepeatedKey } from '../../src/log/logger.js';
+import { readModelCalls } from '../../src/gateway/calls.js';
+import type { ModelCallRecord } from '../../src/gateway/types.js';
 
 const cli = requireCli('claude');
 const API_KEY = 'sk-ant-e2e-process-0123456789abcdef';
@@ -86,6 +88,25 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
     });
     // Two model calls (tool call, then the answer), each reporting ANTHROPIC_USAGE.
     expect((result.tokens as { input: number }).input).toBeGreaterThanOrEqual(ANTHROPIC_USAGE.input_tokens);
+
+    // The seed's measures, from the gateway's record: the first investigation turn ends with the first
+    // answer that asked for a tool (the stand-in's Bash call), whatever the CLI printed.
+    const recorded = await readModelCalls(path.join(bundle, 'model-calls.jsonl'));
+    const toolAnswers = recorded.filter((c) => c.toolUse);
+    expect(toolAnswers.length, JSON.stringify(recorded)).toBeGreaterThanOrEqual(1);
+    expect(recorded.filter((c) => !c.toolUse).length).toBeGreaterThanOrEqual(1);
+    const started = Date.parse(String(result.startedAt));
+    const endOf = (c: ModelCallRecord) => Date.parse(c.at) + Math.round(c.latencyMs) - started;
+    const measures = result.measures as Record<string, number>;
+    expect(measures).toEqual({
+      firstModelCallMs: Math.round(Date.parse(recorded[0]!.at) - started),
+      firstToolCallMs: endOf(toolAnswers[0]!),
+      investigationMs: Math.max(...recorded.map(endOf)),
+      inputTokens: recorded.reduce((n, c) => n + c.tokens.input, 0),
+      modelCalls: recorded.length,
+    });
+    expect(measures.firstModelCallMs).toBeLessThanOrEqual(measures.firstToolCallMs!);
+    expect(measures.firstToolCallMs).toBeLessThanOrEqual(measures.investigationMs!);
 
     // The preloaded context went out in the system prompt, byte-identical to prompt-sent.md's incident.
     const calls = messageRequests(provider);

@@ -118,7 +118,7 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     expect(result.stdout).toContain('# Eval scorecard: evals');
     const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
-    expect(scorecard.cells).toHaveLength(10);
+    expect(scorecard.cells).toHaveLength(12);
     expect(
       scorecard.cells
         .filter((c) => !c.score?.pass)

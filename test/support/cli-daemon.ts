@@ -35,6 +35,8 @@ export interface CliDaemonOptions {
   dir: string;
   /** Configuration keys; merged over: no skills sources or triage preload, HTTP on a free port, info logs. */
   config: Record<string, unknown>;
+  /** A shipped config file to run instead of writing one from `config` (ignored then; override with env). */
+  configFile?: string;
   /** Flags after `daemon --config <file>`. */
   args: string[];
   env: Record<string, string | undefined>;
@@ -45,19 +47,21 @@ export interface CliDaemonOptions {
 /** Writes the config and starts `triage-runner daemon --config <file> <args>`; resolves once it watches its root. */
 export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaemon> {
   const { dir, args, env } = options;
-  const configFile = path.join(dir, 'triage-runner.yaml');
+  const configFile = options.configFile ?? path.join(dir, 'triage-runner.yaml');
   // The daemon watches a root that exists (it creates one only with --create-root).
   const root = options.config.workspaces_root;
   if (typeof root === 'string') await mkdir(root, { recursive: true });
-  await writeFile(
-    configFile,
-    stringify({
-      skills: { sources: [], cache_dir: path.join(dir, 'skills'), disable_triage_preload: true },
-      http: { port: 0 },
-      log: { level: 'info' },
-      ...options.config,
-    }),
-  );
+  if (!options.configFile) {
+    await writeFile(
+      configFile,
+      stringify({
+        skills: { sources: [], cache_dir: path.join(dir, 'skills'), disable_triage_preload: true },
+        http: { port: 0 },
+        log: { level: 'info' },
+        ...options.config,
+      }),
+    );
+  }
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'daemon', '--config', configFile, ...args],

@@ -1,4 +1,5 @@
-// Runs the scripted model as a server, to run the eval suite offline with the real Claude Code CLI:
+// Runs the scripted model as a server, to run the eval suite and the saved examples (a generic
+// investigation for an incident without a script) offline with the real Claude Code CLI:
 //   npx tsx test/support/scripted-model-server.ts [--port N] [--scripts DIR] [--cases DIR]
 // prints ANTHROPIC_BASE_URL=… and serves until interrupted.
 import path from 'node:path';

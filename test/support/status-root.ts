@@ -168,7 +168,22 @@ export async function rootWithEveryState(root: string): Promise<Record<IncidentS
     ...launched(s, i, 'succeeded'),
     { type: 'Finished', runId: run('succeeded'), outcome: { status: 'succeeded', exitCode: 0 } },
   ]);
-  await writeRun(dirs.succeeded, run('succeeded'), { costUsd: 0.4213, answer: ANSWERS.succeeded }, REPORT);
+  await writeRun(
+    dirs.succeeded,
+    run('succeeded'),
+    {
+      costUsd: 0.4213,
+      answer: ANSWERS.succeeded,
+      measures: {
+        firstModelCallMs: 2100,
+        firstToolCallMs: 7400,
+        investigationMs: 131_000,
+        inputTokens: 18_000,
+        modelCalls: 12,
+      },
+    },
+    REPORT,
+  );
   await make('failed', (s, i) => [
     ...launched(s, i, 'failed'),
     {

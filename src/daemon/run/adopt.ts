@@ -107,19 +107,30 @@ export async function reattach(
   // A running agent gets its kubectl broker back before anything else.
   const guard = info.running ? await resumeGuard(env, { start, bundle, engine }) : undefined;
   if (guard) cleanup.defer('kubectl broker', () => guard.stop());
-  // And its model gateway: the agent's bridge connects to the same socket with the same token.
-  const gateway = info.running
+  // And its model gateway: the agent calls the same socket (container) or address (host) with the same
+  // token, which the new daemon knows by its hash.
+  const resumed = info.running
     ? await resumeModelGateway({
         config,
         host: env.gateway,
         engine,
         runId: start.request.runId,
         bundleDir: bundle.dir,
+        manifest: found.manifest?.gateway,
         ...(env.podBroker ? { podBroker: env.podBroker } : {}),
         redact: (text) => env.redactor.redact(text),
       })
     : undefined;
+  const gateway = resumed?.gateway;
   if (gateway) cleanup.defer('model gateway', () => gateway.stop());
+  if (resumed) {
+    await start.audit('gateway_resumed', {
+      address: resumed.address,
+      listening: resumed.lost === undefined,
+      ...(resumed.lost ? { reason: resumed.lost } : {}),
+    });
+    if (resumed.lost) start.log.warn({ reason: resumed.lost }, 'adopted run lost its model gateway');
+  }
   // The report validator as the skills cache has it now (the launching daemon's lookup died with it).
   const snapshot = await env.skills.acquire();
   cleanup.defer('skills snapshot', () => snapshot.release());

@@ -7,6 +7,7 @@ import {
 } from '../../clusters/registry.js';
 import type { RunRequest } from '../types.js';
 import type { PipelineEnv } from './env.js';
+import type { RunAccess } from './stages.js';
 
 // Which cluster a run investigates: the registry entry its incident's cluster (or alias) names, or the
 // one a replay points it at. Chosen once when the run begins and carried on it as data; the triage
@@ -71,19 +72,18 @@ export function runKubeconfig(env: PipelineEnv, cluster: RunCluster, bundleDir: 
 }
 
 /**
- * Makes the run's cluster access ready in its bundle: the context file written and, with a health
- * tracker, an entry that cannot be reached noted on the record (the run goes on; result.json carries
- * the gap). Returns the KUBECONFIG value.
+ * Makes the run's cluster access ready in its bundle: the context file written and a registry entry
+ * the access check found unreachable when the run began (`access`, src/clusters/monitor.ts) noted on
+ * the record (the run goes on; result.json carries the gap). Returns the KUBECONFIG value.
  */
 export async function prepareClusterAccess(
   env: PipelineEnv,
   cluster: RunCluster,
   bundleDir: string,
+  access?: RunAccess,
 ): Promise<string | undefined> {
   await writeContextFile(cluster.entry, bundleDir);
-  if (cluster.configured && env.clusterHealth) {
-    const state = await env.clusterHealth.of(cluster.entry.name);
-    if (!state.reachable) cluster.record.unreachable = env.redactor.redact(state.detail ?? 'unreachable');
-  }
+  if (cluster.configured && access && !access.cluster.reachable)
+    cluster.record.unreachable = env.redactor.redact(access.cluster.detail ?? 'unreachable');
   return runKubeconfig(env, cluster, bundleDir);
 }

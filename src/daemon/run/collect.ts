@@ -3,6 +3,7 @@ import { checkReport, type ReportCheck } from '../../audit/report.js';
 import { writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
 import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
+import { runMeasures } from '../../gateway/measures.js';
 import { capMessage } from '../../gateway/session.js';
 import type { PipelineEnv } from './env.js';
 import { checkRunEvidence } from './evidence.js';
@@ -85,16 +86,16 @@ export async function collect(
             : {}),
         }
       : undefined;
+  const measures = gateway ? runMeasures(gateway, run.startedAt) : undefined;
   const extra = {
     ...(validator ? { validator } : {}),
     ...(kubectl ? { kubectl } : {}),
     ...(evidence ? { evidence } : {}),
     ...(cluster?.name ? { cluster: { ...cluster, name: cluster.name } } : {}),
     ...(gateway ? { gateway: { ...gateway, source: gateway.calls > 0 ? 'gateway' : 'agent' } } : {}),
-    // The seed's first measure: how long from the run's start to its first model call.
-    ...(gateway?.firstCallAt
-      ? { firstModelCallMs: Date.parse(gateway.firstCallAt) - run.startedAt.getTime() }
-      : {}),
+    // The seed's measures, from the gateway's record of the run's model calls.
+    ...(measures?.firstModelCallMs !== undefined ? { firstModelCallMs: measures.firstModelCallMs } : {}),
+    ...(measures ? { measures } : {}),
   };
   const result = resultOf(env, run, { supervised, outcome, report, verdict: v, extra });
   await writeRunResult(run.bundle, result);

@@ -1,5 +1,4 @@
 import type { AgentAdapter } from '../../agents/types.js';
-import type { ClusterHealth } from '../../clusters/health.js';
 import type { ClusterRegistry } from '../../clusters/registry.js';
 import type { ClusterAccessMonitor } from '../../clusters/monitor.js';
 import type { AuditEventType } from '../../audit/log.js';
@@ -34,10 +33,12 @@ export interface PipelineEnv {
   engineFor: (name: EngineName) => Promise<Engine>;
   /** The daemon's model gateway (absent with gateway.enabled false). */
   gateway?: GatewayHost;
-  /** The cluster registry (default: built from config) and each entry's reachability (src/clusters). */
+  /** The cluster registry (default: built from config). */
   clusters?: ClusterRegistry;
-  clusterHealth?: ClusterHealth;
-  /** What the daemon knows of reaching its clusters and their probed permissions (kubectl.access_check); absent when the check is off. */
+  /**
+   * The one reachability probe and cache of the daemon's clusters (every registry entry), and their
+   * probed permissions (kubectl.access_check); absent when the check is off.
+   */
   clusterAccess?: ClusterAccessMonitor;
   /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
   podBroker?: { url: string; open: () => Promise<PodBroker> };

@@ -1,8 +1,8 @@
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolDenial } from '../../agents/types.js';
 import type { Config } from '../../config/schema.js';
-import { triageEnv, type ClusterKubeconfig } from '../../context/triage.js';
+import { triageEnv, triageKubeconfig, type ClusterKubeconfig } from '../../context/triage.js';
 import { brokerKubeconfigEnv, brokerPrefixArgs } from '../broker-identity.js';
 import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
@@ -30,6 +30,9 @@ import type { RunStart } from './stages.js';
 
 export const GUARD_DIR = 'kubectl-guard';
 export const BROKER_SOCKET = 'kubectl.sock';
+/** The triage script's guard and broker socket, beside the agent's (removed when the script is done). */
+export const TRIAGE_GUARD_DIR = 'triage-kubectl-guard';
+export const TRIAGE_BROKER_SOCKET = 'triage-kubectl.sock';
 
 /** What result.json says about the run's cluster calls. */
 export interface KubectlSummary {
@@ -50,6 +53,11 @@ export interface RunGuard {
   withholdKubeconfig: boolean;
   /** Writes the guard's `kubectl`, once the layout says where the agent sees the run folder. */
   install(agentRunDir: string): Promise<void>;
+  /**
+   * Starts the triage script's broker: the same policy and call log, its calls recorded `by: triage`.
+   * Undefined when kubectl.guard is off (the script then runs kubectl itself). Stop it when the script is done.
+   */
+  startTriage(): Promise<TriageBroker | undefined>;
   /** Opens the call log and starts the broker; call right before the agent starts. */
   start(): Promise<void>;
   /** Records the CLI's own refusals, stops the broker; what result.json carries. */
@@ -122,6 +130,14 @@ export function denialRecord(denial: ToolDenial, at: Date, agent: string): Clust
     return { ...base, tool, argv, normalized: cmd.normalized, category: cmd.category };
   }
   return undefined;
+}
+
+/** The triage script's broker while the script runs. */
+export interface TriageBroker {
+  /** The folder holding the guard's `kubectl`, to put first on the script's PATH. */
+  guardDir: string;
+  /** Stops the broker, removes its socket and guard folder (idempotent). */
+  stop(): Promise<void>;
 }
 
 /** The run a guard is built for: prepare and adoption build it the same way. */
@@ -202,9 +218,38 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     }
   };
 
+  let triage: TriageBroker | undefined;
+
+  /** The call log and the outputs beside it, opened once for the triage script's and the agent's calls. */
+  const openLogs = async () => {
+    log ??= await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
+    outputs ??= await OutputLog.open(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE), input.redact);
+  };
+
+  /** What the broker's kubectl runs with: the triage script's environment (kubeconfig, HOME, PATH). */
+  const kubectlFor = (stage: 'triage' | 'agent') => {
+    const run = {
+      runDir: input.bundleDir,
+      ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+      ...(input.cluster ? { cluster: input.cluster } : {}),
+    };
+    const env = {
+      ...triageEnv(config, input.incident, input.env, run),
+      TRIAGE_STAGE: stage,
+      ...brokerKubeconfigEnv(config),
+    };
+    return {
+      command: config.kubectl.command,
+      env,
+      cwd: input.workspaceDir,
+      prefixArgs: brokerPrefixArgs(config),
+    };
+  };
+
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    await triage?.stop();
     await token?.revoke();
     await broker?.stop().catch(() => undefined);
     await log?.close().catch(() => undefined);
@@ -228,21 +273,47 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
         ...(container ? {} : { nodePath: process.execPath }),
       });
     },
+    startTriage: async () => {
+      if (!config.kubectl.guard || stopped) return undefined;
+      await openLogs();
+      // The script runs on the daemon's host as the daemon's user: a host guard, a socket only it opens.
+      const dir = path.join(input.bundleDir, TRIAGE_GUARD_DIR);
+      const socketPath = path.join(input.bundleDir, TRIAGE_BROKER_SOCKET);
+      // The script keeps its KUBECONFIG (for its other tools); its guard does not take it for a swap.
+      const own = triageKubeconfig(config, input.cluster);
+      await installGuard(dir, {
+        runId: input.runId,
+        socketPath,
+        nodePath: process.execPath,
+        ...(own ? { ownKubeconfig: own } : {}),
+      });
+      const running = await startBroker({
+        socketPath,
+        policy,
+        kubectl: kubectlFor('triage'),
+        callTimeoutMs: config.kubectl.call_timeout,
+        mode: 0o600,
+        by: 'triage',
+        onCall,
+        now: input.now,
+      });
+      let done = false;
+      const current: TriageBroker = {
+        guardDir: dir,
+        stop: async () => {
+          if (done) return;
+          done = true;
+          await running.stop().catch(() => undefined);
+          await rm(dir, { recursive: true, force: true });
+          if (triage === current) triage = undefined;
+        },
+      };
+      triage = current;
+      return current;
+    },
     start: async () => {
       if (!brokered || broker) return;
-      log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
-      outputs = await OutputLog.open(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE), input.redact);
-      // The broker's kubectl runs as the triage script does (kubeconfig, HOME, PATH), for the agent.
-      const run = {
-        runDir: input.bundleDir,
-        ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
-        ...(input.cluster ? { cluster: input.cluster } : {}),
-      };
-      const env = {
-        ...triageEnv(config, input.incident, input.env, run),
-        TRIAGE_STAGE: 'agent',
-        ...brokerKubeconfigEnv(config),
-      };
+      await openLogs();
       // Only the daemon connects to the socket of a run served over the network.
       const owner =
         engine.placement === 'container' && !remote
@@ -251,12 +322,8 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
       broker = await startBroker({
         socketPath,
         policy,
-        kubectl: {
-          command: config.kubectl.command,
-          env,
-          cwd: input.workspaceDir,
-          prefixArgs: brokerPrefixArgs(config),
-        },
+        // The broker's kubectl runs as the triage script's does (kubeconfig, HOME, PATH), for the agent.
+        kubectl: kubectlFor('agent'),
         callTimeoutMs: config.kubectl.call_timeout,
         ...(owner ? { owner } : {}),
         ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),

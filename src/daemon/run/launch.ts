@@ -104,6 +104,7 @@ export async function planLaunch(
     launchedAt: launchedAt.toISOString(),
     report: { hostPath: layout.hostReportPath, agentPath: layout.paths.reportPath },
     ...hostHome,
+    ...(gateway ? { gateway: gateway.manifest() } : {}),
   });
   await bundle.writeJson(
     RUN_FILES.invocation,

@@ -2,7 +2,15 @@ import type { Config } from '../../config/schema.js';
 import type { Engine } from '../../engines/types.js';
 import type { PipelineEnv } from './env.js';
 import { providerOfAgent, type GatewayHost } from '../../gateway/host.js';
-import { openRunGateway, resumeRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
+import path from 'node:path';
+import {
+  GATEWAY_SOCKET,
+  openRunGateway,
+  resumeRunGateway,
+  type GatewayRoute,
+  type RunGateway,
+} from '../../gateway/run.js';
+import { errorMessage } from '../../util/errors.js';
 
 // The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
 // this engine. A container that sees the run folder gets the gateway's unix socket there and the bridge
@@ -69,9 +77,20 @@ export async function planRunGateway(input: {
   return run;
 }
 
+/** An adopted run's gateway, and where its agent reaches it (or why it cannot). */
+export interface ResumedGateway {
+  gateway: RunGateway;
+  /** The socket or TCP address the agent was given. */
+  address: string;
+  /** Set when that address could not be listened on again: the agent's model calls fail. */
+  lost?: string;
+}
+
 /**
- * The gateway of a running container a dead daemon launched: listening again on the run's socket for
- * the token whose hash the run folder keeps. Undefined when the run had none.
+ * The gateway of a running agent a dead daemon launched, for the token whose hash the run folder
+ * (container, pod) or manifest (host) keeps: a container's socket listens again in the run folder, a
+ * pod's Service port is opened again, a host agent's TCP address (its port) is listened on again.
+ * Undefined when the run had none.
  */
 export async function resumeModelGateway(input: {
   config: Config;
@@ -79,18 +98,42 @@ export async function resumeModelGateway(input: {
   engine: Pick<Engine, 'placement' | 'capabilities'>;
   runId: string;
   bundleDir: string;
+  /** What the launching daemon's manifest kept of the run's gateway. */
+  manifest: { tokenSha256: string; url?: string } | undefined;
   podBroker?: PipelineEnv['podBroker'];
   redact: (text: string) => string;
-}): Promise<RunGateway | undefined> {
+}): Promise<ResumedGateway | undefined> {
   const { host } = input;
-  if (!host || input.engine.placement === 'host') return undefined;
-  const route = await gatewayRoute(input.config, host, input.engine, '', input.podBroker);
-  if (!route) return undefined;
-  return resumeRunGateway({
+  if (!host) return undefined;
+  const common = {
     gateway: host.gateway,
     runId: input.runId,
     bundleDir: input.bundleDir,
-    route,
     redact: input.redact,
-  });
+  };
+  if (input.engine.placement === 'host') {
+    const url = input.manifest?.url;
+    if (!url) return undefined;
+    let release: (() => Promise<void>) | undefined;
+    let lost: string | undefined;
+    try {
+      release = await host.relisten(url);
+    } catch (err) {
+      lost = `the gateway could not listen again on ${url}, where the agent sends its model calls (${errorMessage(err)}): its calls fail until it ends`;
+    }
+    const gateway = await resumeRunGateway({
+      ...common,
+      route: { kind: 'tcp', url },
+      hash: input.manifest?.tokenSha256 ?? '',
+      ...(release ? { release } : {}),
+      ...(lost ? { lost } : {}),
+    });
+    if (!gateway) await release?.();
+    return gateway ? { gateway, address: url, ...(lost ? { lost } : {}) } : undefined;
+  }
+  const route = await gatewayRoute(input.config, host, input.engine, '', input.podBroker);
+  if (!route) return undefined;
+  const gateway = await resumeRunGateway({ ...common, route });
+  const address = route.kind === 'pod' ? route.url : path.join(input.bundleDir, GATEWAY_SOCKET);
+  return gateway ? { gateway, address } : undefined;
 }

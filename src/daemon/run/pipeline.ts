@@ -1,4 +1,3 @@
-import { ClusterHealth } from '../../clusters/health.js';
 import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
 import type { PodBroker } from '../../kubectl/broker/pod-broker.js';
 import { hostname } from 'node:os';
@@ -9,6 +8,7 @@ import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
 import { createGatewayHost, type GatewayHost } from '../../gateway/host.js';
 import { PROVIDER_IDS } from '../../gateway/types.js';
+import { modelSpendPath } from '../../shared/triage-paths.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';
@@ -42,8 +42,6 @@ export interface ExecutorDeps {
   daemonId?: string;
   /** Adapter lookup (tests inject a fake); default: the registry in src/agents/index.ts. */
   agents?: (name: AgentName) => AgentAdapter;
-  /** Each cluster registry entry's reachability (default: probed with kubectl.command). */
-  clusterHealth?: ClusterHealth;
   now?: () => Date;
 }
 
@@ -128,24 +126,19 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
         secrets: deps.secrets,
         env: deps.env,
         ...(deps.now ? { now: deps.now } : {}),
+        // The day's spend outlives a restart, under the root the daemon owns.
+        ...(config.budget.daily_usd !== undefined
+          ? { spendFile: modelSpendPath(config.workspaces_root) }
+          : {}),
+        onSpendProblem: (message) => deps.log.warn({ problem: message }, 'budget.daily_usd spend file'),
         onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
         onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
       })
     : undefined;
   const clusters = clusterRegistry(config);
-  // Without `clusters:` nothing is probed: the single kubeconfig behaves as it always did.
-  const clusterHealth = clusters.configured
-    ? (deps.clusterHealth ??
-      new ClusterHealth({
-        clusters: clusters.listClusters(),
-        command: config.kubectl.command,
-        env: deps.env,
-      }))
-    : undefined;
   const podBroker = podBrokerOf(config, deps.log, gateway);
   const env: PipelineEnv = {
     clusters,
-    ...(clusterHealth ? { clusterHealth } : {}),
     ...(gateway ? { gateway } : {}),
     ...(podBroker ? { podBroker: podBroker.env } : {}),
     config,

@@ -27,7 +27,7 @@ export async function prepare(
 ): Promise<PreparedRun> {
   const { request, audit } = start;
   const cluster = routedCluster(env, start);
-  const kubeconfig = await prepareClusterAccess(env, cluster, bundle.dir);
+  const kubeconfig = await prepareClusterAccess(env, cluster, bundle.dir, start.access);
   await audit('preparing', {
     attempt: request.attempt,
     agent: start.agent,
@@ -52,7 +52,7 @@ export async function prepare(
     const home = layout.hostHome;
     cleanup.defer('per-run HOME', () => rm(home, { recursive: true, force: true }));
   }
-  const context = await contextFor(env, { start, bundle, adapter, snapshot, layout }, kubeconfig);
+  const context = await contextFor(env, { start, bundle, adapter, snapshot, layout, guard }, kubeconfig);
   const reportValidator = await findReportValidator(env.config, snapshot);
   if (reportValidator.kind === 'unusable')
     start.log.warn({ reason: reportValidator.reason }, "the triage skill's report validator cannot be run");
@@ -113,10 +113,10 @@ async function layOut(
 /** The run's context (src/context/build.ts), its prompt parts in the bundle, its skills mounted. */
 async function contextFor(
   env: PipelineEnv,
-  run: Pick<PreparedRun, 'bundle' | 'adapter' | 'snapshot' | 'layout'> & { start: RunStart },
+  run: Pick<PreparedRun, 'bundle' | 'adapter' | 'snapshot' | 'layout' | 'guard'> & { start: RunStart },
   kubeconfig: string | undefined,
 ): Promise<BuiltContext> {
-  const { start, bundle, adapter, snapshot, layout } = run;
+  const { start, bundle, adapter, snapshot, layout, guard } = run;
   const { request, audit } = start;
   const overrides = request.overrides ?? {};
   // With skills.disable_triage_preload, the build reports the triage as disabled.
@@ -124,6 +124,9 @@ async function contextFor(
   const notice = clusterNotice(start.access);
   await audit('triage_started', { mode: triage.mode });
   const workspace = await withProbedPermissions(env, start);
+  // The triage script's kubectl calls go through the run's broker too, recorded `by: triage`.
+  const runsScript = triage.mode === 'run' && !env.config.skills.disable_triage_preload;
+  const triageBroker = runsScript ? await guard.startTriage() : undefined;
   const context = await buildContext({
     config: env.config,
     workspace,
@@ -138,12 +141,13 @@ async function contextFor(
     ...(start.model ? { model: start.model } : {}),
     ...(env.metrics ? { metrics: env.metrics } : {}),
     ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
+    ...(triageBroker ? { kubectlGuard: triageBroker.guardDir } : {}),
     // The run's cluster registry entry, and nothing else.
     cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
     ...(overrides.previousInvestigations === false ? {} : { previousRoot: env.config.workspaces_root }),
     ...(notice ? { clusterNotice: notice } : {}),
     signal: request.signal,
-  });
+  }).finally(() => triageBroker?.stop());
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
   // The skills the prompt names, one folder each where the agent's CLI discovers them.
   layout.mounts.push(...skillMounts(layout.paths.home, adapter, context.skills));

@@ -30,6 +30,13 @@ const clusterMetaSchema = z.strictObject({
   server: z.string().min(1).default('https://127.0.0.1:6443'),
   namespace: z.string().min(1).default('default'),
   user: z.string().min(1).default('system:serviceaccount:triage-runner:triage-agent'),
+  unreachable: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'the cluster cannot be reached (a case without cluster access): every call fails with this kubectl error',
+    ),
   recorded_only: z
     .boolean()
     .default(false)
@@ -193,8 +200,9 @@ export async function compileCluster(
 
   const objects: FrozenObject[] = [];
   const objectFiles = (await walk(path.join(dir, 'objects'))).filter((f) => /\.ya?ml$/.test(f));
-  // A promoted investigation (recorded_only) holds only the commands its run made.
-  if (objectFiles.length === 0 && !meta?.recorded_only)
+  // A promoted investigation (recorded_only) holds only the commands its run made; an unreachable
+  // cluster answers nothing.
+  if (objectFiles.length === 0 && !meta?.recorded_only && !meta?.unreachable)
     problems.push(`${at}/objects/ has no .yaml files (record \`kubectl get <type> -o yaml\` outputs there)`);
   for (const rel of objectFiles) {
     const where = `${at}/objects/${rel}`;
@@ -308,6 +316,7 @@ export async function compileCluster(
     user: meta.user,
     versions: meta.versions,
     ...(meta.recorded_only ? { recordedOnly: true } : {}),
+    ...(meta.unreachable ? { unreachable: meta.unreachable } : {}),
     objects,
     describes,
     logs,

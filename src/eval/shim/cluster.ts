@@ -59,6 +59,8 @@ export interface FrozenCluster {
   versions: { client: string; server: string; kustomize: string };
   /** Only `commands` are answered (a promoted investigation): anything else is `not-recorded`. */
   recordedOnly?: true;
+  /** The cluster cannot be reached: every call fails with this error (a case without cluster access). */
+  unreachable?: string;
   objects: FrozenObject[];
   describes: FrozenText[];
   logs: FrozenLog[];

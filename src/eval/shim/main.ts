@@ -70,6 +70,16 @@ export function main(argv: string[], env: Record<string, string | undefined>): n
   } else {
     try {
       result = answer(cmd, cluster);
+      // No cluster answers; a call that breaks the read-only rule is still one.
+      if (cluster.unreachable) {
+        result = {
+          stdout: '',
+          stderr: `${cluster.unreachable}\n`,
+          exitCode: 1,
+          answeredFrom: 'unreachable',
+          ...(result.violation ? { violation: result.violation } : {}),
+        };
+      }
     } catch (err) {
       // A bug in the shim must not look like a cluster answer.
       result = {

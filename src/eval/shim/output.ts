@@ -12,6 +12,7 @@ export type AnsweredFrom =
   | 'commands'
   | 'builtin'
   | 'refused'
+  | 'unreachable'
   | 'unsupported'
   | 'not-recorded'
   | 'usage-error'

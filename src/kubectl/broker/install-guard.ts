@@ -31,6 +31,11 @@ export interface GuardInstallOptions {
   nodePath?: string;
   /** Named in the wrapper's comment. */
   runId: string;
+  /**
+   * A KUBECONFIG the caller is given by the daemon itself (the triage script's): unset before the call,
+   * so it is not refused as a swap. Any other KUBECONFIG still is.
+   */
+  ownKubeconfig?: string;
 }
 
 async function readModuleSource(name: string): Promise<string> {
@@ -78,6 +83,9 @@ export async function installGuard(dir: string, options: GuardInstallOptions): P
     'here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
     `node=${shellQuote(options.nodePath ?? 'node')}`,
     '[ -x "$node" ] || node=node',
+    ...(options.ownKubeconfig
+      ? [`[ "\${KUBECONFIG-}" = ${shellQuote(options.ownKubeconfig)} ] && unset KUBECONFIG`]
+      : []),
     `${SOCKET_ENV}=${shellQuote(options.socketPath)}${options.withToken ? ` ${TOKEN_FILE_ENV}="$here/${TOKEN_FILE}"` : ''} exec "$node" "$here/lib/bin.js" "$@"`,
     '',
   ].join('\n');

@@ -92,10 +92,10 @@ describe('triage-runner compare (real pipeline)', () => {
     expect(contexts).toEqual(['reused', 'disabled', 'reused', 'disabled']);
     const md = await readFile(path.join(pipeline.root, 'cmp', 'compare.md'), 'utf8');
     expect(md).toContain(
-      '| agent | variant | status | duration | first output | first model call | input tokens | output tokens | cost | report sections | workspace |',
+      '| agent | variant | status | duration | first output | first model call | first investigation turn | last model call | input tokens | output tokens | cost | report sections | workspace |',
     );
     expect(md).toMatch(
-      /\| claude \| preload \| succeeded \| [\d.]+ s \| .+ \| .+ \| 1200 \| 340 \| \$0\.0042 \| 7\/7 \| claude-preload \|/,
+      /\| claude \| preload \| succeeded \| [\d.]+ s \| .+ \| .+ \| .+ \| .+ \| 1200 \| 340 \| \$0\.0042 \| 7\/7 \| claude-preload \|/,
     );
     expect(t.out()).toContain('compare.md');
   });

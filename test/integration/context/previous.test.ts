@@ -1,11 +1,12 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import type { ConfigInput } from '../../../src/config/schema.js';
 import { buildContext, type BuildInput } from '../../../src/context/build.js';
 import type { AgentView } from '../../../src/context/types.js';
+import { cachedFolderCount, findPreviousInvestigations } from '../../../src/context/previous.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -199,5 +200,21 @@ describe('past investigations in the prompt', () => {
     expect(replayed.prompt.system).not.toContain('<previous_investigations>');
     const elsewhere = await buildContext(await input({ previousRoot: '/nonexistent-root' }));
     expect(elsewhere.prompt.system).not.toContain('<previous_investigations>');
+  });
+
+  it('forgets a folder that left the root (pruned or removed), so the cache does not grow with every incident ever seen', async () => {
+    const { root } = await setup();
+    const find = () =>
+      findPreviousInvestigations(root, 'z-current', WORKLOAD, {
+        limit: 10,
+        maxAgeMs: 365 * 24 * 3600 * 1000,
+      });
+    expect((await find()).map((p) => p.folder)).toContain('b-unrated-newer');
+    const cachedBefore = cachedFolderCount(root);
+    expect(cachedBefore).toBeGreaterThanOrEqual(5);
+    await rm(path.join(root, 'b-unrated-newer'), { recursive: true });
+    await rm(path.join(root, 'd-same-fault'), { recursive: true });
+    expect((await find()).map((p) => p.folder)).not.toContain('b-unrated-newer');
+    expect(cachedFolderCount(root)).toBe(cachedBefore - 2);
   });
 });

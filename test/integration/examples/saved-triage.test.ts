@@ -178,4 +178,13 @@ describe('fake kubectl', () => {
     expect(got.code).toBe(1);
     expect(got.stderr).toContain('The connection to the server localhost:8080 was refused');
   });
+
+  it("answers from the saved cluster whose context names $CLUSTER (the incident's), and from none for an unknown one", async () => {
+    const env = { PATH: process.env.PATH, CLUSTER: 'prod-eu-west-1' };
+    const { stdout } = await run(KUBECTL, ['config', 'current-context'], { env });
+    expect(stdout.trim()).toBe('arn:aws:eks:eu-west-1:611927384402:cluster/prod-eu-west-1');
+    await expect(
+      run(KUBECTL, ['get', 'pods'], { env: { ...env, CLUSTER: 'prod-mars-1' } }),
+    ).rejects.toMatchObject({ stderr: expect.stringContaining('localhost:8080 was refused') });
+  });
 });

@@ -18,11 +18,15 @@ export const SLOW_AGENT = path.join(
 
 const ports = new WeakMap<CliDaemon, number>();
 
-/** Starts the daemon on `root` (config and skills cache in `dir`); `config` is merged over the defaults. */
+/**
+ * Starts the daemon on `root` (config and skills cache in `dir`); `config` is merged over the defaults,
+ * `env` over its environment.
+ */
 export async function startProcessDaemon(
   dir: string,
   root: string,
   config: Record<string, unknown> = {},
+  env: Record<string, string> = {},
 ): Promise<CliDaemon> {
   await mkdir(dir, { recursive: true });
   const port = await freePort();
@@ -44,7 +48,7 @@ export async function startProcessDaemon(
     },
     args: ['--engine', 'process'],
     // A key that is never sent (the stand-in agent calls no API), so that /readyz's preflight passes.
-    env: { PATH: process.env.PATH ?? '', HOME: dir, ANTHROPIC_API_KEY: 'unused-by-the-stand-in' },
+    env: { PATH: process.env.PATH ?? '', HOME: dir, ANTHROPIC_API_KEY: 'unused-by-the-stand-in', ...env },
   });
   ports.set(daemon, port);
   return daemon;

@@ -63,6 +63,7 @@ const VIEW_KEYS = [
   'evidence',
   'subject',
   'duplicateOf',
+  'measures',
 ];
 
 const lineOf = (text: string, folder: string) =>
@@ -76,15 +77,15 @@ describe('triage-runner status', () => {
     const text = t.out();
     const lines = text.trim().split('\n');
     expect(lines[0]).toMatch(
-      /^FOLDER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+TOKENS\s+COST\s+REPORT\s+ANSWER$/,
+      /^FOLDER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+1ST TURN\s+TOKENS\s+COST\s+REPORT\s+ANSWER$/,
     );
     for (const state of INCIDENT_STATES)
       expect(lineOf(text, state)).toMatch(new RegExp(`^${state}\\s+inc-${state}\\s+${state}\\s`));
     expect(lineOf(text, 'succeeded')).toMatch(
-      /succeeded\s+\d+s\s+1\s+claude\s+2m14s\s+20k\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
+      /succeeded\s+\d+s\s+1\s+claude\s+2m14s\s+7\.4s\s+20k\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
     );
     expect(lineOf(text, 'failed')).toMatch(/gemini\s+15m00s\s+.*\(no report: the agent timed out after 15m/);
-    expect(lineOf(text, 'running')).toMatch(/codex\s+42s\s+5\.7k\s+-\s+\(no report: running\)/);
+    expect(lineOf(text, 'running')).toMatch(/codex\s+42s\s+-\s+5\.7k\s+-\s+\(no report: running\)/);
     expect(lineOf(text, 'rejected')).toContain('(no report: incident.json is missing "cluster"');
     expect(lines.at(-1)).toBe(
       '9 incidents: 1 queued, 1 preparing, 1 running, 1 succeeded, 1 failed, 1 rejected, 1 deferred, 1 interrupted, 1 resolved',
@@ -115,7 +116,15 @@ describe('triage-runner status', () => {
       reportPath: path.join(dirs.succeeded, 'output', 'investigation.md'),
       reason: null,
       progress: null,
+      measures: {
+        firstModelCallMs: 2100,
+        firstToolCallMs: 7400,
+        investigationMs: 131_000,
+        inputTokens: 18_000,
+        modelCalls: 12,
+      },
     });
+    expect(by.running.measures).toBeNull();
     expect(by.running).toMatchObject({
       agent: 'codex',
       reportPath: null,

@@ -2,7 +2,10 @@
 // Claude Code CLI: per incident (found in the prompt) it plays a fixed investigation — Bash tool calls
 // (kubectl against the frozen cluster), then a Write of the report, whose template can quote lines of
 // earlier tool results — and ends with a text answer. The step is the number of tool calls already in
-// the conversation, so the CLI's own retries and side requests do not derail it.
+// the conversation, so the CLI's own retries and side requests do not derail it. An incident without a
+// script (every examples/incidents one) gets a generic first look: three read-only kubectl calls on
+// the incident's namespace and resource, and a report in the k8s4agents template that quotes them and
+// says it found no root cause.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -30,8 +33,99 @@ export interface Script {
 export interface ScriptedModel extends FakeProvider {
   /** Scripts by incident id; tests may replace one (a rule-breaking variant). */
   scripts: Map<string, Script>;
-  /** Incident ids seen in prompts that had no script. */
+  /** Incident ids seen in prompts that had no script (each answered with genericScript). */
   unscripted: Set<string>;
+}
+
+/** What the generic investigation needs from the incident the prompt holds. */
+export interface IncidentFacts {
+  incidentId: string;
+  namespace: string;
+  kind: string;
+  name: string;
+  faultType: string;
+}
+
+/** The incident's fields, read from the prompt text that holds its incident.json (undefined when absent). */
+export function incidentFacts(text: string): IncidentFacts | undefined {
+  const at = text.search(/"incidentId":\s*"/);
+  if (at === -1) return undefined;
+  const rest = text.slice(at);
+  const field = (source: string, key: string) => new RegExp(`"${key}":\\s*"([^"]*)"`).exec(source)?.[1];
+  const resource = /"resource":\s*\{([^{}]*)\}/.exec(rest)?.[1] ?? '';
+  const incidentId = field(rest, 'incidentId') ?? '';
+  const namespace = field(resource, 'namespace') ?? field(rest, 'namespace') ?? 'default';
+  return {
+    incidentId,
+    namespace,
+    kind: (field(resource, 'kind') ?? 'Pod').toLowerCase(),
+    name: field(resource, 'name') ?? '',
+    faultType: field(rest, 'faultType') ?? 'an unknown fault',
+  };
+}
+
+/**
+ * A first look at an incident no script knows: the namespace's pods and events and a describe of the
+ * resource, then a report that quotes them, names no root cause it did not find and hands over to a human.
+ */
+export function genericScript(i: IncidentFacts): Script {
+  const pods = `kubectl get pods -n ${i.namespace} -o wide`;
+  const events = `kubectl get events -n ${i.namespace} --sort-by=.lastTimestamp`;
+  const describe = i.name ? `kubectl describe ${i.kind} ${i.name} -n ${i.namespace}` : pods;
+  const subject = i.name ? `${i.kind}/${i.name}` : `namespace ${i.namespace}`;
+  return {
+    steps: [
+      { bash: pods },
+      { bash: events },
+      { bash: describe },
+      {
+        write_report: `# Investigation: ${subject} (${i.faultType})
+
+## 0. Executive Triage Card
+A first look by the offline stand-in model, which has no scripted investigation for incident
+${i.incidentId}: it read the namespace's pods and events and described ${subject}.
+
+### Primary Hypothesis
+${i.faultType} on ${subject}; the cause is not established by this first look — Confidence: Low
+
+## 1. Problem Statement
+${i.faultType} reported for ${subject} in namespace ${i.namespace}.
+
+## 2. Assessment & Findings
+
+### Observed Facts
+- **[FACT-1]** ${subject}: {{result 3 /^(Status|Replicas|Phase):/}} — Source: \`${describe}\`
+- **[FACT-2]** Event: {{result 2 /Warning|Normal/}} — Source: \`${events}\`
+
+### Derived Inferences
+- **[INF-1]** ${subject} shows the reported ${i.faultType} in the cluster's own state — Based on: FACT-1, FACT-2
+
+## 3. Root Cause Analysis
+
+### Root Cause
+Not determined: this generic pass reads the incident's namespace only and names no cause it did not see.
+
+## 4. Remediation Plan
+1. An on-call engineer reviews the facts above and the preloaded triage before acting; nothing was changed.
+
+## 5. Proof of Work
+
+### Commands Executed
+\`\`\`bash
+${pods}
+${events}
+${describe}
+\`\`\`
+
+## 6. Supporting Evidence
+\`\`\`
+{{result 3 /^(Status|Replicas|Phase):/}}
+\`\`\`
+`,
+      },
+    ],
+    answer: `Primary hypothesis: ${i.faultType} on ${subject}, cause not established (low confidence). First action: a human reviews the report.`,
+  };
 }
 
 type Block = { type?: string; text?: string; content?: unknown; name?: string };
@@ -87,11 +181,12 @@ function reply(req: RecordedRequest, model: ScriptedModel): ProviderReply | unde
     return textReply(body, 'unreadable request');
   }
   const strings = jsonStrings(req);
-  const incidentId = strings.map((s) => /"incidentId":\s*"([^"]+)"/.exec(s)?.[1]).find(Boolean);
-  const script = incidentId === undefined ? undefined : model.scripts.get(incidentId);
+  const facts = strings.map(incidentFacts).find((f) => f !== undefined && f.incidentId !== '');
+  if (!facts) return textReply(body, 'No incident in this request.');
+  let script = model.scripts.get(facts.incidentId);
   if (!script) {
-    if (incidentId) model.unscripted.add(incidentId);
-    return textReply(body, 'No script for this incident.');
+    model.unscripted.add(facts.incidentId);
+    script = genericScript(facts);
   }
   // Side requests (titles, summaries) are not streamed; only the conversation advances the script.
   if (!body.stream) return textReply(body, script.answer);

@@ -40,6 +40,17 @@ function resultExecutor(calls: RunRequest[], failAgent?: string): RunExecutor {
         startedAt: '2026-11-22T00:00:00.000Z',
         firstOutputAt: preload ? '2026-11-22T00:00:01.500Z' : undefined,
         ...(preload ? { firstModelCallMs: 1200 } : {}),
+        ...(preload
+          ? {
+              measures: {
+                firstModelCallMs: 1200,
+                firstToolCallMs: 4800,
+                investigationMs: 9500,
+                inputTokens: 900,
+                modelCalls: 3,
+              },
+            }
+          : {}),
         finishedAt: '2026-11-22T00:00:10.000Z',
         durationMs: 10_000,
         tokens: { input: preload ? 900 : 300, output: 120 },
@@ -106,6 +117,9 @@ describe('compare', () => {
       status: 'succeeded',
       durationMs: 10_000,
       timeToFirstOutputMs: 1500,
+      timeToFirstModelCallMs: 1200,
+      timeToFirstToolCallMs: 4800,
+      investigationMs: 9500,
       tokens: { input: 900, output: 120 },
       costUsd: 0.0123,
       sectionsPresent: 3,
@@ -125,10 +139,10 @@ describe('compare', () => {
     expect(json.cells).toHaveLength(4);
     const md = await readFile(path.join(root, 'cmp', 'compare.md'), 'utf8');
     expect(md).toContain(
-      '| claude | preload | succeeded | 10.0 s | 1.5 s | 1.2 s | 900 | 120 | $0.0123 | 3/3 | claude-preload |',
+      '| claude | preload | succeeded | 10.0 s | 1.5 s | 1.2 s | 4.8 s | 9.5 s | 900 | 120 | $0.0123 | 3/3 | claude-preload |',
     );
     expect(md).toContain(
-      '| codex | no-preload | failed: codex exited with code 1: rate limited | 10.0 s | — | — | 300 | 120 | — | 1/3 | codex-no-preload |',
+      '| codex | no-preload | failed: codex exited with code 1: rate limited | 10.0 s | — | — | — | — | 300 | 120 | — | 1/3 | codex-no-preload |',
     );
   });
 

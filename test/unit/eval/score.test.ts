@@ -241,3 +241,75 @@ describe('calibration: confident and wrong', () => {
     expect(scoreRun(input({ report: right }))).toMatchObject({ confidentWrong: false, pass: true });
   });
 });
+
+describe('the shipped calibration cases', () => {
+  const unreachableCall = call('get pods --namespace=orders', { exitCode: 1, answeredFrom: 'unreachable' });
+  const score = async (name: string, text: string, calls: KubectlCallRecord[]) => {
+    const dir = path.join(EVALS, name);
+    const cluster = await compileCluster(dir, name);
+    const { expected } = await loadCase(dir);
+    return scoreRun({
+      expected,
+      report: text,
+      calls,
+      objectNames: cluster.objects.filter((o) => o.type !== 'events').map((o) => o.name),
+      reportSections: DEFAULT_REPORT_SECTIONS,
+      runStatus: 'succeeded',
+    });
+  };
+
+  it('no cluster access: saying the cluster could not be reached passes, an invented cause does not', async () => {
+    const says = report({
+      '0. Executive Triage Card':
+        'orders-api-7f9c6d5b8d-x7k2p is in CrashLoopBackOff (exit code 1), per the alert.\n\n### Primary Hypothesis\nNot determined — Confidence: Low',
+      '2. Assessment & Findings':
+        '- [FACT-1] kubectl: Unable to connect to the server: dial tcp 10.42.0.17:443: i/o timeout',
+      '3. Root Cause Analysis':
+        'Not determined: the cluster could not be reached, so the cause of the orders-api crash loop cannot be verified.',
+    });
+    const invents = report({
+      '0. Executive Triage Card':
+        'orders-api-7f9c6d5b8d-x7k2p is in CrashLoopBackOff (exit code 1).\n\n### Primary Hypothesis\nA bad HTTP_PORT value — Confidence: High',
+      '3. Root Cause Analysis':
+        'orders-api exits at start-up because HTTP_PORT in its config is not a number.',
+    });
+    const blamesOther = report({
+      '0. Executive Triage Card':
+        '### Primary Hypothesis\nConfigMap orders-api-config is broken — Confidence: High',
+      '3. Root Cause Analysis': 'ConfigMap orders-api-config holds a bad HTTP_PORT.',
+    });
+    const good = await score('no-cluster-access', says, [unreachableCall]);
+    expect(good, good.reasons.join('; ')).toMatchObject({ pass: true, confidentWrong: false });
+    const invented = await score('no-cluster-access', invents, [unreachableCall]);
+    expect(invented.pass).toBe(false);
+    expect(invented.score).toBeLessThan(good.score);
+    expect(await score('no-cluster-access', blamesOther, [unreachableCall])).toMatchObject({
+      score: 0,
+      confidentWrong: true,
+    });
+  });
+
+  it("alert contradicts the cluster: the cluster's cause passes, the alert's OOMKilled scores as confident-wrong", async () => {
+    const clusters = report({
+      '0. Executive Triage Card':
+        'The alert says OOMKilled, but the pod never started: ErrImagePull / ImagePullBackOff on checkout-web-6d5c8f9b47-fk7pd. Three 2.30.2 pods still serve (3/4 available).',
+      '3. Root Cause Analysis':
+        'Deployment checkout-web revision 31 references tag v2.31.0, which the registry does not have (NotFound); the tags carry no "v" prefix (2.30.2).',
+      '4. Remediation Plan': '1. Redeploy with tag 2.31.0 once the release owner confirms it exists.',
+    });
+    const alerts = report({
+      '0. Executive Triage Card':
+        '### Primary Hypothesis\nThe container runs out of memory — Confidence: High',
+      '3. Root Cause Analysis': 'The web container is OOMKilled: its 512Mi memory limit is too low.',
+      '4. Remediation Plan': '1. Increase the memory limit to 1Gi.',
+    });
+    const calls = [call('describe pods/checkout-web-6d5c8f9b47-fk7pd --namespace=checkout')];
+    const right = await score('alert-contradicts-cluster', clusters, calls);
+    expect(right, right.reasons.join('; ')).toMatchObject({ pass: true, confidentWrong: false });
+    expect(await score('alert-contradicts-cluster', alerts, calls)).toMatchObject({
+      score: 0,
+      pass: false,
+      confidentWrong: true,
+    });
+  });
+});

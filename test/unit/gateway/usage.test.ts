@@ -32,6 +32,7 @@ describe('usage read from answers as they stream', () => {
       expect(read('anthropic', 'text/event-stream; charset=utf-8', anthropicStream, size)).toEqual({
         usage: { input: 3210, output: 42, cacheRead: 3000, cacheWrite: 200 },
         reported: true,
+        toolUse: false,
       });
     },
   );
@@ -72,10 +73,132 @@ describe('usage read from answers as they stream', () => {
     expect(read('gemini', 'application/json', array, 11).usage).toMatchObject({ input: 77, output: 3 });
   });
 
+  const anthropicTool = [
+    'event: message_start',
+    'data: {"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}',
+    '',
+    'event: content_block_delta',
+    'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"I will not call tool_use: \\"type\\":\\"tool_use\\""}}',
+    '',
+    'event: content_block_start',
+    'data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}',
+    '',
+    'event: message_delta',
+    'data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}',
+    '',
+    '',
+  ].join('\n');
+
+  it.each([1, 5, 64, 100_000])(
+    'Anthropic SSE cut every %i bytes: a tool_use block is a tool call',
+    (size) => {
+      expect(read('anthropic', 'text/event-stream', anthropicTool, size)).toEqual({
+        usage: { input: 10, output: 9, cacheRead: 0, cacheWrite: 0 },
+        reported: true,
+        toolUse: true,
+      });
+    },
+  );
+
+  it('a text delta that only mentions a tool is not a tool call, whatever it quotes', () => {
+    const text = anthropicTool.split('event: content_block_start')[0]!;
+    expect(read('anthropic', 'text/event-stream', text, 3).toolUse).toBe(false);
+  });
+
+  it('reads a tool call in every provider shape: Responses items, Chat tool_calls, Gemini functionCall, JSON bodies', () => {
+    const sse = (...events: unknown[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+    expect(
+      read(
+        'openai',
+        'text/event-stream',
+        sse(
+          { type: 'response.output_item.added', item: { type: 'function_call', name: 'shell' } },
+          { type: 'response.completed', response: { usage: { input_tokens: 5, output_tokens: 2 } } },
+        ),
+        7,
+      ).toolUse,
+    ).toBe(true);
+    expect(
+      read(
+        'openai',
+        'text/event-stream',
+        sse({ choices: [{ delta: { tool_calls: [{ index: 0, function: { name: 'x' } }] } }] }),
+        4,
+      ).toolUse,
+    ).toBe(true);
+    expect(
+      read('openai', 'application/json', JSON.stringify({ output: [{ type: 'message', content: [] }] }), 9)
+        .toolUse,
+    ).toBe(false);
+    const gemini = { candidates: [{ content: { parts: [{ functionCall: { name: 'run', args: {} } }] } }] };
+    expect(read('gemini', 'text/event-stream', sse(gemini), 6).toolUse).toBe(true);
+    expect(
+      read('gemini', 'application/json', JSON.stringify([{ candidates: [] }, gemini], null, 2), 50).toolUse,
+    ).toBe(true);
+    expect(
+      read(
+        'anthropic',
+        'application/json',
+        JSON.stringify({ content: [{ type: 'tool_use', name: 'Bash' }] }),
+        8,
+      ).toolUse,
+    ).toBe(true);
+  });
+
+  // Long streams: only the first and last 64 KiB are read; both ends carry what is recorded.
+  const delta = (text: string) =>
+    `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })}\n\n`;
+  const longAnthropic = [
+    'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7000,"cache_read_input_tokens":5000,"output_tokens":1}}}\n\n',
+    delta('x'.repeat(3000)).repeat(400),
+    'event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}\n\n',
+    delta('y'.repeat(100)).repeat(2000),
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":4321}}\n\n',
+    'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+  ].join('');
+
+  it.each([7, 1000, 65_536, 1_000_000])(
+    'a long Anthropic stream cut every %i bytes: usage from its first and last events, the tool call from its stop reason',
+    (size) => {
+      expect(read('anthropic', 'text/event-stream', longAnthropic, size)).toEqual({
+        usage: { input: 12_000, output: 4321, cacheRead: 5000, cacheWrite: 0 },
+        reported: true,
+        toolUse: true,
+      });
+    },
+  );
+
+  it('a last event longer than the ends read (OpenAI response.completed with the whole answer) is read whole', () => {
+    const text = [
+      'data: {"type":"response.created","response":{"id":"r"}}\n\n',
+      `data: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'z'.repeat(100) })}\n\n`.repeat(
+        3000,
+      ),
+      `data: ${JSON.stringify({
+        type: 'response.completed',
+        response: {
+          output: [
+            { type: 'message', content: [{ type: 'output_text', text: 'z'.repeat(300_000) }] },
+            { type: 'function_call', name: 'shell', arguments: '{}' },
+          ],
+          usage: { input_tokens: 900, output_tokens: 75_000 },
+        },
+      })}\n\n`,
+      'data: [DONE]\n\n',
+    ].join('');
+    for (const size of [13, 4096, 65_536])
+      expect(read('openai', 'text/event-stream', text, size), `cut every ${size}`).toEqual({
+        usage: { input: 900, output: 75_000, cacheRead: 0, cacheWrite: 0 },
+        reported: true,
+        toolUse: true,
+      });
+  });
+
   it('an answer without usage, or not JSON, reports none', () => {
     expect(read('anthropic', 'application/json', '<html>bad gateway</html>', 4)).toEqual({
       usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
       reported: false,
+      toolUse: false,
     });
     expect(read('anthropic', 'text/event-stream', 'data: {not json\n\n', 4).reported).toBe(false);
   });

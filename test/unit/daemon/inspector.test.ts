@@ -1,0 +1,162 @@
+// The Inspector directly: it looks at one folder at a time, asks the judge, and applies the answer under
+// the workspace lease. A valid drop is queued once however many events announce it; a duplicate, a full
+// queue, an unknown cluster and a folder that escapes the root each end where the machine says; a final
+// folder is not read again until one of its files changes; a change during a run is only noted.
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AuditLog } from '../../../src/audit/log.js';
+import { Inspector, type InspectorDeps } from '../../../src/daemon/inspector.js';
+import type { QueuedIncident } from '../../../src/daemon/run-slot.js';
+import { IncidentStore, readState } from '../../../src/incident/store.js';
+import { DedupStore } from '../../../src/intake/dedup.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { unsafeStatePath } from '../../../src/incident/unsafe.js';
+import { incidentJson, tempRoot } from '../../support/incidents.js';
+
+const policy = { max_attempts: 3, retry_base_delay: 1000, retry_max_delay: 60_000 };
+
+let root: { root: string; cleanup: () => Promise<void> };
+let store: IncidentStore;
+let queued: QueuedIncident[];
+let busy: Set<string>;
+let changed: string[];
+let reads: number;
+
+beforeEach(async () => {
+  root = await tempRoot('triage-inspector-');
+  store = new IncidentStore({ audit: new AuditLog(), log: silentLogger(), policy });
+  queued = [];
+  busy = new Set();
+  changed = [];
+  reads = 0;
+  const read = store.read.bind(store);
+  store.read = (dir: string) => {
+    reads += 1;
+    return read(dir);
+  };
+});
+afterEach(async () => root.cleanup());
+
+function inspector(over: Partial<InspectorDeps> = {}): Inspector {
+  return new Inspector({
+    root: root.root,
+    store,
+    dedup: new DedupStore(root.root, 60_000, () => Date.now()),
+    log: silentLogger(),
+    identity: { daemonId: 'd1' },
+    lease: { ttlMs: 30_000 },
+    now: () => Date.now(),
+    // A settled file: no write-settle wait.
+    intake: { maxBytes: 1 << 20, writeSettleMs: 0, incompleteGraceMs: 0, dedupWindowMs: 60_000 },
+    isBusy: (dir) => busy.has(dir),
+    markChanged: (dir) => (changed.push(dir), true),
+    adopt: () => undefined,
+    reserve: () => () => undefined,
+    // As in the daemon: a queued folder is busy (the scheduler holds it).
+    enqueue: (q) => {
+      queued.push(q);
+      busy.add(q.workspace.dir);
+    },
+    queueLimit: 10,
+    ...over,
+  });
+}
+
+async function drop(name: string, overrides: Record<string, unknown> = {}): Promise<string> {
+  const dir = path.join(root.root, name);
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    path.join(dir, 'incident.json'),
+    JSON.stringify(incidentJson({ incidentId: name, ...overrides })),
+  );
+  return dir;
+}
+
+describe('Inspector', () => {
+  it('queues a valid drop once when several events announce it at the same time', async () => {
+    const dir = await drop('inc-1');
+    const i = inspector();
+    await Promise.all([i.consider(dir, 'add'), i.consider(dir, 'change'), i.consider(dir, 'add')]);
+    expect(queued.map((q) => q.workspace.name)).toEqual(['inc-1']);
+    expect((await readState(dir))?.state).toBe('queued');
+  });
+
+  it('rejects a second incident for the same cluster, resource and fault inside the dedup window', async () => {
+    const resource = { apiVersion: 'v1', kind: 'Pod', name: 'web-0', namespace: 'shop', uid: 'u0' };
+    const first = await drop('inc-1', { resource });
+    const second = await drop('inc-2', { resource });
+    const i = inspector();
+    await i.consider(first, 'add');
+    await i.consider(second, 'add');
+    expect(queued.map((q) => q.workspace.name)).toEqual(['inc-1']);
+    const state = await readState(second);
+    expect(state?.state).toBe('rejected');
+    expect(state?.reason).toMatch(/^duplicate of inc-1 /);
+  });
+
+  it('defers an incident when the queue has no room, and queues nothing', async () => {
+    const dir = await drop('inc-1');
+    await inspector({ reserve: () => undefined }).consider(dir, 'add');
+    expect(queued).toEqual([]);
+    const state = await readState(dir);
+    expect(state?.state).toBe('deferred');
+    expect(state?.reason).toContain('scheduling.queue_limit 10');
+  });
+
+  it('rejects an incident for a cluster the registry cannot route, naming the problem', async () => {
+    const dir = await drop('inc-1', { cluster: 'nowhere' });
+    await inspector({ clusterProblem: (c) => `no cluster named ${c}; known: prod` }).consider(dir, 'add');
+    expect(queued).toEqual([]);
+    const state = await readState(dir);
+    expect(state?.state).toBe('rejected');
+    expect(state?.reason).toContain('no cluster named nowhere; known: prod');
+  });
+
+  it('does not read a final folder again on rescan until its incident.json changes', async () => {
+    const dir = path.join(root.root, 'inc-1');
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'incident.json'), '{"incidentId": "inc-1", "cluster": ');
+    const i = inspector();
+    await i.scan('rescan');
+    expect((await readState(dir))?.state).toBe('rejected');
+    const before = reads;
+    await i.scan('rescan');
+    await i.scan('rescan');
+    expect(reads).toBe(before);
+    await writeFile(path.join(dir, 'incident.json'), JSON.stringify(incidentJson({ incidentId: 'inc-1' })));
+    await i.scan('rescan');
+    expect(reads).toBeGreaterThan(before);
+    expect(queued.map((q) => q.workspace.name)).toEqual(['inc-1']);
+  });
+
+  it('only notes a change to a folder whose run is in progress, and ignores the same bytes', async () => {
+    const dir = await drop('inc-1');
+    const i = inspector();
+    await i.consider(dir, 'add');
+    await i.consider(dir, 'change');
+    expect(changed).toEqual([]);
+    await writeFile(
+      path.join(dir, 'incident.json'),
+      JSON.stringify(incidentJson({ incidentId: 'inc-1', severity: 'low' })),
+    );
+    await i.consider(dir, 'change');
+    expect(changed).toEqual([dir]);
+    expect(queued).toHaveLength(1);
+  });
+
+  it('never writes into a folder whose .triage is a symlink: its state goes under the root', async () => {
+    const dir = await drop('inc-1');
+    const elsewhere = path.join(root.root, '..', `elsewhere-${path.basename(root.root)}`);
+    await mkdir(elsewhere, { recursive: true });
+    await symlink(elsewhere, path.join(dir, '.triage'));
+    await inspector().consider(dir, 'add');
+    expect(queued).toEqual([]);
+    const unsafe = JSON.parse(await readFile(unsafeStatePath(root.root, 'inc-1'), 'utf8')) as {
+      state: string;
+      reason: string;
+    };
+    expect(unsafe.state).toBe('rejected');
+    expect(unsafe.reason).toContain('.triage is a symbolic link; the daemon never writes through links');
+  });
+});
