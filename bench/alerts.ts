@@ -134,6 +134,10 @@ async function run(mode: 'bare' | 'intake', payloads: string[]) {
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   let next = 0;
+  // autocannon's own duration ends on its once-a-second tick, which swamps a run of a second or two
+  // (the bare route's): the rate is taken from the first request to the last response instead.
+  const started = performance.now();
+  let last = started;
   const result = await autocannon({
     url: `http://127.0.0.1:${port}/v1/alerts/alertmanager`,
     method: 'POST',
@@ -141,8 +145,16 @@ async function run(mode: 'bare' | 'intake', payloads: string[]) {
     connections: CONNECTIONS,
     amount: payloads.length,
     timeout: 30,
-    requests: [{ setupRequest: (request) => ({ ...request, body: payloads[next++ % payloads.length] }) }],
+    requests: [
+      {
+        setupRequest: (request) => ({ ...request, body: payloads[next++ % payloads.length] }),
+        onResponse: () => {
+          last = performance.now();
+        },
+      },
+    ],
   });
+  const seconds = (last - started) / 1000;
   const folders = mode === 'intake' ? await readIncidentFolders(root) : [];
   const docs = await Promise.all(
     folders.map(
@@ -155,6 +167,7 @@ async function run(mode: 'bare' | 'intake', payloads: string[]) {
   const keys = docs.flatMap((d) => d.alerts.map((a) => a.key));
   return {
     result,
+    seconds,
     workspaces: folders.length,
     stored: keys.length,
     duplicateEntries: keys.length - new Set(keys).size,
@@ -196,7 +209,7 @@ if (process.argv[2] === '--serve') {
     const payloads = bodies(perRequest);
     const bare = await run('bare', payloads);
     const intake = await run('intake', payloads);
-    const perSecond = (r: typeof bare) => N / r.result.duration;
+    const perSecond = (r: typeof bare) => N / r.seconds;
     const row = (name: string, r: typeof bare, extra: string) =>
       `| ${name} | ${perRequest} | ${payloads.length} | ${r.result['2xx']} | ${r.result.non2xx + r.result.errors + r.result.timeouts} | ${perSecond(r).toFixed(0)} | ${r.result.latency.p50} ms | ${r.result.latency.p99} ms | ${extra} |`;
     console.log(row('bare (202, no work)', bare, '-'));

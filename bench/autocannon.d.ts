@@ -14,7 +14,10 @@ declare module 'autocannon' {
     connections?: number;
     amount?: number;
     timeout?: number;
-    requests?: { setupRequest?: (request: { body?: string }) => { body?: string } }[];
+    requests?: {
+      setupRequest?: (request: { body?: string }) => { body?: string };
+      onResponse?: (status: number) => void;
+    }[];
   }
   interface Result {
     duration: number;
