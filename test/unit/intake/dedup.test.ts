@@ -56,4 +56,29 @@ describe('DedupStore', () => {
     expect(await d.prune()).toBe(1);
     expect(await readdir(path.join(root, '.triage', 'dedup'))).toEqual([]);
   });
+
+  it("holds the key up to exactly the window's end, and one ms later the next incident starts a new window", async () => {
+    let now = 5_000;
+    const d = new DedupStore(root, 600_000, () => now);
+    const key = dedupKey(incident('edge'));
+    expect(await d.claim(key, 'first')).toBeUndefined();
+    now += 600_000;
+    expect(await d.claim(key, 'second')).toEqual({ incidentId: 'first', ageMs: 600_000 });
+    now += 1;
+    expect(await d.claim(key, 'third')).toBeUndefined();
+    expect(await d.claim(key, 'fourth')).toEqual({ incidentId: 'third', ageMs: 0 });
+  });
+
+  it("prune keeps an entry to its window's end by the entry's own time, and removes it after", async () => {
+    // The entry's file is written at real time, which prune also checks: the clock starts there.
+    let now = Date.now();
+    const d = new DedupStore(root, 60_000, () => now);
+    await d.claim(dedupKey(incident('kept')), 'kept');
+    now += 60_000;
+    expect(await d.prune()).toBe(0);
+    expect(await d.claim(dedupKey(incident('kept')), 'other')).toEqual({ incidentId: 'kept', ageMs: 60_000 });
+    now += 1_000;
+    expect(await d.prune()).toBe(1);
+    expect(await d.claim(dedupKey(incident('kept')), 'other')).toBeUndefined();
+  });
 });
