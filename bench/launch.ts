@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { AuditLog } from '../src/audit/log.js';
 import { loadConfig } from '../src/config/index.js';
 import { createRunExecutor } from '../src/daemon/run/pipeline.js';
-import { createDockerEngine } from '../src/engines/docker.js';
+import { createDockerEngine } from '../src/engines/docker/index.js';
 import type { Engine, RunSpec } from '../src/engines/types.js';
 import { readWorkspace } from '../src/intake/read.js';
 import { silentLogger } from '../src/log/logger.js';

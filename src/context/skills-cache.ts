@@ -1,27 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import {
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  rename,
-  rm,
-  stat,
-  symlink,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Config, SkillSourceConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { waitLock } from '../util/file-lock.js';
-import { fsyncDir, writeFileAtomic } from '../util/fs.js';
-import { isSameProcessAlive } from '../util/process.js';
-import { git } from './git.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { SkillsHolds, removeHoldFile } from './skills-holds.js';
+import { checkout, isDir, mirror, resolveRef, swapLink } from './skills-mirror.js';
 import type { SkillsSnapshot, SkillsSourceSnapshot } from './types.js';
 
 // The skills cache under `skills.cache_dir`:
@@ -33,13 +20,12 @@ import type { SkillsSnapshot, SkillsSourceSnapshot } from './types.js';
 // A run acquires a snapshot of the commit dirs; an update never changes them. Old commit dirs go
 // only when no snapshot holds them — in this process or another one sharing the cache (`skills sync`
 // next to the daemon) — and they are neither current nor among the last KEEP_COMMITS.
+// Here: the state, sync, snapshots, readiness and GC; the git mirror and its atomic steps are in
+// skills-mirror.ts, the holds in skills-holds.ts.
 
 export const KEEP_COMMITS = 2;
 const STATE_FILE = '.state.json';
 const STALE_TMP_MS = 60 * 60 * 1000;
-const HOLDS_DIR = '.holds';
-/** A hold lapses after this long (far beyond any run); one from another host cannot be checked otherwise. */
-export const HOLD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 const COMMIT_RE = /^[0-9a-f]{40,64}$/;
 
 export type SourceState = 'ok' | 'stale' | 'unavailable';
@@ -131,12 +117,10 @@ export class SkillsCache {
   private synced = false;
   private readonly warned = new Set<string>();
   private readonly errors = new Map<string, string>();
-  /** `<source>/<commit>` -> snapshots holding it. */
-  private readonly held = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly host: string;
   private readonly pid: number;
-  private holdWarned = false;
+  private readonly holds: SkillsHolds;
 
   constructor(options: SkillsCacheOptions) {
     this.config = options.config;
@@ -146,6 +130,7 @@ export class SkillsCache {
     this.root = path.resolve(options.config.skills.cache_dir);
     this.host = (options.host ?? hostname()).replace(/[/\\]/g, '_');
     this.pid = options.pid ?? process.pid;
+    this.holds = new SkillsHolds(this.root, { pid: this.pid, host: this.host }, this.log, this.now);
   }
 
   get cacheDir(): string {
@@ -199,11 +184,11 @@ export class SkillsCache {
       if (source.git !== undefined && !('reason' in resolved)) {
         // Hold first, then check the dir is still there: a collector elsewhere either sees the hold
         // or has already removed the dir (then we resolve again, once).
-        let hold = await this.writeHold(source.name, resolved.commit);
+        let hold = await this.holds.write(source.name, resolved.commit);
         if (!(await isDir(resolved.dir))) {
-          removeFile(hold);
+          removeHoldFile(hold);
           resolved = await this.resolveCurrent(source);
-          hold = 'reason' in resolved ? undefined : await this.writeHold(source.name, resolved.commit);
+          hold = 'reason' in resolved ? undefined : await this.holds.write(source.name, resolved.commit);
         }
         if (hold) holdFiles.push(hold);
       }
@@ -214,7 +199,7 @@ export class SkillsCache {
       sources.push({ name: source.name, scope: source.scope, dir: resolved.dir, commit: resolved.commit });
       if (source.git !== undefined) {
         const key = `${source.name}/${resolved.commit}`;
-        this.held.set(key, (this.held.get(key) ?? 0) + 1);
+        this.holds.hold(key);
         keys.push(key);
       }
     }
@@ -225,51 +210,9 @@ export class SkillsCache {
       release: () => {
         if (released) return;
         released = true;
-        for (const key of keys) {
-          const n = (this.held.get(key) ?? 1) - 1;
-          if (n <= 0) this.held.delete(key);
-          else this.held.set(key, n);
-        }
-        for (const file of holdFiles) removeFile(file);
+        this.holds.release(keys, holdFiles);
       },
     };
-  }
-
-  /** Records on disk that this process holds `commit`, so a collector in any process keeps it. */
-  private async writeHold(name: string, commit: string): Promise<string | undefined> {
-    const dir = path.join(this.root, HOLDS_DIR, name, commit);
-    const file = path.join(dir, `${this.pid}.${randomBytes(4).toString('hex')}.${this.host}`);
-    try {
-      await mkdir(dir, { recursive: true });
-      await writeFile(file, '');
-      return file;
-    } catch (err) {
-      // A read-only cache still serves runs; only another process's collector could then miss the hold.
-      const meta = { source: name, commit, err: errorMessage(err) };
-      if (this.holdWarned) this.log.debug(meta, 'skills cache: cannot record a hold');
-      else this.log.warn(meta, 'skills cache: cannot record a hold');
-      this.holdWarned = true;
-      return undefined;
-    }
-  }
-
-  /** True when a live snapshot in any process holds `commit`; holds of dead processes are removed. */
-  private async heldOnDisk(name: string, commit: string): Promise<boolean> {
-    const dir = path.join(this.root, HOLDS_DIR, name, commit);
-    const files = await readdir(dir).catch(() => [] as string[]);
-    let live = false;
-    for (const file of files) {
-      const m = /^(\d+)\.[0-9a-f]+\.(.+)$/.exec(file);
-      const full = path.join(dir, file);
-      const info = await stat(full).catch(() => undefined);
-      if (!info) continue;
-      // Any hold lapses with age (a restarted container's pid 1 is alive again); ours also with its process.
-      const fresh = this.now().getTime() - info.mtimeMs < HOLD_MAX_AGE_MS;
-      const alive = m && m[2] === this.host ? isSameProcessAlive(Number(m[1])) : true;
-      if (fresh && alive) live = true;
-      else await rm(full, { force: true });
-    }
-    return live;
   }
 
   /** Every configured source with its commit, last sync and status (no network). */
@@ -423,40 +366,11 @@ export class SkillsCache {
 
   private async syncGitLocked(source: SkillSourceConfig, url: string): Promise<void> {
     const repo = path.join(this.root, '.repos', `${source.name}.git`);
-    const opts = { timeoutMs: this.gitTimeoutMs };
-    if (!(await isDir(repo))) {
-      await mkdir(path.dirname(repo), { recursive: true });
-      const tmp = `${repo}.tmp-${randomBytes(4).toString('hex')}`;
-      try {
-        await git(['clone', '--bare', '--quiet', '--', url, tmp], opts);
-        // Another process may have finished its clone first: theirs is complete, use it.
-        await rename(tmp, repo).catch(async (err: unknown) => {
-          if (!(await isDir(repo))) throw err;
-        });
-      } finally {
-        await rm(tmp, { recursive: true, force: true });
-      }
-    } else {
-      await git(['--git-dir', repo, 'remote', 'set-url', 'origin', url], opts);
-      await git(
-        [
-          '--git-dir',
-          repo,
-          'fetch',
-          '--quiet',
-          '--prune',
-          '--force',
-          '--tags',
-          'origin',
-          '+refs/heads/*:refs/heads/*',
-        ],
-        opts,
-      );
-    }
-    const commit = await this.resolveRef(repo, source.ref);
+    await mirror(repo, url, this.gitTimeoutMs);
+    const commit = await resolveRef(repo, source.ref, this.gitTimeoutMs);
     const dir = this.commitDir(source.name, commit);
-    if (!(await isDir(dir))) await this.checkout(repo, commit, dir);
-    await this.swapLink(source.name, dir);
+    if (!(await isDir(dir))) await checkout(repo, commit, dir, this.gitTimeoutMs);
+    await swapLink(this.root, source.name, dir);
     const previous = this.state.sources[source.name];
     if (previous?.commit !== commit)
       this.log.info({ source: source.name, commit, previous: previous?.commit }, 'skills source updated');
@@ -467,68 +381,6 @@ export class SkillsCache {
       lastSync: this.now().toISOString(),
       history: [commit, ...(previous?.history ?? []).filter((c) => c !== commit)].slice(0, 10),
     };
-  }
-
-  private async resolveRef(repo: string, ref: string): Promise<string> {
-    const opts = { timeoutMs: this.gitTimeoutMs };
-    try {
-      return await git(['--git-dir', repo, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], opts);
-    } catch {
-      // A commit that no branch or tag reaches: ask the remote for it directly.
-      try {
-        await git(['--git-dir', repo, 'fetch', '--quiet', 'origin', ref], opts);
-        return await git(
-          ['--git-dir', repo, 'rev-parse', '--verify', '--quiet', 'FETCH_HEAD^{commit}'],
-          opts,
-        );
-      } catch {
-        throw new Error(
-          `ref ${JSON.stringify(ref)} is not a branch, tag or commit of the repository; fix skills.sources ref`,
-        );
-      }
-    }
-  }
-
-  /** Checks `commit` out into `dir` through a temp dir and one rename: readers never see a partial tree. */
-  private async checkout(repo: string, commit: string, dir: string): Promise<void> {
-    const parent = path.dirname(dir);
-    await mkdir(parent, { recursive: true });
-    const tmp = path.join(parent, `.tmp-${randomBytes(6).toString('hex')}`);
-    const index = `${tmp}.index`;
-    const opts = { timeoutMs: this.gitTimeoutMs, env: { GIT_INDEX_FILE: index } };
-    try {
-      await mkdir(tmp);
-      await git(['--git-dir', repo, 'read-tree', commit], opts);
-      await git(['--git-dir', repo, '--work-tree', tmp, 'checkout-index', '--all', '--force'], opts);
-      // Another process may have checked the same commit out first: the content is the same.
-      await rename(tmp, dir).catch(async (err: unknown) => {
-        if (!(await isDir(dir))) throw err;
-      });
-      await fsyncDir(parent);
-    } finally {
-      await rm(tmp, { recursive: true, force: true });
-      await rm(index, { force: true });
-    }
-  }
-
-  /** Points `<cache>/<name>` at `dir` in one rename. */
-  private async swapLink(name: string, dir: string): Promise<void> {
-    const link = path.join(this.root, name);
-    const existing = await lstat(link).catch(() => undefined);
-    if (existing && !existing.isSymbolicLink()) {
-      throw new Error(
-        `${link} exists and is not the cache's symlink; move it away so the cache can manage it`,
-      );
-    }
-    const tmp = path.join(this.root, `.${name}.link-${randomBytes(4).toString('hex')}`);
-    await symlink(path.relative(this.root, dir), tmp);
-    try {
-      await rename(tmp, link);
-    } catch (err) {
-      await unlink(tmp).catch(() => undefined);
-      throw err;
-    }
-    await fsyncDir(this.root);
   }
 
   private async saveState(): Promise<void> {
@@ -546,8 +398,7 @@ export class SkillsCache {
       const linked = await this.linkedCommit(source.name);
       if (linked) keep.add(linked);
       for (const entry of entries) {
-        if (keep.has(entry) || (this.held.get(`${source.name}/${entry}`) ?? 0) > 0) continue;
-        if (COMMIT_RE.test(entry) && (await this.heldOnDisk(source.name, entry))) continue;
+        if (keep.has(entry) || (await this.holds.isHeld(source.name, entry, COMMIT_RE.test(entry)))) continue;
         // A temp checkout may belong to another process sharing the cache (`skills sync` next to the
         // daemon): only leftovers older than an hour are removed.
         if (entry.startsWith('.tmp-')) {
@@ -556,24 +407,12 @@ export class SkillsCache {
         }
         await rm(path.join(base, entry), { recursive: true, force: true });
         if (COMMIT_RE.test(entry)) {
-          await rm(path.join(this.root, HOLDS_DIR, source.name, entry), { recursive: true, force: true });
+          await this.holds.forget(source.name, entry);
         }
         removed.push(`${source.name}/${entry}`);
       }
     }
     if (removed.length > 0) this.log.debug({ removed }, 'skills cache: removed old commits');
     return removed;
-  }
-}
-
-const isDir = async (p: string): Promise<boolean> =>
-  (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
-
-/** Synchronous so that `release()` has taken effect when it returns (even right before exit). */
-function removeFile(file: string | undefined): void {
-  try {
-    if (file) rmSync(file, { force: true });
-  } catch {
-    // An unremovable hold only keeps a commit longer; it lapses when this process is gone.
   }
 }

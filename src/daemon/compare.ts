@@ -10,7 +10,7 @@ import {
   resolveReplaySource,
   type ReplayDeps,
   type ReplayOptions,
-} from './replay.js';
+} from './replay/index.js';
 import { compactStamp } from '../util/time.js';
 
 // `compare`: the preload comparison (does the triage report help?). Runs one saved incident for every agent × variant (with and

@@ -16,7 +16,7 @@ type EngineFactory = (deps: EngineDeps) => Promise<Engine>;
 
 export const ENGINES: Record<EngineName, EngineFactory> = {
   docker: async ({ config, log, env }) =>
-    (await import('./docker.js')).createDockerEngine(config, log, { env }),
+    (await import('./docker/index.js')).createDockerEngine(config, log, { env }),
   process: async ({ config, log, env }) =>
     (await import('./process.js')).createProcessEngine(config, log, { env }),
   kubernetes: async ({ config, log, env }) =>

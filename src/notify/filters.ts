@@ -1,8 +1,9 @@
-import type { NotifySinkConfig } from '../config/schema.js';
+import { NOTIFY_STATES, type NotifySinkConfig } from '../config/schema.js';
 import type { FinishedIncident } from './types.js';
 
 // Which sinks hear about an incident: its final state is in `on`, it is at least `min_severity`, and
-// its cluster is listed in `clusters` (when given).
+// its cluster is listed in `clusters` (when given). A run that starts is told to sinks that will hear
+// every outcome.
 
 /** Severity words and their rank; P1–P5 and SEV1–SEV5 are understood too. */
 const RANKS: Record<string, number> = {
@@ -39,6 +40,25 @@ export function sinkMatches(sink: NotifySinkConfig, input: FinishedIncident): Fi
   const state = input.state.state;
   if (!(sink.on as readonly string[]).includes(state))
     return { match: false, why: `state ${state} is not in on: [${sink.on.join(', ')}]` };
+  return incidentMatches(sink, input);
+}
+
+/**
+ * Whether a sink hears that a run started: only when it will hear how the run ends, whatever that is
+ * (`on` lists every final state), so a message that says "running" is always replaced by the outcome.
+ */
+export function runningMatches(sink: NotifySinkConfig, input: FinishedIncident): FilterVerdict {
+  const missing = NOTIFY_STATES.filter((s) => !(sink.on as readonly string[]).includes(s));
+  if (missing.length > 0)
+    return {
+      match: false,
+      why: `on: [${sink.on.join(', ')}] leaves out ${missing.join(', ')}: a running message could stay unanswered`,
+    };
+  return incidentMatches(sink, input);
+}
+
+/** The filters about the incident itself: min_severity and clusters. */
+function incidentMatches(sink: NotifySinkConfig, input: FinishedIncident): FilterVerdict {
   if (sink.min_severity !== undefined) {
     const rank = severityRank(input.incident.severity);
     // An unknown severity is delivered: a missed page costs more than an extra message.

@@ -6,7 +6,7 @@ import { outboxDir } from '../shared/triage-paths.js';
 import { NOTIFY_SINK_TYPES } from '../config/schema.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { createExclusive, readNoFollow, realDirs } from './safe-fs.js';
-import type { OutboxEntry, SinkPayload } from './types.js';
+import { TRIGGERS, type OutboxEntry, type SinkPayload } from './types.js';
 
 // `<workspace>/.triage/outbox/`: one file per delivery (`<key>.json`, its state and retry schedule,
 // rewritten atomically after every step) and what it sends (`<key>.payload.json`, written once before the
@@ -31,7 +31,7 @@ const entrySchema = z.object({
   type: z.enum(NOTIFY_SINK_TYPES),
   incidentId: z.string(),
   runId: z.string(),
-  trigger: z.enum(['finished', 'resend', 'replay', 'compare', 'resolved']),
+  trigger: z.enum(TRIGGERS),
   createdAt: z.string(),
   status: z.enum(['pending', 'delivered', 'failed']),
   attempts: z.number().int().min(0),

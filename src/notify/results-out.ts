@@ -9,11 +9,12 @@ import { errorMessage } from '../util/errors.js';
 import { registerNotifyMetrics } from './metrics.js';
 import { Notifier } from './notifier.js';
 
-// Results out, as the daemon wires them: every incident a run ends with a verdict is recorded in its
-// outbox and delivered to the configured sinks; at start-up, interrupted deliveries resume.
+// Results out, as the daemon wires them: a run that starts is announced to the sinks that keep one
+// message per incident (Slack); every incident a run ends with a verdict is recorded in its outbox and
+// delivered to the configured sinks; at start-up, interrupted deliveries resume.
 
 export interface ResultsOut {
-  /** The store applied a change (DaemonDeps.onChange): a finished run's incident is notified. */
+  /** The store applied a change (DaemonDeps.onChange): a launched or finished run is notified. */
   onChange(change: StateChange): void;
   /** Every alert behind an incident whose run already finished resolved: sinks that had it are told. */
   onResolvedAfterRun(dir: string): void;
@@ -47,6 +48,14 @@ export function createResultsOut(config: Config, deps: ResultsOutDeps): ResultsO
   });
   return {
     onChange({ dir, record, event }) {
+      if (event.type === 'Launched') {
+        void notifier
+          .runStarted(dir, record, event.runId)
+          .catch((err: unknown) =>
+            log.error({ err: errorMessage(err), workspace: dir }, 'start notification could not be recorded'),
+          );
+        return;
+      }
       if (event.type !== 'Finished' || !hasVerdict(record.state)) return;
       void notifier
         .notifyFinished(dir, record, event.runId)

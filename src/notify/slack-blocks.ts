@@ -13,6 +13,7 @@ import {
   resourceLabel,
   succeeded,
   summaryText,
+  triggerNote,
 } from './text.js';
 import type { RenderInput } from './types.js';
 
@@ -155,6 +156,50 @@ export function feedbackButtons(input: RenderInput): ActionsBlock | undefined {
           : {}),
     })),
   };
+}
+
+/**
+ * The parent while the run is going: what is being investigated, where, and the incident's own page.
+ * Posted when the run starts; the outcome later replaces it in place (chat.update).
+ */
+export function runningMessage(input: RenderInput): SlackMessage {
+  const { incident } = input;
+  const retried = input.state.attempts > 1;
+  const what = `${incident.faultType} on ${resourceLabel(input)} (${incident.cluster})`;
+  const note = triggerNote(input);
+  const title = `${note ? `[${note}] ` : ''}Investigating: ${what}`;
+  const context = [
+    `incident \`${escapeMrkdwn(incident.incidentId)}\``,
+    `run \`${escapeMrkdwn(input.runId)}\``,
+    ...(input.statusUrl ? [`<${input.statusUrl}|status page>`] : []),
+    'the answer replaces this message when the run ends',
+  ];
+  const blocks: KnownBlock[] = [
+    {
+      type: 'header',
+      text: { type: 'plain_text', text: clipText(`⏳ ${title}`, SLACK_LIMITS.headerChars), emoji: true },
+    },
+    {
+      type: 'section',
+      fields: [
+        field('Resource', resourceLabel(input)),
+        field('Cluster', incident.cluster),
+        field('Fault', incident.faultType),
+        field('Severity', incident.severity),
+        field('State', 'running'),
+        ...(retried ? [field('Attempt', String(input.state.attempts))] : []),
+      ],
+    },
+    { type: 'context', elements: [mrkdwn(clipText(context.join(' · '), SLACK_LIMITS.sectionChars))] },
+  ];
+  const text = `Investigation running${retried ? ` (attempt ${input.state.attempts})` : ''}: ${what}.`;
+  return { text: escapeMrkdwn(clipText(text, SLACK_LIMITS.fallbackChars)), blocks };
+}
+
+/** A retry's note in the thread when its run starts: the parent above says running again. */
+export function retryStartedMessage(input: RenderInput): SlackMessage {
+  const text = `Retried: run ${input.runId} (attempt ${input.state.attempts}) started; its answer will update the message above.`;
+  return { text: escapeMrkdwn(text), blocks: [section(`🔁 ${escapeMrkdwn(text)}`)] };
 }
 
 /** A resolution's note in the thread under the parent. */

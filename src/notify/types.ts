@@ -8,10 +8,11 @@ import type { Summary } from './summary.js';
 export type { NotifySinkConfig, NotifySinkType } from '../config/schema.js';
 
 /**
- * Why a delivery was created: a run finished, someone re-sent it, a replay/compare asked for it, or every
+ * Why a delivery was created: a run started (sinks that keep one message per incident only), a run finished, someone re-sent it, a replay/compare asked for it, or every
  * alert behind an incident already told resolved (a follow-up to the message the sink already has).
  */
-export type Trigger = 'finished' | 'resend' | 'replay' | 'compare' | 'resolved';
+export const TRIGGERS = ['running', 'finished', 'resend', 'replay', 'compare', 'resolved'] as const;
+export type Trigger = (typeof TRIGGERS)[number];
 
 /** The part of `.triage/state.json` a notification reads. */
 export interface FinalStateRecord {
@@ -144,6 +145,12 @@ export interface SinkAdapter<P extends SinkPayload = SinkPayload> {
   type: NotifySinkType;
   /** What to send, rendered once when the delivery is recorded. */
   render(input: RenderInput, sink: NotifySinkConfig): P;
+  /**
+   * The sink keeps one message per incident, updated in place (Slack's parent): it is told when a run
+   * starts, and its deliveries of one incident go out one at a time, in the order they were recorded,
+   * so a later one always finds the message an earlier one posted.
+   */
+  keepsOneMessage?: boolean;
   /** The ordered steps of a delivery (Slack: parent then thread parts). */
   steps(payload: P): string[];
   /** Sends one step; throws a DeliveryError when it failed. */

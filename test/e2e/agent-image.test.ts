@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claude } from '../../src/agents/claude.js';
 import { containerLayout } from '../../src/daemon/run/layout.js';
 import { writeInvocationFiles } from '../../src/daemon/run/invocation.js';
-import { createDockerEngine } from '../../src/engines/docker.js';
+import { createDockerEngine } from '../../src/engines/docker/index.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../src/engines/labels.js';
 import type { Engine, RunExit, RunSpec } from '../../src/engines/types.js';
 import { silentLogger } from '../../src/log/logger.js';

@@ -5,7 +5,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDockerEngine } from '../../src/engines/docker.js';
+import { createDockerEngine } from '../../src/engines/docker/index.js';
 import { RUN_LABELS } from '../../src/engines/labels.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { dropIncident, startCliDaemon, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';

@@ -5,7 +5,7 @@
 // error, so CI never silently skips engine tests.
 import { existsSync } from 'node:fs';
 import Docker from 'dockerode';
-import { dockerClient as buildClient } from '../../src/engines/docker.js';
+import { dockerClient as buildClient } from '../../src/engines/docker/index.js';
 
 /** Built by `bash .ci/build-test-image.sh` from test/images/agent-test/. */
 export const TEST_IMAGE = 'triage-runner-test-agent:latest';

@@ -9,7 +9,7 @@ import type { Engine } from '../../src/engines/types.js';
 import { createRunExecutor } from '../../src/daemon/run/pipeline.js';
 import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/daemon/types.js';
 import type { Workspace } from '../../src/intake/types.js';
-import { createDockerEngine } from '../../src/engines/docker.js';
+import { createDockerEngine } from '../../src/engines/docker/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { emptySkills, fakeAdapter } from './runs.js';

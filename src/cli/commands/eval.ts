@@ -5,7 +5,7 @@ import { resolveSecrets } from '../../config/secrets.js';
 import { ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
 import { resolveCommand } from '../../util/process.js';
 import { parseVariants, type Variant } from '../../daemon/compare.js';
-import { ReplayUsageError } from '../../daemon/replay.js';
+import { ReplayUsageError } from '../../daemon/replay/index.js';
 import { EvalUsageError } from '../../eval/cases/load.js';
 import { createJudge } from '../../eval/llm-judge.js';
 import { promoteInvestigation, PromoteError } from '../../eval/promote.js';

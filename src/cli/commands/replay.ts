@@ -4,7 +4,7 @@ import path from 'node:path';
 import { clusterRegistry } from '../../clusters/registry.js';
 import type { Config } from '../../config/schema.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
-import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../daemon/replay.js';
+import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../daemon/replay/index.js';
 import { commandConfig, flagLayer } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { checkNotifyFlag, notifyRuns, type NotifyParts } from '../notify-runtime.js';

@@ -43,26 +43,6 @@ const READ_VERBS = new Set([
   'options',
   'plugin',
 ]);
-const MUTATE_VERBS = new Set([
-  'apply',
-  'create',
-  'delete',
-  'edit',
-  'patch',
-  'replace',
-  'scale',
-  'autoscale',
-  'label',
-  'annotate',
-  'set',
-  'expose',
-  'run',
-  'cordon',
-  'uncordon',
-  'drain',
-  'taint',
-  'certificate',
-]);
 const ACCESS_VERBS = new Set(['exec', 'attach', 'port-forward', 'cp', 'debug', 'proxy']);
 /** Subcommands that only read; every other subcommand of a verb that has them changes something. */
 const READ_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
@@ -81,6 +61,17 @@ const READ_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
 const CREDENTIAL_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = { config: ['view'] };
 /** Verbs whose bare form (no subcommand) only prints help or reads. */
 const BARE_READS = new Set(['top', 'cluster-info', 'plugin', 'rollout', 'config', 'auth']);
+/** Verbs that only group commands of their own (`kubectl alpha …`): nothing to run by themselves. */
+const GROUP_VERBS = new Set(['alpha']);
+/**
+ * Every other verb of the parser's list changes something: apply, create, delete, scale, drain, … A
+ * verb the parser learns is refused until it is listed here as a read or as workload access.
+ */
+const MUTATE_VERBS: ReadonlySet<string> = new Set(
+  [...KUBECTL_VERBS].filter(
+    (v) => !READ_VERBS.has(v) && !ACCESS_VERBS.has(v) && !BARE_READS.has(v) && !GROUP_VERBS.has(v),
+  ),
+);
 /** Output formats that print an object's fields, hence a Secret's data. */
 const DATA_OUTPUTS =
   /^(json|yaml|kyaml|jsonpath|jsonpath-as-json|jsonpath-file|go-template|go-template-file|template|templatefile|custom-columns|custom-columns-file)(=|$)/;

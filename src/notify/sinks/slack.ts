@@ -8,10 +8,18 @@ import type {
 } from '@slack/web-api';
 import { DeliveryError, httpFailure, NOT_CONNECTED } from '../delivery.js';
 import type { SendContext, SinkAdapter, StepResult } from '../types.js';
-import { parentMessage, resolvedMessage, threadMessages, type SlackMessage } from '../slack-blocks.js';
+import {
+  parentMessage,
+  resolvedMessage,
+  retryStartedMessage,
+  runningMessage,
+  threadMessages,
+  type SlackMessage,
+} from '../slack-blocks.js';
 
-// Slack through the official Web API client: chat.postMessage for the parent, then one threaded reply
-// per report part. The client's own retries are off (the outbox keeps the schedule, across restarts)
+// Slack through the official Web API client: one parent message per incident, posted with
+// chat.postMessage when its first run starts and updated in place (chat.update) as it moves on, then one
+// threaded reply per report part. The client's own retries are off (the outbox keeps the schedule, across restarts)
 // and a 429 is handed back with its Retry-After. Every message carries the delivery's idempotency key in
 // its metadata, so a step whose outcome a crash left unknown is looked up before it is posted again.
 
@@ -42,12 +50,21 @@ const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
 
 export const slack: SinkAdapter<SlackPayload> = {
   type: 'slack',
+  keepsOneMessage: true,
   render(input, sink) {
+    const channel = sink.channel ?? '';
+    // A run that starts posts (or, for a retry, updates) the parent; its outcome replaces it later.
+    if (input.trigger === 'running')
+      return {
+        channel,
+        parent: runningMessage(input),
+        parts: input.followUp ? [retryStartedMessage(input)] : [],
+      };
     const withThread = sink.thread_report !== false;
     // A resolution updates the parent and says so in the thread; the report is there already.
     const parts =
       input.trigger === 'resolved' ? [resolvedMessage(input)] : withThread ? threadMessages(input) : [];
-    return { channel: sink.channel ?? '', parent: parentMessage(input, withThread), parts };
+    return { channel, parent: parentMessage(input, withThread), parts };
   },
   steps: (payload) => [PARENT, ...payload.parts.map((_, i) => partStep(i))],
   async send(ctx, step) {

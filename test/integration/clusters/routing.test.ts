@@ -11,7 +11,7 @@ import { AuditLog } from '../../../src/audit/log.js';
 import { readRunResult } from '../../../src/audit/run-record.js';
 import { runCli } from '../../../src/cli/program.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import { replay } from '../../../src/daemon/replay.js';
+import { replay } from '../../../src/daemon/replay/index.js';
 import type { RunExecutor } from '../../../src/daemon/types.js';
 import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
 import { createProcessEngine } from '../../../src/engines/process.js';

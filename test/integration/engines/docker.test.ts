@@ -5,7 +5,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { supervise } from '../../../src/daemon/run/supervise.js';
-import { createDockerEngine } from '../../../src/engines/docker.js';
+import { createDockerEngine } from '../../../src/engines/docker/index.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
 import type { Engine, RunHandle, RunSpec } from '../../../src/engines/types.js';
 import { silentLogger } from '../../../src/log/logger.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDirOf } from '../../../src/shared/triage-paths.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
-import { createDockerEngine } from '../../../src/engines/docker.js';
+import { createDockerEngine } from '../../../src/engines/docker/index.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
 import type { Engine } from '../../../src/engines/types.js';
 import { silentLogger } from '../../../src/log/logger.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentName } from '../../../src/config/schema.js';
-import { createDockerEngine } from '../../../src/engines/docker.js';
+import { createDockerEngine } from '../../../src/engines/docker/index.js';
 import { createKubernetesEngine } from '../../../src/engines/kubernetes/index.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { silentLogger } from '../../../src/log/logger.js';

@@ -1,8 +1,15 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FEEDBACK_ACTION_PREFIX } from '../../../src/feedback/slack-interaction.js';
+import { Registry } from 'prom-client';
+import { AuditLog } from '../../../src/audit/log.js';
+import { resolveSecrets } from '../../../src/config/secrets.js';
+import type { StateChange } from '../../../src/incident/store.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { Redactor } from '../../../src/log/redact.js';
+import { createResultsOut } from '../../../src/notify/results-out.js';
 import { SlackApi } from '../../support/notify-servers.js';
 import {
   auditEvents,
@@ -97,6 +104,171 @@ async function retrySucceeds(dir: string): Promise<void> {
 const sectionTexts = (blocks: { type: string; text?: { text: string } }[]) =>
   blocks.filter((b) => b.type === 'section' && b.text).map((b) => b.text!.text);
 
+/** The state record when a run has just launched (what the daemon hands runStarted). */
+const running = (runId = RUN_ID, attempts = 1) => ({
+  state: 'running',
+  attempts,
+  runs: [{ id: runId, status: 'running' }],
+});
+
+const tops = () => slack.messages.filter((m) => !m.thread_ts);
+const updates = () => slack.requests.filter((r) => r.path === '/api/chat.update');
+const header = (m: { blocks: { type: string; text?: { text: string } }[] }) =>
+  m.blocks.find((b) => b.type === 'header')!.text!.text;
+
+describe('slack sink: one parent from the run start', () => {
+  it("posts the parent when the run starts (running, the incident's own page), then the answer replaces it in place", async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'started-then-answered');
+    const started = await s.notifier.runStarted(dir, running(), RUN_ID);
+    expect(started.deliveries).toEqual([{ sink: 'oncall', key: `${RUN_ID}.oncall.running`, created: true }]);
+    const [announced] = await s.notifier.settle(dir, [started.deliveries[0]!.key], 20_000);
+    expect(announced?.status).toBe('delivered');
+    expect(tops()).toHaveLength(1);
+    const parent = tops()[0]!;
+    expect(parent.text).toBe('Investigation running: CrashLoop on Pod shop/web-1 (prod-1).');
+    expect(header(parent as never)).toBe('⏳ Investigating: CrashLoop on Pod shop/web-1 (prod-1)');
+    const blocks = parent.blocks as { type: string; fields?: { text: string }[] }[];
+    expect(blocks.map((b) => b.type)).toEqual(['header', 'section', 'context']);
+    expect(blocks[1]!.fields!.map((f) => f.text)).toContain('*State*\nrunning');
+    expect(JSON.stringify(blocks)).toContain(
+      '<https://triage.example.internal/incidents/started-then-answered|status page>',
+    );
+    expect(slack.messages.filter((m) => m.thread_ts)).toHaveLength(0);
+
+    const [answered] = await deliver(dir, s);
+    expect(answered?.status).toBe('delivered');
+    expect(tops()).toHaveLength(1);
+    expect(tops()[0]!.ts).toBe(parent.ts);
+    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(updates()).toHaveLength(1);
+    expect(answered!.steps[0]).toMatchObject({ id: 'parent', result: { ts: parent.ts, updated: true } });
+    expect(slack.messages.filter((m) => m.thread_ts === parent.ts).length).toBeGreaterThan(0);
+  });
+
+  it('an answer recorded while the running message is still being retried waits for it: one parent, updated', async () => {
+    // Slack refuses the first post of the running parent with a retryable error.
+    slack.on((r) => r.path === '/api/chat.postMessage' && !r.body.thread_ts, {
+      kind: 'slack-error',
+      error: 'internal_error',
+    });
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'fast-run');
+    const started = await s.notifier.runStarted(dir, running(), RUN_ID);
+    await slack.waitFor((r) => r.path === '/api/chat.postMessage');
+    const finished = await s.notifier.incidentFinished(await finishedInput(dir, s.config));
+    const keys = [...started.deliveries, ...finished.deliveries].map((d) => d.key);
+    const entries = await s.notifier.settle(dir, keys, 20_000);
+    expect(entries.map((e) => e.status)).toEqual(['delivered', 'delivered']);
+    expect(tops()).toHaveLength(1);
+    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(updates()).toHaveLength(1);
+    const [first, second] = entries;
+    expect(second!.steps[0]!.result).toMatchObject({ ts: first!.steps[0]!.result!.ts, updated: true });
+  });
+
+  it('a restart neither posts a second running parent nor loses the one posted', async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'restarted');
+    const started = await s.notifier.runStarted(dir, running(), RUN_ID);
+    await s.notifier.settle(dir, [started.deliveries[0]!.key], 20_000);
+    await s.notifier.close();
+
+    // The next process: the run is announced again (an adopted run) and the outbox is resumed.
+    const again = setup();
+    const replayed = await again.notifier.runStarted(dir, running(), RUN_ID);
+    expect(replayed.deliveries).toEqual([
+      { sink: 'oncall', key: `${RUN_ID}.oncall.running`, created: false },
+    ]);
+    await again.notifier.resumeAll(root, { catchUp: true });
+    const [answered] = await deliver(dir, again);
+    expect(answered?.status).toBe('delivered');
+    expect(slack.posts().filter((p) => !p.body.thread_ts)).toHaveLength(1);
+    expect(tops()).toHaveLength(1);
+    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+  });
+
+  it("a retry's start turns the parent back to running and says so in the thread; its answer updates it again", async () => {
+    const s = setup();
+    const dir = await finishedWorkspace(root, 'retry-running', { state: 'failed', reason: 'agent exited 1' });
+    await deliver(dir, s);
+    const parentTs = tops()[0]!.ts;
+    expect(tops()[0]!.text).toMatch(/^Investigation failed/);
+
+    const started = await s.notifier.runStarted(dir, running(RETRY_RUN, 2), RETRY_RUN);
+    const [announced] = await s.notifier.settle(dir, [started.deliveries[0]!.key], 20_000);
+    expect(announced?.status).toBe('delivered');
+    expect(tops()).toHaveLength(1);
+    expect(tops()[0]!.ts).toBe(parentTs);
+    expect(tops()[0]!.text).toBe('Investigation running (attempt 2): CrashLoop on Pod shop/web-1 (prod-1).');
+    expect(slack.messages.filter((m) => m.thread_ts === parentTs).at(-1)!.text).toContain(
+      `Retried: run ${RETRY_RUN} (attempt 2) started`,
+    );
+
+    await retrySucceeds(dir);
+    await deliver(dir, s);
+    expect(tops()).toHaveLength(1);
+    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(updates()).toHaveLength(2);
+  });
+
+  it("the daemon's results-out posts the running parent when the store records the launch", async () => {
+    const { config, env } = notifyConfig({
+      sinks: [
+        {
+          name: 'oncall',
+          type: 'slack',
+          channel: '#oncall',
+          secret: 'SLACK_BOT_TOKEN',
+          api_url: slack.apiUrl,
+        },
+      ],
+      secrets: { SLACK_BOT_TOKEN: TOKEN },
+    });
+    const secrets = resolveSecrets(config, env).values;
+    const redactor = new Redactor(secrets);
+    const out = createResultsOut(config, {
+      secrets,
+      redactor,
+      audit: new AuditLog({ redactor }),
+      log: silentLogger(),
+      registry: new Registry(),
+    })!;
+    try {
+      const dir = await finishedWorkspace(root, 'launched');
+      const record = { ...running(), incidentId: 'inc-launched' } as unknown as StateChange['record'];
+      out.onChange({
+        dir,
+        record,
+        previous: undefined,
+        event: { type: 'Launched', runId: RUN_ID, engine: 'process', id: '4242' },
+      });
+      await vi.waitFor(
+        () => expect(tops().map((m) => m.text)).toEqual([expect.stringMatching(/^Investigation running/)]),
+        {
+          timeout: 20_000,
+        },
+      );
+    } finally {
+      await out.close(5_000);
+    }
+  });
+
+  it('does not announce a start to a sink that would not hear every outcome', async () => {
+    const s = setup({ on: ['failed'] });
+    const dir = await finishedWorkspace(root, 'failures-only');
+    const plan = await s.notifier.runStarted(dir, running(), RUN_ID);
+    expect(plan.deliveries).toEqual([]);
+    expect(plan.skipped).toEqual([
+      {
+        sink: 'oncall',
+        why: 'on: [failed] leaves out succeeded: a running message could stay unanswered',
+      },
+    ]);
+    expect(slack.requests).toHaveLength(0);
+  });
+});
+
 describe('slack sink', () => {
   it('posts a Block Kit parent with the summary, then the whole report as threaded replies', async () => {
     const s = setup();
@@ -167,13 +339,16 @@ describe('slack sink', () => {
       ['parent', 'delivered', parent.ts],
       ...replies.map((_, i) => [`part-${i + 1}`, 'delivered', slack.messages[i + 1]!.ts]),
     ]);
-    const events = (await auditEvents(dir)).filter((e) => String(e.type).startsWith('notify_'));
-    expect(events.map((e) => [e.type, e.step ?? null, e.outcome ?? null])).toEqual([
-      ['notify_queued', null, null],
-      ['notify_attempted', 'parent', 'delivered'],
-      ...replies.map((_, i) => ['notify_attempted', `part-${i + 1}`, 'delivered']),
-      ['notify_delivered', null, null],
-    ]);
+    // notify_delivered is appended right after the entry is saved delivered (what settle watches).
+    await vi.waitFor(async () => {
+      const events = (await auditEvents(dir)).filter((e) => String(e.type).startsWith('notify_'));
+      expect(events.map((e) => [e.type, e.step ?? null, e.outcome ?? null])).toEqual([
+        ['notify_queued', null, null],
+        ['notify_attempted', 'parent', 'delivered'],
+        ...replies.map((_, i) => ['notify_attempted', `part-${i + 1}`, 'delivered']),
+        ['notify_delivered', null, null],
+      ]);
+    });
     expect(s.metrics.calls).toEqual([['oncall', 'delivered']]);
   });
 

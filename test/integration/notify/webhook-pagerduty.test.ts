@@ -380,3 +380,31 @@ describe('pagerduty sink', () => {
     expect(entry?.steps[1]?.result).toMatchObject({ reconciled: true, noteId: 'NOTE1' });
   });
 });
+
+describe('a run that starts', () => {
+  it('is not sent to webhook or PagerDuty sinks: they hear outcomes only, as before', async () => {
+    const r = await receiver();
+    const pd = await pagerDuty();
+    const dir = await finishedWorkspace(root, 'started');
+    const { config, env } = notifyConfig({
+      sinks: [
+        hook(r.url),
+        { name: 'pd', type: 'pagerduty', secret: 'PAGERDUTY_ROUTING_KEY', api_url: pd.url },
+      ],
+      secrets: { WEBHOOK_SIGNING_SECRET: SIGNING_SECRET, PAGERDUTY_ROUTING_KEY: ROUTING_KEY },
+    });
+    built = buildNotifier(config, env);
+    const plan = await built.notifier.runStarted(
+      dir,
+      { state: 'running', attempts: 1, runs: [{ id: RUN_ID, status: 'running' }] },
+      RUN_ID,
+    );
+    expect(plan.deliveries).toEqual([]);
+    expect(plan.skipped).toEqual([
+      { sink: 'hook', why: 'a webhook sink is told outcomes, not starts' },
+      { sink: 'pd', why: 'a pagerduty sink is told outcomes, not starts' },
+    ]);
+    expect(r.requests).toHaveLength(0);
+    expect(pd.requests).toHaveLength(0);
+  });
+});

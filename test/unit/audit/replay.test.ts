@@ -11,7 +11,7 @@ import {
   replay,
   resolveReplaySource,
   type ReplayOptions,
-} from '../../../src/daemon/replay.js';
+} from '../../../src/daemon/replay/index.js';
 import type { RunExecutor, RunRequest } from '../../../src/daemon/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { treeHash } from './tree-hash.js';

@@ -9,7 +9,7 @@ import {
   dockerEndpoint,
   hardenedHostConfig,
   tmpfsOptions,
-} from '../../../src/engines/docker.js';
+} from '../../../src/engines/docker/index.js';
 import type { RunSpec } from '../../../src/engines/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { isTransient } from '../../../src/util/errors.js';

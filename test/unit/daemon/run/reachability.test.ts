@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { unreachableProviderProblem } from '../../../../src/daemon/run/reachability.js';
 import { ProgressTracker } from '../../../../src/daemon/run/progress.js';
-import { createDockerEngine } from '../../../../src/engines/docker.js';
+import { createDockerEngine } from '../../../../src/engines/docker/index.js';
 import { createProcessEngine } from '../../../../src/engines/process.js';
 import { silentLogger } from '../../../../src/log/logger.js';
 import { claude } from '../../../../src/agents/claude.js';
