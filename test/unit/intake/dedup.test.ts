@@ -1,5 +1,5 @@
 // The dedup window on disk: it holds across restarts and between replicas sharing the root.
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DedupStore, dedupKey } from '../../../src/intake/dedup.js';
@@ -46,6 +46,17 @@ describe('DedupStore', () => {
     const stores = Array.from({ length: 8 }, () => new DedupStore(root, 600_000));
     const results = await Promise.all(stores.map((s, i) => s.claim(dedupKey(incident('db')), `inc-${i}`)));
     expect(results.filter((r) => r === undefined)).toHaveLength(1);
+  });
+
+  it('takes over a damaged (empty) key file and holds the key, so a later incident is still a duplicate', async () => {
+    const d = new DedupStore(root, 600_000);
+    const key = dedupKey(incident('cache'));
+    expect(await d.claim(key, 'seed')).toBeUndefined();
+    const [name] = (await readdir(d.dir)).filter((n) => n.endsWith('.json'));
+    await writeFile(path.join(d.dir, name ?? ''), '');
+    expect(await d.claim(key, 'first')).toBeUndefined();
+    expect(await d.claim(key, 'second')).toMatchObject({ incidentId: 'first' });
+    expect((await readdir(d.dir)).filter((n) => !n.endsWith('.json'))).toEqual([]);
   });
 
   it('prunes entries older than the window', async () => {
