@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { dedupDir } from '../shared/triage-paths.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -65,40 +65,43 @@ export class DedupStore {
     const now = this.now();
     const entry = JSON.stringify({ incidentId, at: now, key });
     await ensureOwnDir(this.dir, path.dirname(path.dirname(this.dir)));
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        const handle = await open(
-          file,
-          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-          0o644,
-        );
-        try {
-          await handle.writeFile(entry);
-        } finally {
-          await handle.close();
-        }
-        return undefined;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      const first = await this.read(file);
-      if (!first) {
-        // Being written by another process, or unreadable: give it a moment, then replace it.
-        const info = await stat(file).catch(() => undefined);
-        if (info && now - info.mtimeMs < 1000) {
-          await new Promise((r) => setTimeout(r, 20));
-          continue;
-        }
-      } else if (first.incidentId === incidentId) {
-        return undefined;
-      } else if (now - first.at <= this.windowMs) {
-        return { incidentId: first.incidentId, ageMs: now - first.at };
-      }
-      // Expired (or unreadable): the window starts again with this incident.
-      await writeFileAtomic(file, entry);
-      return undefined;
-    }
+    if (await this.create(file, entry)) return undefined;
+    const first = await this.read(file);
+    if (first?.incidentId === incidentId) return undefined;
+    if (first && now - first.at <= this.windowMs)
+      return { incidentId: first.incidentId, ageMs: now - first.at };
+    // Expired, or unreadable (a key file is created whole, so an unreadable one is damaged, never half
+    // written): the window starts again with this incident.
+    await writeFileAtomic(file, entry);
     return undefined;
+  }
+
+  /**
+   * Creates the key's file with its whole content, or false when it exists. The entry is written to a
+   * private file first and linked into place (link fails when the name exists), so another claimer never
+   * reads a key file that exists but is still empty.
+   */
+  private async create(file: string, entry: string): Promise<boolean> {
+    const own = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.new`;
+    const handle = await open(
+      own,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o644,
+    );
+    try {
+      await handle.writeFile(entry);
+    } finally {
+      await handle.close();
+    }
+    try {
+      await link(own, file);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      return false;
+    } finally {
+      await unlink(own).catch(() => undefined);
+    }
   }
 
   /** Frees `key` when `incidentId` holds it (its alert resolved before it ran: a new firing is a new incident). */

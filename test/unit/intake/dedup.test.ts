@@ -1,5 +1,5 @@
 // The dedup window on disk: it holds across restarts and between replicas sharing the root.
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DedupStore, dedupKey } from '../../../src/intake/dedup.js';
@@ -48,6 +48,17 @@ describe('DedupStore', () => {
     expect(results.filter((r) => r === undefined)).toHaveLength(1);
   });
 
+  it('takes over a damaged (empty) key file and holds the key, so a later incident is still a duplicate', async () => {
+    const d = new DedupStore(root, 600_000);
+    const key = dedupKey(incident('cache'));
+    expect(await d.claim(key, 'seed')).toBeUndefined();
+    const [name] = (await readdir(d.dir)).filter((n) => n.endsWith('.json'));
+    await writeFile(path.join(d.dir, name ?? ''), '');
+    expect(await d.claim(key, 'first')).toBeUndefined();
+    expect(await d.claim(key, 'second')).toMatchObject({ incidentId: 'first' });
+    expect((await readdir(d.dir)).filter((n) => !n.endsWith('.json'))).toEqual([]);
+  });
+
   it('prunes entries older than the window', async () => {
     let now = 0;
     const d = new DedupStore(root, 1000, () => now);
@@ -55,5 +66,30 @@ describe('DedupStore', () => {
     now = Date.now() + 10_000;
     expect(await d.prune()).toBe(1);
     expect(await readdir(path.join(root, '.triage', 'dedup'))).toEqual([]);
+  });
+
+  it("holds the key up to exactly the window's end, and one ms later the next incident starts a new window", async () => {
+    let now = 5_000;
+    const d = new DedupStore(root, 600_000, () => now);
+    const key = dedupKey(incident('edge'));
+    expect(await d.claim(key, 'first')).toBeUndefined();
+    now += 600_000;
+    expect(await d.claim(key, 'second')).toEqual({ incidentId: 'first', ageMs: 600_000 });
+    now += 1;
+    expect(await d.claim(key, 'third')).toBeUndefined();
+    expect(await d.claim(key, 'fourth')).toEqual({ incidentId: 'third', ageMs: 0 });
+  });
+
+  it("prune keeps an entry to its window's end by the entry's own time, and removes it after", async () => {
+    // The entry's file is written at real time, which prune also checks: the clock starts there.
+    let now = Date.now();
+    const d = new DedupStore(root, 60_000, () => now);
+    await d.claim(dedupKey(incident('kept')), 'kept');
+    now += 60_000;
+    expect(await d.prune()).toBe(0);
+    expect(await d.claim(dedupKey(incident('kept')), 'other')).toEqual({ incidentId: 'kept', ageMs: 60_000 });
+    now += 1_000;
+    expect(await d.prune()).toBe(1);
+    expect(await d.claim(dedupKey(incident('kept')), 'other')).toBeUndefined();
   });
 });
