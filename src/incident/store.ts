@@ -16,6 +16,7 @@ import {
 import { INCIDENT_STATES, type StateFile } from './types.js';
 import { statePath, triageDir } from '../shared/triage-paths.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
+import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 
 // Applies transitions: the state file first (atomically), then the audit events, the metric and the
 // log line. The only writer of state.json. Callers hold the workspace lease while they apply.
@@ -98,8 +99,8 @@ export interface Applied extends Transition {
   previous: StateFile | undefined;
 }
 
-/** Retries after ENOSPC start here and double up to this (ms). */
-const DISK_FULL_RETRY_MS = [100, 10_000] as const;
+/** Retries after ENOSPC: the one backoff, from 100–200 ms doubling up to 5–10 s. */
+const DISK_FULL_RETRY: BackoffPolicy = { baseMs: 200, maxMs: 10_000 };
 
 export class IncidentStore {
   private readonly now: () => number;
@@ -183,7 +184,7 @@ export class IncidentStore {
   private async writeSurvivingFullDisk(file: string, record: StateFile, base: string): Promise<void> {
     // The folder is made without following a symlink and without re-creating a removed workspace or root.
     const dir = path.dirname(file);
-    for (let delay: number = DISK_FULL_RETRY_MS[0]; ; delay = Math.min(delay * 2, DISK_FULL_RETRY_MS[1])) {
+    for (let attempt = 1; ; attempt++) {
       try {
         await ensureOwnDir(dir, base);
         await writeState(file, record, { createDir: false });
@@ -193,6 +194,7 @@ export class IncidentStore {
         if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
         this.deps.onDiskFull?.(true, err);
         if (this.closing) throw err;
+        const delay = backoffDelay(attempt, DISK_FULL_RETRY, this.random);
         this.deps.log.error(
           { file, retryInMs: delay },
           `no space left to write ${file}; retrying in ${delay} ms (free disk space on the workspaces volume)`,

@@ -1,5 +1,6 @@
 import type { BatchV1Api, V1Job, Watch } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.js';
+import { backoffDelay } from '../../util/backoff.js';
 import { errorMessage } from '../../util/errors.js';
 import { WaitTimeoutError } from '../labels.js';
 import type { RunExit } from '../types.js';
@@ -106,7 +107,7 @@ export class JobWait {
       { jobName, attempt: failures, err: errorMessage(err) },
       'kubernetes job watch failed; reconnecting',
     );
-    setTimeout(() => this.connect(), Math.min(this.d.pollMs * 2 ** failures, 5000));
+    setTimeout(() => this.connect(), backoffDelay(failures + 1, { baseMs: this.d.pollMs, maxMs: 5000 }));
   }
 
   /** Reads the Job (it may have ended already), then watches it from that resourceVersion. */
