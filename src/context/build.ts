@@ -8,7 +8,7 @@ import type { Workspace } from '../shared/types.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
-import { fitToBudget, type MarkerInfo } from './budget.js';
+import { fitToBudget, type MarkerInfo, type OmittedOutput } from './budget.js';
 import { BootError, buildDisclosure, type Disclosure } from './disclosure/index.js';
 import {
   assemblePrompt,
@@ -190,50 +190,118 @@ async function preparePrevious(input: BuildInput): Promise<PreparedPrevious> {
 }
 
 export async function buildContext(input: BuildInput): Promise<BuiltContext> {
-  const { config, workspace, view, bundle, log } = input;
+  const { config, view, bundle } = input;
   const started = performance.now();
   const counter = tokenCounter(config.context.estimator, config.context.safety_factor[input.agent] ?? 1);
   const limit = config.context.budget.truncate;
-  const incompleteReasons: string[] = [];
-  for (const u of input.skills.unavailable)
-    incompleteReasons.push(`skills source ${u.name} unavailable: ${u.reason}`);
-
+  const incompleteReasons = input.skills.unavailable.map(
+    (u) => `skills source ${u.name} unavailable: ${u.reason}`,
+  );
   const [systemPrompt, userPrompt] = await Promise.all([
     readPromptFile(config.system_prompt_file, 'system_prompt_file', view, config.agent.report_sections),
     readPromptFile(config.user_prompt_file, 'user_prompt_file', view, config.agent.report_sections),
   ]);
+  const disclosure = await disclosureOf(input, incompleteReasons);
+  const fullOutputPath = path.posix.join(view.runDir, RUN_FILES.triageLog);
+  const triage = await triageOf(input, fullOutputPath, incompleteReasons);
+  if (input.workspace.permissionsText === undefined)
+    incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
+  if (input.clusterNotice) incompleteReasons.push(input.clusterNotice);
+  const previous = await preparePrevious(input).catch((err: unknown) => {
+    input.log.warn(
+      { err: errorMessage(err) },
+      'past investigations could not be listed; the prompt has none',
+    );
+    return NO_PREVIOUS;
+  });
 
-  let disclosure = NO_DISCLOSURE;
+  const preload = preloadSections(input, triage, fullOutputPath);
+  const fit = await fitToBudget({
+    counter,
+    limit,
+    // The index of past investigations goes first (to a pointer at its file), before any brief and
+    // long before the triage report is cut; incident and permissions are never touched.
+    degradable:
+      previous.lines.length > 0 ? [PREVIOUS_DEGRADE_ID, ...disclosure.degradable] : disclosure.degradable,
+    triageText: preload.triageText,
+    ...(preload.omitted ? { omitted: preload.omitted } : {}),
+    assemble: (degraded, triageBody) =>
+      assembleRedacted(
+        input,
+        { systemPrompt, userPrompt, disclosure, previous, preload },
+        degraded,
+        triageBody,
+      ),
+    marker: truncationMarker(fullOutputPath, limit),
+  });
+
+  const context = await contextReport(input, {
+    counter,
+    fit,
+    texts: { systemPrompt, userPrompt },
+    disclosure,
+    previous,
+    preload,
+    triage: triage.summary,
+    incompleteReasons,
+  });
+  logBudget(input, fit);
+  const prompt = fit.prompt;
+  const promptSha256 = promptDigest(prompt);
+  const promptSent = renderPromptSent(
+    prompt,
+    { agent: input.agent, model: input.model, placement: input.placement, promptSha256 },
+    context,
+  );
+  await bundle.writeText(RUN_FILES.promptSent, promptSent);
+  await bundle.writeJson(RUN_FILES.context, { ...context, promptSha256 });
+  input.metrics?.stage('context', (performance.now() - started) / 1000);
+  return { prompt, context, promptSent, promptSha256, skills: disclosure.skills };
+}
+
+/** The skills index, persona and briefs; a run from the daemon degrades to none when they fail. */
+async function disclosureOf(input: BuildInput, incompleteReasons: string[]): Promise<Disclosure> {
   try {
-    disclosure = await buildDisclosure({
-      config,
-      incident: workspace.incident,
+    const disclosure = await buildDisclosure({
+      config: input.config,
+      incident: input.workspace.incident,
       subjects: input.subjects,
       skills: input.skills,
-      view,
-      log,
+      view: input.view,
+      log: input.log,
     });
     for (const problem of disclosure.problems) incompleteReasons.push(`disclosure: ${problem}`);
+    return disclosure;
   } catch (err) {
     // Subjects asked for by name (`context --subject`, replay) that boot.yml cannot boot fail fast
     // (the caller named them, so a silent fallback would mislead); a run from the daemon degrades instead.
     if (input.subjects !== undefined && err instanceof BootError) throw err;
     incompleteReasons.push(`skills/persona/briefs index unavailable: ${errorMessage(err)}`);
-    log.warn(
+    input.log.warn(
       { err: errorMessage(err) },
       'disclosure failed; the prompt has no skills index, persona or briefs',
     );
+    return NO_DISCLOSURE;
   }
+}
 
-  const fullOutputPath = path.posix.join(view.runDir, RUN_FILES.triageLog);
+type TriageOutcome = Awaited<ReturnType<typeof runTriage>>;
+
+/** Runs (or reuses) the triage script and says why its report is incomplete when it is. */
+async function triageOf(
+  input: BuildInput,
+  fullOutputPath: string,
+  incompleteReasons: string[],
+): Promise<TriageOutcome> {
+  const { config, view } = input;
   const triageStarted = performance.now();
   const triage = await runTriage({
     agentLogPath: fullOutputPath,
     config,
-    incident: workspace.incident,
+    incident: input.workspace.incident,
     skills: input.skills,
-    bundle,
-    log,
+    bundle: input.bundle,
+    log: input.log,
     mode: input.triage,
     signal: input.signal,
     ...(input.reportedRunDir
@@ -259,21 +327,21 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
         : `initial triage report ${triage.summary.status}: ${reason}`,
     );
   }
-  if (workspace.permissionsText === undefined) {
-    incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
-  }
-  if (input.clusterNotice) incompleteReasons.push(input.clusterNotice);
+  return triage;
+}
 
-  const previous = await preparePrevious(input).catch((err: unknown) => {
-    log.warn({ err: errorMessage(err) }, 'past investigations could not be listed; the prompt has none');
-    return NO_PREVIOUS;
-  });
+interface PreloadSections {
+  note: string | undefined;
+  products: string;
+  incident: string;
+  permissions: string;
+  triageText: string;
+  omitted: OmittedOutput | undefined;
+}
 
-  const note = triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout);
-  // Ours, after the script's text: never cut by the budget.
-  const products = escapeTextContent(renderProducts(triage.products ?? [], view.triageDir));
-  const incidentSection = renderIncident(workspace.incidentText);
-  const permissionsSection = renderPermissions(workspace.permissionsText, input.clusterNotice);
+/** The preloaded sections, escaped, with the triage text's own gap (the script's cut) re-measured. */
+function preloadSections(input: BuildInput, triage: TriageOutcome, fullOutputPath: string): PreloadSections {
+  const { config, workspace, view } = input;
   const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
   const omitted = triage.omitted && {
     ...triage.omitted,
@@ -281,115 +349,91 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     at: escapeTextContent(triage.text.slice(0, triage.omitted.at)).length,
   };
   if (omitted) omitted.length = Math.min(omitted.length, Math.max(0, triageText.length - omitted.at));
-  const build = (degraded: ReadonlySet<string>, triageBody: string) => {
-    const preloaded = [
-      incidentSection,
-      permissionsSection,
-      previous.render(degraded.has(PREVIOUS_DEGRADE_ID)),
-      renderTriage(note, triageBody, products),
-    ]
-      .filter((s) => s !== '')
-      .join('\n\n');
-    const parts = assemblePrompt({
-      systemPrompt,
-      disclosure: disclosure.render(degraded).text,
-      preloaded,
-      userPrompt,
-      placement: input.placement,
-    });
-    // Secrets (known values, credential shapes) never reach the model, and prompt-sent.md (which the
-    // bundle redacts again) stays byte-identical to what was sent. Measured after redaction.
-    return { system: bundle.redact(parts.system), user: bundle.redact(parts.user) };
-  };
-  const fit = await fitToBudget({
-    counter,
-    limit,
-    // The index of past investigations goes first (to a pointer at its file), before any brief and
-    // long before the triage report is cut; incident and permissions are never touched.
-    degradable:
-      previous.lines.length > 0 ? [PREVIOUS_DEGRADE_ID, ...disclosure.degradable] : disclosure.degradable,
+  return {
+    note: triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout),
+    // Ours, after the script's text: never cut by the budget.
+    products: escapeTextContent(renderProducts(triage.products ?? [], view.triageDir)),
+    incident: renderIncident(workspace.incidentText),
+    permissions: renderPermissions(workspace.permissionsText, input.clusterNotice),
     triageText,
-    ...(omitted ? { omitted } : {}),
-    assemble: build,
-    marker: truncationMarker(fullOutputPath, limit),
-  });
+    omitted,
+  };
+}
 
+interface PromptSources {
+  systemPrompt: string;
+  userPrompt: string;
+  disclosure: Disclosure;
+  previous: PreparedPrevious;
+  preload: PreloadSections;
+}
+
+/** One candidate prompt for the budget: `degraded` items shortened, the triage body as cut so far. */
+function assembleRedacted(
+  input: BuildInput,
+  src: PromptSources,
+  degraded: ReadonlySet<string>,
+  triageBody: string,
+): PromptParts {
+  const { preload } = src;
+  const preloaded = [
+    preload.incident,
+    preload.permissions,
+    src.previous.render(degraded.has(PREVIOUS_DEGRADE_ID)),
+    renderTriage(preload.note, triageBody, preload.products),
+  ]
+    .filter((s) => s !== '')
+    .join('\n\n');
+  const parts = assemblePrompt({
+    systemPrompt: src.systemPrompt,
+    disclosure: src.disclosure.render(degraded).text,
+    preloaded,
+    userPrompt: src.userPrompt,
+    placement: input.placement,
+  });
+  // Secrets (known values, credential shapes) never reach the model, and prompt-sent.md (which the
+  // bundle redacts again) stays byte-identical to what was sent. Measured after redaction.
+  return { system: input.bundle.redact(parts.system), user: input.bundle.redact(parts.user) };
+}
+
+type Fit = Awaited<ReturnType<typeof fitToBudget>>;
+type Counter = ReturnType<typeof tokenCounter>;
+
+interface ReportInput {
+  counter: Counter;
+  fit: Fit;
+  texts: { systemPrompt: string; userPrompt: string };
+  disclosure: Disclosure;
+  previous: PreparedPrevious;
+  preload: PreloadSections;
+  triage: TriageSummary;
+  incompleteReasons: string[];
+}
+
+/** context.json: each section's tokens (and before any cut), what was degraded, why it is incomplete. */
+async function contextReport(input: BuildInput, r: ReportInput): Promise<ContextReport> {
+  const { config, view } = input;
+  const { counter, fit, disclosure } = r;
   const briefsDegraded = fit.degraded.filter((id) => id !== PREVIOUS_DEGRADE_ID);
   const previousDegraded = briefsDegraded.length !== fit.degraded.length;
-  const previousSection = previous.render(previousDegraded);
   const rendered = disclosure.render(new Set(briefsDegraded));
-  const triageSection = renderTriage(note, fit.triageBody, products);
-  const [
-    incidentTokens,
-    permissionsTokens,
-    triageTokens,
-    systemTokens,
-    disclosureTokens,
-    userTokens,
-    previousTokens,
-  ] = (
-    await counter.rawMany([
-      incidentSection,
-      permissionsSection,
-      triageSection,
-      systemPrompt,
-      rendered.text,
-      userPrompt,
-      previousSection,
-    ])
-  ).map((n) => counter.scale(n));
-  const row = (tag: string, tokens = 0): SectionReport => ({
-    tag,
-    tokens,
-    originalTokens: tokens,
-    truncated: false,
-  });
-  const sections: SectionReport[] = [
-    row('incident', incidentTokens),
-    row('kubernetes_cluster_access_permissions', permissionsTokens),
-    {
-      tag: 'initial_triage_report',
-      tokens: triageTokens ?? 0,
-      originalTokens: fit.triage.truncated
-        ? (triageTokens ?? 0) - fit.triage.tokens + fit.triage.originalTokens
-        : (triageTokens ?? 0),
-      truncated: fit.triage.truncated,
-    },
-    row('system_prompt', systemTokens),
-    { ...row('disclosure', disclosureTokens), truncated: briefsDegraded.length > 0 },
-    row('user_prompt', userTokens),
-  ];
-  if (previous.lines.length > 0) {
-    const full = previousDegraded ? await counter.count(previous.render(false)) : (previousTokens ?? 0);
-    sections.push({
-      tag: 'previous_investigations',
-      tokens: previousTokens ?? 0,
-      originalTokens: full,
-      truncated: previousDegraded,
-    });
-  }
-  if (briefsDegraded.length > 0) {
-    const full = await counter.count(disclosure.render(new Set()).text);
-    const d = sections[4];
-    if (d) d.originalTokens = full;
-  }
+  const sections = await sectionReports(r, rendered.text, briefsDegraded, previousDegraded);
   const partTokens = await counter.rawMany(rendered.parts.map((p) => p.text));
   if (fit.triage.truncated) input.metrics?.truncation('initial_triage_report');
   for (const id of briefsDegraded) input.metrics?.truncation(`disclosure:${id}`);
   if (previousDegraded) input.metrics?.truncation('previous_investigations');
-
-  const context: ContextReport = {
+  return {
     estimator: config.context.estimator,
-    budget: { warn: config.context.budget.warn, truncate: limit },
+    budget: { warn: config.context.budget.warn, truncate: config.context.budget.truncate },
     totalTokens: fit.total,
     sections,
     skills: input.skills.sources.map((s) => ({ source: s.name, commit: s.commit })),
     agent: input.agent,
     safetyFactor: counter.factor,
-    incomplete: incompleteReasons.length > 0,
-    incompleteReasons,
+    incomplete: r.incompleteReasons.length > 0,
+    incompleteReasons: r.incompleteReasons,
     overBudgetBy: fit.overBudgetBy,
-    triage: triage.summary,
+    triage: r.triage,
     disclosure: {
       ...(disclosure.persona !== undefined ? { persona: disclosure.persona } : {}),
       subjects: disclosure.subjects,
@@ -407,11 +451,72 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
         : {}),
     },
   };
+}
 
+async function sectionReports(
+  r: ReportInput,
+  disclosureText: string,
+  briefsDegraded: string[],
+  previousDegraded: boolean,
+): Promise<SectionReport[]> {
+  const { counter, fit, preload, previous } = r;
+  const previousSection = previous.render(previousDegraded);
+  const triageSection = renderTriage(preload.note, fit.triageBody, preload.products);
+  const [incident, permissions, triage, system, disclosure, user, previousTokens] = (
+    await counter.rawMany([
+      preload.incident,
+      preload.permissions,
+      triageSection,
+      r.texts.systemPrompt,
+      disclosureText,
+      r.texts.userPrompt,
+      previousSection,
+    ])
+  ).map((n) => counter.scale(n));
+  const row = (tag: string, tokens = 0): SectionReport => ({
+    tag,
+    tokens,
+    originalTokens: tokens,
+    truncated: false,
+  });
+  const sections: SectionReport[] = [
+    row('incident', incident),
+    row('kubernetes_cluster_access_permissions', permissions),
+    {
+      tag: 'initial_triage_report',
+      tokens: triage ?? 0,
+      originalTokens: fit.triage.truncated
+        ? (triage ?? 0) - fit.triage.tokens + fit.triage.originalTokens
+        : (triage ?? 0),
+      truncated: fit.triage.truncated,
+    },
+    row('system_prompt', system),
+    {
+      ...row('disclosure', disclosure),
+      truncated: briefsDegraded.length > 0,
+      ...(briefsDegraded.length > 0
+        ? { originalTokens: await counter.count(r.disclosure.render(new Set()).text) }
+        : {}),
+    },
+    row('user_prompt', user),
+  ];
+  if (previous.lines.length > 0) {
+    sections.push({
+      tag: 'previous_investigations',
+      tokens: previousTokens ?? 0,
+      originalTokens: previousDegraded ? await counter.count(previous.render(false)) : (previousTokens ?? 0),
+      truncated: previousDegraded,
+    });
+  }
+  return sections;
+}
+
+function logBudget(input: BuildInput, fit: Fit): void {
+  const { config, log } = input;
   const meta = {
     totalTokens: fit.total,
     warn: config.context.budget.warn,
-    truncate: limit,
+    truncate: config.context.budget.truncate,
     agent: input.agent,
   };
   if (fit.overBudgetBy > 0) {
@@ -428,16 +533,4 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       'triage report truncated to fit the budget',
     );
   }
-
-  const prompt = fit.prompt;
-  const promptSha256 = promptDigest(prompt);
-  const promptSent = renderPromptSent(
-    prompt,
-    { agent: input.agent, model: input.model, placement: input.placement, promptSha256 },
-    context,
-  );
-  await bundle.writeText(RUN_FILES.promptSent, promptSent);
-  await bundle.writeJson(RUN_FILES.context, { ...context, promptSha256 });
-  input.metrics?.stage('context', (performance.now() - started) / 1000);
-  return { prompt, context, promptSent, promptSha256, skills: disclosure.skills };
 }
