@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import type { Incident } from '../shared/types.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
-import { runProcessGroup } from '../util/process-group.js';
+import { runProcessGroup, type GroupResult } from '../util/process-group.js';
 import { HeadTailCapture } from './capture.js';
 import { hostToAgent, type PathMapping } from './paths.js';
 import {
@@ -236,9 +236,30 @@ async function withProducts(
   };
 }
 
+/** What the script's run left: the process result, its duration and the prompt copy of its output. */
+interface TriageRun {
+  result: GroupResult;
+  durationMs: number;
+  bytes: number;
+  lines: number;
+  logPath: string;
+  kept: Pick<TriageOutcome, 'text' | 'omitted' | 'products'>;
+  counts: { products: number; reportPreloaded: boolean };
+}
+
 async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
-  const { config, incident, log } = input;
-  const now = input.now ?? Date.now;
+  const located = await locateScript(input);
+  if ('summary' in located) return located;
+  const run = await spawnScript(input, located.script);
+  return judgeTriage(input, located.script, run);
+}
+
+/**
+ * The configured triage script inside its skills source, checked to be a regular, executable file;
+ * otherwise the outcome that says why it cannot run.
+ */
+async function locateScript(input: TriageInput): Promise<{ script: string } | TriageOutcome> {
+  const { config, log } = input;
   const t = config.skills.triage;
   const source = input.skills.sources.find((s) => s.name === t.skill);
   if (!source) {
@@ -275,7 +296,14 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
     log.warn({ script }, 'triage script not executable');
     return { summary: { status: 'not_executable', reason }, text: '' };
   }
+  return { script };
+}
 
+/** Runs the script in its own process group, its output streamed to the log and the prompt's capture. */
+async function spawnScript(input: TriageInput, script: string): Promise<TriageRun> {
+  const { config, incident } = input;
+  const now = input.now ?? Date.now;
+  const t = config.skills.triage;
   const triageDir = input.bundle.path(RUN_FILES.triageDir);
   const logPath = input.reportedLogPath ?? input.bundle.path(RUN_FILES.triageLog);
   // The script runs on the host and is given the host folder; what it prints and writes is rewritten to
@@ -313,6 +341,14 @@ async function executeTriage(input: TriageInput): Promise<TriageOutcome> {
   const durationMs = now() - started;
   const { bytes, lines, ...stdout } = captured(capture, input.agentLogPath ?? logPath, rewrite);
   const { kept, counts } = await withProducts(input, stdout, rewrite, input.agentTriageDir ?? triageDir);
+  return { result, durationMs, bytes, lines, logPath, kept, counts };
+}
+
+/** The summary of a finished script: ok, or why it failed (could not start, timed out, cancelled, exit code). */
+function judgeTriage(input: TriageInput, script: string, run: TriageRun): TriageOutcome {
+  const { log } = input;
+  const t = input.config.skills.triage;
+  const { result, durationMs, bytes, lines, logPath, kept, counts } = run;
   const base = {
     exitCode: result.exitCode,
     signal: result.signal,
