@@ -187,6 +187,28 @@ export async function resumeGuard(env: PipelineEnv, run: GuardedRun): Promise<Ru
   return guard;
 }
 
+/** What a run's guard is built from: its input, the persona's policy and where its broker serves. */
+interface GuardPlan {
+  input: GuardInput;
+  policy: ToolPolicy;
+  /** The pod broker when the agent reaches the daemon over the network; undefined for a bundle socket. */
+  remote: PipelineEnv['podBroker'] | undefined;
+  /** The agent's `kubectl` goes through a broker (the guard is on and the engine can reach one). */
+  brokered: boolean;
+  guardDir: string;
+  socketPath: string;
+}
+
+/** What a guard holds while the run goes on: its logs, brokers and token, each opened at most once. */
+interface GuardState {
+  log?: CallLog;
+  outputs?: OutputLog;
+  broker?: RunningBroker;
+  token?: PodToken;
+  triage?: TriageBroker;
+  stopped: boolean;
+}
+
 /** The run's guard: loads the persona's policy (throws ToolPolicyError for a broken helpers.yaml). */
 export async function planGuard(input: GuardInput): Promise<RunGuard> {
   const { config, engine } = input;
@@ -194,172 +216,204 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
   const permissions = toolPermissions(policy);
   const local = engine.capabilities.bundleSockets === true;
   const remote = !local && engine.capabilities.networkBroker === true ? input.podBroker : undefined;
-  const brokered = config.kubectl.guard && (local || remote !== undefined);
-  const guardDir = path.join(input.bundleDir, GUARD_DIR);
-  const socketPath = path.join(input.bundleDir, BROKER_SOCKET);
-  let log: CallLog | undefined;
-  let outputs: OutputLog | undefined;
-  let broker: RunningBroker | undefined;
-  let token: PodToken | undefined;
-  let stopped = false;
-
-  const onCall = async (record: ClusterCallRecord, output?: CapturedOutput) => {
-    const cluster = input.cluster?.name;
-    const call = await log?.append(cluster ? { ...record, cluster } : record);
-    if (call !== undefined && output && record.decision === 'allowed')
-      await outputs?.append(call, record, output);
-    if (record.decision === 'refused') {
-      await input.audit('kubectl_refused', {
-        by: record.by,
-        command: `${record.tool} ${record.normalized}`,
-        category: record.category,
-        rule: record.rule,
-      });
-    }
+  const plan: GuardPlan = {
+    input,
+    policy,
+    remote,
+    brokered: config.kubectl.guard && (local || remote !== undefined),
+    guardDir: path.join(input.bundleDir, GUARD_DIR),
+    socketPath: path.join(input.bundleDir, BROKER_SOCKET),
   };
-
-  let triage: TriageBroker | undefined;
-
-  /** The call log and the outputs beside it, opened once for the triage script's and the agent's calls. */
-  const openLogs = async () => {
-    log ??= await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
-    outputs ??= await OutputLog.open(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE), input.redact);
-  };
-
-  /** What the broker's kubectl runs with: the triage script's environment (kubeconfig, HOME, PATH). */
-  const kubectlFor = (stage: 'triage' | 'agent') => {
-    const run = {
-      runDir: input.bundleDir,
-      ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
-      ...(input.cluster ? { cluster: input.cluster } : {}),
-    };
-    const env = {
-      ...triageEnv(config, input.incident, input.env, run),
-      TRIAGE_STAGE: stage,
-      ...brokerKubeconfigEnv(config),
-    };
-    return {
-      command: config.kubectl.command,
-      env,
-      cwd: input.workspaceDir,
-      prefixArgs: brokerPrefixArgs(config),
-    };
-  };
-
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await triage?.stop();
-    await token?.revoke();
-    await broker?.stop().catch(() => undefined);
-    await log?.close().catch(() => undefined);
-    await outputs?.close().catch(() => undefined);
-  };
-
+  const state: GuardState = { stopped: false };
   return {
     policy,
     permissions,
-    pathPrepend: brokered ? [guardDir] : [],
+    pathPrepend: plan.brokered ? [plan.guardDir] : [],
     // With the guard on, no engine hands the agent the kubeconfig (kubernetes agents use their own ServiceAccount).
     withholdKubeconfig: config.kubectl.guard,
-    install: async (agentRunDir) => {
-      if (!brokered) return;
-      const container = engine.placement === 'container';
-      await installGuard(guardDir, {
-        runId: input.runId,
-        ...(remote
-          ? { socketPath: remote.url, withToken: true }
-          : { socketPath: (container ? path.posix : path).join(agentRunDir, BROKER_SOCKET) }),
-        ...(container ? {} : { nodePath: process.execPath }),
-      });
+    install: (agentRunDir) => installAgentGuard(plan, agentRunDir),
+    startTriage: () => startTriageBroker(plan, state),
+    start: () => startAgentBroker(plan, state),
+    finish: (denials) => finishGuard(plan, state, denials),
+    stop: () => stopGuard(state),
+  };
+}
+
+/** Records one call in the log (its output beside it) and audits a refusal. */
+async function recordCall(
+  plan: GuardPlan,
+  state: GuardState,
+  record: ClusterCallRecord,
+  output?: CapturedOutput,
+): Promise<void> {
+  const { input } = plan;
+  const cluster = input.cluster?.name;
+  const call = await state.log?.append(cluster ? { ...record, cluster } : record);
+  if (call !== undefined && output && record.decision === 'allowed')
+    await state.outputs?.append(call, record, output);
+  if (record.decision === 'refused') {
+    await input.audit('kubectl_refused', {
+      by: record.by,
+      command: `${record.tool} ${record.normalized}`,
+      category: record.category,
+      rule: record.rule,
+    });
+  }
+}
+
+/** The call log and the outputs beside it, opened once for the triage script's and the agent's calls. */
+async function openLogs(plan: GuardPlan, state: GuardState): Promise<void> {
+  const { input } = plan;
+  state.log ??= await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
+  state.outputs ??= await OutputLog.open(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE), input.redact);
+}
+
+/** What the broker's kubectl runs with: the triage script's environment (kubeconfig, HOME, PATH). */
+function kubectlFor(input: GuardInput, stage: 'triage' | 'agent') {
+  const { config } = input;
+  const run = {
+    runDir: input.bundleDir,
+    ...(input.pathPrepend ? { pathPrepend: input.pathPrepend } : {}),
+    ...(input.cluster ? { cluster: input.cluster } : {}),
+  };
+  const env = {
+    ...triageEnv(config, input.incident, input.env, run),
+    TRIAGE_STAGE: stage,
+    ...brokerKubeconfigEnv(config),
+  };
+  return {
+    command: config.kubectl.command,
+    env,
+    cwd: input.workspaceDir,
+    prefixArgs: brokerPrefixArgs(config),
+  };
+}
+
+/** Stops the brokers, revokes the token and closes the logs (idempotent). */
+async function stopGuard(state: GuardState): Promise<void> {
+  if (state.stopped) return;
+  state.stopped = true;
+  await state.triage?.stop();
+  await state.token?.revoke();
+  await state.broker?.stop().catch(() => undefined);
+  await state.log?.close().catch(() => undefined);
+  await state.outputs?.close().catch(() => undefined);
+}
+
+/** Writes the agent's `kubectl`, pointed at the socket as the agent sees it (or the pod broker's URL). */
+async function installAgentGuard(plan: GuardPlan, agentRunDir: string): Promise<void> {
+  const { input, remote } = plan;
+  if (!plan.brokered) return;
+  const container = input.engine.placement === 'container';
+  await installGuard(plan.guardDir, {
+    runId: input.runId,
+    ...(remote
+      ? { socketPath: remote.url, withToken: true }
+      : { socketPath: (container ? path.posix : path).join(agentRunDir, BROKER_SOCKET) }),
+    ...(container ? {} : { nodePath: process.execPath }),
+  });
+}
+
+/** Starts the triage script's broker and guard (RunGuard.startTriage). */
+async function startTriageBroker(plan: GuardPlan, state: GuardState): Promise<TriageBroker | undefined> {
+  const { input } = plan;
+  const { config } = input;
+  if (!config.kubectl.guard || state.stopped) return undefined;
+  await openLogs(plan, state);
+  // The script runs on the daemon's host as the daemon's user: a host guard, a socket only it opens.
+  const dir = path.join(input.bundleDir, TRIAGE_GUARD_DIR);
+  const socketPath = path.join(input.bundleDir, TRIAGE_BROKER_SOCKET);
+  // The script keeps its KUBECONFIG (for its other tools); its guard does not take it for a swap.
+  const own = triageKubeconfig(config, input.cluster);
+  await installGuard(dir, {
+    runId: input.runId,
+    socketPath,
+    nodePath: process.execPath,
+    ...(own ? { ownKubeconfig: own } : {}),
+  });
+  const running = await startBroker({
+    socketPath,
+    policy: plan.policy,
+    kubectl: kubectlFor(input, 'triage'),
+    callTimeoutMs: config.kubectl.call_timeout,
+    mode: 0o600,
+    by: 'triage',
+    onCall: (record, output) => recordCall(plan, state, record, output),
+    now: input.now,
+  });
+  let done = false;
+  const current: TriageBroker = {
+    guardDir: dir,
+    stop: async () => {
+      if (done) return;
+      done = true;
+      await running.stop().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+      if (state.triage === current) state.triage = undefined;
     },
-    startTriage: async () => {
-      if (!config.kubectl.guard || stopped) return undefined;
-      await openLogs();
-      // The script runs on the daemon's host as the daemon's user: a host guard, a socket only it opens.
-      const dir = path.join(input.bundleDir, TRIAGE_GUARD_DIR);
-      const socketPath = path.join(input.bundleDir, TRIAGE_BROKER_SOCKET);
-      // The script keeps its KUBECONFIG (for its other tools); its guard does not take it for a swap.
-      const own = triageKubeconfig(config, input.cluster);
-      await installGuard(dir, {
-        runId: input.runId,
-        socketPath,
-        nodePath: process.execPath,
-        ...(own ? { ownKubeconfig: own } : {}),
-      });
-      const running = await startBroker({
-        socketPath,
-        policy,
-        kubectl: kubectlFor('triage'),
-        callTimeoutMs: config.kubectl.call_timeout,
-        mode: 0o600,
-        by: 'triage',
-        onCall,
-        now: input.now,
-      });
-      let done = false;
-      const current: TriageBroker = {
-        guardDir: dir,
-        stop: async () => {
-          if (done) return;
-          done = true;
-          await running.stop().catch(() => undefined);
-          await rm(dir, { recursive: true, force: true });
-          if (triage === current) triage = undefined;
-        },
-      };
-      triage = current;
-      return current;
-    },
-    start: async () => {
-      if (!brokered || broker) return;
-      await openLogs();
-      // Only the daemon connects to the socket of a run served over the network.
-      const owner =
-        engine.placement === 'container' && !remote
-          ? socketOwner(config.docker.user, input.getuid ?? (() => process.getuid?.() ?? -1))
-          : undefined;
-      broker = await startBroker({
-        socketPath,
-        policy,
-        // The broker's kubectl runs as the triage script's does (kubeconfig, HOME, PATH), for the agent.
-        kubectl: kubectlFor('agent'),
-        callTimeoutMs: config.kubectl.call_timeout,
-        ...(owner ? { owner } : {}),
-        ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),
-        onCall,
-        now: input.now,
-      });
-      if (remote) {
-        const expiresAt = input.now().getTime() + tokenLifetimeMs(config);
-        token = await grantPodToken(await remote.open(), {
-          runId: input.runId,
-          guardDir,
-          socketPath,
-          expiresAt,
-        });
-      }
-    },
-    finish: async (denials) => {
-      const at = input.now();
-      const refusedByCli = denials.flatMap((d) => denialRecord(d, at, input.agent) ?? []);
-      if (refusedByCli.length > 0 && !log) {
-        log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact).catch(
-          () => undefined,
-        );
-      }
-      // The token goes first (and its file with it, before the bundle is digested).
-      await token?.revoke();
-      await broker?.stop();
-      for (const record of refusedByCli) await onCall(record);
-      const totals = log?.totals() ?? { calls: 0, refused: 0 };
-      await stop();
-      return {
-        guard: brokered ? 'broker' : config.kubectl.guard ? 'unavailable' : 'off',
-        ...totals,
-        ...(log ? { log: CLUSTER_CALLS_FILE } : {}),
-      };
-    },
-    stop,
+  };
+  state.triage = current;
+  return current;
+}
+
+/** Opens the call log and starts the agent's broker, with a pod token when served over the network. */
+async function startAgentBroker(plan: GuardPlan, state: GuardState): Promise<void> {
+  const { input, remote, guardDir, socketPath } = plan;
+  const { config, engine } = input;
+  if (!plan.brokered || state.broker) return;
+  await openLogs(plan, state);
+  // Only the daemon connects to the socket of a run served over the network.
+  const owner =
+    engine.placement === 'container' && !remote
+      ? socketOwner(config.docker.user, input.getuid ?? (() => process.getuid?.() ?? -1))
+      : undefined;
+  state.broker = await startBroker({
+    socketPath,
+    policy: plan.policy,
+    // The broker's kubectl runs as the triage script's does (kubeconfig, HOME, PATH), for the agent.
+    kubectl: kubectlFor(input, 'agent'),
+    callTimeoutMs: config.kubectl.call_timeout,
+    ...(owner ? { owner } : {}),
+    ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),
+    onCall: (record, output) => recordCall(plan, state, record, output),
+    now: input.now,
+  });
+  if (remote) {
+    const expiresAt = input.now().getTime() + tokenLifetimeMs(config);
+    state.token = await grantPodToken(await remote.open(), {
+      runId: input.runId,
+      guardDir,
+      socketPath,
+      expiresAt,
+    });
+  }
+}
+
+/** Records the CLI's own refusals, stops the broker and sums the calls for result.json. */
+async function finishGuard(
+  plan: GuardPlan,
+  state: GuardState,
+  denials: ToolDenial[],
+): Promise<KubectlSummary> {
+  const { input } = plan;
+  const { config } = input;
+  const at = input.now();
+  const refusedByCli = denials.flatMap((d) => denialRecord(d, at, input.agent) ?? []);
+  if (refusedByCli.length > 0 && !state.log) {
+    state.log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact).catch(
+      () => undefined,
+    );
+  }
+  // The token goes first (and its file with it, before the bundle is digested).
+  await state.token?.revoke();
+  await state.broker?.stop();
+  for (const record of refusedByCli) await recordCall(plan, state, record);
+  const log = state.log;
+  const totals = log?.totals() ?? { calls: 0, refused: 0 };
+  await stopGuard(state);
+  return {
+    guard: plan.brokered ? 'broker' : config.kubectl.guard ? 'unavailable' : 'off',
+    ...totals,
+    ...(log ? { log: CLUSTER_CALLS_FILE } : {}),
   };
 }
