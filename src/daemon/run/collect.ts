@@ -4,6 +4,7 @@ import { writeRunResult, type RunResult, type ValidatorRecord } from '../../audi
 import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
 import { runMeasures } from '../../gateway/measures.js';
+import type { GatewaySummary } from '../../gateway/run.js';
 import { capMessage } from '../../gateway/session.js';
 import type { PipelineEnv } from './env.js';
 import { checkRunEvidence } from './evidence.js';
@@ -28,64 +29,17 @@ export async function collect(
   run: LaunchedRun,
   supervised: Supervised,
 ): Promise<CollectedRun> {
-  const { config } = env;
   const started = performance.now();
   const { exit } = supervised;
-  const runOutput: AgentRunOutput = {
-    exitCode: exit.exitCode,
-    signal: exit.signal,
-    timedOut: supervised.timedOut,
-    stdout: run.output.stdout.text(),
-    stderr: run.output.stderr.text(),
-  };
-  // The exit code is never masked, whatever the adapter read.
-  let outcome: AgentOutcome = { ...run.adapter.parseOutput(runOutput), exitCode: exit.exitCode };
-  const authFailure = run.progress.authFailure;
-  if (authFailure) outcome = { ...outcome, status: 'auth_failed', error: authFailure };
+  const { runOutput, outcome: read } = readOutcome(run, supervised);
   const report = await reportOf(env, run);
   const validator = await validateReport(env, run, report);
-  const engineError = exit.oomKilled
-    ? `killed for memory (docker.memory ${config.docker.memory} bytes): raise docker.memory or lower what the agent loads`
-    : (exit.error ?? killedFromOutside(supervised, run.engine));
-  // The gateway saw every model call: its figures are the run's, the same for every CLI. The token
-  // dies with the agent, and the call log is complete before it is digested.
-  await run.gateway?.stop();
-  const gateway = run.gateway?.summary();
-  if (gateway && gateway.calls > 0) {
-    outcome = {
-      ...outcome,
-      tokens: { input: gateway.tokens.input, output: gateway.tokens.output },
-      costUsd: gateway.costUsd,
-    };
-  }
-  let v = verdict({
-    timedOut: supervised.timedOut,
-    interrupted: supervised.interrupted,
-    outcome,
-    report,
-    minBytes: config.agent.min_report_bytes,
-    ...(engineError ? { engineError } : {}),
-  });
-  // A run stopped at a spend cap failed for that reason, whatever its CLI made of the refusal.
-  if (gateway?.capReached && v.status !== 'interrupted')
-    v = { status: 'failed', reason: capMessage(gateway.capReached) };
+  const { outcome, gateway } = await withGatewayFigures(run, read);
+  const v = judgeRun(env, run, { supervised, outcome, report, gateway });
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
   const evidence = await checkRunEvidence(run, report.exists, kubectl?.guard);
-  const routed = clusterOf(run);
-  const cluster =
-    routed || run.access
-      ? {
-          ...(run.access ? { name: run.access.cluster.name } : {}),
-          ...routed,
-          ...(run.access
-            ? {
-                reachable: run.access.cluster.reachable,
-                ...(run.access.cluster.detail ? { detail: run.access.cluster.detail } : {}),
-              }
-            : {}),
-        }
-      : undefined;
+  const cluster = clusterRecord(run);
   const measures = gateway ? runMeasures(gateway, run.startedAt) : undefined;
   const extra = {
     ...(validator ? { validator } : {}),
@@ -100,6 +54,107 @@ export async function collect(
   const result = resultOf(env, run, { supervised, outcome, report, verdict: v, extra });
   await writeRunResult(run.bundle, result);
   env.metrics?.stage('collect', (performance.now() - started) / 1000);
+  await recordFinished(run, { exit, outcome, report, verdict: v, result });
+  return { status: v.status, exitCode: exit.exitCode, ...(v.reason ? { reason: v.reason } : {}), result };
+}
+
+/** What the CLI left on exit, as the adapter reads it, with an auth failure seen in its progress. */
+function readOutcome(
+  run: LaunchedRun,
+  supervised: Supervised,
+): { runOutput: AgentRunOutput; outcome: AgentOutcome } {
+  const { exit } = supervised;
+  const runOutput: AgentRunOutput = {
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    timedOut: supervised.timedOut,
+    stdout: run.output.stdout.text(),
+    stderr: run.output.stderr.text(),
+  };
+  // The exit code is never masked, whatever the adapter read.
+  let outcome: AgentOutcome = { ...run.adapter.parseOutput(runOutput), exitCode: exit.exitCode };
+  const authFailure = run.progress.authFailure;
+  if (authFailure) outcome = { ...outcome, status: 'auth_failed', error: authFailure };
+  return { runOutput, outcome };
+}
+
+/** Stops the run's gateway; its token and cost figures replace the CLI's when it saw model calls. */
+async function withGatewayFigures(
+  run: LaunchedRun,
+  read: AgentOutcome,
+): Promise<{ outcome: AgentOutcome; gateway: GatewaySummary | undefined }> {
+  // The gateway saw every model call: its figures are the run's, the same for every CLI. The token
+  // dies with the agent, and the call log is complete before it is digested.
+  await run.gateway?.stop();
+  const gateway = run.gateway?.summary();
+  if (!gateway || gateway.calls === 0) return { outcome: read, gateway };
+  const outcome = {
+    ...read,
+    tokens: { input: gateway.tokens.input, output: gateway.tokens.output },
+    costUsd: gateway.costUsd,
+  };
+  return { outcome, gateway };
+}
+
+/** The run's verdict: the engine's own failure, the report and the outcome, then a spend cap reached. */
+function judgeRun(
+  env: PipelineEnv,
+  run: LaunchedRun,
+  r: {
+    supervised: Supervised;
+    outcome: AgentOutcome;
+    report: ReportCheck;
+    gateway: GatewaySummary | undefined;
+  },
+): Verdict {
+  const { config } = env;
+  const { supervised, gateway } = r;
+  const { exit } = supervised;
+  const engineError = exit.oomKilled
+    ? `killed for memory (docker.memory ${config.docker.memory} bytes): raise docker.memory or lower what the agent loads`
+    : (exit.error ?? killedFromOutside(supervised, run.engine));
+  const v = verdict({
+    timedOut: supervised.timedOut,
+    interrupted: supervised.interrupted,
+    outcome: r.outcome,
+    report: r.report,
+    minBytes: config.agent.min_report_bytes,
+    ...(engineError ? { engineError } : {}),
+  });
+  // A run stopped at a spend cap failed for that reason, whatever its CLI made of the refusal.
+  if (gateway?.capReached && v.status !== 'interrupted')
+    return { status: 'failed', reason: capMessage(gateway.capReached) };
+  return v;
+}
+
+/** The cluster result.json records: the routed registry entry and what its access check found. */
+function clusterRecord(run: LaunchedRun) {
+  const routed = clusterOf(run);
+  if (!routed && !run.access) return undefined;
+  return {
+    ...(run.access ? { name: run.access.cluster.name } : {}),
+    ...routed,
+    ...(run.access
+      ? {
+          reachable: run.access.cluster.reachable,
+          ...(run.access.cluster.detail ? { detail: run.access.cluster.detail } : {}),
+        }
+      : {}),
+  };
+}
+
+/** The `finished` audit event and the log line that close the run. */
+async function recordFinished(
+  run: LaunchedRun,
+  r: {
+    exit: Supervised['exit'];
+    outcome: AgentOutcome;
+    report: ReportCheck;
+    verdict: Verdict;
+    result: { durationMs: number };
+  },
+): Promise<void> {
+  const { exit, outcome, report, verdict: v, result } = r;
   await run.audit('finished', {
     status: v.status,
     exitCode: exit.exitCode,
@@ -112,7 +167,6 @@ export async function collect(
     { status: v.status, exitCode: exit.exitCode, durationMs: result.durationMs, reportBytes: report.bytes },
     'agent run finished',
   );
-  return { status: v.status, exitCode: exit.exitCode, ...(v.reason ? { reason: v.reason } : {}), result };
 }
 
 /**
