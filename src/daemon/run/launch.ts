@@ -1,10 +1,11 @@
 import { keepRuns } from '../../config/schema.js';
 import { RUN_FILES } from '../../audit/bundle.js';
 import { writeRunManifest } from '../../audit/run-record.js';
+import type { AgentInvocation } from '../../agents/types.js';
 import type { RunHandle } from '../../engines/types.js';
 import type { RunProgress } from '../../incident/types.js';
 import { errorMessage } from '../../util/errors.js';
-import type { RunGateway } from '../../gateway/run.js';
+import type { Launchable, RunGateway } from '../../gateway/run.js';
 import type { RunCleanup } from './cleanup.js';
 import type { PipelineEnv } from './env.js';
 import {
@@ -39,11 +40,29 @@ export async function planLaunch(
   run: PreparedRun,
   cleanup: RunCleanup,
 ): Promise<LaunchPlan> {
-  const { config } = env;
-  const { request, bundle, adapter, engine, layout, context } = run;
+  const gateway = await openRunGateway(env, run, cleanup);
+  const { spec, invocation } = await launchSpec(env, run, gateway);
+  // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway);
+  // in a pod a shell that sets the model keys to the run token from its file (never in the Job spec).
+  const wrapped = gateway?.wrap(spec) ?? spec;
+  await writeLaunchRecords(env, run, { spec, wrapped, invocation, gateway });
+  const secretEnv = wrapped.secretEnv ?? spec.secretEnv;
+  return {
+    spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env, secretEnv },
+    gateway,
+  };
+}
+
+/** The run's identity at the model gateway (none without one), stopped whatever stage the run ends at. */
+async function openRunGateway(
+  env: PipelineEnv,
+  run: PreparedRun,
+  cleanup: RunCleanup,
+): Promise<RunGateway | undefined> {
+  const { request, bundle, engine, layout } = run;
   // With the gateway the agent's provider settings point at it and every model key is the run's token.
   const gateway = await planRunGateway({
-    config,
+    config: env.config,
     host: env.gateway,
     agent: run.agent,
     env: env.env,
@@ -56,6 +75,17 @@ export async function planLaunch(
   });
   // The token dies with the run, whatever stage it ends at.
   if (gateway) cleanup.defer('model gateway', () => gateway.stop());
+  return gateway;
+}
+
+/** The adapter's invocation as the engine's spec, its files written; its secret values join the redactor. */
+async function launchSpec(
+  env: PipelineEnv,
+  run: PreparedRun,
+  gateway: RunGateway | undefined,
+): Promise<{ spec: LaunchSpec; invocation: AgentInvocation }> {
+  const { config } = env;
+  const { request, bundle, adapter, engine, layout, context } = run;
   const invocation = adapter.buildInvocation({
     prompt: context.prompt,
     ...(run.model ? { model: run.model } : {}),
@@ -85,9 +115,22 @@ export async function planLaunch(
     timeoutMs: config.agent.timeout,
   };
   for (const value of Object.values(spec.secretEnv)) env.redactor.add('agent secret', value);
-  // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway);
-  // in a pod a shell that sets the model keys to the run token from its file (never in the Job spec).
-  const wrapped = gateway?.wrap(spec) ?? spec;
+  return { spec, invocation };
+}
+
+/** The manifest an adopting daemon reads and the redacted invocation record (invocation.json). */
+async function writeLaunchRecords(
+  env: PipelineEnv,
+  run: PreparedRun,
+  launch: {
+    spec: LaunchSpec;
+    wrapped: Launchable;
+    invocation: AgentInvocation;
+    gateway: RunGateway | undefined;
+  },
+): Promise<void> {
+  const { request, bundle, engine, layout } = run;
+  const { spec, wrapped, invocation, gateway } = launch;
   const launchedAt = env.now();
   const image = engine.placement === 'container' ? spec.image : undefined;
   const hostHome = layout.hostHome ? { hostHome: layout.hostHome } : {};
@@ -95,7 +138,7 @@ export async function planLaunch(
   await writeRunManifest(bundle, {
     schemaVersion: 1,
     runId: request.runId,
-    incidentId,
+    incidentId: spec.incidentId,
     attempt: request.attempt ?? 0,
     engine: engine.name,
     agent: run.agent,
@@ -121,11 +164,6 @@ export async function planLaunch(
       ...hostHome,
     }),
   );
-  const secretEnv = wrapped.secretEnv ?? spec.secretEnv;
-  return {
-    spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env, secretEnv },
-    gateway,
-  };
 }
 
 /** Starts the planned run (the broker first) and reports `launched`: the incident is `running` from here. */
