@@ -120,27 +120,82 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
   if (deps.engine) engines.set(deps.engine.name, Promise.resolve(deps.engine));
   /** Run ids that run() or adopt() is handling right now: the sweep never removes them. */
   const inFlight = new Set<string>();
-  const gateway = config.gateway.enabled
-    ? createGatewayHost({
-        config,
-        secrets: deps.secrets,
-        env: deps.env,
-        ...(deps.now ? { now: deps.now } : {}),
-        // The day's spend outlives a restart, under the root the daemon owns.
-        ...(config.budget.daily_usd !== undefined
-          ? { spendFile: modelSpendPath(config.workspaces_root) }
-          : {}),
-        onSpendProblem: (message) => deps.log.warn({ problem: message }, 'budget.daily_usd spend file'),
-        onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
-        onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
-      })
-    : undefined;
-  const clusters = clusterRegistry(config);
+  const gateway = gatewayHostOf(deps);
   const podBroker = podBrokerOf(config, deps.log, gateway);
-  const env: PipelineEnv = {
+  const env = pipelineEnv(deps, {
+    gateway,
+    podBroker: podBroker?.env,
+    engineFor: (name) => engineFor(deps, engines, name),
+  });
+  const audit = auditFor(deps.audit);
+
+  const tracked = async <T>(runId: string, work: () => Promise<T>): Promise<T> => {
+    inFlight.add(runId);
+    try {
+      return await work();
+    } finally {
+      inFlight.delete(runId);
+    }
+  };
+
+  return {
+    run: (request) => tracked(request.runId, () => runPipeline(env, request, audit)),
+    adopt: (request) => tracked(request.runId, () => adoptRun(env, request, audit)),
+    readiness: () => readiness(env),
+    sweep: (active) => sweep(env, deps.log, active, inFlight),
+    close: () => closeExecutor(deps, env, { engines, gateway, podBroker }),
+  };
+}
+
+/** The model gateway's host when gateway.enabled, its spend and retries reported to the metrics. */
+function gatewayHostOf(deps: ExecutorDeps): GatewayHost | undefined {
+  const { config } = deps;
+  if (!config.gateway.enabled) return undefined;
+  return createGatewayHost({
+    config,
+    secrets: deps.secrets,
+    env: deps.env,
+    ...(deps.now ? { now: deps.now } : {}),
+    // The day's spend outlives a restart, under the root the daemon owns.
+    ...(config.budget.daily_usd !== undefined ? { spendFile: modelSpendPath(config.workspaces_root) } : {}),
+    onSpendProblem: (message) => deps.log.warn({ problem: message }, 'budget.daily_usd spend file'),
+    onCap: (cap) => deps.metrics?.modelCapReached?.(cap.cap),
+    onRetry: (provider) => deps.metrics?.modelRetry?.(provider),
+  });
+}
+
+/** The engine named `name`, created on first use and kept in `engines`. */
+function engineFor(
+  deps: ExecutorDeps,
+  engines: Map<string, Promise<Engine>>,
+  name: EngineName,
+): Promise<Engine> {
+  let engine = engines.get(name);
+  if (!engine) {
+    engine = createEngine(name, { config: deps.config, log: deps.log, env: deps.env });
+    // A failed creation (bad configuration) is reported, and tried again next time.
+    engine.catch(() => engines.delete(name));
+    engines.set(name, engine);
+  }
+  return engine;
+}
+
+/** What every stage of a run reads: the configuration, the secrets and the executor's shared services. */
+function pipelineEnv(
+  deps: ExecutorDeps,
+  shared: {
+    gateway: GatewayHost | undefined;
+    podBroker: PipelineEnv['podBroker'];
+    engineFor: PipelineEnv['engineFor'];
+  },
+): PipelineEnv {
+  const { config } = deps;
+  const { gateway, podBroker } = shared;
+  const clusters = clusterRegistry(config);
+  return {
     clusters,
     ...(gateway ? { gateway } : {}),
-    ...(podBroker ? { podBroker: podBroker.env } : {}),
+    ...(podBroker ? { podBroker } : {}),
     config,
     redactor: deps.redactor,
     secrets: deps.secrets,
@@ -154,46 +209,28 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     ...(config.kubectl.access_check
       ? { clusterAccess: clusterMonitor(config, deps, clusters.listClusters()) }
       : {}),
-    engineFor: (name: EngineName): Promise<Engine> => {
-      let engine = engines.get(name);
-      if (!engine) {
-        engine = createEngine(name, { config, log: deps.log, env: deps.env });
-        // A failed creation (bad configuration) is reported, and tried again next time.
-        engine.catch(() => engines.delete(name));
-        engines.set(name, engine);
-      }
-      return engine;
-    },
+    engineFor: shared.engineFor,
   };
-  const audit = auditFor(deps.audit);
+}
 
-  const tracked = async <T>(runId: string, work: () => Promise<T>): Promise<T> => {
-    inFlight.add(runId);
-    try {
-      return await work();
-    } finally {
-      inFlight.delete(runId);
-    }
-  };
-
-  const close = async (): Promise<void> => {
-    const results = await Promise.allSettled([
-      ...[...engines.values()].map(async (e) => (await e).close()),
-      Promise.resolve(env.skills.stop?.()),
-      Promise.resolve(env.clusterAccess?.stop()),
-      gateway?.close(),
-      Promise.resolve(podBroker?.close()),
-    ]);
-    for (const r of results)
-      if (r.status === 'rejected')
-        deps.log.warn({ err: errorMessage(r.reason) }, 'closing the run pipeline failed');
-  };
-
-  return {
-    run: (request) => tracked(request.runId, () => runPipeline(env, request, audit)),
-    adopt: (request) => tracked(request.runId, () => adoptRun(env, request, audit)),
-    readiness: () => readiness(env),
-    sweep: (active) => sweep(env, deps.log, active, inFlight),
-    close,
-  };
+/** Closes the engines, the skills cache, the access monitor, the gateway and the pod broker; failures are logged. */
+async function closeExecutor(
+  deps: ExecutorDeps,
+  env: PipelineEnv,
+  owned: {
+    engines: Map<string, Promise<Engine>>;
+    gateway: GatewayHost | undefined;
+    podBroker: ReturnType<typeof podBrokerOf>;
+  },
+): Promise<void> {
+  const results = await Promise.allSettled([
+    ...[...owned.engines.values()].map(async (e) => (await e).close()),
+    Promise.resolve(env.skills.stop?.()),
+    Promise.resolve(env.clusterAccess?.stop()),
+    owned.gateway?.close(),
+    Promise.resolve(owned.podBroker?.close()),
+  ]);
+  for (const r of results)
+    if (r.status === 'rejected')
+      deps.log.warn({ err: errorMessage(r.reason) }, 'closing the run pipeline failed');
 }
