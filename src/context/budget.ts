@@ -233,7 +233,6 @@ export async function fitToBudget(input: FitInput): Promise<FitResult> {
   const exactChars = input.exactCountChars ?? EXACT_COUNT_CHARS;
   // Lines of the gap text itself, replaced by the lines it stands for.
   const gapLines = omitted ? countLines(input.triageText.slice(omitted.at, omitted.at + omitted.length)) : 0;
-  const droppedLines = omitted ? omitted.lines - gapLines : 0;
 
   // Count from the head: everything when small, else only until the triage alone is over the limit.
   const headSum = await counts.headUntil(
@@ -242,46 +241,85 @@ export async function fitToBudget(input: FitInput): Promise<FitResult> {
   const wholeFits = counts.allCounted && counter.factor * headSum <= limit;
   if (omitted) await counts.ensure([...gap]);
   const original = counts.estimateOriginal(omitted);
-  const originalScaled = counter.scale(original.tokens);
+  const f: Fitting = {
+    input,
+    units,
+    gap,
+    counts,
+    droppedLines: omitted ? omitted.lines - gapLines : 0,
+    originalScaled: counter.scale(original.tokens),
+    estimated: original.estimated,
+    degraded: new Set<string>(),
+  };
+  // 1. The whole triage report, degrading briefs one at a time while over.
+  if (wholeFits) {
+    const whole = await fitWhole(f);
+    if (whole) return whole;
+  } else {
+    for (const id of input.degradable) f.degraded.add(id);
+  }
+  // 2. Cut the triage report around a marker; 3. else the marker alone, or no report.
+  return (await fitCut(f)) ?? fitWithoutReport(f);
+}
 
-  const done = async (
-    degraded: Set<string>,
-    prompt: PromptParts,
-    total: number,
-    body: string,
-    info: MarkerInfo,
-  ): Promise<FitResult> => ({
+/** What the steps of fitting share: the triage text's units, their counts, and what is degraded. */
+interface Fitting {
+  input: FitInput;
+  units: string[];
+  /** Units holding the bounded capture's own gap line. */
+  gap: Set<number>;
+  counts: UnitCounts;
+  /** Lines the capture dropped beyond the gap line itself. */
+  droppedLines: number;
+  originalScaled: number;
+  estimated: boolean;
+  degraded: Set<string>;
+}
+
+const UNTOUCHED: MarkerInfo = { removedLines: 0, removedTokens: 0, estimated: false };
+
+/** The result for `prompt` with `body` as the triage report. */
+async function fitted(
+  f: Fitting,
+  prompt: PromptParts,
+  total: number,
+  body: string,
+  info: MarkerInfo,
+): Promise<FitResult> {
+  const { counter, limit, omitted, triageText } = f.input;
+  return {
     prompt,
     total,
-    degraded: [...degraded],
+    degraded: [...f.degraded],
     triageBody: body,
     triage: {
       tokens: await counter.count(body),
-      originalTokens: originalScaled,
-      truncated: body !== input.triageText || omitted !== undefined,
+      originalTokens: f.originalScaled,
+      truncated: body !== triageText || omitted !== undefined,
       ...info,
     },
     overBudgetBy: Math.max(0, total - limit),
-  });
-  const untouched: MarkerInfo = { removedLines: 0, removedTokens: 0, estimated: false };
+  };
+}
 
-  // 1. The whole triage report, degrading briefs one at a time while over.
-  const degraded = new Set<string>();
-  if (wholeFits) {
-    const candidates = [undefined, ...input.degradable];
-    for (const id of candidates) {
-      if (id !== undefined) degraded.add(id);
-      const prompt = input.assemble(degraded, input.triageText);
-      const total = await totalOf(counter, prompt);
-      if (total <= limit) return done(degraded, prompt, total, input.triageText, untouched);
-    }
-  } else {
-    for (const id of input.degradable) degraded.add(id);
+/** Step 1: the whole triage report, degrading one item more each time the prompt is over. */
+async function fitWhole(f: Fitting): Promise<FitResult | undefined> {
+  const { input } = f;
+  for (const id of [undefined, ...input.degradable]) {
+    if (id !== undefined) f.degraded.add(id);
+    const prompt = input.assemble(f.degraded, input.triageText);
+    const total = await totalOf(input.counter, prompt);
+    if (total <= input.limit) return fitted(f, prompt, total, input.triageText, UNTOUCHED);
   }
+  return undefined;
+}
 
-  // 2. Cut the triage report: head and tail lines around a marker, shrinking until the exact count fits.
+/** Step 2: head and tail lines around a marker, shrinking until the exact count fits. */
+async function fitCut(f: Fitting): Promise<FitResult | undefined> {
+  const { input, units, counts, gap } = f;
+  const { counter, limit, omitted } = input;
   const widest = input.marker({ removedLines: 9_999_999, removedTokens: 99_999_999, estimated: true });
-  const base = await totalOf(counter, input.assemble(degraded, widest));
+  const base = await totalOf(counter, input.assemble(f.degraded, widest));
   let rawRoom = Math.floor((limit - base) / counter.factor);
   for (let attempt = 0; attempt < 40 && rawRoom > 0 && units.length > 0; attempt += 1) {
     await counts.headUntil(rawRoom);
@@ -294,32 +332,38 @@ export async function fitToBudget(input: FitInput): Promise<FitResult> {
       omitted !== undefined && [...gap].every((i) => i >= pick.head && i < units.length - pick.tail);
     const keptRaw = pick.headTokens + pick.tailTokens;
     const info: MarkerInfo = {
-      removedLines: countLines(middle) + (gapRemoved ? droppedLines : 0),
-      removedTokens: Math.max(0, originalScaled - counter.scale(keptRaw)),
-      estimated: original.estimated,
+      removedLines: countLines(middle) + (gapRemoved ? f.droppedLines : 0),
+      removedTokens: Math.max(0, f.originalScaled - counter.scale(keptRaw)),
+      estimated: f.estimated,
     };
     const body = `${withNewline(head)}${input.marker(info)}\n${tail}`;
-    const prompt = input.assemble(degraded, body);
+    const prompt = input.assemble(f.degraded, body);
     const total = await totalOf(counter, prompt);
-    if (total <= limit) return done(degraded, prompt, total, body, info);
+    if (total <= limit) return fitted(f, prompt, total, body, info);
     rawRoom -= Math.max(1, Math.ceil((total - limit) / counter.factor));
   }
+  return undefined;
+}
 
-  // 3. Nothing of the report fits: the marker alone. If even the marker does not fit, the report goes
-  // entirely, so that any overrun left is the uncuttable part only (never our own marker).
+/**
+ * Step 3: nothing of the report fits: the marker alone. If even the marker does not fit, the report goes
+ * entirely, so that any overrun left is the uncuttable part only (never our own marker).
+ */
+async function fitWithoutReport(f: Fitting): Promise<FitResult> {
+  const { input, units } = f;
   const info: MarkerInfo = {
-    removedLines: countLines(input.triageText) + droppedLines,
-    removedTokens: originalScaled,
-    estimated: original.estimated,
+    removedLines: countLines(input.triageText) + f.droppedLines,
+    removedTokens: f.originalScaled,
+    estimated: f.estimated,
   };
   if (units.length > 0) {
     const body = input.marker(info);
-    const prompt = input.assemble(degraded, body);
-    const total = await totalOf(counter, prompt);
-    if (total <= limit) return done(degraded, prompt, total, body, info);
+    const prompt = input.assemble(f.degraded, body);
+    const total = await totalOf(input.counter, prompt);
+    if (total <= input.limit) return fitted(f, prompt, total, body, info);
   }
-  const prompt = input.assemble(degraded, '');
-  return done(degraded, prompt, await totalOf(counter, prompt), '', units.length > 0 ? info : untouched);
+  const prompt = input.assemble(f.degraded, '');
+  return fitted(f, prompt, await totalOf(input.counter, prompt), '', units.length > 0 ? info : UNTOUCHED);
 }
 
 const withNewline = (text: string): string => (text === '' || text.endsWith('\n') ? text : `${text}\n`);

@@ -105,21 +105,7 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
   ];
   const plan = resolveBoot(spec, items, { subjects: pickSubjects(input, spec, log) });
 
-  const briefFiles = new Map(briefs.map((b) => [b.id, b.file]));
-  const content = new Map<string, string>();
-  for (const p of plan.placements) {
-    if (p.how !== 'say') continue;
-    const file = p.kind === 'brief' ? briefFiles.get(p.id) : skills.get(p.id)?.file;
-    if (!file) continue;
-    try {
-      content.set(p.id, await cachedText(file));
-    } catch (err) {
-      log.warn(
-        { id: p.id, file, err: (err as Error).message },
-        'said item cannot be read; referenced instead',
-      );
-    }
-  }
+  const content = await saidContent(plan.placements, briefs, skills, log);
   const model: RenderModel = {
     persona,
     skills,
@@ -141,22 +127,7 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
     bootMode: plan.mode,
     degradable: degradationOrder(plan, content),
     skills: index.skills.filter((s) => booted.has(skillId(s))),
-    render(degraded) {
-      const parts: { part: PartName; text: string }[] = [
-        { part: 'persona', text: renderPersona(model.persona) },
-        { part: 'workflows', text: renderWorkflows(model.persona) },
-        { part: 'skills', text: renderSkills(model, degraded) },
-        { part: 'briefs', text: renderBriefs(model, degraded) },
-        { part: 'refs', text: renderRefs(model, degraded) },
-      ];
-      return {
-        text: parts
-          .map((p) => p.text)
-          .filter((t) => t !== '')
-          .join('\n\n'),
-        parts,
-      };
-    },
+    render: (degraded) => renderDisclosure(model, degraded),
   };
 }
 
@@ -275,4 +246,47 @@ function degradationOrder(plan: BootPlan, content: Map<string, string>): string[
     ...group(false, 'skill'),
     ...group(false, 'brief'),
   ];
+}
+
+/** The text of each item the boot plan says in full (the others are referenced by path). */
+async function saidContent(
+  placements: ReturnType<typeof resolveBoot>['placements'],
+  briefs: readonly { id: string; file: string }[],
+  skills: ReadonlyMap<string, { file: string }>,
+  log: Logger,
+): Promise<Map<string, string>> {
+  const briefFiles = new Map(briefs.map((b) => [b.id, b.file]));
+  const content = new Map<string, string>();
+  for (const p of placements) {
+    if (p.how !== 'say') continue;
+    const file = p.kind === 'brief' ? briefFiles.get(p.id) : skills.get(p.id)?.file;
+    if (!file) continue;
+    try {
+      content.set(p.id, await cachedText(file));
+    } catch (err) {
+      log.warn(
+        { id: p.id, file, err: (err as Error).message },
+        'said item cannot be read; referenced instead',
+      );
+    }
+  }
+  return content;
+}
+
+/** The disclosure's parts in prompt order, with `degraded` items shortened to references. */
+function renderDisclosure(model: RenderModel, degraded: ReadonlySet<string>) {
+  const parts: { part: PartName; text: string }[] = [
+    { part: 'persona', text: renderPersona(model.persona) },
+    { part: 'workflows', text: renderWorkflows(model.persona) },
+    { part: 'skills', text: renderSkills(model, degraded) },
+    { part: 'briefs', text: renderBriefs(model, degraded) },
+    { part: 'refs', text: renderRefs(model, degraded) },
+  ];
+  return {
+    text: parts
+      .map((p) => p.text)
+      .filter((t) => t !== '')
+      .join('\n\n'),
+    parts,
+  };
 }

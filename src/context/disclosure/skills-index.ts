@@ -85,7 +85,17 @@ async function scanSource(
     });
     return [];
   }
-  const maxDepth = opts.maxDepth ?? 4;
+  const dirs = await findSkillDirs(source, root, opts.maxDepth ?? 4, problems);
+  return readSkills(source, root, dirs, opts, problems);
+}
+
+/** Skill folders (those holding SKILL.md) under `root`, to `maxDepth`, in folder order. */
+async function findSkillDirs(
+  source: SkillsSourceSnapshot,
+  root: string,
+  maxDepth: number,
+  problems: SkillProblem[],
+): Promise<{ dir: string; rel: string }[]> {
   // Skill folders by real path: one reachable both directly and through an in-source symlink is
   // indexed once, under the path without symlinks (then the shorter, then the first in order).
   const found = new Map<string, { dir: string; rel: string; viaLink: boolean }>();
@@ -134,9 +144,17 @@ async function scanSource(
     }
   };
   await walk(root, '', 0, new Set(), false);
+  return [...found.values()].sort((a, b) => compare(a.rel, b.rel));
+}
 
-  // Read in parallel (bounded), then keep the results and problems in folder order.
-  const dirs = [...found.values()].sort((a, b) => compare(a.rel, b.rel));
+/** Reads each skill folder's SKILL.md in parallel (bounded); results and problems in folder order. */
+async function readSkills(
+  source: SkillsSourceSnapshot,
+  root: string,
+  dirs: readonly { dir: string; rel: string }[],
+  opts: IndexSkillsOptions,
+  problems: SkillProblem[],
+): Promise<SkillEntry[]> {
   const results: { entry?: SkillEntry; problems: SkillProblem[] }[] = [];
   for (let i = 0; i < dirs.length; i += READ_CONCURRENCY) {
     const batch = dirs.slice(i, i + READ_CONCURRENCY).map(async ({ dir, rel }) => {

@@ -61,13 +61,43 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   triageOverride(options, source, source.savedTriageLog);
   if (options.runId !== undefined) checkRunId(options.runId);
   const savedCopy = await copyInputs(source, outDir);
-  const triage = triageOverride(options, source, savedCopy);
+  const overrides = overridesOf(options, source, triageOverride(options, source, savedCopy));
+  const original = await originalPrompt(source);
+  const workspace = await copiedWorkspace(source, outDir, options.maxIncidentBytes);
+  const runId = options.runId ?? replayRunId(source, workspace.incidentText);
+  checkRunId(runId);
+  const log = deps.log.child({ incidentId: workspace.incident.incidentId, runId, replayOf: source.input });
+  await recordReplay(deps, { source, outDir, workspace, runId, overrides, now: now() }, original.prompt);
+
+  const controller = new AbortController();
+  const signal = deps.signal ?? controller.signal;
+  const outcome = await deps.executor.run({ workspace, runId, attempt: 1, signal, log, overrides });
+
+  const runDir = runDirOf(outDir, runId);
+  const result: ReplayResult = { source, outDir, runId, runDir, overrides, outcome };
+  if (original.prompt) result.original = { sha256: original.prompt.sha256, file: original.prompt.file };
+  if (original.unknown) result.originalUnknown = original.unknown;
+  if (await isFile(path.join(runDir, RUN_FILES.promptParts)))
+    comparePrompts(result, original.prompt, await readSentPrompt(runDir));
+  return result;
+}
+
+type Source = Awaited<ReturnType<typeof resolveReplaySource>>;
+type SentPrompt = PromptHash & { parts: PromptParts };
+
+/** The run's overrides: what the options say, else what the original run used. */
+function overridesOf(
+  options: ReplayOptions,
+  source: Source,
+  triage: ReturnType<typeof triageOverride>,
+): RunOverrides {
   const agent = options.agent ?? source.originalAgent;
   const cluster = options.cluster ?? source.originalCluster;
-  const overrides: RunOverrides = {
+  const engine = options.engine ?? source.originalEngine;
+  return {
     ...(cluster ? { cluster } : {}),
     ...(agent ? { agent } : {}),
-    ...((options.engine ?? source.originalEngine) ? { engine: options.engine ?? source.originalEngine } : {}),
+    ...(engine ? { engine } : {}),
     ...(options.model ? { model: options.model } : {}),
     ...(triage ? { triage } : {}),
     ...(options.subjects ? { subjects: options.subjects } : {}),
@@ -75,30 +105,43 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
     ...(options.pathPrepend?.length ? { pathPrepend: options.pathPrepend } : {}),
     previousInvestigations: false,
   };
+}
 
-  let original: (PromptHash & { parts: PromptParts }) | undefined;
-  let originalUnknown: string | undefined;
-  if (source.originalPromptFile && source.bundleDir) {
-    try {
-      original = await readSentPrompt(source.bundleDir);
-    } catch (err) {
-      originalUnknown = `cannot read the original prompt from ${source.originalPromptFile}: ${(err as Error).message}`;
-    }
-  } else {
-    originalUnknown = `${source.input} has no run bundle with a ${RUN_FILES.promptParts}`;
+/** The prompt the original run sent, or why it is not known. */
+async function originalPrompt(source: Source): Promise<{ prompt?: SentPrompt; unknown?: string }> {
+  if (!source.originalPromptFile || !source.bundleDir)
+    return { unknown: `${source.input} has no run bundle with a ${RUN_FILES.promptParts}` };
+  try {
+    return { prompt: await readSentPrompt(source.bundleDir) };
+  } catch (err) {
+    return {
+      unknown: `cannot read the original prompt from ${source.originalPromptFile}: ${(err as Error).message}`,
+    };
   }
+}
 
-  const read = await readWorkspace(outDir, { maxBytes: options.maxIncidentBytes });
-  if (read.kind !== 'ok') {
-    const reason = read.kind === 'missing' ? `${INCIDENT_FILE} is missing` : read.reason;
-    throw new ReplayUsageError(
-      `the incident copied from ${source.workspaceDir} cannot be replayed: ${reason}`,
-    );
-  }
-  const workspace: Workspace = read.workspace;
-  const runId = options.runId ?? replayRunId(source, workspace.incidentText);
-  checkRunId(runId);
-  const log = deps.log.child({ incidentId: workspace.incident.incidentId, runId, replayOf: source.input });
+/** The incident as copied into the replay folder, validated like a drop. */
+async function copiedWorkspace(source: Source, outDir: string, maxBytes: number): Promise<Workspace> {
+  const read = await readWorkspace(outDir, { maxBytes });
+  if (read.kind === 'ok') return read.workspace;
+  const reason = read.kind === 'missing' ? `${INCIDENT_FILE} is missing` : read.reason;
+  throw new ReplayUsageError(`the incident copied from ${source.workspaceDir} cannot be replayed: ${reason}`);
+}
+
+/** source.json in the replay folder and the `replayed` audit event. */
+async function recordReplay(
+  deps: ReplayDeps,
+  r: {
+    source: Source;
+    outDir: string;
+    workspace: Workspace;
+    runId: string;
+    overrides: RunOverrides;
+    now: number;
+  },
+  original: SentPrompt | undefined,
+): Promise<void> {
+  const { source, outDir, runId, overrides } = r;
   await writeFileAtomic(
     path.join(replayDir(outDir), 'source.json'),
     `${JSON.stringify(
@@ -109,7 +152,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
         originalPromptSha256: original?.sha256,
         runId,
         overrides,
-        createdAt: new Date(now()).toISOString(),
+        createdAt: new Date(r.now).toISOString(),
       },
       null,
       2,
@@ -117,36 +160,26 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   );
   await deps.audit?.append(triageDir(outDir), {
     type: 'replayed',
-    incidentId: workspace.incident.incidentId,
+    incidentId: r.workspace.incident.incidentId,
     runId,
     source: source.input,
     sourceKind: source.kind,
     overrides,
   });
+}
 
-  const controller = new AbortController();
-  const signal = deps.signal ?? controller.signal;
-  const outcome = await deps.executor.run({ workspace, runId, attempt: 1, signal, log, overrides });
-
-  const runDir = runDirOf(outDir, runId);
-  const result: ReplayResult = { source, outDir, runId, runDir, overrides, outcome };
-  if (original) result.original = { sha256: original.sha256, file: original.file };
-  if (originalUnknown) result.originalUnknown = originalUnknown;
-  if (await isFile(path.join(runDir, RUN_FILES.promptParts))) {
-    const replayed = await readSentPrompt(runDir);
-    result.replayed = { sha256: replayed.sha256, file: replayed.file };
-    if (original) {
-      result.identical = original.sha256 === replayed.sha256;
-      const difference = firstDifference(original.parts, replayed.parts);
-      if (difference) result.difference = difference;
-      if (!result.identical && source.bundleDir) {
-        const moved = relocate(original.parts, [
-          [source.bundleDir, runDir],
-          [source.workspaceDir, outDir],
-        ]);
-        result.identicalApartFromPaths = firstDifference(moved, replayed.parts) === undefined;
-      }
-    }
+/** Whether the replayed prompt is the original, and where they first differ (also apart from paths). */
+function comparePrompts(result: ReplayResult, original: SentPrompt | undefined, replayed: SentPrompt): void {
+  result.replayed = { sha256: replayed.sha256, file: replayed.file };
+  if (!original) return;
+  result.identical = original.sha256 === replayed.sha256;
+  const difference = firstDifference(original.parts, replayed.parts);
+  if (difference) result.difference = difference;
+  if (!result.identical && result.source.bundleDir) {
+    const moved = relocate(original.parts, [
+      [result.source.bundleDir, result.runDir],
+      [result.source.workspaceDir, result.outDir],
+    ]);
+    result.identicalApartFromPaths = firstDifference(moved, replayed.parts) === undefined;
   }
-  return result;
 }
