@@ -180,10 +180,12 @@ describe('HTTP server against hostile requests', () => {
   it('closes connections beyond http.max_connections at once, and connections that send no request head', async () => {
     const port = await serve({ limits: { maxConnections: 3, headersTimeoutMs: 100 } });
     // Each socket's close is watched from the moment it exists: on a slow machine the head timeout
-    // may close the first before the last has connected.
+    // may close the first before the last has connected. Each is read (resume): when Node's own head
+    // check wins the race it writes a 408 first, and an unread socket never sees the server's close.
     const idle = [0, 1, 2].map(() => {
       const s = net.connect(port, '127.0.0.1');
       s.on('error', () => undefined);
+      s.resume();
       return {
         connected: new Promise<void>((resolve) => s.once('connect', () => resolve())),
         closed: new Promise<void>((resolve) => s.once('close', () => resolve())),
