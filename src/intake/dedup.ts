@@ -3,7 +3,6 @@ import { constants } from 'node:fs';
 import { link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { dedupDir } from '../shared/triage-paths.js';
-import { writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 
 // The dedup window, kept on disk under `<root>/.triage/dedup/` so that it holds across restarts and
@@ -32,6 +31,21 @@ export function dedupKey(incident: {
   ]);
 }
 
+/** A file's text, or undefined when it does not exist (or cannot be read). */
+async function readText(file: string): Promise<string | undefined> {
+  return readFile(file, 'utf8').catch(() => undefined);
+}
+
+function parseEntry(text: string | undefined): DedupEntry | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const e = JSON.parse(text) as DedupEntry;
+    return typeof e.incidentId === 'string' && typeof e.at === 'number' ? e : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class DedupStore {
   readonly dir: string;
 
@@ -48,32 +62,57 @@ export class DedupStore {
   }
 
   private async read(file: string): Promise<DedupEntry | undefined> {
-    try {
-      const e = JSON.parse(await readFile(file, 'utf8')) as DedupEntry;
-      return typeof e.incidentId === 'string' && typeof e.at === 'number' ? e : undefined;
-    } catch {
-      return undefined;
-    }
+    return parseEntry(await readText(file));
   }
 
   /**
    * Records `incidentId` as the first for `key`, or answers the earlier incident when another one
-   * holds the key inside the window. An expired entry is replaced.
+   * holds the key inside the window. An expired (or damaged) entry is replaced by exactly one claimer:
+   * the one that creates its successor file, named after the content it replaces; the others that saw
+   * the same content are duplicates of that one.
    */
   async claim(key: string, incidentId: string): Promise<{ incidentId: string; ageMs: number } | undefined> {
     const file = this.file(key);
     const now = this.now();
     const entry = JSON.stringify({ incidentId, at: now, key });
     await ensureOwnDir(this.dir, path.dirname(path.dirname(this.dir)));
-    if (await this.create(file, entry)) return undefined;
-    const first = await this.read(file);
-    if (first?.incidentId === incidentId) return undefined;
-    if (first && now - first.at <= this.windowMs)
-      return { incidentId: first.incidentId, ageMs: now - first.at };
-    // Expired, or unreadable (a key file is created whole, so an unreadable one is damaged, never half
-    // written): the window starts again with this incident.
-    await writeFileAtomic(file, entry);
-    return undefined;
+    const held = (e: DedupEntry | undefined) =>
+      e && e.incidentId !== incidentId && now - e.at <= this.windowMs
+        ? { incidentId: e.incidentId, ageMs: now - e.at }
+        : undefined;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      if (await this.create(file, entry)) return undefined;
+      const seen = await readText(file);
+      if (seen === undefined) continue; // released or pruned meanwhile: create again
+      const first = parseEntry(seen);
+      if (first?.incidentId === incidentId) return undefined;
+      if (held(first)) return held(first);
+      // Expired, or unreadable (a key file is created whole, so an unreadable one is damaged, never
+      // half written): the window starts again with the claimer that creates the successor.
+      const next = `${file}.${createHash('sha256').update(seen).digest('hex').slice(0, 16)}.next`;
+      if (!(await this.create(next, entry))) {
+        const successor = await readText(next);
+        const holder = parseEntry(successor);
+        if (held(holder)) return held(holder);
+        if (holder?.incidentId !== incidentId) {
+          // Gone (put in place meanwhile: read the key again), or left by a claimer that crashed
+          // before putting it in place a whole window ago.
+          if (successor !== undefined) await unlink(next).catch(() => undefined);
+          continue;
+        }
+        // Our own, from a claim that crashed before putting it in place: finish it.
+      }
+      // Put in place only over the content it succeeds; a successor created after another claimer
+      // already replaced that content is dropped, and the key is read again.
+      if ((await readText(file)) === seen) {
+        await rename(next, file);
+        return undefined;
+      }
+      await unlink(next).catch(() => undefined);
+    }
+    throw new Error(
+      `dedup key file ${file} kept changing while incident ${incidentId} claimed it: another process is rewriting ${this.dir}; check that only triage-runner daemons share this workspaces root`,
+    );
   }
 
   /**
@@ -128,6 +167,13 @@ export class DedupStore {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     let removed = 0;
     for (const name of names) {
+      if (name.endsWith('.next')) {
+        // A successor left by a claimer that crashed before putting it in place.
+        const info = await stat(path.join(this.dir, name)).catch(() => undefined);
+        if (info && this.now() - info.mtimeMs > this.windowMs)
+          await unlink(path.join(this.dir, name)).catch(() => undefined);
+        continue;
+      }
       if (!name.endsWith('.json')) continue;
       const file = path.join(this.dir, name);
       const entry = await this.read(file);

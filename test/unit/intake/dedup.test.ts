@@ -1,5 +1,6 @@
 // The dedup window on disk: it holds across restarts and between replicas sharing the root.
-import { readdir, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DedupStore, dedupKey } from '../../../src/intake/dedup.js';
@@ -46,6 +47,39 @@ describe('DedupStore', () => {
     const stores = Array.from({ length: 8 }, () => new DedupStore(root, 600_000));
     const results = await Promise.all(stores.map((s, i) => s.claim(dedupKey(incident('db')), `inc-${i}`)));
     expect(results.filter((r) => r === undefined)).toHaveLength(1);
+  });
+
+  it('lets exactly one of many concurrent claims replace an expired entry (the others are its duplicates)', async () => {
+    let now = 0;
+    const seed = new DedupStore(root, 600_000, () => now);
+    for (let round = 0; round < 10; round++) {
+      const key = dedupKey(incident(`expired-${round}`));
+      now = round * 10_000_000;
+      expect(await seed.claim(key, `old-${round}`)).toBeUndefined();
+      now += 700_000;
+      const stores = Array.from({ length: 6 }, () => new DedupStore(root, 600_000, () => now));
+      const results = await Promise.all(stores.map((s, i) => s.claim(key, `new-${round}-${i}`)));
+      const first = results.findIndex((r) => r === undefined);
+      expect(results.filter((r) => r === undefined)).toHaveLength(1);
+      for (const r of results) if (r) expect(r.incidentId).toBe(`new-${round}-${first}`);
+    }
+    expect((await readdir(seed.dir)).filter((n) => !n.endsWith('.json'))).toEqual([]);
+  });
+
+  it('a successor left by a claimer that crashed before putting it in place holds the key, and its own claim finishes it', async () => {
+    let now = 0;
+    const d = new DedupStore(root, 600_000, () => now);
+    const key = dedupKey(incident('crashed'));
+    expect(await d.claim(key, 'old')).toBeUndefined();
+    const [name = ''] = (await readdir(d.dir)).filter((n) => n.endsWith('.json'));
+    const seen = await readFile(path.join(d.dir, name), 'utf8');
+    now = 700_000;
+    const next = `${name}.${createHash('sha256').update(seen).digest('hex').slice(0, 16)}.next`;
+    await writeFile(path.join(d.dir, next), JSON.stringify({ incidentId: 'crashed', at: now, key }));
+    expect(await d.claim(key, 'other')).toEqual({ incidentId: 'crashed', ageMs: 0 });
+    expect(await d.claim(key, 'crashed')).toBeUndefined();
+    expect(await readdir(d.dir)).toEqual([name]);
+    expect(await d.claim(key, 'later')).toEqual({ incidentId: 'crashed', ageMs: 0 });
   });
 
   it('takes over a damaged (empty) key file and holds the key, so a later incident is still a duplicate', async () => {
