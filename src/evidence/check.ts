@@ -143,6 +143,11 @@ export function checkEvidence(input: EvidenceInput): Evidence {
     seen.add(key);
     const status = calls.statusOf(command);
     if (status === 'succeeded') verified++;
+    else if (status === 'never run' && input.unrecorded)
+      // The agent's own calls were not recorded: absent from the record is not "never run".
+      unverified.push(
+        `${cited.text} (${cited.where}): not in the record (the agent's calls were not recorded)`,
+      );
     else if (status === 'never run') citedNotRun.push(`${cited.text} (${cited.where})`);
     else
       unverified.push(
@@ -172,7 +177,12 @@ export function checkEvidence(input: EvidenceInput): Evidence {
   }
 
   const gaps = [...(input.knownGaps ?? [])];
-  if (input.unrecorded)
+  const triageCalls = input.calls.filter((c) => c.by === 'triage').length;
+  if (input.unrecorded && triageCalls > 0)
+    gaps.push(
+      `the agent's cluster calls were not recorded (${input.unrecorded}); only the triage script's ${triageCalls} call${triageCalls === 1 ? ' was' : 's were'}, so commands the agent ran cannot be checked`,
+    );
+  else if (input.unrecorded)
     gaps.push(`cluster calls were not recorded (${input.unrecorded}): citations cannot be checked`);
   gaps.push(...callGaps(input.calls, outputs));
   const cut = input.outputs.filter((o) => o.cut).length;

@@ -156,6 +156,27 @@ describe('checkEvidence', () => {
     );
   });
 
+  it("with the agent's calls unrecorded, a command only the agent ran is unverified (not 'cited but never run') and the gap names the triage calls that were recorded", () => {
+    const report =
+      '# R\n\n## Commands Executed\n\n```\nkubectl get pods -n shop\nkubectl describe pod web-1 -n shop\n```\n';
+    const withTriage = recorded([{ argv: ['get', 'pods', '-n', 'shop'], stdout: PODS }]);
+    const evidence = checkEvidence({
+      report,
+      calls: withTriage.calls.map((c) => ({ ...c, by: 'triage' as const })),
+      outputs: withTriage.outputs,
+      unrecorded: 'the engine cannot reach a kubectl broker',
+    });
+    expect(evidence.citedNotRun).toEqual([]);
+    expect(evidence.unverified).toEqual([
+      "kubectl describe pod web-1 -n shop (commands executed): not in the record (the agent's calls were not recorded)",
+    ]);
+    expect(evidence.verified).toBe(1);
+    expect(evidence.verdict).toBe('partial');
+    expect(evidence.gaps[0]).toBe(
+      "the agent's cluster calls were not recorded (the engine cannot reach a kubectl broker); only the triage script's 1 call was, so commands the agent ran cannot be checked",
+    );
+  });
+
   it('finds quoted lines in the triage output too, whitespace-normalised and as part of a longer line', () => {
     const report =
       '# R\n\n## Supporting Evidence\n\n```\nWarning  FailedScheduling   0/3 nodes are available\n  Insufficient   cpu\n```\n\n## Commands Executed\n\n```\nkubectl get pods -n shop\n```\n';
