@@ -79,6 +79,11 @@ export async function writeInvocationFiles(
 
 export type LaunchSpec = Omit<RunSpec, 'onStdout' | 'onStderr'>;
 
+function wrapperArgs(args: string[], command: string): string[] {
+  const at = args.indexOf(command);
+  return at < 0 ? args : args.slice(0, at);
+}
+
 /** invocation.json: what was run, with secret values replaced (the bundle's redactor scrubs the rest). */
 export function invocationRecord(input: {
   spec: LaunchSpec;
@@ -123,7 +128,8 @@ export function invocationRecord(input: {
       ? {
           wrapper: {
             command: input.wrapper.command,
-            args: input.wrapper.args.slice(0, input.wrapper.args.indexOf('--') + 1),
+            // The wrapper's own arguments, up to where the agent's command (recorded above) starts.
+            args: wrapperArgs(input.wrapper.args, spec.command),
           },
         }
       : {}),

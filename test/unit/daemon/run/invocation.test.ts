@@ -135,6 +135,44 @@ describe('launch helpers', () => {
     ).rejects.toThrow(/must be relative and stay inside/);
   });
 
+  it("records each wrapper's own arguments up to the agent's command: the gateway bridge and the pod's token shell", () => {
+    const spec = {
+      runId: 'r',
+      incidentId: 'i',
+      labels: {},
+      image: 'img',
+      command: 'claude',
+      args: ['-p', 'x'],
+      env: {},
+      secretEnv: {},
+      stdin: 'hi',
+      workdir: '/workspace',
+      mounts: [],
+      tmpfs: [],
+      stateDir: '/state',
+    };
+    const record = (wrapper: { command: string; args: string[] }) =>
+      invocationRecord({
+        spec,
+        wrapper,
+        engine: 'kubernetes',
+        placement: 'container',
+        agent: 'claude',
+        attempt: 0,
+        launchedAt: new Date('2026-11-22T00:00:00Z'),
+        files: [],
+      }).wrapper;
+    const script =
+      't=$(cat "$TOKEN_FILE") && [ -n "$t" ] || exit 70; export ANTHROPIC_API_KEY="$t"; exec "$0" "$@"';
+    expect(record({ command: '/bin/sh', args: ['-c', script, 'claude', '-p', 'x'] })).toEqual({
+      command: '/bin/sh',
+      args: ['-c', script],
+    });
+    expect(
+      record({ command: 'node', args: ['/guard/bridge.js', '--port', '4000', '--', 'claude', '-p', 'x'] }),
+    ).toEqual({ command: 'node', args: ['/guard/bridge.js', '--port', '4000', '--'] });
+  });
+
   it('records secret variable names but never their values', () => {
     const record = invocationRecord({
       spec: {
