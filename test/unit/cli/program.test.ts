@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, runCli } from '../../../src/cli/program.js';
 import { PACKAGE_ROOT, PACKAGE_VERSION, type CliIO } from '../../../src/cli/io.js';
+import { scratchDir } from '../../support/scratch.js';
 
 function io(env: Record<string, string> = {}, cwd = tmpdir()) {
   const out: string[] = [];
@@ -45,7 +46,7 @@ describe('command line', () => {
   });
 
   it('validate-config exits 2 and names all three paths of a file with three distinct mistakes', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-'));
+    const dir = scratchDir('tr-cli-');
     const file = path.join(dir, 'bad.yaml');
     writeFileSync(file, 'agent:\n  max_turns: "many"\n  colour: red\nscheduling:\n  max_concurrent: 0\n');
     const t = io({}, dir);
@@ -57,7 +58,7 @@ describe('command line', () => {
   });
 
   it('validate-config takes the file from the global --config option', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-'));
+    const dir = scratchDir('tr-cli-');
     const file = path.join(dir, 'c.yaml');
     writeFileSync(file, 'engine: podman\n');
     const t = io({}, dir);
@@ -77,7 +78,7 @@ describe('command groups', () => {
 
 describe('validate-config and the files a configuration names', () => {
   it('exits 2 naming boot_file, persona and system_prompt_file when they are broken or missing', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-files-'));
+    const dir = scratchDir('tr-cli-files-');
     writeFileSync(
       path.join(dir, 'boot.yml'),
       'briefs:\n  say: ["*.md"]\nalways:\n  briefs:\n    say: ["*.md"]\n',
@@ -102,7 +103,7 @@ describe('validate-config and the files a configuration names', () => {
   });
 
   it("exits 2 naming the persona's helpers.yaml when its tool policy is broken", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-helpers-'));
+    const dir = scratchDir('tr-cli-helpers-');
     mkdirSync(path.join(dir, 'personas', 'sre'), { recursive: true });
     writeFileSync(path.join(dir, 'personas', 'sre', 'PERSONA.md'), '---\ndescription: An SRE.\n---\n# SRE\n');
     writeFileSync(path.join(dir, 'personas', 'sre', 'helpers.yaml'), "include: ['tool:browser']\n");
@@ -120,7 +121,7 @@ describe('validate-config reports everything at once', () => {
   const MIXED_BOOT = 'briefs:\n  say: ["*.md"]\nalways:\n  briefs:\n    say: ["*.md"]\n';
   /** A temp folder holding c.yaml (and the other files given). */
   const configDir = (yaml: string, files: Record<string, string> = {}) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'tr-cli-check-'));
+    const dir = scratchDir('tr-cli-check-');
     for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
     const file = path.join(dir, 'c.yaml');
     writeFileSync(file, yaml);

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,9 +8,10 @@ import {
   SINGLE_CLUSTER,
 } from '../../../src/clusters/registry.js';
 import { ConfigError, loadConfig } from '../../../src/config/index.js';
+import { scratchDir } from '../../support/scratch.js';
 
 function configFrom(yaml: string) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tr-clusters-'));
+  const dir = scratchDir('tr-clusters-');
   const file = path.join(dir, 'config.yaml');
   writeFileSync(file, yaml);
   return { dir, load: () => loadConfig({ file, env: {}, cwd: dir }).config };

@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configKeys, envName, inspectConfig, loadConfig } from '../../../src/config/index.js';
+import { scratchDir } from '../../support/scratch.js';
 
 function tempConfig(yaml: string): { dir: string; file: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tr-config-'));
+  const dir = scratchDir('tr-config-');
   const file = path.join(dir, 'config.yaml');
   writeFileSync(file, yaml);
   return { dir, file };
@@ -36,7 +37,7 @@ describe('configuration defaults', () => {
   });
 
   it('resolves built-in default paths against the package root, wherever the command runs', () => {
-    const cwd = mkdtempSync(path.join(tmpdir(), 'tr-cwd-'));
+    const cwd = scratchDir('tr-cwd-');
     const { config } = loadConfig({ env: {}, cwd, packageRoot: '/opt/triage-runner' });
     expect(config.workspaces_root).toBe('/opt/triage-runner/incidents');
     expect(config.skills.cache_dir).toBe('/opt/triage-runner/agent-home/skills');
@@ -55,7 +56,7 @@ describe('configuration defaults', () => {
         '',
       ].join('\n'),
     );
-    const cwd = mkdtempSync(path.join(tmpdir(), 'tr-elsewhere-'));
+    const cwd = scratchDir('tr-elsewhere-');
     const { config } = loadConfig({
       file,
       env: { TRIAGE_RUNNER_WORKSPACES_ROOT: 'from-env' },

@@ -2,9 +2,9 @@
 // the workspace lease. A valid drop is queued once however many events announce it; a duplicate, a full
 // queue, an unknown cluster and a folder that escapes the root each end where the machine says; a final
 // folder is not read again until one of its files changes; a change during a run is only noted.
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { Inspector, type InspectorDeps } from '../../../src/daemon/inspector.js';
 import type { QueuedIncident } from '../../../src/daemon/run-slot.js';
@@ -149,6 +149,7 @@ describe('Inspector', () => {
     const dir = await drop('inc-1');
     const elsewhere = path.join(root.root, '..', `elsewhere-${path.basename(root.root)}`);
     await mkdir(elsewhere, { recursive: true });
+    onTestFinished(() => rm(elsewhere, { recursive: true, force: true }));
     await symlink(elsewhere, path.join(dir, '.triage'));
     await inspector().consider(dir, 'add');
     expect(queued).toEqual([]);

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/program.js';
 import type { CliIO } from '../../../src/cli/io.js';
+import { scratchDir } from '../../support/scratch.js';
 
 const io = (): CliIO & { err: string[] } => {
   const err: string[] = [];
@@ -42,7 +42,7 @@ describe('triage-runner daemon flags', () => {
   });
 
   it('exits 2 naming a workspaces root that does not exist, and creates nothing', async () => {
-    const typo = path.join(mkdtempSync(path.join(tmpdir(), 'tr-root-')), 'incidnets');
+    const typo = path.join(scratchDir('tr-root-'), 'incidnets');
     const cli = io();
     expect(
       await runCli(['daemon', '--engine', 'process', '--http-port', '0', '--workspaces-root', typo], cli),
@@ -53,7 +53,7 @@ describe('triage-runner daemon flags', () => {
   });
 
   it('exits 2 when --create-root is given but the parent is missing too', async () => {
-    const deep = path.join(mkdtempSync(path.join(tmpdir(), 'tr-root-')), 'missing', 'incidents');
+    const deep = path.join(scratchDir('tr-root-'), 'missing', 'incidents');
     const cli = io();
     const args = [
       'daemon',

@@ -1,11 +1,12 @@
 import { renameSync, writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLease, type LeaseInfo } from '../../../src/intake/lease.js';
 import { leasePath } from '../../../src/shared/triage-paths.js';
 import { tempRoot } from '../../support/incidents.js';
+import { scratchDir } from '../../support/scratch.js';
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -128,7 +129,7 @@ describe('lease', () => {
 
 describe('lease holder identity', () => {
   it('takes over at once from a holder whose pid now belongs to another process (a restarted container)', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'lease-restart-'));
+    const dir = scratchDir('lease-restart-');
     await mkdir(path.join(dir, '.triage'), { recursive: true });
     // Our own pid, but recorded with a start time that is not ours: the pid was reused.
     await writeFile(
@@ -148,7 +149,7 @@ describe('lease holder identity', () => {
   });
 
   it('does not take over from a live holder whose start time matches', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'lease-live-'));
+    const dir = scratchDir('lease-live-');
     const first = await acquireLease(dir, { daemonId: 'holder', pid: process.pid }, { ttlMs: 60_000 });
     expect(first.acquired).toBe(true);
     const second = await acquireLease(dir, { daemonId: 'other', pid: process.pid + 1 }, { ttlMs: 60_000 });

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listEntries, readEntry, recordDelivery, saveEntry } from '../../../src/notify/outbox.js';
 import { outboxDir } from '../../../src/shared/triage-paths.js';
 import { readNoFollow, UnsafePathError } from '../../../src/notify/safe-fs.js';
 import type { OutboxEntry } from '../../../src/notify/types.js';
+import { scratchDir } from '../../support/scratch.js';
 
 const entry = (key: string): OutboxEntry => ({
   version: 1,
@@ -22,7 +22,7 @@ const entry = (key: string): OutboxEntry => ({
   steps: [{ id: 'post', status: 'pending' }],
 });
 
-const workspace = () => mkdtemp(path.join(tmpdir(), 'tr-outbox-'));
+const workspace = async () => scratchDir('tr-outbox-');
 
 describe('outbox', () => {
   it('records a delivery once: a second record with the same key leaves the first untouched', async () => {
