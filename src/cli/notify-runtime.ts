@@ -8,7 +8,7 @@ import { Redactor } from '../log/redact.js';
 import { Notifier } from '../notify/notifier.js';
 import { finishedFrom } from '../notify/input.js';
 import type { OutboxEntry } from '../notify/types.js';
-import type { Plan } from '../notify/notifier.js';
+import type { Plan } from '../notify/planner.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
 // The notifier as commands use it (`notify`, `replay --notify`, `compare --notify`): deliveries are

@@ -36,8 +36,6 @@ import type {
   Trigger,
 } from './types.js';
 
-export { UnknownSinkError, type Plan, type PlanOptions, type PlannedDelivery } from './planner.js';
-
 // Delivers investigations to the configured sinks, exactly once per delivery: each one is recorded in
 // the workspace's outbox before it is attempted, each step (a Slack thread part, a PagerDuty note) is
 // recorded as it is delivered, and the retry schedule lives in the outbox too, so a process killed at

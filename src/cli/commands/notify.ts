@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDuration } from '../../config/duration.js';
 import { NotifyInputError, readFinishedIncident } from '../../notify/input.js';
-import { UnknownSinkError } from '../../notify/notifier.js';
+import { UnknownSinkError } from '../../notify/planner.js';
 import { UnsafePathError } from '../../notify/safe-fs.js';
 import { commandConfig } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
