@@ -101,6 +101,20 @@ function messages(stream: boolean, model = 'claude-sonnet-4-5-20250929') {
   return JSON.stringify({ model, stream, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
 }
 
+/** POST /v1/messages through the run's gateway with the run token as the Anthropic key (or `key`). */
+function postMessages(
+  r: RunGateway,
+  body: string,
+  options: { key?: string; signal?: AbortSignal } = {},
+): Promise<Response> {
+  return fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': options.key ?? r.session.token },
+    body,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
 describe('the model gateway', () => {
   it("forwards a run token's streamed Anthropic call with the real key and passes the SSE through byte for byte", async () => {
     const h = await harness();
@@ -158,11 +172,7 @@ describe('the model gateway', () => {
     const h = await harness();
     const r = await run(h);
     const before = anthropic.requests.length;
-    const unknown = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': KEYS.anthropic },
-      body: messages(false),
-    });
+    const unknown = await postMessages(r, messages(false), { key: KEYS.anthropic });
     expect(unknown.status).toBe(401);
     expect(await unknown.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     const live = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
@@ -173,11 +183,7 @@ describe('the model gateway', () => {
     expect(live.status).toBe(200);
     await live.text();
     await r.stop();
-    const dead = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': r.session.token },
-      body: messages(false),
-    });
+    const dead = await postMessages(r, messages(false));
     expect(dead.status).toBe(401);
     await dead.text();
     expect(anthropic.requests.length - before).toBe(1);
@@ -333,11 +339,7 @@ describe('the model gateway', () => {
       upstream: { anthropic: `http://127.0.0.1:${(slow.address() as AddressInfo).port}` },
     });
     const r = await run(h);
-    const res = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': r.session.token },
-      body: messages(true),
-    });
+    const res = await postMessages(r, messages(true));
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const first = await reader.read();
     // The provider has not sent the rest yet: the first event arrived on its own.
@@ -400,12 +402,7 @@ describe('the model gateway', () => {
     });
     const r = await run(h);
     const abort = new AbortController();
-    const res = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': r.session.token },
-      body: messages(true),
-      signal: abort.signal,
-    });
+    const res = await postMessages(r, messages(true), { signal: abort.signal });
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     await reader.read();
     abort.abort();
@@ -418,11 +415,7 @@ describe('the model gateway', () => {
       });
     });
     release();
-    const again = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': r.session.token },
-      body: messages(true),
-    });
+    const again = await postMessages(r, messages(true));
     expect(again.status).toBe(200);
     await again.text();
     await r.stop();
@@ -447,11 +440,7 @@ describe('the model gateway', () => {
       upstream: { anthropic: `http://127.0.0.1:${(limited.address() as AddressInfo).port}` },
     });
     const r = await run(h);
-    const res = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'x-api-key': r.session.token },
-      body: messages(false),
-    });
+    const res = await postMessages(r, messages(false));
     expect(res.status).toBe(200);
     await res.text();
     expect(n).toBe(2);
@@ -472,11 +461,7 @@ describe('the model gateway', () => {
     anthropic.failWith = 529;
     try {
       const before = anthropic.requests.length;
-      const res = await fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-        method: 'POST',
-        headers: { 'x-api-key': r.session.token },
-        body: messages(false),
-      });
+      const res = await postMessages(r, messages(false));
       expect(res.status).toBe(529);
       await res.text();
       expect(anthropic.requests.length - before).toBe(2);
@@ -490,12 +475,7 @@ describe('the model gateway', () => {
   it('refuses the call after the one that took the run over budget.max_tokens, in the provider error shape, naming the cap', async () => {
     const h = await harness({ caps: { maxTokens: 1000 } });
     const r = await run(h);
-    const call = () =>
-      fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-        method: 'POST',
-        headers: { 'x-api-key': r.session.token },
-        body: messages(false),
-      });
+    const call = () => postMessages(r, messages(false));
     const first = await call();
     expect(first.status).toBe(200);
     await first.text();
@@ -518,11 +498,7 @@ describe('the model gateway', () => {
     const h = await harness({ caps: { maxModelCalls: 1 } });
     const r = await run(h);
     const call = (token: string) =>
-      fetch(`${r.providers.anthropicBaseUrl}/v1/messages`, {
-        method: 'POST',
-        headers: { 'x-api-key': token },
-        body: messages(false),
-      }).then(async (res) => (await res.text(), res.status));
+      postMessages(r, messages(false), { key: token }).then(async (res) => (await res.text(), res.status));
     expect(await call(r.session.token)).toBe(200);
     expect(await call(r.session.token)).toBe(400);
     expect(r.summary().capReached?.cap).toBe('budget.max_model_calls');
