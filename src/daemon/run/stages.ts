@@ -80,7 +80,7 @@ export interface LaunchedRun extends RunStart {
   output: RunOutput;
   /** The broker serving the agent's kubectl; none when the run had no guard. */
   guard: RunGuard | undefined;
-  /** The run's identity at the model gateway; none when the agent was handed the key (or adopted). */
+  /** The run's identity at the model gateway; none when the agent was handed the key (`gateway.enabled: false`). */
   gateway?: RunGateway;
   reportValidator: ValidatorLookup;
   report: ReportPaths;

@@ -70,19 +70,19 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
 }
 
 async function ping(conn: DockerConnection): Promise<void> {
+  const deadline = AbortSignal.timeout(PING_TIMEOUT_MS);
   try {
-    const light = await lightGet(conn.endpoint, '/_ping', PING_TIMEOUT_MS, conn.tls);
+    const light = await lightGet(conn.endpoint, '/_ping', deadline, conn.tls);
     if (light && light.status !== 200) throw httpError(light.status, light.body);
     if (!light) {
       const docker = await conn.api();
       const call = docker.ping.bind(docker) as unknown as (o: {
         abortSignal: AbortSignal;
       }) => Promise<unknown>;
-      await call({ abortSignal: AbortSignal.timeout(PING_TIMEOUT_MS) });
+      await call({ abortSignal: deadline });
     }
   } catch (err) {
-    const name = (err as Error | undefined)?.name;
-    if (name === 'AbortError' || name === 'TimeoutError') {
+    if (deadline.aborted) {
       throw new TransientError(
         `container engine at ${conn.endpoint} did not answer ping within ${PING_TIMEOUT_MS} ms: check that Docker or Podman's API service is running`,
         { cause: err, code: 'ETIMEDOUT' },

@@ -5,12 +5,12 @@ import { request as httpRequest } from 'node:http';
 /**
  * A GET on the engine's API without dockerode, for what an idle daemon asks (ping, image present, the
  * start-up sweep's listing): unix sockets and plain http. Undefined for other endpoints (ssh, TLS), which
- * go through dockerode. Rejects with the socket error, or an AbortError after `timeoutMs`.
+ * go through dockerode. Rejects with the socket error, or an AbortError after `timeout` (ms, or a signal).
  */
 export async function lightGet(
   endpoint: string,
   pathname: string,
-  timeoutMs: number,
+  timeout: number | AbortSignal,
   tls: boolean,
 ): Promise<{ status: number; body: string } | undefined> {
   let target: { socketPath: string } | { host: string; port: number } | undefined;
@@ -24,7 +24,12 @@ export async function lightGet(
   const where = target;
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { ...where, path: pathname, method: 'GET', signal: AbortSignal.timeout(timeoutMs) },
+      {
+        ...where,
+        path: pathname,
+        method: 'GET',
+        signal: typeof timeout === 'number' ? AbortSignal.timeout(timeout) : timeout,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
