@@ -31,6 +31,8 @@ export function shScriptExecutor(
   script: string,
   engine: Engine = createDockerEngine(config, silentLogger()),
   env: Record<string, string | undefined> = {},
+  /** 'configured': the skills cache of config.skills (a triage script runs); else none. */
+  skills: 'none' | 'configured' = 'none',
 ): RunExecutor {
   const adapter = fakeAdapter('sh');
   return createRunExecutor({
@@ -41,7 +43,7 @@ export function shScriptExecutor(
     audit: new AuditLog(),
     env,
     engine,
-    skills: emptySkills(),
+    ...(skills === 'none' ? { skills: emptySkills() } : {}),
     agents: () => ({
       ...adapter,
       buildInvocation: (input) => ({ ...adapter.buildInvocation(input), args: ['-c', script] }),

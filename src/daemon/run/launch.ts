@@ -19,6 +19,7 @@ import { planRunGateway } from './model-gateway.js';
 import { openOutput, type RunOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import type { LaunchedRun, PreparedRun } from './stages.js';
+import { triageGaps } from './evidence.js';
 
 // Launch: the adapter's invocation joined to the engine (planLaunch: files, manifest, invocation.json;
 // a dry run stops there), then the broker and the agent started (launch: the incident is `running`).
@@ -222,6 +223,7 @@ export async function launch(
       kind: 'launched',
       promptSha256: run.context.promptSha256,
       triageStatus: run.context.context.triage.status,
+      triageGaps: triageGaps(run.context.context.triage, env.config.context.triage_log_cap),
     },
     progress,
   };

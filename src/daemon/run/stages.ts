@@ -69,7 +69,14 @@ export interface PreparedRun extends RunStart {
 
 /** What a launching daemon knew that an adopting one does not. */
 export type LaunchOrigin =
-  { kind: 'launched'; promptSha256: string; triageStatus: string } | { kind: 'adopted' };
+  | {
+      kind: 'launched';
+      promptSha256: string;
+      triageStatus: string;
+      /** What the triage output leaves out, for the evidence check's gaps (triageGaps). */
+      triageGaps: string[];
+    }
+  | { kind: 'adopted' };
 
 /** launch() or adopt(): the agent runs on the engine and its output is being recorded. */
 export interface LaunchedRun extends RunStart {

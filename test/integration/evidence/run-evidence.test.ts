@@ -2,7 +2,7 @@
 // `kubectl describe pod` and quoting a log line. When it never made those calls, result.json names
 // them in citedNotRun and excerptsNotFound and the run is not grounded; when it made them through the
 // guard (the broker ran a stand-in kubectl on the daemon's side), the same report is grounded.
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunResult } from '../../../src/audit/run-record.js';
@@ -80,8 +80,13 @@ describe('evidence check after the agent', () => {
     command = kubectl,
     access = command !== kubectl,
     permissionsText?: string,
+    extra: Record<string, unknown> = {},
   ) => {
-    const config = testConfig(root.dir, { engine: 'process', kubectl: { command, access_check: access } });
+    const config = testConfig(root.dir, {
+      engine: 'process',
+      kubectl: { command, access_check: access },
+      ...extra,
+    });
     const made = await makeWorkspace(root.dir);
     const workspace = permissionsText === undefined ? made : { ...made, permissionsText };
     const script = [
@@ -91,7 +96,13 @@ describe('evidence check after the agent', () => {
       ...FINISH_ON_HOST.slice(1),
     ].join('\n');
     const engine = createProcessEngine(config, silentLogger());
-    const executor = shScriptExecutor(config, script, engine, { PATH: process.env.PATH });
+    const executor = shScriptExecutor(
+      config,
+      script,
+      engine,
+      { PATH: process.env.PATH },
+      extra.skills ? 'configured' : 'none',
+    );
     const readiness = await executor.readiness();
     const outcome = await executor.run({
       workspace,
@@ -175,6 +186,34 @@ describe('evidence check after the agent', () => {
       /^cluster default cannot be reached: The connection to the server localhost:8080 was refused/,
     );
     expect(result.evidence?.gaps).toContain('no cluster read succeeded during the run');
+  });
+
+  it('names what the triage output leaves out: a script that failed, and a log cut at context.triage_log_cap', async () => {
+    const skill = path.join(root.dir, 'noisy-triage');
+    await mkdir(skill, { recursive: true });
+    await writeFile(
+      path.join(skill, 'triage.sh'),
+      '#!/bin/sh\ni=0\nwhile [ $i -lt 400 ]; do echo "triage line $i: pods in shop look fine so far"; i=$((i+1)); done\nexit 3\n',
+    );
+    await chmod(path.join(skill, 'triage.sh'), 0o755);
+    const runId = `evidence-triage-gaps-${process.pid}`;
+    const { outcome, result } = await run(['kubectl get pods -n shop'], runId, kubectl, false, undefined, {
+      context: { triage_log_cap: '4KiB' },
+      skills: {
+        sources: [{ name: 'noisy-triage', path: skill }],
+        cache_dir: path.join(root.dir, `skills-cache-${runId}`),
+        disable_triage_preload: false,
+        triage: { skill: 'noisy-triage', script: 'triage.sh', args: [], validate_report: false },
+      },
+    });
+    expect(outcome.status).toBe('succeeded');
+    expect(result.triage).toEqual({ status: 'failed' });
+    expect(result.evidence?.gaps).toContain('the triage script failed (exit 3): its output may be partial');
+    expect(result.evidence?.gaps).toContainEqual(
+      expect.stringMatching(
+        /^the triage output was cut at context\.triage_log_cap \(4096 of \d+ bytes recorded\)$/,
+      ),
+    );
   });
 
   it("preloads probed permissions when the producer wrote none, and a producer's file unchanged", async () => {
