@@ -1,6 +1,7 @@
 import type { ActionsBlock, KnownBlock, SectionBlock } from '@slack/types';
 import { FEEDBACK_ACTION_PREFIX } from '../feedback/slack-interaction.js';
-import { EVIDENCE_MARK, evidenceLine } from './evidence.js';
+import { evidenceItems, evidenceLine } from '../evidence/summary.js';
+import { EVIDENCE_MARK } from './evidence.js';
 import { escapeMrkdwn, parseMarkdown, sectionsOf, toMrkdwn } from './mrkdwn.js';
 import {
   clipText,
@@ -211,8 +212,9 @@ export function resolvedMessage(input: RenderInput): SlackMessage {
 /** The report as thread messages, each within the block, character and block-count limits. */
 export function threadMessages(input: RenderInput): SlackMessage[] {
   if (!input.report?.trim()) return [];
+  const evidence = evidenceMessage(input);
   const texts = packMessages(reportSections(input.report));
-  const kept = texts.slice(0, SLACK_LIMITS.threadMessages);
+  const kept = texts.slice(0, SLACK_LIMITS.threadMessages - (evidence ? 1 : 0));
   const dropped = texts.length - kept.length;
   const notes: string[] = [];
   if (input.reportTruncated)
@@ -233,7 +235,7 @@ export function threadMessages(input: RenderInput): SlackMessage[] {
       last.push(note);
     else kept.push([note]);
   }
-  return kept.map((sections, i) => ({
+  const parts: SlackMessage[] = kept.map((sections, i) => ({
     text: `Investigation report, part ${i + 1} of ${kept.length}`,
     blocks: [
       {
@@ -243,6 +245,42 @@ export function threadMessages(input: RenderInput): SlackMessage[] {
       ...sections.map((text) => section(text, true)),
     ],
   }));
+  return evidence ? [evidence, ...parts] : parts;
+}
+
+/** Items of the evidence list in one thread message; the rest are counted (all are in result.json). */
+const EVIDENCE_ITEMS_SHOWN = 25;
+
+/** First in the thread: every citation that did not hold and every gap, when there are any. */
+function evidenceMessage(input: RenderInput): SlackMessage | undefined {
+  const evidence = input.result?.evidence;
+  const items = evidence ? evidenceItems(evidence) : [];
+  if (!evidence || items.length === 0) return undefined;
+  const shown = items.slice(0, EVIDENCE_ITEMS_SHOWN).map((item) => `• ${escapeMrkdwn(item)}`);
+  if (items.length > shown.length)
+    shown.push(`_${items.length - shown.length} more in result.json (\`evidence\`)_`);
+  // Lines joined into sections of at most 3,000 characters (25 items of at most ~300 stay under a message's limit).
+  const sections: string[] = [];
+  for (const line of shown) {
+    const last = sections.at(-1);
+    if (last !== undefined && last.length + 1 + line.length <= SLACK_LIMITS.sectionChars)
+      sections[sections.length - 1] = `${last}\n${line}`;
+    else sections.push(line);
+  }
+  return {
+    text: `Evidence: ${evidence.verdict}, ${items.length} point${items.length === 1 ? '' : 's'} not verified`,
+    blocks: [
+      {
+        type: 'context',
+        elements: [
+          mrkdwn(
+            `${EVIDENCE_MARK[evidence.verdict]} Evidence: ${evidence.verdict} · what the check could not verify`,
+          ),
+        ],
+      },
+      ...sections.map((text) => section(text)),
+    ],
+  };
 }
 
 const total = (texts: string[]): number => texts.reduce((n, t) => n + t.length, 0);

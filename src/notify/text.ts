@@ -1,6 +1,6 @@
 import { hasAnswer } from '../incident/queries.js';
 import { runDirRelative } from '../shared/triage-paths.js';
-import { evidenceLine } from './evidence.js';
+import { evidenceLine } from '../evidence/summary.js';
 import type { RenderInput } from './types.js';
 
 // Wording shared by every sink: the headline, figures, what to do after a failure, the one-paragraph

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { INCIDENT_STATES } from '../incident/types.js';
 import type { IncidentView, StatusTotals } from './types.js';
 import { noReportWhy } from './view.js';
+import { evidenceMark } from '../evidence/summary.js';
 
 // `triage-runner status` as text: one line per incident, then the totals. Pure.
 
@@ -113,7 +114,7 @@ export function formatStatus(
     const start = `${pad(row)}  `;
     const view = incidents[i];
     // How far the answer holds comes first: an ungrounded answer is read as one; then what responders said.
-    const verdict = view?.evidence ? `[${view.evidence.verdict}] ` : '';
+    const verdict = view?.evidence ? `${evidenceMark(view.evidence)} ` : '';
     const rated = view?.feedback ? `[rated ${view.feedback.verdict}] ` : '';
     const answer = printable(`${verdict}${rated}${view?.answer ?? view?.progress?.retrying ?? '-'}`);
     const room = options.columns === undefined ? Infinity : options.columns - [...start].length;

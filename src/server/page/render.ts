@@ -6,6 +6,7 @@ import type { IncidentDetail } from '../../status/detail.js';
 import { formatAge, formatCost, formatDuration, formatTokens } from '../../status/format.js';
 import type { IncidentView, ListPage } from '../../status/types.js';
 import { html, type SafeHtml } from './html.js';
+import { evidenceItems } from '../../evidence/summary.js';
 
 // The status page's HTML, rendered on the server: the incident list and one incident. No inline
 // script or style (the Content-Security-Policy forbids both): behaviour comes from /assets/status.js,
@@ -357,6 +358,18 @@ function timeline(detail: IncidentDetail): SafeHtml {
 }
 
 /** What responders said of the answer, and a form to say it (a plain form POST; no script). */
+/** Under the summary: every citation of the answer that did not hold and every gap of the run. */
+function evidenceSection(d: IncidentDetail): SafeHtml | string {
+  const items = d.evidence ? evidenceItems(d.evidence) : [];
+  if (items.length === 0) return '';
+  return html`<section class="evidence-points" id="evidence-points">
+    <h2>What the evidence check could not verify</h2>
+    <ul>
+      ${items.map((item) => html`<li>${item}</li>`)}
+    </ul>
+  </section>`;
+}
+
 function feedbackSection(d: IncidentDetail): SafeHtml {
   const f = d.feedback;
   const current = f
@@ -447,7 +460,7 @@ export function renderIncidentPage(input: IncidentPageInput): string {
         </dl>
         ${RETRYABLE_STATES.has(d.state) ? html`<p class="hint">Retry in place: <code>triage-runner retry ${d.folder}</code> (from the workspaces root) or <code>POST /v1/incidents/${d.folder}/retry</code>.</p>` : ''}
       </section>
-      ${feedbackSection(d)}
+      ${evidenceSection(d)} ${feedbackSection(d)}
       <section>
         <h2>Report</h2>
         ${'html' in report ? html`<article class="report" id="report">${report.html}</article>` : html`<p class="none" id="report-none">${reportWhy ?? report.why}</p>`}

@@ -140,6 +140,34 @@ describe('status page at a glance', () => {
     expect(chapters).toEqual(['detected', 'queued', 'agent', 'answer']);
   });
 
+  it("lists, under an incident's summary, every citation that did not hold and every gap (escaped); a grounded one has no such list", async () => {
+    await alertIncident();
+    await incidentIn(root, 'shaky', (s, i) => [
+      { type: 'Validated', incidentId: i, sha256: s },
+      { type: 'Claimed', runId: 'run-s', holder: 'test' },
+      { type: 'Finished', runId: 'run-s', outcome: { status: 'succeeded', exitCode: 0 } },
+    ]);
+    await writeRun(path.join(root, 'shaky'), 'run-s', {
+      answer: 'it was DNS',
+      evidence: {
+        verdict: 'partial',
+        facts: 1,
+        verified: 1,
+        unverified: [],
+        citedNotRun: ['kubectl logs <web-1> -n shop (FACT-1)'],
+        excerptsNotFound: [],
+        gaps: ['refused (exclude "k8s-change"): kubectl delete pods/web-1 --namespace=shop'],
+      },
+    });
+    const base = await serve();
+    const page = await (await fetch(`${base}/incidents/shaky`)).text();
+    expect(page).toContain('What the evidence check could not verify');
+    expect(page).toContain('<li>cited but never run: kubectl logs &lt;web-1&gt; -n shop (FACT-1)</li>');
+    expect(page).toContain('<li>gap: refused (exclude &quot;k8s-change&quot;): kubectl delete pods/web-1');
+    const grounded = await (await fetch(`${base}/incidents/${ALERT_FOLDER}`)).text();
+    expect(grounded).not.toContain('What the evidence check could not verify');
+  });
+
   it('links "duplicate of <id>" to that incident', async () => {
     await alertIncident();
     await incidentIn(root, 'dup', (s, i) => [

@@ -206,7 +206,7 @@ describe('triage-runner status', () => {
     expect(state.err()).toContain('--state "done" is not an incident state; use one of queued, preparing');
   });
 
-  it('shows the evidence verdict beside the answer, and --json carries the evidence with its gaps', async () => {
+  it('shows the evidence verdict and how many points did not hold beside the answer, and --json carries the evidence with its gaps', async () => {
     await incidentIn(root, 'cut-off', (sha256, incidentId) => [
       { type: 'Validated', incidentId, sha256 },
       { type: 'Claimed', runId: 'run-cut', holder: 'test' },
@@ -224,7 +224,7 @@ describe('triage-runner status', () => {
     await writeRun(path.join(root, 'cut-off'), 'run-cut', { answer: 'it was DNS', evidence }, '# r\n');
     const text = io();
     expect(await runCli(['status', '--root', root], text.cli)).toBe(0);
-    expect(lineOf(text.out(), 'cut-off')).toMatch(/\[ungrounded\] it was DNS$/);
+    expect(lineOf(text.out(), 'cut-off')).toMatch(/\[ungrounded: 1 unverified, 1 gap\] it was DNS$/);
     const json = io();
     expect(await runCli(['status', '--root', root, '--json'], json.cli)).toBe(0);
     const [view] = (JSON.parse(json.out()) as StatusList).incidents;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Evidence } from '../../../src/audit/run-record.js';
 import { pagerduty } from '../../../src/notify/sinks/pagerduty.js';
 import { webhookDocument } from '../../../src/notify/sinks/webhook.js';
-import { parentMessage } from '../../../src/notify/slack-blocks.js';
+import { evidenceMark } from '../../../src/evidence/summary.js';
+import { parentMessage, threadMessages } from '../../../src/notify/slack-blocks.js';
 import { summaryText } from '../../../src/notify/text.js';
 import { renderInput } from './render.js';
 
@@ -35,6 +36,30 @@ describe('the evidence verdict next to the answer', () => {
     const text = JSON.stringify(parentMessage(withEvidence(UNREACHABLE), true).blocks);
     expect(text).toContain('Evidence: ungrounded — 1 cited command(s) never ran');
     expect(text).toContain('cluster prod-eu-1 was unreachable');
+  });
+
+  it('lists every citation that did not hold and every gap first in the Slack thread; a grounded run has no such message', () => {
+    const thread = threadMessages(withEvidence(UNREACHABLE));
+    const first = JSON.stringify(thread[0]?.blocks);
+    expect(thread[0]?.text).toBe('Evidence: ungrounded, 3 points not verified');
+    expect(first).toContain('• cited but never run: kubectl describe pod web-1 -n shop (FACT-2)');
+    expect(first).toContain('• gap: no cluster read succeeded during the run');
+    expect(thread[1]?.text).toMatch(/^Investigation report, part 1 of/);
+    const grounded = threadMessages(
+      withEvidence({ ...UNREACHABLE, verdict: 'grounded', gaps: [], citedNotRun: [] }),
+    );
+    expect(grounded[0]?.text).toMatch(/^Investigation report, part 1 of/);
+    const many = threadMessages(
+      withEvidence({ ...UNREACHABLE, gaps: Array.from({ length: 40 }, (_, i) => `gap number ${i}`) }),
+    );
+    expect(JSON.stringify(many[0]?.blocks)).toContain('16 more in result.json');
+  });
+
+  it('marks the status listing with the verdict and how many points did not hold', () => {
+    expect(evidenceMark(UNREACHABLE)).toBe('[ungrounded: 1 unverified, 2 gaps]');
+    expect(evidenceMark({ ...UNREACHABLE, verdict: 'grounded', gaps: [], citedNotRun: [] })).toBe(
+      '[grounded]',
+    );
   });
 
   it('keeps 🟢 for a run without an evidence record and 🔴 for a failed run', () => {
