@@ -13,6 +13,11 @@ import { isSameProcessAlive, processStartTime } from './process.js';
 // second exclusive file named after the exact stale file (inode + mtime), and the stale file is moved
 // aside and checked to be the one judged stale before the taker creates its own: of several processes
 // racing for one stale lock exactly one ends up holding it.
+//
+// Not proper-lockfile: it locks with a directory and judges a holder only by the directory's mtime, so it
+// cannot tell a dead holder on this host from a slow one (no pid and start time), keeps no holder to show
+// (`status` and the inspector name who holds a lease), and removes a stale lock without serialising the
+// processes that judged it stale together; the workspace lease's exactly-once rests on that last point.
 
 export interface LockHolder {
   /** Unique per holding process (and, for leases, per daemon): what `renew` and `release` compare. */
