@@ -1,11 +1,13 @@
 import type { Logger } from '../log/logger.js';
 import { waitFor } from '../util/backoff.js';
 import { errorMessage } from '../util/errors.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
 import { readEntry } from './outbox.js';
 import type { OutboxEntry } from './types.js';
 
 // When deliveries are attempted: one timer per outbox entry (at its recorded next attempt), one
-// attempt in flight per entry, and a way to wait for some to end. What an attempt does is not here.
+// attempt in flight per entry (the per-key queue: wake-ups that arrive while one runs make one more
+// attempt after it), and a way to wait for some to end. What an attempt does is not here.
 
 /** A lock held by a live process elsewhere, or an attempt that could not run: look again after this long. */
 export const BUSY_RETRY_MS = 30_000;
@@ -22,7 +24,14 @@ export function dueAt(entry: OutboxEntry, now: number): number {
 
 export class DeliveryScheduler {
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly attempts = new KeyedQueue<{ workspaceDir: string; key: string }, void>(
+    async (_id, wakeUps) => {
+      const [first] = wakeUps;
+      if (first && !this.closedFlag) await this.attemptOnce(first.workspaceDir, first.key);
+      return wakeUps.map(() => undefined);
+    },
+  );
+  private readonly inFlight = new Set<Promise<void>>();
   private closedFlag = false;
 
   constructor(
@@ -73,7 +82,7 @@ export class DeliveryScheduler {
     this.closedFlag = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    const inFlight = [...this.running.values()];
+    const inFlight = [...this.inFlight];
     if (inFlight.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -86,20 +95,19 @@ export class DeliveryScheduler {
   }
 
   private run(workspaceDir: string, key: string): Promise<void> {
-    const id = `${workspaceDir}\0${key}`;
-    // A timer that fires while an attempt is still finishing (its own retry, a wake-up) runs after it.
-    const current = this.running.get(id);
-    if (current) return current.then(() => (this.closedFlag ? undefined : this.run(workspaceDir, key)));
-    const attempt = this.attempt(workspaceDir, key)
-      .catch((err: unknown) => {
-        this.log.error(
-          { workspace: workspaceDir, key, err: errorMessage(err) },
-          'delivery attempt could not run; trying again later',
-        );
-        this.schedule(workspaceDir, key, this.now() + BUSY_RETRY_MS);
-      })
-      .finally(() => this.running.delete(id));
-    this.running.set(id, attempt);
+    const attempt = this.attempts.submit(`${workspaceDir}\0${key}`, { workspaceDir, key });
+    this.inFlight.add(attempt);
+    void attempt.finally(() => this.inFlight.delete(attempt));
     return attempt;
+  }
+
+  private attemptOnce(workspaceDir: string, key: string): Promise<void> {
+    return this.attempt(workspaceDir, key).catch((err: unknown) => {
+      this.log.error(
+        { workspace: workspaceDir, key, err: errorMessage(err) },
+        'delivery attempt could not run; trying again later',
+      );
+      this.schedule(workspaceDir, key, this.now() + BUSY_RETRY_MS);
+    });
   }
 }
