@@ -116,3 +116,9 @@ export function sectionsOf(tokens: Token[], depth: number): MarkdownSection[] {
   if (current.heading || current.tokens.length > 0) out.push(current);
   return out;
 }
+
+/** The text of the first heading, if any (a fallback one-line summary): `#` lines in code blocks are not headings. */
+export function firstHeading(markdown: string): string | undefined {
+  const heading = parseMarkdown(markdown)?.find((t) => t.type === 'heading');
+  return (heading && plainText(heading).trim()) || undefined;
+}

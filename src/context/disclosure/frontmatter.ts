@@ -92,12 +92,6 @@ export function parseFrontmatter(text: string): Frontmatter {
   return { ok: true, data: data as Record<string, unknown>, body };
 }
 
-/** The text of the first markdown heading, if any (used as a fallback one-line summary). */
-export function firstHeading(markdown: string): string | undefined {
-  const m = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(markdown);
-  return m?.[1]?.trim() || undefined;
-}
-
 /** Collapses whitespace so a value fits on one prompt line. */
 export function oneLine(s: string): string {
   return s.replace(/\s+/g, ' ').trim();

@@ -1,7 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
-import { firstHeading, oneLine, parseFrontmatter } from './frontmatter.js';
+import { oneLine, parseFrontmatter } from './frontmatter.js';
 import { compare } from './markup.js';
 
 // A persona is a folder: PERSONA.md (frontmatter name, description, categories, workflows; body = the
@@ -118,6 +118,8 @@ export async function loadPersona(opts: LoadPersonaOptions): Promise<PersonaLeve
       });
       return '';
     });
+    // The markdown parser is loaded only for such a file: validate-config and most runs never need it.
+    const { firstHeading } = await import('../../util/markdown.js');
     const heading = firstHeading(text);
     workflows.push(entry(key, heading ? oneLine(heading) : key));
   }
