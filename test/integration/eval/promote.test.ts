@@ -97,17 +97,23 @@ async function investigation(): Promise<string> {
   return dir;
 }
 
+/** An investigation a responder marked wrong with its cause, promoted to a case under cases/. */
+async function promotedCase(): Promise<{ dir: string; caseDir: string }> {
+  const dir = await investigation();
+  await recordFeedback(
+    dir,
+    { verdict: 'wrong', cause: 'secret payments-db lost its DATABASE_URL key in a rotation' },
+    'api',
+    { audit: new AuditLog() },
+  );
+  const caseDir = path.join(root.dir, 'cases', 'payments-crash');
+  expect(await runPromote(dir, { out: caseDir }, undefined, io)).toBe(0);
+  return { dir, caseDir };
+}
+
 describe('eval promote', () => {
   it('writes a case that answers recorded calls offline, refuses to invent the rest, and scores against the responder cause', async () => {
-    const dir = await investigation();
-    await recordFeedback(
-      dir,
-      { verdict: 'wrong', cause: 'secret payments-db lost its DATABASE_URL key in a rotation' },
-      'api',
-      { audit: new AuditLog() },
-    );
-    const caseDir = path.join(root.dir, 'cases', 'payments-crash');
-    expect(await runPromote(dir, { out: caseDir }, undefined, io)).toBe(0);
+    const { caseDir } = await promotedCase();
     expect(out.join('')).toContain('2 recorded kubectl answers; true cause object/payments-db');
     expect(out.join('')).toContain(
       'left out kubectl logs payments-api-7c9d-x2 -n payments: its output was cut',
@@ -154,15 +160,7 @@ describe('eval promote', () => {
   });
 
   it('writes a case that `eval` runs offline and scores against the responder cause', async () => {
-    const dir = await investigation();
-    await recordFeedback(
-      dir,
-      { verdict: 'wrong', cause: 'secret payments-db lost its DATABASE_URL key in a rotation' },
-      'api',
-      { audit: new AuditLog() },
-    );
-    const caseDir = path.join(root.dir, 'cases', 'payments-crash');
-    expect(await runPromote(dir, { out: caseDir }, undefined, io)).toBe(0);
+    const { caseDir } = await promotedCase();
     // A stand-in agent on the process engine: it calls the case's kubectl (a recorded call and one
     // that was never recorded) and writes a report naming the responder's cause.
     const configFile = path.join(root.dir, 'eval.yaml');
