@@ -98,60 +98,75 @@ async function clearStale(socketPath: string): Promise<void> {
 const signalExit = (signal: string | null): number =>
   signal ? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0) : 1;
 
-export async function startBroker(options: BrokerOptions): Promise<RunningBroker> {
-  const now = options.now ?? (() => new Date());
-  const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
-  const calls = new Set<Call>();
-  const sockets = new Set<net.Socket>();
-  const waiting: (() => void)[] = [];
-  let running = 0;
-  let stopping = false;
+/** Slots for kubectl processes: at once when one is free, else in turn. */
+class SlotPool {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
 
-  /** A slot for one kubectl process: at once when one is free, else in turn; false when the call goes away first. */
-  const acquire = (signal: AbortSignal): Promise<boolean> => {
+  constructor(private readonly max: number) {}
+
+  /** Calls waiting for a free slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** A slot for one kubectl process; false when the call goes away first. */
+  acquire(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return Promise.resolve(false);
-    if (running < maxConcurrent) {
-      running++;
+    if (this.running < this.max) {
+      this.running++;
       return Promise.resolve(true);
     }
     return new Promise((resolve) => {
       const wake = () => {
         signal.removeEventListener('abort', giveUp);
-        running++;
+        this.running++;
         resolve(true);
       };
       const giveUp = () => {
-        const i = waiting.indexOf(wake);
-        if (i !== -1) waiting.splice(i, 1);
+        const i = this.waiting.indexOf(wake);
+        if (i !== -1) this.waiting.splice(i, 1);
         resolve(false);
       };
-      waiting.push(wake);
+      this.waiting.push(wake);
       signal.addEventListener('abort', giveUp, { once: true });
     });
-  };
-  const release = () => {
-    running--;
-    waiting.shift()?.();
-  };
+  }
 
-  const by = options.by ?? 'guard';
-  const record = async (r: ClusterCallRecord, output?: CapturedOutput) => {
-    try {
-      await options.onCall(r, output);
-    } catch {
-      // Recording is the caller's concern; a failed record never changes what the agent got.
-    }
-  };
+  release(): void {
+    this.running--;
+    this.waiting.shift()?.();
+  }
+}
 
-  const refusedRecord = (
-    at: Date,
-    argv: string[],
-    decision: Pick<CallDecision, 'shown' | 'rule' | 'message'> & { category: ClusterCallRecord['category'] },
-    stderrBytes: number,
-  ): ClusterCallRecord => ({
+/** What every call of one broker shares. */
+interface BrokerContext {
+  options: BrokerOptions;
+  by: 'guard' | 'triage';
+  slots: SlotPool;
+  now: () => Date;
+}
+
+/** Reports a call; a failed record never changes what the agent got (recording is the caller's concern). */
+async function record(ctx: BrokerContext, r: ClusterCallRecord, output?: CapturedOutput): Promise<void> {
+  try {
+    await ctx.options.onCall(r, output);
+  } catch {
+    // See above.
+  }
+}
+
+function refusedRecord(
+  ctx: BrokerContext,
+  at: Date,
+  argv: string[],
+  decision: Pick<CallDecision, 'shown' | 'rule' | 'message'> & { category: ClusterCallRecord['category'] },
+  stderrBytes: number,
+): ClusterCallRecord {
+  return {
     at: at.toISOString(),
     tool: 'kubectl',
-    by,
+    by: ctx.by,
     argv,
     normalized: decision.shown,
     category: decision.category,
@@ -162,201 +177,222 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
     durationMs: 0,
     stdoutBytes: 0,
     stderrBytes,
-  });
+  };
+}
 
-  const handle = async (socket: net.Socket, request: GuardRequest | string, abort: AbortController) => {
-    const at = now();
-    const started = performance.now();
-    const send = (frame: Buffer) => {
-      if (!socket.destroyed) socket.write(frame);
-    };
-    if (typeof request === 'string') {
-      const message = `kubectl guard: the broker could not read the request (${request})`;
-      send(encodeFrame(FRAME_STDERR, Buffer.from(`${message}\n`)));
-      send(exitFrame(REFUSED_EXIT));
-      socket.end();
-      await record(
-        refusedRecord(
-          at,
-          [],
-          { shown: '', rule: 'guard: malformed request', message, category: 'unknown' },
-          Buffer.byteLength(message) + 1,
-        ),
-      );
-      return;
-    }
-    const argv = redactArgv(request.argv);
-    const decision = decideCall(request, options.policy);
-    if (!decision.allowed) {
-      const text = Buffer.from(`${decision.message ?? 'kubectl guard: refused'}\n`);
-      send(encodeFrame(FRAME_STDERR, text));
-      send(exitFrame(REFUSED_EXIT));
-      socket.end();
-      await record(
-        refusedRecord(at, argv, { ...decision, category: decision.command.category }, text.length),
-      );
-      return;
-    }
-    let stdoutBytes = 0;
-    let stderrBytes = 0;
-    let overflow = false;
-    const captured = {
-      stdout: new Capture(options.captureBytes ?? OUTPUT_PER_CALL_BYTES),
-      stderr: new Capture(options.captureBytes ?? OUTPUT_PER_CALL_BYTES),
-    };
-    let result: GroupResult | undefined;
-    if (await acquire(abort.signal)) {
-      try {
-        result = await runProcessGroup({
-          command: options.kubectl.command,
-          args: [...(options.kubectl.prefixArgs ?? []), ...request.argv],
-          cwd: options.kubectl.cwd,
-          env: options.kubectl.env,
-          timeoutMs: options.callTimeoutMs,
-          killGraceMs: options.killGraceMs ?? 2_000,
-          signal: abort.signal,
-          onData: (chunk, stream) => {
-            if (stream === 'stdout') stdoutBytes += chunk.length;
-            else stderrBytes += chunk.length;
-            captured[stream].add(chunk);
-            send(encodeFrame(stream === 'stdout' ? FRAME_STDOUT : FRAME_STDERR, chunk));
-            if (socket.writableLength > MAX_UNREAD_BYTES && !overflow) {
-              overflow = true;
-              abort.abort();
-            }
-          },
-        });
-      } finally {
-        release();
-      }
-    }
-    let exitCode: number | null = result?.exitCode ?? null;
-    let note: string | undefined;
-    if (!result) note = 'the call was stopped before kubectl started (the run is ending)';
-    else if (result.error) note = `kubectl could not be started (${result.error})`;
-    else if (result.timedOut)
-      note = `kubectl did not finish within ${options.callTimeoutMs} ms (kubectl.call_timeout) and was stopped`;
-    else if (overflow)
-      note = `more than ${MAX_UNREAD_BYTES} bytes of output were not read; kubectl was stopped`;
-    if (note) {
-      const text = Buffer.from(`kubectl guard: ${note}\n`);
-      stderrBytes += text.length;
-      captured.stderr.add(text);
-      send(encodeFrame(FRAME_STDERR, text));
-    }
-    const code = exitCode ?? (result?.error ? 127 : signalExit(result?.signal ?? null));
-    send(exitFrame(code));
-    socket.end();
-    if (result?.error) exitCode = 127;
-    const output: CapturedOutput = {
-      stdout: captured.stdout.bytes(),
-      stderr: captured.stderr.bytes(),
-      droppedStdout: captured.stdout.dropped,
-      droppedStderr: captured.stderr.dropped,
-    };
-    await record(
-      {
-        at: at.toISOString(),
-        tool: 'kubectl',
-        by,
-        argv,
-        normalized: decision.shown,
-        category: decision.command.category,
-        decision: 'allowed',
-        rule: decision.rule,
-        exitCode,
-        ...(result?.signal ? { signal: result.signal } : {}),
-        ...(result?.timedOut ? { timedOut: true } : {}),
-        durationMs: Math.round(performance.now() - started),
-        stdoutBytes,
-        stderrBytes,
+/** Answers a refusal (stderr text, then the exit frame) and closes the caller's side. */
+function answerRefused(socket: net.Socket, text: Buffer): void {
+  if (socket.destroyed) return;
+  socket.write(encodeFrame(FRAME_STDERR, text));
+  socket.write(exitFrame(REFUSED_EXIT));
+  socket.end();
+}
+
+/** What an allowed call's kubectl did, as streamed to the caller. */
+interface KubectlRun {
+  result: GroupResult | undefined;
+  stdoutBytes: number;
+  stderrBytes: number;
+  /** The caller did not read its output: kubectl was stopped. */
+  overflow: boolean;
+  captured: { stdout: Capture; stderr: Capture };
+}
+
+/** Runs the allowed call's kubectl in a slot, streaming its output to the caller as it comes. */
+async function runKubectl(
+  ctx: BrokerContext,
+  socket: net.Socket,
+  argv: readonly string[],
+  abort: AbortController,
+): Promise<KubectlRun> {
+  const { options } = ctx;
+  const bytes = options.captureBytes ?? OUTPUT_PER_CALL_BYTES;
+  const run: KubectlRun = {
+    result: undefined,
+    stdoutBytes: 0,
+    stderrBytes: 0,
+    overflow: false,
+    captured: { stdout: new Capture(bytes), stderr: new Capture(bytes) },
+  };
+  if (!(await ctx.slots.acquire(abort.signal))) return run;
+  try {
+    run.result = await runProcessGroup({
+      command: options.kubectl.command,
+      args: [...(options.kubectl.prefixArgs ?? []), ...argv],
+      cwd: options.kubectl.cwd,
+      env: options.kubectl.env,
+      timeoutMs: options.callTimeoutMs,
+      killGraceMs: options.killGraceMs ?? 2_000,
+      signal: abort.signal,
+      onData: (chunk, stream) => {
+        if (stream === 'stdout') run.stdoutBytes += chunk.length;
+        else run.stderrBytes += chunk.length;
+        run.captured[stream].add(chunk);
+        if (!socket.destroyed)
+          socket.write(encodeFrame(stream === 'stdout' ? FRAME_STDOUT : FRAME_STDERR, chunk));
+        if (socket.writableLength > MAX_UNREAD_BYTES && !run.overflow) {
+          run.overflow = true;
+          abort.abort();
+        }
       },
-      output,
-    );
-  };
-
-  /** A handler that threw: the caller is told, and the call is recorded as refused. */
-  const failed = async (socket: net.Socket, request: GuardRequest | string, err: unknown) => {
-    const message = `kubectl guard: the call failed in the broker and was not run (${errorMessage(err)})`;
-    try {
-      if (!socket.destroyed) {
-        socket.write(encodeFrame(FRAME_STDERR, Buffer.from(`${message}\n`)));
-        socket.write(exitFrame(REFUSED_EXIT));
-        socket.end();
-      }
-    } catch {
-      socket.destroy();
-    }
-    const argv = typeof request === 'string' ? [] : redactArgv(request.argv);
-    await record(
-      refusedRecord(
-        now(),
-        argv,
-        { shown: argv.join(' '), rule: 'guard: broker failure', message, category: 'unknown' },
-        Buffer.byteLength(message) + 1,
-      ),
-    );
-  };
-
-  /** Reads the one request line (bounded in size and time), then handles the call. */
-  const onConnection = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    const abort = new AbortController();
-    let done!: () => void;
-    const call: Call = { abort, done: new Promise<void>((r) => (done = r)) };
-    calls.add(call);
-    const end = () => {
-      calls.delete(call);
-      done();
-    };
-    if (stopping) {
-      socket.destroy();
-      return end();
-    }
-    let buffered = Buffer.alloc(0);
-    let started = false;
-    const begin = (request: GuardRequest | string) => {
-      if (started) return;
-      started = true;
-      socket.setTimeout(0);
-      // Whatever fails while handling a call is answered as a refusal; nothing reaches the daemon.
-      handle(socket, request, abort)
-        .catch((err: unknown) => failed(socket, request, err))
-        .finally(end);
-    };
-    socket.setTimeout(REQUEST_TIMEOUT_MS, () => {
-      if (!started) {
-        socket.destroy();
-        started = true;
-        end();
-      }
     });
-    socket.on('error', () => abort.abort());
-    socket.on('data', (chunk: Buffer) => {
-      if (started) return;
-      buffered = Buffer.concat([buffered, chunk]);
-      // The size limit holds before anything is decoded, also when the newline came in this chunk.
-      const newline = buffered.indexOf(0x0a);
-      const length = newline === -1 ? buffered.length : newline;
-      if (length > MAX_REQUEST_BYTES) begin(`longer than ${MAX_REQUEST_BYTES} bytes`);
-      else if (newline !== -1) begin(decodeRequest(buffered.subarray(0, newline).toString('utf8')));
-    });
-    socket.on('end', () => {
-      // The client keeps its side open while it waits: its end means it went away (Ctrl-C, a tool
-      // timeout, killed), which stops its kubectl.
-      if (started) abort.abort();
-      // A connection that sent nothing asked for nothing (a probe): no call, no record.
-      else if (buffered.length === 0) {
-        started = true;
-        socket.destroy();
-        end();
-      } else if (buffered.length > MAX_REQUEST_BYTES) begin(`longer than ${MAX_REQUEST_BYTES} bytes`);
-      else begin(decodeRequest(buffered.toString('utf8')));
-    });
-    socket.on('close', () => abort.abort());
-  };
+  } finally {
+    ctx.slots.release();
+  }
+  return run;
+}
 
+/** Why an allowed call has no ordinary exit, told to the caller on stderr; undefined when it has one. */
+function runNote(run: KubectlRun, callTimeoutMs: number): string | undefined {
+  const { result } = run;
+  if (!result) return 'the call was stopped before kubectl started (the run is ending)';
+  if (result.error) return `kubectl could not be started (${result.error})`;
+  if (result.timedOut)
+    return `kubectl did not finish within ${callTimeoutMs} ms (kubectl.call_timeout) and was stopped`;
+  if (run.overflow) return `more than ${MAX_UNREAD_BYTES} bytes of output were not read; kubectl was stopped`;
+  return undefined;
+}
+
+/** One call: decided by the policy, refused or run, answered and recorded. */
+async function handleCall(
+  ctx: BrokerContext,
+  socket: net.Socket,
+  request: GuardRequest | string,
+  abort: AbortController,
+): Promise<void> {
+  const at = ctx.now();
+  const started = performance.now();
+  if (typeof request === 'string') {
+    const message = `kubectl guard: the broker could not read the request (${request})`;
+    answerRefused(socket, Buffer.from(`${message}\n`));
+    const decision = { shown: '', rule: 'guard: malformed request', message, category: 'unknown' as const };
+    await record(ctx, refusedRecord(ctx, at, [], decision, Buffer.byteLength(message) + 1));
+    return;
+  }
+  const argv = redactArgv(request.argv);
+  const decision = decideCall(request, ctx.options.policy);
+  if (!decision.allowed) {
+    const text = Buffer.from(`${decision.message ?? 'kubectl guard: refused'}\n`);
+    answerRefused(socket, text);
+    const refused = { ...decision, category: decision.command.category };
+    await record(ctx, refusedRecord(ctx, at, argv, refused, text.length));
+    return;
+  }
+  const run = await runKubectl(ctx, socket, request.argv, abort);
+  const { result } = run;
+  const note = runNote(run, ctx.options.callTimeoutMs);
+  if (note) {
+    const text = Buffer.from(`kubectl guard: ${note}\n`);
+    run.stderrBytes += text.length;
+    run.captured.stderr.add(text);
+    if (!socket.destroyed) socket.write(encodeFrame(FRAME_STDERR, text));
+  }
+  const code = result?.exitCode ?? (result?.error ? 127 : signalExit(result?.signal ?? null));
+  if (!socket.destroyed) socket.write(exitFrame(code));
+  socket.end();
+  const output: CapturedOutput = {
+    stdout: run.captured.stdout.bytes(),
+    stderr: run.captured.stderr.bytes(),
+    droppedStdout: run.captured.stdout.dropped,
+    droppedStderr: run.captured.stderr.dropped,
+  };
+  await record(
+    ctx,
+    {
+      at: at.toISOString(),
+      tool: 'kubectl',
+      by: ctx.by,
+      argv,
+      normalized: decision.shown,
+      category: decision.command.category,
+      decision: 'allowed',
+      rule: decision.rule,
+      exitCode: result?.error ? 127 : (result?.exitCode ?? null),
+      ...(result?.signal ? { signal: result.signal } : {}),
+      ...(result?.timedOut ? { timedOut: true } : {}),
+      durationMs: Math.round(performance.now() - started),
+      stdoutBytes: run.stdoutBytes,
+      stderrBytes: run.stderrBytes,
+    },
+    output,
+  );
+}
+
+/** A handler that threw: the caller is told, and the call is recorded as refused. */
+async function failedCall(
+  ctx: BrokerContext,
+  socket: net.Socket,
+  request: GuardRequest | string,
+  err: unknown,
+): Promise<void> {
+  const message = `kubectl guard: the call failed in the broker and was not run (${errorMessage(err)})`;
+  try {
+    answerRefused(socket, Buffer.from(`${message}\n`));
+  } catch {
+    socket.destroy();
+  }
+  const argv = typeof request === 'string' ? [] : redactArgv(request.argv);
+  const decision = {
+    shown: argv.join(' '),
+    rule: 'guard: broker failure',
+    message,
+    category: 'unknown' as const,
+  };
+  await record(ctx, refusedRecord(ctx, ctx.now(), argv, decision, Buffer.byteLength(message) + 1));
+}
+
+/**
+ * Reads a connection's one request line (bounded in size and time) and hands it to `begin` once; a
+ * connection that sends nothing asks for nothing (a probe: no call, no record), and `end` is called
+ * then. The client keeps its side open while it waits: its end means it went away (Ctrl-C, a tool
+ * timeout, killed), which aborts its call.
+ */
+function readRequest(
+  socket: net.Socket,
+  abort: AbortController,
+  begin: (request: GuardRequest | string) => void,
+  end: () => void,
+): void {
+  let buffered = Buffer.alloc(0);
+  let started = false;
+  const start = (request: GuardRequest | string) => {
+    if (started) return;
+    started = true;
+    socket.setTimeout(0);
+    begin(request);
+  };
+  const drop = () => {
+    started = true;
+    socket.destroy();
+    end();
+  };
+  socket.setTimeout(REQUEST_TIMEOUT_MS, () => {
+    if (!started) drop();
+  });
+  socket.on('error', () => abort.abort());
+  socket.on('data', (chunk: Buffer) => {
+    if (started) return;
+    buffered = Buffer.concat([buffered, chunk]);
+    // The size limit holds before anything is decoded, also when the newline came in this chunk.
+    const newline = buffered.indexOf(0x0a);
+    const length = newline === -1 ? buffered.length : newline;
+    if (length > MAX_REQUEST_BYTES) start(`longer than ${MAX_REQUEST_BYTES} bytes`);
+    else if (newline !== -1) start(decodeRequest(buffered.subarray(0, newline).toString('utf8')));
+  });
+  socket.on('end', () => {
+    if (started) abort.abort();
+    else if (buffered.length === 0) drop();
+    else if (buffered.length > MAX_REQUEST_BYTES) start(`longer than ${MAX_REQUEST_BYTES} bytes`);
+    else start(decodeRequest(buffered.toString('utf8')));
+  });
+  socket.on('close', () => abort.abort());
+}
+
+/** Listens on the socket path (a stale socket replaced), with the mode and owner the caller needs. */
+async function listen(
+  options: BrokerOptions,
+  onConnection: (socket: net.Socket) => void,
+): Promise<net.Server> {
   await clearStale(options.socketPath);
   const server = net.createServer({ allowHalfOpen: true }, onConnection);
   const bind = bindablePath(options.socketPath);
@@ -373,10 +409,47 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
   }
   await chmod(options.socketPath, options.mode ?? (options.owner ? 0o600 : 0o666));
   if (options.owner) await chown(options.socketPath, options.owner.uid, options.owner.gid);
+  return server;
+}
 
+export async function startBroker(options: BrokerOptions): Promise<RunningBroker> {
+  const ctx: BrokerContext = {
+    options,
+    by: options.by ?? 'guard',
+    slots: new SlotPool(options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT),
+    now: options.now ?? (() => new Date()),
+  };
+  const calls = new Set<Call>();
+  const sockets = new Set<net.Socket>();
+  let stopping = false;
+
+  const onConnection = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    const abort = new AbortController();
+    let done!: () => void;
+    const call: Call = { abort, done: new Promise<void>((r) => (done = r)) };
+    calls.add(call);
+    const end = () => {
+      calls.delete(call);
+      done();
+    };
+    if (stopping) {
+      socket.destroy();
+      return end();
+    }
+    // Whatever fails while handling a call is answered as a refusal; nothing reaches the daemon.
+    const begin = (request: GuardRequest | string) =>
+      void handleCall(ctx, socket, request, abort)
+        .catch((err: unknown) => failedCall(ctx, socket, request, err))
+        .finally(end);
+    readRequest(socket, abort, begin, end);
+  };
+
+  const server = await listen(options, onConnection);
   return {
     socketPath: options.socketPath,
-    queued: () => waiting.length,
+    queued: () => ctx.slots.queued,
     stop: async () => {
       if (stopping) return;
       stopping = true;
