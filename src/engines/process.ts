@@ -9,7 +9,7 @@ import { Spawner, type Spawned } from '../util/spawner.js';
 import { isSameProcessAlive, processStartTime, resolveCommand } from '../util/process.js';
 import { RUN_MARKER_ENV, signalTree } from '../util/process-group.js';
 import { WaitTimeoutError, assertNoEngineSocket } from './labels.js';
-import type { Engine, RunExit, RunInfo, RunSpec, StopSignal } from './types.js';
+import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from './types.js';
 
 // The process engine: the agent CLI as a child process of the daemon (development, or a daemon that
 // already runs inside an isolated pod). No shell parses the prompt: command and args go to exec as they
@@ -190,238 +190,256 @@ async function recordedExit(stateDir: string): Promise<number | undefined> {
   return /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined;
 }
 
-export function createProcessEngine(config: Config, log: Logger, options: ProcessEngineOptions = {}): Engine {
-  const daemonEnv = options.env ?? process.env;
-  const now = options.now ?? (() => new Date());
-  const runs = new Map<string, Running>();
+const info = (id: string, run: Running, running: boolean): RunInfo => ({
+  handle: { engine: 'process', id, runId: run.record.runId },
+  labels: run.record.labels,
+  running,
+  started: true,
+  ...startedAt(run.record),
+});
 
-  const info = (id: string, run: Running, running: boolean): RunInfo => ({
-    handle: { engine: 'process', id, runId: run.record.runId },
-    labels: run.record.labels,
-    running,
-    started: true,
-    ...startedAt(run.record),
-  });
+const isRunning = (run: Running): boolean =>
+  run.child ? !run.child.exited : isSameProcessAlive(run.pid, run.record.startTime);
 
-  const isRunning = (run: Running): boolean =>
-    run.child ? !run.child.exited : isSameProcessAlive(run.pid, run.record.startTime);
-  // Forks happen on a worker thread: a fork costs in proportion to the daemon's memory.
-  const spawner = new Spawner();
-  let closed = false;
-
-  /** Links HOME mounts and checks the others; returns the child's environment. */
-  const prepareHome = async (spec: RunSpec): Promise<Record<string, string>> => {
-    assertNoEngineSocket(spec.mounts);
-    const env: Record<string, string> = {
-      ...processEnv(daemonEnv, spec),
-      [RUN_MARKER_ENV]: spec.runId,
-      TRIAGE_EXIT_FILE: path.join(spec.stateDir, EXIT_FILE),
-      TRIAGE_PID_FILE: path.join(spec.stateDir, PID_FILE),
-    };
-    const home = env.HOME;
-    if (!home || !path.isAbsolute(home)) {
+/** Links HOME mounts and checks the others; returns the child's environment. */
+async function prepareHome(
+  spec: RunSpec,
+  daemonEnv: Record<string, string | undefined>,
+): Promise<Record<string, string>> {
+  assertNoEngineSocket(spec.mounts);
+  const env: Record<string, string> = {
+    ...processEnv(daemonEnv, spec),
+    [RUN_MARKER_ENV]: spec.runId,
+    TRIAGE_EXIT_FILE: path.join(spec.stateDir, EXIT_FILE),
+    TRIAGE_PID_FILE: path.join(spec.stateDir, PID_FILE),
+  };
+  const home = env.HOME;
+  if (!home || !path.isAbsolute(home)) {
+    throw new Error(
+      `process engine needs an absolute per-run HOME in the run's env (got ${JSON.stringify(home)}); the run pipeline sets it`,
+    );
+  }
+  await mkdir(home, { recursive: true });
+  for (const dir of spec.tmpfs) if (isUnder(dir, home)) await mkdir(dir, { recursive: true });
+  for (const m of spec.mounts) {
+    if (path.resolve(m.target) === path.resolve(m.source)) continue;
+    if (!isUnder(m.target, home)) {
       throw new Error(
-        `process engine needs an absolute per-run HOME in the run's env (got ${JSON.stringify(home)}); the run pipeline sets it`,
+        `process engine cannot place ${m.source} at ${m.target}: only targets under HOME (${home}) can be linked; give the agent host paths instead`,
       );
     }
-    await mkdir(home, { recursive: true });
-    for (const dir of spec.tmpfs) if (isUnder(dir, home)) await mkdir(dir, { recursive: true });
-    for (const m of spec.mounts) {
-      if (path.resolve(m.target) === path.resolve(m.source)) continue;
-      if (!isUnder(m.target, home)) {
-        throw new Error(
-          `process engine cannot place ${m.source} at ${m.target}: only targets under HOME (${home}) can be linked; give the agent host paths instead`,
-        );
-      }
-      await replaceWithSymlink(m.target, m.source);
-    }
-    return env;
-  };
+    await replaceWithSymlink(m.target, m.source);
+  }
+  return env;
+}
 
-  /** Spawns the wrapped agent, which gets `stdin` and then EOF; its exit is listened for at once. */
-  const spawnWrapped = async (spec: RunSpec, env: Record<string, string>): Promise<Spawned> => {
-    const resolved = await resolveCommand(spec.command, env.PATH);
-    if (!resolved) {
-      throw new Error(
-        `agent CLI ${spec.command} not found (PATH=${env.PATH ?? ''}, cwd=${spec.workdir}): install it or set agent.command to its path`,
-      );
-    }
-    await mkdir(spec.stateDir, { recursive: true });
-    await Promise.all([EXIT_FILE, PID_FILE].map((f) => rm(path.join(spec.stateDir, f), { force: true })));
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-    const out = await open(path.join(spec.stateDir, RAW_STDOUT), flags, 0o600);
-    const err = await open(path.join(spec.stateDir, RAW_STDERR), flags, 0o600);
-    try {
-      return await spawner.spawn({
-        file: '/bin/sh',
-        args: ['-c', WRAPPER, 'triage-runner-agent', resolved, ...spec.args],
-        cwd: spec.workdir,
-        env,
-        detached: true,
-        stdin: spec.stdin,
-        stdout: out.fd,
-        stderr: err.fd,
-      });
-    } catch (e) {
-      throw new Error(`cannot start agent CLI ${spec.command}: ${errorMessage(e)}`, { cause: e });
-    } finally {
-      await Promise.all([out.close(), err.close()]);
-    }
-  };
-
-  /** The end of a process that is not (or no longer) observed as our child: polled, code from the wrapper's file. */
-  const polledExit = (run: Running, onPoll: (t: NodeJS.Timeout) => void): Promise<RunExit> =>
-    new Promise<RunExit>((resolve) => {
-      const check = () => {
-        if (isSameProcessAlive(run.pid, run.record.startTime)) {
-          onPoll(setTimeout(check, ADOPTED_POLL_MS));
-          return;
-        }
-        void recordedExit(run.stateDir).then((code) =>
-          resolve(
-            code === undefined
-              ? {
-                  exitCode: null,
-                  signal: null,
-                  oomKilled: false,
-                  error: `process ${run.pid} ended without recording its exit code (it was killed with its wrapper)`,
-                }
-              : { exitCode: code, signal: null, oomKilled: false },
-          ),
-        );
-      };
-      check();
+/** Spawns the wrapped agent, which gets `stdin` and then EOF; its exit is listened for at once. */
+async function spawnWrapped(spawner: Spawner, spec: RunSpec, env: Record<string, string>): Promise<Spawned> {
+  const resolved = await resolveCommand(spec.command, env.PATH);
+  if (!resolved) {
+    throw new Error(
+      `agent CLI ${spec.command} not found (PATH=${env.PATH ?? ''}, cwd=${spec.workdir}): install it or set agent.command to its path`,
+    );
+  }
+  await mkdir(spec.stateDir, { recursive: true });
+  await Promise.all([EXIT_FILE, PID_FILE].map((f) => rm(path.join(spec.stateDir, f), { force: true })));
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+  const out = await open(path.join(spec.stateDir, RAW_STDOUT), flags, 0o600);
+  const err = await open(path.join(spec.stateDir, RAW_STDERR), flags, 0o600);
+  try {
+    return await spawner.spawn({
+      file: '/bin/sh',
+      args: ['-c', WRAPPER, 'triage-runner-agent', resolved, ...spec.args],
+      cwd: spec.workdir,
+      env,
+      detached: true,
+      stdin: spec.stdin,
+      stdout: out.fd,
+      stderr: err.fd,
     });
+  } catch (e) {
+    throw new Error(`cannot start agent CLI ${spec.command}: ${errorMessage(e)}`, { cause: e });
+  } finally {
+    await Promise.all([out.close(), err.close()]);
+  }
+}
 
-  const tailsOf = (stateDir: string, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void) => {
-    const tails = [
-      new FileTail(path.join(stateDir, RAW_STDOUT), onStdout),
-      new FileTail(path.join(stateDir, RAW_STDERR), onStderr),
-    ];
-    for (const t of tails) t.start();
-    return tails;
-  };
-
-  const engine: Engine = {
-    name: 'process',
-    placement: 'host',
-    capabilities: {
-      reattachOutput: true,
-      reportsOom: false,
-      signals: ['SIGINT', 'SIGTERM', 'SIGKILL'],
-      bundleSockets: true,
-      hostLoopback: true,
-    },
-
-    async ping() {
-      // Nothing to reach: the CLI is looked up on PATH at start.
-    },
-
-    async start(spec) {
-      const env = await prepareHome(spec);
-      // The prompt is written at once, then stdin closed: Claude and Gemini only wait a moment for it.
-      const child = await spawnWrapped(spec, env);
-      const pid = child.pid;
-      const record: PidFile = {
-        pid,
-        startTime: processStartTime(pid),
-        runId: spec.runId,
-        command: spec.command,
-        labels: spec.labels,
-        startedAt: now().toISOString(),
-      };
-      await writeFileAtomic(path.join(spec.stateDir, PID_FILE), `${JSON.stringify(record, null, 2)}\n`);
-      const tails = tailsOf(spec.stateDir, spec.onStdout, spec.onStderr);
-      const run: Running = { pid, stateDir: spec.stateDir, record, child, tails };
-      let poll: NodeJS.Timeout | undefined;
-      // Lost: the spawning thread died with the agent still running. Polled like an adopted process,
-      // unless the engine is closing (the agent is then left for the next daemon to adopt).
-      run.exit = child.exit.then((e): RunExit | Promise<RunExit> => {
-        if (!e.lost) return { exitCode: e.code, signal: e.signal, oomKilled: false };
-        if (closed) return { exitCode: null, signal: null, oomKilled: false, error: 'the engine was closed' };
-        return polledExit(run, (t) => (poll = t)).finally(() => clearTimeout(poll));
-      });
-      runs.set(String(pid), run);
-      log.debug({ runId: spec.runId, pid }, 'agent process started');
-      return { engine: 'process', id: String(pid), runId: spec.runId };
-    },
-
-    async wait(handle, timeoutMs) {
-      const run = runs.get(handle.id);
-      if (!run)
-        return {
-          exitCode: null,
-          signal: null,
-          oomKilled: false,
-          error: `no process known for run ${handle.runId} (pid ${handle.id})`,
-        };
-      let timer: NodeJS.Timeout | undefined;
-      let poll: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new WaitTimeoutError(handle.id, timeoutMs)), timeoutMs);
-      });
-      // An adopted process is not our child: its end is observed by polling, its code read from the wrapper's file.
-      const ended = run.exit ?? polledExit(run, (t) => (poll = t));
-      try {
-        const exit = await Promise.race([ended, timeout]);
-        await Promise.all(run.tails.map((t) => t.finish()));
-        return exit;
-      } finally {
-        clearTimeout(timer);
-        clearTimeout(poll);
+/** The end of a process that is not (or no longer) observed as our child: polled, code from the wrapper's file. */
+function polledExit(run: Running, onPoll: (t: NodeJS.Timeout) => void): Promise<RunExit> {
+  return new Promise<RunExit>((resolve) => {
+    const check = () => {
+      if (isSameProcessAlive(run.pid, run.record.startTime)) {
+        onPoll(setTimeout(check, ADOPTED_POLL_MS));
+        return;
       }
-    },
-
-    async signal(handle, signal: StopSignal) {
-      const run = runs.get(handle.id);
-      if (!run || (!run.child && !isSameProcessAlive(run.pid, run.record.startTime))) return;
-      await signalTree(run.pid, signal, run.record.runId);
-    },
-
-    async remove(handle) {
-      const run = runs.get(handle.id);
-      if (!run) return;
-      runs.delete(handle.id);
-      // Anything the agent left running (its group, setsid descendants) goes with it.
-      if (run.child || isSameProcessAlive(run.pid, run.record.startTime))
-        await signalTree(run.pid, 'SIGKILL', run.record.runId);
-      await Promise.all(run.tails.map((t) => t.finish()));
-      await Promise.all(
-        [PID_FILE, EXIT_FILE, RAW_STDOUT, RAW_STDERR].map((f) =>
-          rm(path.join(run.stateDir, f), { force: true }),
+      void recordedExit(run.stateDir).then((code) =>
+        resolve(
+          code === undefined
+            ? {
+                exitCode: null,
+                signal: null,
+                oomKilled: false,
+                error: `process ${run.pid} ended without recording its exit code (it was killed with its wrapper)`,
+              }
+            : { exitCode: code, signal: null, oomKilled: false },
         ),
       );
-    },
+    };
+    check();
+  });
+}
 
-    async find(runId, stateDir) {
-      for (const [id, run] of runs) if (run.record.runId === runId) return info(id, run, isRunning(run));
-      const record = await readPidFile(path.join(stateDir, PID_FILE));
-      if (!record || record.runId !== runId) return undefined;
-      const run: Running = { pid: record.pid, stateDir, record, tails: [] };
-      runs.set(String(record.pid), run);
-      return info(String(record.pid), run, isRunning(run));
-    },
+function tailsOf(stateDir: string, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void): FileTail[] {
+  const tails = [
+    new FileTail(path.join(stateDir, RAW_STDOUT), onStdout),
+    new FileTail(path.join(stateDir, RAW_STDERR), onStderr),
+  ];
+  for (const t of tails) t.start();
+  return tails;
+}
 
-    async list(labels) {
-      const matches = (l: Record<string, string>) => Object.entries(labels).every(([k, v]) => l[k] === v);
-      return [...runs.entries()]
-        .filter(([, r]) => matches(r.record.labels))
-        .map(([id, r]) => info(id, r, isRunning(r)));
-    },
-
-    async attach(handle, onStdout, onStderr) {
-      const run = runs.get(handle.id);
-      if (!run || run.child) return;
-      // The whole output from the start: an adopting daemon rewrites the run's logs.
-      run.tails = tailsOf(run.stateDir, onStdout, onStderr);
-    },
-
-    async close() {
-      await Promise.all([...runs.values()].flatMap((r) => r.tails.map((t) => t.finish())));
-      runs.clear();
-      closed = true;
-      await spawner.close();
-    },
+/** The engine: the runs it started or found, by pid. */
+class ProcessEngine implements Engine {
+  readonly name = 'process' as const;
+  readonly placement = 'host' as const;
+  readonly capabilities = {
+    reattachOutput: true,
+    reportsOom: false,
+    signals: ['SIGINT', 'SIGTERM', 'SIGKILL'] as StopSignal[],
+    bundleSockets: true,
+    hostLoopback: true,
   };
-  return engine;
+  private readonly runs = new Map<string, Running>();
+  // Forks happen on a worker thread: a fork costs in proportion to the daemon's memory.
+  private readonly spawner = new Spawner();
+  private closed = false;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly daemonEnv: Record<string, string | undefined>,
+    private readonly now: () => Date,
+  ) {}
+
+  async ping(): Promise<void> {
+    // Nothing to reach: the CLI is looked up on PATH at start.
+  }
+
+  async start(spec: RunSpec) {
+    const env = await prepareHome(spec, this.daemonEnv);
+    // The prompt is written at once, then stdin closed: Claude and Gemini only wait a moment for it.
+    const child = await spawnWrapped(this.spawner, spec, env);
+    const pid = child.pid;
+    const record: PidFile = {
+      pid,
+      startTime: processStartTime(pid),
+      runId: spec.runId,
+      command: spec.command,
+      labels: spec.labels,
+      startedAt: this.now().toISOString(),
+    };
+    await writeFileAtomic(path.join(spec.stateDir, PID_FILE), `${JSON.stringify(record, null, 2)}\n`);
+    const tails = tailsOf(spec.stateDir, spec.onStdout, spec.onStderr);
+    const run: Running = { pid, stateDir: spec.stateDir, record, child, tails };
+    let poll: NodeJS.Timeout | undefined;
+    // Lost: the spawning thread died with the agent still running. Polled like an adopted process,
+    // unless the engine is closing (the agent is then left for the next daemon to adopt).
+    run.exit = child.exit.then((e): RunExit | Promise<RunExit> => {
+      if (!e.lost) return { exitCode: e.code, signal: e.signal, oomKilled: false };
+      if (this.closed)
+        return { exitCode: null, signal: null, oomKilled: false, error: 'the engine was closed' };
+      return polledExit(run, (t) => (poll = t)).finally(() => clearTimeout(poll));
+    });
+    this.runs.set(String(pid), run);
+    this.log.debug({ runId: spec.runId, pid }, 'agent process started');
+    return { engine: 'process' as const, id: String(pid), runId: spec.runId };
+  }
+
+  async wait(handle: RunHandle, timeoutMs: number): Promise<RunExit> {
+    const run = this.runs.get(handle.id);
+    if (!run)
+      return {
+        exitCode: null,
+        signal: null,
+        oomKilled: false,
+        error: `no process known for run ${handle.runId} (pid ${handle.id})`,
+      };
+    let timer: NodeJS.Timeout | undefined;
+    let poll: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WaitTimeoutError(handle.id, timeoutMs)), timeoutMs);
+    });
+    // An adopted process is not our child: its end is observed by polling, its code read from the wrapper's file.
+    const ended = run.exit ?? polledExit(run, (t) => (poll = t));
+    try {
+      const exit = await Promise.race([ended, timeout]);
+      await Promise.all(run.tails.map((t) => t.finish()));
+      return exit;
+    } finally {
+      clearTimeout(timer);
+      clearTimeout(poll);
+    }
+  }
+
+  async signal(handle: RunHandle, signal: StopSignal): Promise<void> {
+    const run = this.runs.get(handle.id);
+    if (!run || (!run.child && !isSameProcessAlive(run.pid, run.record.startTime))) return;
+    await signalTree(run.pid, signal, run.record.runId);
+  }
+
+  async remove(handle: RunHandle): Promise<void> {
+    const run = this.runs.get(handle.id);
+    if (!run) return;
+    this.runs.delete(handle.id);
+    // Anything the agent left running (its group, setsid descendants) goes with it.
+    if (run.child || isSameProcessAlive(run.pid, run.record.startTime))
+      await signalTree(run.pid, 'SIGKILL', run.record.runId);
+    await Promise.all(run.tails.map((t) => t.finish()));
+    await Promise.all(
+      [PID_FILE, EXIT_FILE, RAW_STDOUT, RAW_STDERR].map((f) =>
+        rm(path.join(run.stateDir, f), { force: true }),
+      ),
+    );
+  }
+
+  async find(runId: string, stateDir: string): Promise<RunInfo | undefined> {
+    for (const [id, run] of this.runs) if (run.record.runId === runId) return info(id, run, isRunning(run));
+    const record = await readPidFile(path.join(stateDir, PID_FILE));
+    if (!record || record.runId !== runId) return undefined;
+    const run: Running = { pid: record.pid, stateDir, record, tails: [] };
+    this.runs.set(String(record.pid), run);
+    return info(String(record.pid), run, isRunning(run));
+  }
+
+  async list(labels: Record<string, string>): Promise<RunInfo[]> {
+    const matches = (l: Record<string, string>) => Object.entries(labels).every(([k, v]) => l[k] === v);
+    return [...this.runs.entries()]
+      .filter(([, r]) => matches(r.record.labels))
+      .map(([id, r]) => info(id, r, isRunning(r)));
+  }
+
+  async attach(
+    handle: RunHandle,
+    onStdout: (c: Buffer) => void,
+    onStderr: (c: Buffer) => void,
+  ): Promise<void> {
+    const run = this.runs.get(handle.id);
+    if (!run || run.child) return;
+    // The whole output from the start: an adopting daemon rewrites the run's logs.
+    run.tails = tailsOf(run.stateDir, onStdout, onStderr);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.runs.values()].flatMap((r) => r.tails.map((t) => t.finish())));
+    this.runs.clear();
+    this.closed = true;
+    await this.spawner.close();
+  }
+}
+
+export function createProcessEngine(
+  _config: Config,
+  log: Logger,
+  options: ProcessEngineOptions = {},
+): Engine {
+  return new ProcessEngine(log, options.env ?? process.env, options.now ?? (() => new Date()));
 }
