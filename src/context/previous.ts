@@ -60,7 +60,20 @@ interface Candidate {
 
 /** What is read of a folder, kept while its state.json is unchanged (most folders never change again).
  * Keyed by root, then folder; a folder that leaves the root (pruned, removed) leaves the cache. */
-const cache = new Map<string, Map<string, { mtimeMs: number; candidate: Candidate | undefined }>>();
+interface Cached {
+  mtimeMs: number;
+  candidate: Candidate | undefined;
+  /** When its state.json was last looked at (the lookup's clock). */
+  checkedAt: number;
+}
+const cache = new Map<string, Map<string, Cached>>();
+
+/**
+ * A folder seen within this long is not looked at again: one `stat` per folder per run made every run
+ * cost in proportion to the incidents the root holds (10,000 folders: most of a run's CPU). A folder
+ * whose answer changes (a retry that finished) is listed with its new answer within this long.
+ */
+export const RECHECK_MS = 60_000;
 
 /** Cached folders under `root` (tests read its size to prove the cache follows the root). */
 export const cachedFolderCount = (root: string): number => cache.get(root)?.size ?? 0;
@@ -88,7 +101,8 @@ async function readJsonBelow(base: string, file: string, max: number): Promise<u
 async function readCandidate(
   root: string,
   folder: string,
-  folders: Map<string, { mtimeMs: number; candidate: Candidate | undefined }>,
+  folders: Map<string, Cached>,
+  now: number,
 ): Promise<Candidate | undefined> {
   const dir = path.join(root, folder);
   const file = statePath(dir);
@@ -98,9 +112,12 @@ async function readCandidate(
     return undefined;
   }
   const hit = folders.get(folder);
-  if (hit && hit.mtimeMs === info.mtimeMs) return hit.candidate;
+  if (hit && hit.mtimeMs === info.mtimeMs) {
+    hit.checkedAt = now;
+    return hit.candidate;
+  }
   const candidate = await readFresh(root, folder, dir);
-  folders.set(folder, { mtimeMs: info.mtimeMs, candidate });
+  folders.set(folder, { mtimeMs: info.mtimeMs, candidate, checkedAt: now });
   return candidate;
 }
 
@@ -162,10 +179,18 @@ export async function findPreviousInvestigations(
   const names = await readdir(root).catch(() => [] as string[]);
   const limiter = new Limiter(32);
   const folders = cacheOf(root, names);
-  const read = await Promise.all(
-    names
-      .filter((n) => n !== self && !n.startsWith('.'))
-      .map((n) => limiter.run(() => readCandidate(root, n, folders).catch(() => undefined))),
+  const read: (Candidate | undefined)[] = [];
+  const stale: string[] = [];
+  for (const name of names) {
+    if (name === self || name.startsWith('.')) continue;
+    const hit = folders.get(name);
+    if (hit && now - hit.checkedAt >= 0 && now - hit.checkedAt < RECHECK_MS) read.push(hit.candidate);
+    else stale.push(name);
+  }
+  read.push(
+    ...(await Promise.all(
+      stale.map((n) => limiter.run(() => readCandidate(root, n, folders, now).catch(() => undefined))),
+    )),
   );
   const workload = workloadOf(incident);
   const matches: { c: Candidate; match: 'workload' | 'fault' }[] = [];

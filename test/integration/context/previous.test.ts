@@ -1,16 +1,17 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import type { ConfigInput } from '../../../src/config/schema.js';
 import { buildContext, type BuildInput } from '../../../src/context/build.js';
 import type { AgentView } from '../../../src/context/types.js';
-import { cachedFolderCount, findPreviousInvestigations } from '../../../src/context/previous.js';
+import { RECHECK_MS, cachedFolderCount, findPreviousInvestigations } from '../../../src/context/previous.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { incidentIn, writeRun } from '../../support/status-root.js';
+import { statePath } from '../../../src/shared/triage-paths.js';
 import { fixtureSnapshot, makeBundle, makeConfig, makeWorkspace, REPO_ROOT, tempDir } from './helpers.js';
 
 // Past investigations in reach: an incident for a workload investigated before gets a short
@@ -200,6 +201,32 @@ describe('past investigations in the prompt', () => {
     expect(replayed.prompt.system).not.toContain('<previous_investigations>');
     const elsewhere = await buildContext(await input({ previousRoot: '/nonexistent-root' }));
     expect(elsewhere.prompt.system).not.toContain('<previous_investigations>');
+  });
+
+  it('looks at a folder it has seen at most once per RECHECK_MS (not once per run): a changed answer shows after that, a new folder at once', async () => {
+    const { root } = await setup();
+    const t0 = Date.now();
+    const find = (now: number) =>
+      findPreviousInvestigations(root, 'z-current', WORKLOAD, {
+        limit: 10,
+        maxAgeMs: 365 * 24 * 3600 * 1000,
+        now,
+      });
+    const causeOf = async (now: number, folder: string) =>
+      (await find(now)).find((p) => p.folder === folder)?.cause;
+    expect(await causeOf(t0, 'b-unrated-newer')).toBe('Hypothesis: OOM on start; confidence low');
+    // Its run is answered again (a retry that finished): result.json and state.json change.
+    const dir = path.join(root, 'b-unrated-newer');
+    await writeRun(dir, 'run-b-unrated-newer', {
+      answer: 'Hypothesis: a bad config map',
+      finishedAt: new Date().toISOString(),
+    });
+    const later = new Date(Date.now() + 5000);
+    await utimes(statePath(dir), later, later);
+    expect(await causeOf(t0 + 1000, 'b-unrated-newer')).toBe('Hypothesis: OOM on start; confidence low');
+    await earlier(root, 'e-new', WORKLOAD, 'Hypothesis: a new folder', new Date().toISOString());
+    expect(await causeOf(t0 + 1000, 'e-new')).toBe('Hypothesis: a new folder');
+    expect(await causeOf(t0 + RECHECK_MS, 'b-unrated-newer')).toBe('Hypothesis: a bad config map');
   });
 
   it('forgets a folder that left the root (pruned or removed), so the cache does not grow with every incident ever seen', async () => {
