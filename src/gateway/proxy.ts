@@ -140,44 +140,121 @@ function send(
   });
 }
 
+/** Where a request goes: its provider and its live run; undefined when it was answered (404, 401). */
+function routeOf(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  lookup: ProxyOptions['lookup'],
+  bound: RunSession | undefined,
+): { id: ProviderId; provider: ProviderSpec; session: RunSession; subPath: string } | undefined {
+  const [, prefix = '', ...rest] = url.pathname.split('/');
+  const id = PROVIDER_IDS.find((p) => p === prefix);
+  const provider = id ? PROVIDERS[id] : undefined;
+  if (!id || !provider) {
+    sendError(
+      res,
+      undefined,
+      404,
+      `the model gateway serves /${PROVIDER_IDS.join(', /')}; not ${url.pathname}`,
+    );
+    req.resume();
+    return undefined;
+  }
+  const token = clientKey(req.headers, url.searchParams);
+  const session = token ? lookup(token) : undefined;
+  if (!session || !session.live || (bound && session !== bound)) {
+    // A dead or unknown token says nothing about which runs exist.
+    sendError(
+      res,
+      provider,
+      401,
+      'the model gateway does not know this key: it is valid only while its run lasts',
+    );
+    req.resume();
+    return undefined;
+  }
+  return { id, provider, session, subPath: `/${rest.join('/')}` };
+}
+
+/** The agent's headers for the provider: hop-by-hop and the agent's "key" (its run token) dropped, the real key set. */
+function upstreamHeaders(
+  req: IncomingMessage,
+  provider: ProviderSpec,
+  key: string | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || (KEY_HEADERS as readonly string[]).includes(name))
+      continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  // Usage is read from the bytes that pass: ask for them uncompressed.
+  headers['accept-encoding'] = 'identity';
+  if (key) provider.setKey(headers, key);
+  return headers;
+}
+
+/** Streams the provider's answer back as it comes, reading usage on the way; resolves with why it ended early, if it did. */
+async function streamBack(
+  up: IncomingMessage,
+  res: ServerResponse,
+  reader: UsageReader,
+  recorded: Buffer[] | undefined,
+): Promise<string | undefined> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(up.headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'content-encoding') out[name] = value;
+  res.writeHead(up.statusCode ?? 502, out);
+  res.flushHeaders();
+  let recordedBytes = 0;
+  up.on('data', (chunk: Buffer) => {
+    reader.push(chunk);
+    if (recorded && recordedBytes < MAX_RECORDED_BODY) {
+      recorded.push(chunk);
+      recordedBytes += chunk.length;
+    }
+  });
+  up.pipe(res);
+  const ended = await new Promise<string | undefined>((resolve) => {
+    up.on('end', () => resolve(undefined));
+    up.on('error', (err) => resolve(errorMessage(err)));
+    up.on('aborted', () => resolve('the provider closed the answer early'));
+    res.on('close', () => resolve(res.writableFinished ? undefined : 'the agent closed the connection'));
+  });
+  if (ended) res.destroy();
+  return ended;
+}
+
 /** The request handler; `bound` limits a per-run listener to that run's token. */
 export function createProxy(options: ProxyOptions) {
   const now = options.now ?? (() => new Date());
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const maxWait = options.maxRetryWaitMs ?? 60_000;
 
+  /** The call, and once more after the provider's retry-after when it was rate limited or overloaded. */
+  const sendRetrying = async (
+    send1: () => Promise<UpstreamAnswer>,
+    onRetry: () => void,
+  ): Promise<UpstreamAnswer> => {
+    const answer = await send1();
+    if (!RETRY_STATUSES.has(answer.res.statusCode ?? 0)) return answer;
+    const wait = retryDelayMs(answer.res.headers, now());
+    if (wait > maxWait) return answer;
+    answer.res.resume();
+    onRetry();
+    await sleep(wait);
+    return send1();
+  };
+
   return async (req: IncomingMessage, res: ServerResponse, bound?: RunSession): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://gateway');
-    const [, prefix = '', ...rest] = url.pathname.split('/');
-    const id = PROVIDER_IDS.find((p) => p === prefix);
-    const provider = id ? PROVIDERS[id] : undefined;
-    if (!id || !provider) {
-      sendError(
-        res,
-        undefined,
-        404,
-        `the model gateway serves /${PROVIDER_IDS.join(', /')}; not ${url.pathname}`,
-      );
-      req.resume();
-      return;
-    }
-    const token = clientKey(req.headers, url.searchParams);
-    const session = token ? options.lookup(token) : undefined;
-    if (!session || !session.live || (bound && session !== bound)) {
-      // A dead or unknown token says nothing about which runs exist.
-      sendError(
-        res,
-        provider,
-        401,
-        'the model gateway does not know this key: it is valid only while its run lasts',
-      );
-      req.resume();
-      return;
-    }
+    const route = routeOf(req, res, url, options.lookup, bound);
+    if (!route) return;
+    const { id, provider, session, subPath } = route;
     const upstream = options.upstreams[id];
     const startedAt = performance.now();
     const at = now();
-    const subPath = `/${rest.join('/')}`;
     let body: Buffer;
     try {
       body = await readBody(req);
@@ -186,19 +263,16 @@ export function createProxy(options: ProxyOptions) {
       return;
     }
     const model = requestModel(subPath, body);
-    const base: Omit<ModelCallRecord, 'status' | 'latencyMs' | 'tokens' | 'retries'> = {
-      at: at.toISOString(),
-      provider: id,
-      method: req.method ?? 'GET',
-      path: subPath,
-      ...(model ? { model } : {}),
-      stream: false,
-      ...(options.recordBodies ? { request: body.subarray(0, MAX_RECORDED_BODY).toString('utf8') } : {}),
-    };
     const finish = (fields: Partial<ModelCallRecord> & Pick<ModelCallRecord, 'status'>) =>
       session.record(
         {
-          ...base,
+          at: at.toISOString(),
+          provider: id,
+          method: req.method ?? 'GET',
+          path: subPath,
+          ...(model ? { model } : {}),
+          stream: false,
+          ...(options.recordBodies ? { request: body.subarray(0, MAX_RECORDED_BODY).toString('utf8') } : {}),
           latencyMs: Math.round((performance.now() - startedAt) * 100) / 100,
           tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
           retries: 0,
@@ -219,15 +293,7 @@ export function createProxy(options: ProxyOptions) {
       await finish({ status: 401, error: `no ${names} configured` });
       return;
     }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name) || (KEY_HEADERS as readonly string[]).includes(name))
-        continue;
-      headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    // Usage is read from the bytes that pass: ask for them uncompressed.
-    headers['accept-encoding'] = 'identity';
-    if (upstream.key) provider.setKey(headers, upstream.key);
+    const headers = upstreamHeaders(req, provider, upstream.key);
     url.searchParams.delete('key');
     const target = new URL(upstream.baseUrl.replace(/\/+$/, '') + subPath + url.search);
     const abort = new AbortController();
@@ -236,21 +302,16 @@ export function createProxy(options: ProxyOptions) {
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-
     let answer: UpstreamAnswer;
     let retries = 0;
     try {
-      answer = await send(target, req.method ?? 'GET', headers, body, startedAt, abort.signal);
-      if (RETRY_STATUSES.has(answer.res.statusCode ?? 0)) {
-        const wait = retryDelayMs(answer.res.headers, now());
-        if (wait <= maxWait) {
-          answer.res.resume();
+      answer = await sendRetrying(
+        () => send(target, req.method ?? 'GET', headers, body, startedAt, abort.signal),
+        () => {
           retries = 1;
           session.retried(id);
-          await sleep(wait);
-          answer = await send(target, req.method ?? 'GET', headers, body, startedAt, abort.signal);
-        }
-      }
+        },
+      );
     } catch (err) {
       const message = errorMessage(err);
       sendError(res, provider, 502, `triage-runner: the ${id} provider could not be reached (${message})`);
@@ -258,34 +319,13 @@ export function createProxy(options: ProxyOptions) {
       return;
     }
     const up = answer.res;
-    const status = up.statusCode ?? 502;
     const reader = new UsageReader(provider, up.headers['content-type']);
-    const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(up.headers))
-      if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'content-encoding') out[name] = value;
-    res.writeHead(status, out);
-    res.flushHeaders();
-    const recorded: Buffer[] = [];
-    let recordedBytes = 0;
-    up.on('data', (chunk: Buffer) => {
-      reader.push(chunk);
-      if (options.recordBodies && recordedBytes < MAX_RECORDED_BODY) {
-        recorded.push(chunk);
-        recordedBytes += chunk.length;
-      }
-    });
-    up.pipe(res);
-    const ended = await new Promise<string | undefined>((resolve) => {
-      up.on('end', () => resolve(undefined));
-      up.on('error', (err) => resolve(errorMessage(err)));
-      up.on('aborted', () => resolve('the provider closed the answer early'));
-      res.on('close', () => resolve(res.writableFinished ? undefined : 'the agent closed the connection'));
-    });
-    if (ended) res.destroy();
+    const recorded = options.recordBodies ? [] : undefined;
+    const ended = await streamBack(up, res, reader, recorded);
     const { usage, toolUse } = reader.end();
     const costUsd = costOf(usage, priceOf(model, options.prices));
     await finish({
-      status,
+      status: up.statusCode ?? 502,
       stream: (up.headers['content-type'] ?? '').includes('text/event-stream'),
       ttfbMs: Math.round(answer.ttfbMs * 100) / 100,
       tokens: usage,
@@ -293,7 +333,7 @@ export function createProxy(options: ProxyOptions) {
       retries,
       ...(toolUse ? { toolUse: true } : {}),
       ...(ended ? { error: ended } : {}),
-      ...(options.recordBodies
+      ...(recorded
         ? { response: Buffer.concat(recorded).subarray(0, MAX_RECORDED_BODY).toString('utf8') }
         : {}),
     });
