@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
 import { readFeedback, type Feedback } from '../feedback/feedback.js';
-import { hasAnswer } from '../incident/queries.js';
+import { hasAnswer, isFinal } from '../incident/queries.js';
 import { parseStateText } from '../incident/store.js';
 import type { Incident } from '../shared/types.js';
 import { runDirOf, statePath } from '../shared/triage-paths.js';
@@ -65,13 +65,16 @@ interface Cached {
   candidate: Candidate | undefined;
   /** When its state.json was last looked at (the lookup's clock). */
   checkedAt: number;
+  /** Its state was final (nothing more happens without a retry or a changed incident.json). */
+  final: boolean;
 }
 const cache = new Map<string, Map<string, Cached>>();
 
 /**
- * A folder seen within this long is not looked at again: one `stat` per folder per run made every run
- * cost in proportion to the incidents the root holds (10,000 folders: most of a run's CPU). A folder
- * whose answer changes (a retry that finished) is listed with its new answer within this long.
+ * A folder seen final within this long is not looked at again: one `stat` per folder per run made every
+ * run cost in proportion to the incidents the root holds (10,000 folders: most of a run's CPU). Folders
+ * still queued or running are looked at on every run, so an answer that has just come is listed at
+ * once; a final folder that is retried and answered again is listed with its new answer within this long.
  */
 export const RECHECK_MS = 60_000;
 
@@ -116,17 +119,31 @@ async function readCandidate(
     hit.checkedAt = now;
     return hit.candidate;
   }
-  const candidate = await readFresh(root, folder, dir);
-  folders.set(folder, { mtimeMs: info.mtimeMs, candidate, checkedAt: now });
+  const { candidate, final } = await readFresh(root, folder, dir);
+  folders.set(folder, { mtimeMs: info.mtimeMs, candidate, checkedAt: now, final });
   return candidate;
 }
 
-async function readFresh(root: string, folder: string, dir: string): Promise<Candidate | undefined> {
+async function readFresh(
+  root: string,
+  folder: string,
+  dir: string,
+): Promise<{ candidate: Candidate | undefined; final: boolean }> {
   const stateRead = await readOwnFileBelow(root, statePath(dir), STATE_MAX_BYTES).catch(() => undefined);
-  if (stateRead?.kind !== 'ok') return undefined;
-  const state = parseStateText(stateRead.text);
-  const runId = state?.runs.at(-1)?.id;
-  if (!state || !hasAnswer(state.state) || !runId || !RUN_ID.test(runId)) return undefined;
+  const state = stateRead?.kind === 'ok' ? parseStateText(stateRead.text) : undefined;
+  if (!state) return { candidate: undefined, final: false };
+  return { candidate: await answered(root, folder, dir, state), final: isFinal(state.state) };
+}
+
+/** The folder as a past investigation, when its last run answered. */
+async function answered(
+  root: string,
+  folder: string,
+  dir: string,
+  state: NonNullable<ReturnType<typeof parseStateText>>,
+): Promise<Candidate | undefined> {
+  const runId = state.runs.at(-1)?.id;
+  if (!hasAnswer(state.state) || !runId || !RUN_ID.test(runId)) return undefined;
   const resultFile = path.join(runDirOf(dir, runId), RESULT_FILE);
   const resultRead = await readOwnFileBelow(root, resultFile, RECORD_MAX_BYTES).catch(() => undefined);
   if (resultRead?.kind !== 'ok') return undefined;
@@ -184,7 +201,7 @@ export async function findPreviousInvestigations(
   for (const name of names) {
     if (name === self || name.startsWith('.')) continue;
     const hit = folders.get(name);
-    if (hit && now - hit.checkedAt >= 0 && now - hit.checkedAt < RECHECK_MS) read.push(hit.candidate);
+    if (hit?.final && now - hit.checkedAt >= 0 && now - hit.checkedAt < RECHECK_MS) read.push(hit.candidate);
     else stale.push(name);
   }
   read.push(

@@ -10,7 +10,7 @@ import { RECHECK_MS, cachedFolderCount, findPreviousInvestigations } from '../..
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { incidentIn, writeRun } from '../../support/status-root.js';
+import { incidentIn, storeFor, writeRun } from '../../support/status-root.js';
 import { statePath } from '../../../src/shared/triage-paths.js';
 import { fixtureSnapshot, makeBundle, makeConfig, makeWorkspace, REPO_ROOT, tempDir } from './helpers.js';
 
@@ -203,7 +203,7 @@ describe('past investigations in the prompt', () => {
     expect(elsewhere.prompt.system).not.toContain('<previous_investigations>');
   });
 
-  it('looks at a folder it has seen at most once per RECHECK_MS (not once per run): a changed answer shows after that, a new folder at once', async () => {
+  it('looks at a final folder it has seen at most once per RECHECK_MS (not once per run); a new folder and a running one that answers show at once', async () => {
     const { root } = await setup();
     const t0 = Date.now();
     const find = (now: number) =>
@@ -227,6 +227,25 @@ describe('past investigations in the prompt', () => {
     await earlier(root, 'e-new', WORKLOAD, 'Hypothesis: a new folder', new Date().toISOString());
     expect(await causeOf(t0 + 1000, 'e-new')).toBe('Hypothesis: a new folder');
     expect(await causeOf(t0 + RECHECK_MS, 'b-unrated-newer')).toBe('Hypothesis: a bad config map');
+    // A folder still running is looked at on every run: its answer is listed as soon as it comes.
+    const running = await incidentIn(
+      root,
+      'f-running',
+      (s, i) => finished('run-f')(s, i).slice(0, 3),
+      undefined,
+      WORKLOAD,
+    );
+    expect(await causeOf(t0 + RECHECK_MS + 1000, 'f-running')).toBeUndefined();
+    await writeRun(running, 'run-f', {
+      answer: 'Hypothesis: just answered',
+      finishedAt: new Date().toISOString(),
+    });
+    await storeFor().apply(running, {
+      type: 'Finished',
+      runId: 'run-f',
+      outcome: { status: 'succeeded', exitCode: 0 },
+    });
+    expect(await causeOf(t0 + RECHECK_MS + 2000, 'f-running')).toBe('Hypothesis: just answered');
   });
 
   it('forgets a folder that left the root (pruned or removed), so the cache does not grow with every incident ever seen', async () => {
