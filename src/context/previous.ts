@@ -67,6 +67,8 @@ interface Cached {
   checkedAt: number;
   /** Its state was final (nothing more happens without a retry or a changed incident.json). */
   final: boolean;
+  /** Responders' feedback on it as last read, and when (the lookup's clock); read again after RECHECK_MS. */
+  feedback?: { value: Feedback | undefined; readAt: number };
 }
 const cache = new Map<string, Map<string, Cached>>();
 
@@ -170,6 +172,19 @@ async function answered(
   };
 }
 
+/** A folder's feedback, read at most once per RECHECK_MS (a responder's rating is ranked within it). */
+async function feedbackOf(
+  c: Candidate,
+  entry: Cached | undefined,
+  now: number,
+): Promise<Feedback | undefined> {
+  const seen = entry?.feedback;
+  if (seen && now - seen.readAt >= 0 && now - seen.readAt < RECHECK_MS) return seen.value;
+  const value = await readFeedback(c.dir);
+  if (entry) entry.feedback = { value, readAt: now };
+  return value;
+}
+
 const workloadOf = (i: Pick<Incident, 'namespace' | 'resource'>): string =>
   `${i.resource.namespace ?? i.namespace}/${i.resource.kind}/${i.resource.name}`.toLowerCase();
 
@@ -219,7 +234,7 @@ export async function findPreviousInvestigations(
       matches.push({ c, match: 'fault' });
   }
   const withFeedback = await Promise.all(
-    matches.map(async (m) => ({ ...m, feedback: await readFeedback(m.c.dir) })),
+    matches.map(async (m) => ({ ...m, feedback: await feedbackOf(m.c, folders.get(m.c.folder), now) })),
   );
   withFeedback.sort(
     (a, b) =>

@@ -248,6 +248,25 @@ describe('past investigations in the prompt', () => {
     expect(await causeOf(t0 + RECHECK_MS + 2000, 'f-running')).toBe('Hypothesis: just answered');
   });
 
+  it("reads a folder's feedback at most once per RECHECK_MS: a new rating is ranked within it", async () => {
+    const { root } = await setup();
+    const t0 = Date.now();
+    const find = async (now: number) =>
+      (
+        await findPreviousInvestigations(root, 'z-current', WORKLOAD, {
+          limit: 10,
+          maxAgeMs: 365 * 24 * 3600 * 1000,
+          now,
+        })
+      ).find((p) => p.folder === 'b-unrated-newer')?.feedback;
+    expect(await find(t0)).toBeUndefined();
+    await recordFeedback(path.join(root, 'b-unrated-newer'), { verdict: 'wrong' }, 'api', {
+      audit: new AuditLog(),
+    });
+    expect(await find(t0 + 1000)).toBeUndefined();
+    expect(await find(t0 + RECHECK_MS)).toEqual({ verdict: 'wrong' });
+  });
+
   it('forgets a folder that left the root (pruned or removed), so the cache does not grow with every incident ever seen', async () => {
     const { root } = await setup();
     const find = () =>
