@@ -7,7 +7,7 @@
 // listing within 100 ms (the status index's target, bench/status.ts).
 // Run: node --expose-gc --import tsx bench/soak.ts [--full]   (SOAK_N=2000 SOAK_SLEEP_MS=20 SOAK_CONCURRENCY=8)
 // 2,000 incidents by default (what `npm run bench` runs, about 10 minutes here); `--full` (or
-// SOAK_N=10000) runs the 10,000 of the target, about an hour on 2 cores, which no default run does.
+// SOAK_N=10000) runs the 10,000 of the target, about 21 minutes on 2 cores, which no default run does.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ import { dropIncident, startStandInDaemon, writeStandInAgent } from './stand-in-
 import { silentLogger } from '../src/log/logger.js';
 import { percentile, printTable } from './table.js';
 
-/** The full soak (10,000 incidents, about an hour on 2 cores) runs only when asked for. */
+/** The full soak (10,000 incidents, about 21 minutes on 2 cores) runs only when asked for. */
 const FULL = process.argv.includes('--full');
 const N = Number(process.env.SOAK_N ?? (FULL ? 10_000 : 2_000));
 const SLEEP_MS = Number(process.env.SOAK_SLEEP_MS ?? 20);
