@@ -78,7 +78,8 @@ describe('loadPersona', () => {
   it('includes a workflow file not listed in PERSONA.md, summarised by its first heading (not a # line in a code block)', async () => {
     writePersona('sre', 'description: d\nworkflows:\n  b-listed: Listed', '', {
       'b-listed': '# B\n',
-      'z-extra': 'intro line\n\n```sh\n# not a heading: a shell comment\n```\n\n## Extra *procedure* ##\n\nbody\n',
+      'z-extra':
+        'intro line\n\n```sh\n# not a heading: a shell comment\n```\n\n## Extra *procedure* ##\n\nbody\n',
       'a-extra': 'no heading at all\n',
     });
     const p = await load('sre');
