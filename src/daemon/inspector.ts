@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { IncidentStore } from '../incident/store.js';
 import { statePath, unsafeStateDir } from '../shared/triage-paths.js';
 import { IllegalTransitionError, type IncidentEvent } from '../incident/machine.js';
-import { acceptsChange, isFinal, isFirstJudgement, mayRun } from '../incident/queries.js';
+import { acceptsChange, isFinal, isFirstJudgement, isRejected, mayRun } from '../incident/queries.js';
 import type { StateFile } from '../incident/types.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
 import type { DedupStore } from '../intake/dedup.js';
@@ -45,6 +45,8 @@ export interface InspectorDeps {
   reserve: () => (() => void) | undefined;
   enqueue: (queued: QueuedIncident, notBefore: number) => void;
   queueLimit: number;
+  /** The watcher: a finished folder is no longer watched (rescans still compare it), and again when it changes. */
+  watch?: { forget(dir: string): void; watchAgain(dir: string): void };
 }
 
 export class Inspector {
@@ -122,7 +124,7 @@ export class Inspector {
       const mark = this.finals.get(dir);
       if (mark !== undefined && mark === (await finalMark(dir))) continue;
       this.finals.delete(dir);
-      this.unwatched.delete(dir);
+      if (this.unwatched.delete(dir)) this.deps.watch?.watchAgain(dir);
       work.push(this.consider(dir, cause));
     }
     await Promise.all(work);
@@ -198,7 +200,13 @@ export class Inspector {
       case 'wait':
         return this.later(dir, j.delayMs, 'settle');
       case 'final':
-        if (state && isFinal(state.state)) this.finals.set(dir, await finalMark(dir));
+        if (state && isFinal(state.state)) {
+          this.finals.set(dir, await finalMark(dir));
+          if (!isRejected(state) && !this.unwatched.has(dir)) {
+            this.unwatched.add(dir);
+            this.deps.watch?.forget(dir);
+          }
+        }
         return;
       case 'reject':
         await this.detected(dir, state, cause, undefined);

@@ -80,6 +80,15 @@ export class RootMonitor {
   }
 
   /** A scan could (or could not) list the root. */
+  /** Stops watching a finished incident's folder (until `watchAgain`). */
+  forget(dir: string): void {
+    this.watcher?.forget(dir);
+  }
+
+  watchAgain(dir: string): void {
+    this.watcher?.watchAgain(dir);
+  }
+
   listed(ok: boolean, why?: string): void {
     if (!ok) return this.unavailable(why ?? 'cannot list it');
     if (!this.down) return;

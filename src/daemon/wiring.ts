@@ -137,6 +137,11 @@ export function wireParts(
   });
   const inspector = new Inspector({
     ...{ root, store, dedup, log, identity, lease, now },
+    // The monitor is made below; a folder is judged final only once intake runs.
+    watch: {
+      forget: (dir) => monitor.forget(dir),
+      watchAgain: (dir) => monitor.watchAgain(dir),
+    },
     intake: {
       maxBytes: maxIncidentBytes,
       writeSettleMs: config.intake.write_settle,

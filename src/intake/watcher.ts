@@ -22,6 +22,10 @@ export function ignoredPath(root: string, file: string): boolean {
 export interface IncidentWatcher {
   /** Resolves once the initial scan of chokidar is done and events flow. */
   ready: Promise<void>;
+  /** Stops watching a folder (a finished incident): its watch and memory are released. */
+  forget(dir: string): void;
+  /** Watches a forgotten folder again. */
+  watchAgain(dir: string): void;
   close(): Promise<void>;
 }
 
@@ -61,7 +65,13 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
   });
   watcher.on('error', options.onError);
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  return { ready, close: () => watcher.close() };
+  return {
+    ready,
+    // The folder and its incident.json: chokidar watches the file on its own too.
+    forget: (dir) => void watcher.unwatch([dir, path.join(dir, INCIDENT_FILE)]),
+    watchAgain: (dir) => void watcher.add([dir, path.join(dir, INCIDENT_FILE)]),
+    close: () => watcher.close(),
+  };
 }
 
 function skipped(root: string, file: string, skipFolder: ((dir: string) => boolean) | undefined): boolean {

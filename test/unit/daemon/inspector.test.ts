@@ -130,6 +130,37 @@ describe('Inspector', () => {
     expect(queued.map((q) => q.workspace.name)).toEqual(['inc-1']);
   });
 
+  it('stops watching a folder once its incident is finished (not a rejected one), and watches it again when its incident.json changes', async () => {
+    const forgotten: string[] = [];
+    const again: string[] = [];
+    const i = inspector({
+      watch: { forget: (d) => void forgotten.push(d), watchAgain: (d) => void again.push(d) },
+    });
+    const dir = await drop('inc-done');
+    await i.consider(dir, 'add');
+    for (const event of [
+      { type: 'Claimed', runId: 'r1', holder: 'd1' },
+      { type: 'Launched', runId: 'r1', engine: 'process', id: '1' },
+      { type: 'Finished', runId: 'r1', outcome: { status: 'succeeded', exitCode: 0 } },
+    ] as const)
+      await store.apply(dir, event);
+    busy.delete(dir);
+    await i.consider(dir, 'change');
+    expect(forgotten).toEqual([dir]);
+    const bad = path.join(root.root, 'inc-bad');
+    await mkdir(bad);
+    await writeFile(path.join(bad, 'incident.json'), '{"incidentId": "inc-bad", "cluster": ');
+    await i.consider(bad, 'add');
+    expect((await readState(bad))?.state).toBe('rejected');
+    expect(forgotten).toEqual([dir]);
+    await writeFile(
+      path.join(dir, 'incident.json'),
+      JSON.stringify(incidentJson({ incidentId: 'inc-done', faultType: 'OOMKilled' })),
+    );
+    await i.scan('rescan');
+    expect(again).toEqual([dir]);
+  });
+
   it('only notes a change to a folder whose run is in progress, and ignores the same bytes', async () => {
     const dir = await drop('inc-1');
     const i = inspector();
