@@ -1,8 +1,8 @@
 // Soak: many incidents (2,000 by default, 10,000 with --full) through the daemon and the REAL run pipeline (process engine,
 // claude adapter, triage off, no skills sources) with a stand-in agent, in this process. After every
 // 1,000 finished incidents it records resident memory (after a GC when --expose-gc is given) and open
-// file descriptors; throughout, once a second, it lists every incident through the status API
-// (GET /v1/incidents, what the status page and `status` use) and times the answer.
+// file descriptors; throughout, once a second, it asks the status API for the incident list
+// (GET /v1/incidents, its first page, what the status page and `status` use) and times the answer.
 // Pass: RSS after the last within 20% of after the first 1,000, no file-descriptor growth, every
 // listing within 100 ms (the status index's target, bench/status.ts).
 // Run: node --expose-gc --import tsx bench/soak.ts [--full]   (SOAK_N=2000 SOAK_SLEEP_MS=20 SOAK_CONCURRENCY=8)
