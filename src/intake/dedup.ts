@@ -86,14 +86,16 @@ export class DedupStore {
       if (seen === undefined) continue; // released or pruned meanwhile: create again
       const first = parseEntry(seen);
       if (first?.incidentId === incidentId) return undefined;
-      if (held(first)) return held(first);
+      const earlier = held(first);
+      if (earlier) return earlier;
       // Expired, or unreadable (a key file is created whole, so an unreadable one is damaged, never
       // half written): the window starts again with the claimer that creates the successor.
       const next = `${file}.${createHash('sha256').update(seen).digest('hex').slice(0, 16)}.next`;
       if (!(await this.create(next, entry))) {
         const successor = await readText(next);
         const holder = parseEntry(successor);
-        if (held(holder)) return held(holder);
+        const taker = held(holder);
+        if (taker) return taker;
         if (holder?.incidentId !== incidentId) {
           // Gone (put in place meanwhile: read the key again), or left by a claimer that crashed
           // before putting it in place a whole window ago.
