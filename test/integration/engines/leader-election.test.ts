@@ -212,14 +212,16 @@ describe('two daemons electing a leader with a Lease', () => {
     expect(acquired - lastRenew).toBeGreaterThanOrEqual(LEASE_DURATION_MS - RETRY_MS);
 
     // The new leader adopts both running Jobs (no new Job) and finishes them when their pods end.
+    // `reattached` is audited when the run is found; its kubectl broker and then its model gateway come
+    // back after it, and `gateway_resumed` is audited once both are.
     for (const dir of dirs) {
       await until(
         `adoption in ${dir}`,
         30_000,
-        async () =>
-          (await readFile(path.join(dir, '.triage', 'audit.jsonl'), 'utf8')).includes('"reattached"')
-            ? true
-            : undefined,
+        async () => {
+          const audit = await readFile(path.join(dir, '.triage', 'audit.jsonl'), 'utf8');
+          return audit.includes('"reattached"') && audit.includes('"gateway_resumed"') ? true : undefined;
+        },
         both,
       );
     }
