@@ -253,8 +253,10 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     { agent: input.agent, model: input.model, placement: input.placement, promptSha256 },
     context,
   );
-  await bundle.writeText(RUN_FILES.promptSent, promptSent);
-  await bundle.writeJson(RUN_FILES.context, { ...context, promptSha256 });
+  await Promise.all([
+    bundle.writeText(RUN_FILES.promptSent, promptSent),
+    bundle.writeJson(RUN_FILES.context, { ...context, promptSha256 }),
+  ]);
   input.metrics?.stage('context', (performance.now() - started) / 1000);
   return { prompt, context, promptSent, promptSha256, skills: disclosure.skills };
 }

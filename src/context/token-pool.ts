@@ -20,14 +20,67 @@ interface Pending {
   reject(err: Error): void;
 }
 
+/**
+ * Counts already made, by their text, most recently used last. Most of a prompt repeats from run to
+ * run (the system prompt, persona, skills index and briefs) and is counted in several shapes per run
+ * (the whole, its parts, its sections): only new text goes to the worker. Bounded by texts and by
+ * characters held, so a stream of distinct incidents costs a fixed amount of memory.
+ */
+export class CountMemo {
+  private readonly counts = new Map<string, number>();
+  private chars = 0;
+
+  constructor(
+    private readonly maxTexts = 2048,
+    private readonly maxChars = 4 * 1024 * 1024,
+  ) {}
+
+  get(text: string): number | undefined {
+    const count = this.counts.get(text);
+    if (count !== undefined) {
+      this.counts.delete(text);
+      this.counts.set(text, count);
+    }
+    return count;
+  }
+
+  set(text: string, count: number): void {
+    if (text.length > this.maxChars / 4 || this.counts.has(text)) return;
+    this.counts.set(text, count);
+    this.chars += text.length;
+    for (const oldest of this.counts.keys()) {
+      if (this.counts.size <= this.maxTexts && this.chars <= this.maxChars) break;
+      this.counts.delete(oldest);
+      this.chars -= oldest.length;
+    }
+  }
+
+  get size(): number {
+    return this.counts.size;
+  }
+}
+
 /** Counts texts with o200k in a worker thread; one worker, requests answered in order. */
 export class TokenWorker {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly memo = new CountMemo();
 
-  /** Raw o200k counts of `texts`, in order. */
-  count(texts: readonly string[]): Promise<number[]> {
+  /** Raw o200k counts of `texts`, in order; texts counted before are answered from memory. */
+  async count(texts: readonly string[]): Promise<number[]> {
+    const counts = texts.map((t) => this.memo.get(t));
+    const missing = [...new Set(texts.filter((_, i) => counts[i] === undefined))];
+    if (missing.length > 0) {
+      const fresh = await this.countInWorker(missing);
+      missing.forEach((t, i) => this.memo.set(t, fresh[i] ?? 0));
+      const byText = new Map(missing.map((t, i) => [t, fresh[i] ?? 0]));
+      return texts.map((t, i) => counts[i] ?? byText.get(t) ?? 0);
+    }
+    return counts as number[];
+  }
+
+  private countInWorker(texts: readonly string[]): Promise<number[]> {
     if (texts.length === 0) return Promise.resolve([]);
     const worker = this.start();
     const id = this.nextId++;

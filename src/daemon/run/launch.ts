@@ -136,7 +136,8 @@ async function writeLaunchRecords(
   const image = engine.placement === 'container' ? spec.image : undefined;
   const hostHome = layout.hostHome ? { hostHome: layout.hostHome } : {};
   const model = run.model ? { model: run.model } : {};
-  await writeRunManifest(bundle, {
+  // Two files, written side by side: each is durable on its own, neither depends on the other.
+  const manifest = writeRunManifest(bundle, {
     schemaVersion: 1,
     runId: request.runId,
     incidentId: spec.incidentId,
@@ -150,7 +151,7 @@ async function writeLaunchRecords(
     ...hostHome,
     ...(gateway ? { gateway: gateway.manifest() } : {}),
   });
-  await bundle.writeJson(
+  const record = bundle.writeJson(
     RUN_FILES.invocation,
     invocationRecord({
       spec,
@@ -165,6 +166,7 @@ async function writeLaunchRecords(
       ...hostHome,
     }),
   );
+  await Promise.all([manifest, record]);
 }
 
 /** Starts the planned run (the broker first) and reports `launched`: the incident is `running` from here. */

@@ -67,6 +67,19 @@ describe('token counting off the event loop', () => {
     expect(await worker.count(['hello world'])).toEqual([2]);
   });
 
+  it('answers texts counted before from memory and counts only the new ones, in the order asked', async () => {
+    const worker = new TokenWorker();
+    cleanups.push(() => worker.close());
+    expect(await worker.count(['hello world', '['.repeat(1000)])).toEqual([2, 503]);
+    // The worker is gone: what was counted is still answered, without one.
+    await worker.close();
+    expect(await worker.count(['['.repeat(1000), 'hello world', 'hello world'])).toEqual([503, 2, 2]);
+    // A new text among known ones starts the worker again; the counts come back in the order asked.
+    expect(
+      await worker.count(['hello world', 'hello hello world', '['.repeat(1000), 'hello hello world']),
+    ).toEqual([2, 3, 503, 3]);
+  });
+
   it('starts the built worker in a process run with Node flags meant for its main script, and lets it exit when done', async () => {
     // The compiled modules (as in dist/), under node_modules so that gpt-tokenizer resolves.
     const out = await mkdtemp(path.join(REPO_ROOT, 'node_modules', '.tr-build-'));
