@@ -53,7 +53,13 @@ export class IncidentIndex {
   private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
   private readonly counts: StatusTotals = emptyTotals();
-  private sorted: Entry[] | undefined;
+  /**
+   * Every entry in listing order, kept in order as entries change (a binary search and one splice),
+   * so that a listing while incidents change does not sort the whole root again.
+   */
+  private sorted: Entry[] = [];
+  /** While `load()` adds the root's entries: they are sorted once at its end, not placed one by one. */
+  private loading = false;
   private readonly listeners = new Set<IndexListener>();
   /** Re-reads in flight per folder; `again` when a change arrived meanwhile. */
   private readonly refreshing = new Map<string, { again: boolean; done: Promise<void> }>();
@@ -83,7 +89,13 @@ export class IncidentIndex {
       this.markLoaded();
       throw err;
     });
-    for (const facts of all) if (!this.entries.has(facts.folder)) this.put(facts);
+    this.loading = true;
+    try {
+      for (const facts of all) if (!this.entries.has(facts.folder)) this.put(facts);
+    } finally {
+      this.loading = false;
+      this.sorted = [...this.entries.values()].sort(compareEntries);
+    }
     this.markLoaded();
     return { count: this.entries.size, ms: Math.round(performance.now() - t0) };
   }
@@ -209,14 +221,38 @@ export class IncidentIndex {
   }
 
   private sortedEntries(): Entry[] {
-    this.sorted ??= [...this.entries.values()].sort(compareEntries);
     return this.sorted;
+  }
+
+  /** Where `entry` is, or goes, in `sorted` (the order is total: folders are unique). */
+  private positionOf(entry: Entry): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareEntries(this.sorted[mid] as Entry, entry) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private place(entry: Entry): void {
+    if (!this.loading) this.sorted.splice(this.positionOf(entry), 0, entry);
+  }
+
+  private unplace(entry: Entry): void {
+    if (this.loading) return;
+    const at = this.positionOf(entry);
+    if (this.sorted[at] === entry) this.sorted.splice(at, 1);
   }
 
   private put(facts: IncidentFacts): void {
     const view = viewOf(facts);
     const previous = this.entries.get(facts.folder);
-    if (previous) this.counts[previous.state]--;
+    if (previous) {
+      this.counts[previous.state]--;
+      this.unplace(previous);
+    }
     const entry: Entry = {
       view,
       folder: facts.folder,
@@ -226,7 +262,7 @@ export class IncidentIndex {
     };
     this.entries.set(facts.folder, entry);
     this.counts[entry.state]++;
-    this.sorted = undefined;
+    this.place(entry);
     this.emit({ type: 'upsert', view: withAge(view, entry.arrivedAtMs, this.now()) });
   }
 
@@ -235,7 +271,7 @@ export class IncidentIndex {
     if (!previous) return;
     this.entries.delete(folder);
     this.counts[previous.state]--;
-    this.sorted = undefined;
+    this.unplace(previous);
     this.emit({ type: 'remove', folder });
   }
 
