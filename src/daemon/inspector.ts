@@ -60,9 +60,9 @@ export class Inspector {
    */
   readonly finals = new Map<string, string>();
   /**
-   * Finished folders (succeeded, failed, resolved) the watcher need not watch: with thousands of them,
-   * watching costs seconds. Their incident.json is still compared on every rescan. Rejected folders stay
-   * watched, so that a fixed file is taken at once.
+   * Finished folders (succeeded, failed, resolved) and duplicates the watcher need not watch: with
+   * thousands of them, watching costs seconds. Their incident.json is still compared on every rescan.
+   * Other rejected folders (an invalid file) stay watched, so that a fixed file is taken at once.
    */
   readonly unwatched = new Set<string>();
   private stopped = false;
@@ -202,10 +202,8 @@ export class Inspector {
       case 'final':
         if (state && isFinal(state.state)) {
           this.finals.set(dir, await finalMark(dir));
-          if (!isRejected(state) && !this.unwatched.has(dir)) {
-            this.unwatched.add(dir);
-            this.deps.watch?.forget(dir);
-          }
+          // A duplicate is rejected but not broken: like a finished folder, nothing there is waited for.
+          if (!isRejected(state) || state.duplicateOf !== undefined) this.unwatch(dir);
         }
         return;
       case 'reject':
@@ -256,6 +254,13 @@ export class Inspector {
       );
     }
     if (event.type === 'Invalid') this.finals.set(dir, await finalMark(dir));
+  }
+
+  /** The watcher lets go of a folder judged final; a rescan still compares it, and watches it again on a change. */
+  private unwatch(dir: string): void {
+    if (this.unwatched.has(dir)) return;
+    this.unwatched.add(dir);
+    this.deps.watch?.forget(dir);
   }
 
   /** A valid incident for a cluster the registry does not know is invalid: rejected with the known names. */
@@ -315,6 +320,8 @@ export class Inspector {
           reason,
         });
         this.finals.set(dir, await finalMark(dir));
+        // An alert storm's duplicates are most of its folders: none of them keeps a watch.
+        this.unwatch(dir);
         return undefined;
       }
       if (a.kind === 'defer') {

@@ -161,6 +161,35 @@ describe('Inspector', () => {
     expect(again).toEqual([dir]);
   });
 
+  it("stops watching a duplicate (an alert storm's many folders), judged at once or found on a rescan, and watches it again when re-saved", async () => {
+    const forgotten: string[] = [];
+    const again: string[] = [];
+    const watch = {
+      forget: (d: string) => void forgotten.push(d),
+      watchAgain: (d: string) => void again.push(d),
+    };
+    const resource = { apiVersion: 'v1', kind: 'Pod', name: 'web-0', namespace: 'shop', uid: 'u0' };
+    const first = await drop('inc-1', { resource });
+    const second = await drop('inc-2', { resource });
+    const i = inspector({ watch });
+    await i.consider(first, 'add');
+    await i.consider(second, 'add');
+    expect((await readState(second))?.duplicateOf).toBe('inc-1');
+    expect(forgotten).toEqual([second]);
+    // A daemon started later finds the duplicate already judged: it lets go of it on its first look.
+    const later: string[] = [];
+    await inspector({ watch: { forget: (d) => void later.push(d), watchAgain: () => undefined } }).scan(
+      'rescan',
+    );
+    expect(later).toEqual([second]);
+    await writeFile(
+      path.join(second, 'incident.json'),
+      JSON.stringify(incidentJson({ incidentId: 'inc-2', resource, severity: 'low' })),
+    );
+    await i.scan('rescan');
+    expect(again).toEqual([second]);
+  });
+
   it('only notes a change to a folder whose run is in progress, and ignores the same bytes', async () => {
     const dir = await drop('inc-1');
     const i = inspector();
