@@ -172,6 +172,14 @@ export const runManifestSchema = z.object({
   gateway: z
     .object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), url: z.string().optional() })
     .optional(),
+  /**
+   * What the launching daemon knew of the run's context, for a daemon that adopts it: the prompt's
+   * digest, the triage status, and what the evidence check cannot verify (no cluster access, a triage
+   * output that failed or was cut).
+   */
+  promptSha256: z.string().optional(),
+  triageStatus: z.string().optional(),
+  knownGaps: z.array(z.string()).optional(),
 });
 export type RunManifest = z.infer<typeof runManifestSchema>;
 

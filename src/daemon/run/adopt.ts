@@ -17,7 +17,7 @@ import { CONTAINER_WORKSPACE, OUTPUT_DIR, REPORT_FILE } from './layout.js';
 import { openOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import { resumeModelGateway } from './model-gateway.js';
-import type { LaunchedRun, ReportPaths, RunStart } from './stages.js';
+import type { LaunchedRun, LaunchOrigin, ReportPaths, RunStart } from './stages.js';
 
 // Adoption: a run that a daemon which died had launched re-enters the pipeline as a LaunchedRun, from
 // its manifest and the engine: its broker listening again, its whole output re-read, the time it has
@@ -162,8 +162,18 @@ export async function reattach(
     reportValidator,
     report: reportPaths(start, engine, found.manifest),
     timeoutMs,
-    origin: { kind: 'adopted' },
+    origin: adoptedOrigin(found.manifest),
     progress: new ProgressTracker(undefined, start.startedAt, env.now),
+  };
+}
+
+/** What the launching daemon recorded of the run's context (nothing from a manifest older than that). */
+function adoptedOrigin(manifest: RunManifest | undefined): LaunchOrigin {
+  return {
+    kind: 'adopted',
+    ...(manifest?.promptSha256 ? { promptSha256: manifest.promptSha256 } : {}),
+    ...(manifest?.triageStatus ? { triageStatus: manifest.triageStatus } : {}),
+    ...(manifest?.knownGaps ? { knownGaps: manifest.knownGaps } : {}),
   };
 }
 

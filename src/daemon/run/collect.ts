@@ -209,9 +209,8 @@ function resultOf(
     runId: run.request.runId,
     incidentId: run.request.workspace.incident.incidentId,
     ...(run.model ? { model: run.model } : {}),
-    ...(origin.kind === 'launched'
-      ? { promptSha256: origin.promptSha256, triageStatus: origin.triageStatus }
-      : {}),
+    ...(origin.promptSha256 ? { promptSha256: origin.promptSha256 } : {}),
+    ...(origin.triageStatus ? { triageStatus: origin.triageStatus } : {}),
     ...(answer ? { answer } : {}),
     extra: {
       signal: exit.signal,

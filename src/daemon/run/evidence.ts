@@ -14,10 +14,11 @@ export async function checkRunEvidence(
   if (!reportExists) return undefined;
   try {
     const { runEvidence } = await import('../../evidence/run.js');
-    const knownGaps = [
-      ...(run.access?.knownGaps ?? []),
-      ...(run.origin.kind === 'launched' ? run.origin.triageGaps : []),
-    ];
+    // An adopted run's gaps are the launching daemon's, cluster access included (its manifest).
+    const knownGaps =
+      run.origin.kind === 'launched'
+        ? [...(run.access?.knownGaps ?? []), ...run.origin.triageGaps]
+        : (run.origin.knownGaps ?? []);
     const evidence = await runEvidence({
       bundleDir: run.bundle.dir,
       reportHostPath: run.report.hostPath,

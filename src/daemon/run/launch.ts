@@ -150,6 +150,13 @@ async function writeLaunchRecords(
     report: { hostPath: layout.hostReportPath, agentPath: layout.paths.reportPath },
     ...hostHome,
     ...(gateway ? { gateway: gateway.manifest() } : {}),
+    // What an adopting daemon needs for the run's result and its evidence check.
+    promptSha256: run.context.promptSha256,
+    triageStatus: run.context.context.triage.status,
+    knownGaps: [
+      ...(run.access?.knownGaps ?? []),
+      ...triageGaps(run.context.context.triage, env.config.context.triage_log_cap),
+    ],
   });
   const record = bundle.writeJson(
     RUN_FILES.invocation,

@@ -76,7 +76,14 @@ export type LaunchOrigin =
       /** What the triage output leaves out, for the evidence check's gaps (triageGaps). */
       triageGaps: string[];
     }
-  | { kind: 'adopted' };
+  | {
+      kind: 'adopted';
+      /** From the launching daemon's manifest; absent in one written before it carried them. */
+      promptSha256?: string;
+      triageStatus?: string;
+      /** Every gap the launching daemon knew (cluster access and triage output). */
+      knownGaps?: string[];
+    };
 
 /** launch() or adopt(): the agent runs on the engine and its output is being recorded. */
 export interface LaunchedRun extends RunStart {

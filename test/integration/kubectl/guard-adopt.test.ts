@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDirOf } from '../../../src/shared/triage-paths.js';
 import { readRunResult } from '../../../src/audit/run-record.js';
 import { BROKER_SOCKET } from '../../../src/daemon/run/kubectl-guard.js';
+import { RAW_STDOUT } from '../../../src/engines/process.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { until } from '../../support/cli-daemon.js';
@@ -56,16 +57,38 @@ describe('kubectl guard across a daemon restart', () => {
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // Killed once the agent has its first answer (the broker records a call before it answers): not
+    // between the real kubectl's run and the broker's reply, which would lose that call's record.
     await until(
-      'the first call through the first broker',
+      'the first call through the first broker, answered',
       30_000,
-      async () => ((await fx.real.calls()).length === 1 ? true : undefined),
+      async () =>
+        (await readFile(path.join(bundle, RAW_STDOUT), 'utf8').catch(() => '')).includes('before exit=')
+          ? true
+          : undefined,
       () => output,
     );
+    expect(await fx.real.calls()).toHaveLength(1);
     child.kill('SIGKILL');
     await exited;
     const socket = path.join(bundle, BROKER_SOCKET);
     expect(await canConnect(socket)).toBe(false);
+
+    // What the launching daemon recorded for an adopting one: the prompt's digest and triage status,
+    // and the gaps the evidence check must name. A gap is added here as a launching daemon whose
+    // triage timed out would have written it.
+    const manifestFile = path.join(bundle, 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Record<string, unknown>;
+    const context = JSON.parse(await readFile(path.join(bundle, 'context.json'), 'utf8')) as {
+      promptSha256: string;
+      triage: { status: string };
+    };
+    expect(manifest).toMatchObject({
+      promptSha256: context.promptSha256,
+      triageStatus: context.triage.status,
+    });
+    const timedOut = 'the triage script timed out: its output is partial';
+    await writeFile(manifestFile, JSON.stringify({ ...manifest, knownGaps: [timedOut] }));
 
     const config = guardOrphanConfig(fx.root.dir, fx.real.command);
     const executor = guardOrphanExecutor(config);
@@ -96,6 +119,13 @@ describe('kubectl guard across a daemon restart', () => {
       ['refused', 'delete pods/web-1'],
     ]);
     const result = await readRunResult(bundle);
+    // The adopting daemon never built the context: what the result says of it came from the manifest.
+    expect(result.ok && result.value).toMatchObject({
+      promptSha256: context.promptSha256,
+      triage: { status: context.triage.status },
+      adopted: true,
+    });
+    expect(result.ok && result.value.evidence?.gaps).toContain(timedOut);
     expect(result.ok && result.value.kubectl).toEqual({
       guard: 'broker',
       calls: 3,
