@@ -5,8 +5,8 @@ import { watchIncidents, type IncidentWatcher } from '../../../src/intake/watche
 import { tempRoot } from '../../support/incidents.js';
 
 // The intake watcher on a real root (chokidar, inotify): a finished incident's folder can be forgotten
-// (its watch released, so a long-running daemon does not hold one per incident ever seen) and watched
-// again when its incident.json changes.
+// (not reported at once; its watch released with the next batch, so a long-running daemon does not
+// hold one per incident ever seen) and watched again when its incident.json changes.
 
 let watcher: IncidentWatcher | undefined;
 let cleanup: (() => Promise<void>) | undefined;
@@ -48,5 +48,52 @@ describe('intake watcher', () => {
       },
       { timeout: 10_000, interval: 100 },
     );
+  });
+
+  it('releases forgotten folders in batches (a fresh watcher without them), keeps reporting the others, and watches a released folder again', async () => {
+    const t = await tempRoot('triage-watch-release-');
+    cleanup = t.cleanup;
+    const names = ['a', 'b', 'c', 'd'];
+    for (const n of names) {
+      await mkdir(path.join(t.root, n));
+      await writeFile(path.join(t.root, n, 'incident.json'), '{}');
+    }
+    const seen: string[] = [];
+    const w = watchIncidents({
+      root: t.root,
+      onFolder: (dir) => seen.push(path.basename(dir)),
+      onError: () => undefined,
+      releaseEvery: 2,
+    });
+    watcher = w;
+    await w.ready;
+    const dir = (n: string) => path.join(t.root, n);
+    expect(names.every((n) => w.watching(dir(n)))).toBe(true);
+    // One forgotten folder is not reported, but still held: below the batch.
+    w.forget(dir('a'));
+    expect(w.watching(dir('a'))).toBe(true);
+    // The second completes the batch: both are released together, the others stay watched.
+    w.forget(dir('b'));
+    await vi.waitFor(() => expect(w.watching(dir('a')) || w.watching(dir('b'))).toBe(false), {
+      timeout: 10_000,
+    });
+    expect(w.watching(dir('c')) && w.watching(dir('d'))).toBe(true);
+    // The fresh watcher reports changes and new folders.
+    await writeFile(path.join(dir('c'), 'incident.json'), '{"changed": 1}');
+    await mkdir(dir('e'));
+    await writeFile(path.join(dir('e'), 'incident.json'), '{}');
+    await vi.waitFor(() => expect(seen).toEqual(expect.arrayContaining(['c', 'e'])), { timeout: 10_000 });
+    expect(seen).not.toContain('a');
+    // A released folder watched again is reported when its incident.json changes.
+    w.watchAgain(dir('a'));
+    await vi.waitFor(
+      async () => {
+        await writeFile(path.join(dir('a'), 'incident.json'), `{"changed": ${Date.now()}}`);
+        expect(seen).toContain('a');
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(w.watching(dir('a'))).toBe(true);
+    expect(seen).not.toContain('b');
   });
 });
