@@ -102,15 +102,21 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
   const first = start();
   let current = first.watcher;
   let releasing: Promise<void> | undefined;
+  /** Folders watched again while a release was under way: the fresh watcher may have skipped them. */
+  let againDuringRelease: string[] = [];
+  const watchFolder = (watcher: FSWatcher, dir: string) => watcher.add([dir, path.join(dir, INCIDENT_FILE)]);
   /** A fresh watcher without the forgotten folders takes over once it is ready; the old one closes. */
   const release = () => {
     releasing ??= (async () => {
       held = new Set();
+      againDuringRelease = [];
       const next = start();
       await next.ready;
       const old = current;
       current = next.watcher;
       open.delete(old);
+      for (const dir of againDuringRelease) if (!forgotten.has(dir)) watchFolder(current, dir);
+      againDuringRelease = [];
       await old.close();
       if (closed) await next.watcher.close();
     })()
@@ -129,7 +135,8 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
       forgotten.delete(dir);
       held.delete(dir);
       // Added again even while held: chokidar drops the watch of an entry it found ignored.
-      current.add([dir, path.join(dir, INCIDENT_FILE)]);
+      watchFolder(current, dir);
+      if (releasing) againDuringRelease.push(dir);
     },
     watching: (dir) => current.getWatched()[dir] !== undefined,
     close: async () => {

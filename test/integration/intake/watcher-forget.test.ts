@@ -96,4 +96,32 @@ describe('intake watcher', () => {
     expect(w.watching(dir('a'))).toBe(true);
     expect(seen).not.toContain('b');
   });
+
+  it('watches a folder watched again while its release is under way, once the fresh watcher takes over', async () => {
+    const t = await tempRoot('triage-watch-release-again-');
+    cleanup = t.cleanup;
+    const a = path.join(t.root, 'a');
+    await mkdir(a);
+    await writeFile(path.join(a, 'incident.json'), '{}');
+    const seen: string[] = [];
+    const w = watchIncidents({
+      root: t.root,
+      onFolder: (dir) => seen.push(path.basename(dir)),
+      onError: () => undefined,
+      releaseEvery: 1,
+    });
+    watcher = w;
+    await w.ready;
+    // Forgetting starts a release at once (a batch of one); the folder is wanted again before it ends.
+    w.forget(a);
+    w.watchAgain(a);
+    await vi.waitFor(
+      async () => {
+        await writeFile(path.join(a, 'incident.json'), `{"changed": ${Date.now()}}`);
+        expect(seen).toContain('a');
+        expect(w.watching(a)).toBe(true);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+  });
 });
