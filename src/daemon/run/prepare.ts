@@ -148,25 +148,20 @@ async function contextFor(
     ...(notice ? { clusterNotice: notice } : {}),
     signal: request.signal,
   }).finally(() => triageBroker?.stop());
+  await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
   // The skills the prompt names, one folder each where the agent's CLI discovers them.
   layout.mounts.push(...skillMounts(layout.paths.home, adapter, context.skills));
   const t = context.context.triage;
-  // The prompt's parts are written while the audit records the context: separate files.
-  await Promise.all([
-    bundle.writeJson(RUN_FILES.promptParts, context.prompt),
-    (async () => {
-      await audit('triage_finished', {
-        status: t.status,
-        ...(t.exitCode !== undefined ? { exitCode: t.exitCode } : {}),
-        ...(t.durationMs !== undefined ? { durationMs: t.durationMs } : {}),
-      });
-      await audit('context_built', {
-        totalTokens: context.context.totalTokens,
-        promptSha256: context.promptSha256,
-        incomplete: context.context.incomplete,
-        overBudgetBy: context.context.overBudgetBy,
-      });
-    })(),
-  ]);
+  await audit('triage_finished', {
+    status: t.status,
+    ...(t.exitCode !== undefined ? { exitCode: t.exitCode } : {}),
+    ...(t.durationMs !== undefined ? { durationMs: t.durationMs } : {}),
+  });
+  await audit('context_built', {
+    totalTokens: context.context.totalTokens,
+    promptSha256: context.promptSha256,
+    incomplete: context.context.incomplete,
+    overBudgetBy: context.context.overBudgetBy,
+  });
   return context;
 }
