@@ -79,8 +79,7 @@ export class RootMonitor {
     await watcher.ready;
   }
 
-  /** A scan could (or could not) list the root. */
-  /** Stops watching a finished incident's folder (until `watchAgain`). */
+  /** Stops reporting a finished incident's folder (until `watchAgain`); its watch is released in a batch. */
   forget(dir: string): void {
     this.watcher?.forget(dir);
   }
@@ -89,6 +88,7 @@ export class RootMonitor {
     this.watcher?.watchAgain(dir);
   }
 
+  /** A scan could (or could not) list the root. */
   listed(ok: boolean, why?: string): void {
     if (!ok) return this.unavailable(why ?? 'cannot list it');
     if (!this.down) return;

@@ -194,7 +194,7 @@ export class IncidentIndex {
   /** One page, newest `updatedAt` first (throws PageQueryError for a cursor this index did not give). */
   list(request: PageRequest = {}): ListPage {
     const now = this.now();
-    const page = pageOf(this.sortedEntries(), { ...request, limit: request.limit ?? DEFAULT_LIMIT });
+    const page = pageOf(this.sorted, { ...request, limit: request.limit ?? DEFAULT_LIMIT });
     return {
       incidents: page.items.map((e) => withAge(e.view, e.arrivedAtMs, now)),
       totals: this.totals(),
@@ -206,7 +206,7 @@ export class IncidentIndex {
   /** `list(request)` with `extra` fields, as JSON text: what `GET /v1/incidents` sends. */
   listJson(request: PageRequest = {}, extra: Record<string, unknown> = {}): string {
     const now = this.now();
-    const page = pageOf(this.sortedEntries(), { ...request, limit: request.limit ?? DEFAULT_LIMIT });
+    const page = pageOf(this.sorted, { ...request, limit: request.limit ?? DEFAULT_LIMIT });
     const incidents = page.items.map((e) => {
       e.json ??= jsonParts(e.view);
       return `${e.json[0]}${Math.max(0, Math.round(now - e.arrivedAtMs))}${e.json[1]}`;
@@ -218,10 +218,6 @@ export class IncidentIndex {
       ...extra,
     });
     return `{"incidents":[${incidents.join(',')}],${rest.slice(1)}`;
-  }
-
-  private sortedEntries(): Entry[] {
-    return this.sorted;
   }
 
   /** Where `entry` is, or goes, in `sorted` (the order is total: folders are unique). */

@@ -16,27 +16,36 @@ afterEach(async () => {
   watcher = cleanup = undefined;
 });
 
+/** A root holding `folders` (each with an incident.json), watched; what it reports, by folder name. */
+async function watchedRoot(prefix: string, folders: string[], releaseEvery?: number) {
+  const t = await tempRoot(prefix);
+  cleanup = t.cleanup;
+  for (const name of folders) await drop(t.root, name);
+  const seen: string[] = [];
+  const w = watchIncidents({
+    root: t.root,
+    onFolder: (dir) => seen.push(path.basename(dir)),
+    onError: () => undefined,
+    ...(releaseEvery !== undefined ? { releaseEvery } : {}),
+  });
+  watcher = w;
+  await w.ready;
+  return { root: t.root, w, seen, dir: (name: string) => path.join(t.root, name) };
+}
+
+async function drop(root: string, name: string): Promise<void> {
+  await mkdir(path.join(root, name));
+  await writeFile(path.join(root, name, 'incident.json'), '{}');
+}
+
 describe('intake watcher', () => {
   it('reports nothing from a forgotten folder, while other folders are reported, and reports it again once watched again', async () => {
-    const t = await tempRoot('triage-watch-forget-');
-    cleanup = t.cleanup;
-    const done = path.join(t.root, 'done');
-    await mkdir(done);
-    await writeFile(path.join(done, 'incident.json'), '{}');
-    const seen: string[] = [];
-    const w = watchIncidents({
-      root: t.root,
-      onFolder: (dir) => seen.push(path.basename(dir)),
-      onError: () => undefined,
-    });
-    watcher = w;
-    await w.ready;
+    const { root, w, seen, dir } = await watchedRoot('triage-watch-forget-', ['done']);
+    const done = dir('done');
     w.forget(done);
     await writeFile(path.join(done, 'incident.json'), '{"changed": 1}');
     // A folder dropped after the change is reported: the change before it had its chance.
-    const fresh = path.join(t.root, 'fresh');
-    await mkdir(fresh);
-    await writeFile(path.join(fresh, 'incident.json'), '{}');
+    await drop(root, 'fresh');
     await vi.waitFor(() => expect(seen).toContain('fresh'), { timeout: 10_000 });
     expect(seen).not.toContain('done');
     w.watchAgain(done);
@@ -51,23 +60,8 @@ describe('intake watcher', () => {
   });
 
   it('releases forgotten folders in batches (a fresh watcher without them), keeps reporting the others, and watches a released folder again', async () => {
-    const t = await tempRoot('triage-watch-release-');
-    cleanup = t.cleanup;
     const names = ['a', 'b', 'c', 'd'];
-    for (const n of names) {
-      await mkdir(path.join(t.root, n));
-      await writeFile(path.join(t.root, n, 'incident.json'), '{}');
-    }
-    const seen: string[] = [];
-    const w = watchIncidents({
-      root: t.root,
-      onFolder: (dir) => seen.push(path.basename(dir)),
-      onError: () => undefined,
-      releaseEvery: 2,
-    });
-    watcher = w;
-    await w.ready;
-    const dir = (n: string) => path.join(t.root, n);
+    const { root, w, seen, dir } = await watchedRoot('triage-watch-release-', names, 2);
     expect(names.every((n) => w.watching(dir(n)))).toBe(true);
     // One forgotten folder is not reported, but still held: below the batch.
     w.forget(dir('a'));
@@ -80,8 +74,7 @@ describe('intake watcher', () => {
     expect(w.watching(dir('c')) && w.watching(dir('d'))).toBe(true);
     // The fresh watcher reports changes and new folders.
     await writeFile(path.join(dir('c'), 'incident.json'), '{"changed": 1}');
-    await mkdir(dir('e'));
-    await writeFile(path.join(dir('e'), 'incident.json'), '{}');
+    await drop(root, 'e');
     await vi.waitFor(() => expect(seen).toEqual(expect.arrayContaining(['c', 'e'])), { timeout: 10_000 });
     expect(seen).not.toContain('a');
     // A released folder watched again is reported when its incident.json changes.
@@ -98,20 +91,8 @@ describe('intake watcher', () => {
   });
 
   it('watches a folder watched again while its release is under way, once the fresh watcher takes over', async () => {
-    const t = await tempRoot('triage-watch-release-again-');
-    cleanup = t.cleanup;
-    const a = path.join(t.root, 'a');
-    await mkdir(a);
-    await writeFile(path.join(a, 'incident.json'), '{}');
-    const seen: string[] = [];
-    const w = watchIncidents({
-      root: t.root,
-      onFolder: (dir) => seen.push(path.basename(dir)),
-      onError: () => undefined,
-      releaseEvery: 1,
-    });
-    watcher = w;
-    await w.ready;
+    const { w, seen, dir } = await watchedRoot('triage-watch-release-again-', ['a'], 1);
+    const a = dir('a');
     // Forgetting starts a release at once (a batch of one); the folder is wanted again before it ends.
     w.forget(a);
     w.watchAgain(a);
