@@ -79,7 +79,7 @@ export class RootMonitor {
     await watcher.ready;
   }
 
-  /** Stops reporting a finished incident's folder (until `watchAgain`); its watch is released in a batch. */
+  /** Stops reporting a finished incident's folder (until `watchAgain`) and releases its watch. */
   forget(dir: string): void {
     this.watcher?.forget(dir);
   }

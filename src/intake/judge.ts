@@ -70,7 +70,7 @@ function settling(
 ): Judgement | undefined {
   if (read.kind !== 'incomplete') return undefined;
   const ageMs = input.now - read.mtimeMs;
-  // Re-read soon while it changes: chokidar drops change events within 50 ms of the previous one.
+  // Re-read soon while it changes: the watcher reports a burst of writes once, not write by write.
   if (ageMs < input.writeSettleMs)
     return { kind: 'wait', delayMs: Math.min(INCOMPLETE_RECHECK_MS, input.writeSettleMs - ageMs + 5) };
   // Empty or cut off: a slow writer may still be at it; give it the grace before calling it wrong.

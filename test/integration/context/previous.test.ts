@@ -248,6 +248,19 @@ describe('past investigations in the prompt', () => {
     expect(await causeOf(t0 + RECHECK_MS + 2000, 'f-running')).toBe('Hypothesis: just answered');
   });
 
+  it('ranks only the newest related investigations by rating (the pool): an older confirmed cause outside it is not listed', async () => {
+    const { root } = await setup();
+    const find = (pool?: number) =>
+      findPreviousInvestigations(root, 'z-current', WORKLOAD, {
+        limit: 10,
+        maxAgeMs: 90 * 24 * 3600 * 1000,
+        ...(pool !== undefined ? { pool } : {}),
+      });
+    // Related and in reach (90 days), newest first: b-unrated-newer (2 days ago), d-same-fault (3), a-confirmed (10).
+    expect((await find()).map((p) => p.folder)).toEqual(['a-confirmed', 'b-unrated-newer', 'd-same-fault']);
+    expect((await find(2)).map((p) => p.folder)).toEqual(['b-unrated-newer', 'd-same-fault']);
+  });
+
   it("reads a folder's feedback at most once per RECHECK_MS: a new rating is ranked within it", async () => {
     const { root } = await setup();
     const t0 = Date.now();

@@ -1,12 +1,12 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { watchIncidents, type IncidentWatcher } from '../../../src/intake/watcher.js';
 import { tempRoot } from '../../support/incidents.js';
 
-// The intake watcher on a real root (chokidar, inotify): a finished incident's folder can be forgotten
-// (not reported at once; its watch released with the next batch, so a long-running daemon does not
-// hold one per incident ever seen) and watched again when its incident.json changes.
+// The intake watcher on a real root (fs.watch, inotify): new folders and incident.json writes are
+// reported with their cause; a finished incident's folder can be forgotten (not reported, its watch
+// released, so a long-running daemon does not hold one per incident ever seen) and watched again.
 
 let watcher: IncidentWatcher | undefined;
 let cleanup: (() => Promise<void>) | undefined;
@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 /** A root holding `folders` (each with an incident.json), watched; what it reports, by folder name. */
-async function watchedRoot(prefix: string, folders: string[], releaseEvery?: number) {
+async function watchedRoot(prefix: string, folders: string[]) {
   const t = await tempRoot(prefix);
   cleanup = t.cleanup;
   for (const name of folders) await drop(t.root, name);
@@ -26,7 +26,6 @@ async function watchedRoot(prefix: string, folders: string[], releaseEvery?: num
     root: t.root,
     onFolder: (dir) => seen.push(path.basename(dir)),
     onError: () => undefined,
-    ...(releaseEvery !== undefined ? { releaseEvery } : {}),
   });
   watcher = w;
   await w.ready;
@@ -59,50 +58,80 @@ describe('intake watcher', () => {
     );
   });
 
-  it('releases forgotten folders in batches (a fresh watcher without them), keeps reporting the others, and watches a released folder again', async () => {
-    const names = ['a', 'b', 'c', 'd'];
-    const { root, w, seen, dir } = await watchedRoot('triage-watch-release-', names, 2);
+  it("releases a forgotten folder's watch at once, keeps reporting the others, and watches it again", async () => {
+    const names = ['a', 'b', 'c'];
+    const { root, w, seen, dir } = await watchedRoot('triage-watch-release-', names);
     expect(names.every((n) => w.watching(dir(n)))).toBe(true);
-    // One forgotten folder is not reported, but still held: below the batch.
     w.forget(dir('a'));
-    expect(w.watching(dir('a'))).toBe(true);
-    // The second completes the batch: both are released together, the others stay watched.
-    w.forget(dir('b'));
-    await vi.waitFor(() => expect(w.watching(dir('a')) || w.watching(dir('b'))).toBe(false), {
-      timeout: 10_000,
-    });
-    expect(w.watching(dir('c')) && w.watching(dir('d'))).toBe(true);
-    // The fresh watcher reports changes and new folders.
-    await writeFile(path.join(dir('c'), 'incident.json'), '{"changed": 1}');
-    await drop(root, 'e');
-    await vi.waitFor(() => expect(seen).toEqual(expect.arrayContaining(['c', 'e'])), { timeout: 10_000 });
+    expect(w.watching(dir('a'))).toBe(false);
+    expect(w.watching(dir('b')) && w.watching(dir('c'))).toBe(true);
+    await writeFile(path.join(dir('a'), 'incident.json'), '{"changed": 1}');
+    await writeFile(path.join(dir('b'), 'incident.json'), '{"changed": 1}');
+    await drop(root, 'd');
+    await vi.waitFor(() => expect(seen).toEqual(expect.arrayContaining(['b', 'd'])), { timeout: 10_000 });
+    expect(w.watching(dir('d'))).toBe(true);
     expect(seen).not.toContain('a');
-    // A released folder watched again is reported when its incident.json changes.
     w.watchAgain(dir('a'));
-    await vi.waitFor(
-      async () => {
-        await writeFile(path.join(dir('a'), 'incident.json'), `{"changed": ${Date.now()}}`);
-        expect(seen).toContain('a');
-      },
-      { timeout: 10_000, interval: 100 },
-    );
     expect(w.watching(dir('a'))).toBe(true);
-    expect(seen).not.toContain('b');
+    await writeFile(path.join(dir('a'), 'incident.json'), '{"changed": 2}');
+    await vi.waitFor(() => expect(seen).toContain('a'), { timeout: 10_000 });
   });
 
-  it('watches a folder watched again while its release is under way, once the fresh watcher takes over', async () => {
-    const { w, seen, dir } = await watchedRoot('triage-watch-release-again-', ['a'], 1);
-    const a = dir('a');
-    // Forgetting starts a release at once (a batch of one); the folder is wanted again before it ends.
-    w.forget(a);
-    w.watchAgain(a);
-    await vi.waitFor(
-      async () => {
-        await writeFile(path.join(a, 'incident.json'), `{"changed": ${Date.now()}}`);
-        expect(seen).toContain('a');
-        expect(w.watching(a)).toBe(true);
-      },
-      { timeout: 10_000, interval: 100 },
+  it('reports a folder renamed into the root whole (its incident.json inside), as a new folder and an added file', async () => {
+    const t = await tempRoot('triage-watch-rename-');
+    cleanup = t.cleanup;
+    const seen: string[] = [];
+    watcher = watchIncidents({
+      root: t.root,
+      onFolder: (dir, cause) => seen.push(`${path.basename(dir)}:${cause}`),
+      onError: () => undefined,
+    });
+    await watcher.ready;
+    await mkdir(path.join(t.root, '.tmp-inc'));
+    await writeFile(path.join(t.root, '.tmp-inc', 'incident.json'), '{}');
+    await rename(path.join(t.root, '.tmp-inc'), path.join(t.root, 'inc'));
+    await vi.waitFor(() => expect(seen).toEqual(['inc:addDir', 'inc:add']), { timeout: 10_000 });
+    await writeFile(path.join(t.root, 'inc', 'incident.json'), '{"changed": 1}');
+    await vi.waitFor(() => expect(seen).toContain('inc:change'), { timeout: 10_000 });
+    // Nothing else in the folder is reported, and the dot folder was never a workspace.
+    await writeFile(path.join(t.root, 'inc', 'notes.txt'), 'x');
+    await drop(t.root, 'later');
+    await vi.waitFor(() => expect(seen).toContain('later:addDir'), { timeout: 10_000 });
+    // (A write may be seen as more than one change: its truncation and its data.)
+    expect(new Set(seen.filter((e) => e.startsWith('inc:')))).toEqual(
+      new Set(['inc:addDir', 'inc:add', 'inc:change']),
     );
+    expect(seen.some((e) => e.startsWith('.tmp'))).toBe(false);
+  });
+
+  it('watches a folder removed and made again under the same name (a new folder, not the old watch)', async () => {
+    const { root, w, seen, dir } = await watchedRoot('triage-watch-again-', ['a']);
+    await rm(dir('a'), { recursive: true });
+    await vi.waitFor(() => expect(w.watching(dir('a'))).toBe(false), { timeout: 10_000 });
+    await drop(root, 'a');
+    await vi.waitFor(() => expect(seen).toContain('a'), { timeout: 10_000 });
+    seen.length = 0;
+    await writeFile(path.join(dir('a'), 'incident.json'), '{"changed": 1}');
+    await vi.waitFor(() => expect(seen).toContain('a'), { timeout: 10_000 });
+  });
+
+  it('says when the root itself is removed, and stops watching', async () => {
+    const t = await tempRoot('triage-watch-root-gone-');
+    cleanup = t.cleanup;
+    const root = path.join(t.root, 'incidents');
+    await mkdir(root);
+    await drop(root, 'a');
+    let gone = 0;
+    const w = watchIncidents({
+      root,
+      onFolder: () => undefined,
+      onError: () => undefined,
+      onRootGone: () => gone++,
+    });
+    watcher = w;
+    await w.ready;
+    await rm(root, { recursive: true });
+    await vi.waitFor(() => expect(gone).toBe(1), { timeout: 10_000 });
+    expect(w.watching(path.join(root, 'a'))).toBe(false);
   });
 });
