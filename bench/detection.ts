@@ -98,7 +98,7 @@ const daemon = new Daemon({
     level: 'trace',
     destination: {
       write: (line: string) => {
-        if (!line.includes('"workspace inspected"') || !line.includes('"kind":"ok"')) return;
+        if (!line.includes('"workspace inspected"') || !line.includes('"judgement":"accept"')) return;
         const ws = (JSON.parse(line) as { workspace: string }).workspace;
         if (!inspectedAt.has(ws)) inspectedAt.set(ws, performance.now());
       },

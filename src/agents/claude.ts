@@ -1,5 +1,6 @@
 // Claude Code (`claude -p`): the system part is appended to Claude's own system prompt from a file,
 // the user part arrives on stdin, and `--output-format stream-json` prints events, the last one the result.
+import { AUTH_SECRETS } from './shared/auth.js';
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -175,7 +176,7 @@ export const claude: AgentAdapter = {
   skillsDirs: ['.claude/skills'],
   listsSkills: true,
   writableHomeDirs: ['.claude'],
-  authSecrets: () => ['ANTHROPIC_API_KEY'],
+  authSecrets: AUTH_SECRETS.claude,
   buildInvocation,
   parseOutput,
   progress,

@@ -1,6 +1,7 @@
 // Codex (`codex exec -`): the system part becomes `developer_instructions` in a generated
 // `$CODEX_HOME/config.toml` (also holding the model provider when a base URL is configured), the
 // user part arrives on stdin, and `--json` prints JSON lines.
+import { AUTH_SECRETS } from './shared/auth.js';
 import { stringify } from 'smol-toml';
 import type {
   AgentAdapter,
@@ -154,7 +155,7 @@ export const codex: AgentAdapter = {
   skillsDirs: ['.agents/skills', '.claude/skills'],
   listsSkills: true,
   writableHomeDirs: ['.codex'],
-  authSecrets: () => ['CODEX_API_KEY', 'OPENAI_API_KEY'],
+  authSecrets: AUTH_SECRETS.codex,
   buildInvocation,
   parseOutput,
   progress,

@@ -3,6 +3,7 @@
 // The system part is not put in GEMINI.md: Gemini rewrites `@path` words in context files into the
 // contents of those files, so the text would not arrive byte-identical. `--output-format stream-json`
 // prints events as they happen (src/agents/shared/gemini-stream.ts); the old single JSON object is still read.
+import { AUTH_SECRETS } from './shared/auth.js';
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -223,7 +224,7 @@ export const gemini: AgentAdapter = {
   skillsDirs: ['.gemini/skills', '.claude/skills'],
   listsSkills: true,
   writableHomeDirs: ['.gemini'],
-  authSecrets: () => ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+  authSecrets: AUTH_SECRETS.gemini,
   buildInvocation,
   parseOutput,
   progress,

@@ -2,6 +2,7 @@
 // read with `-i` (Goose ignores `--system` together with `-i`, and `--system` would be argv text);
 // `--output-format json` prints `{messages, metadata}`. Goose cannot be installed here: this adapter
 // follows its documented flags and is checked by unit tests only.
+import { AUTH_SECRETS, GOOSE_DEFAULT_PROVIDER, GOOSE_KEY_SOURCES } from './shared/auth.js';
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -13,7 +14,6 @@ import { field, findJsonObject, isRecord, num } from './shared/json.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
 
 export const GOOSE_INSTRUCTIONS_FILE = 'instructions.md';
-export const GOOSE_DEFAULT_PROVIDER = 'anthropic';
 /** What Goose says (exit 0) when `--max-turns` stops it. */
 export const GOOSE_MAX_TURNS_SENTINEL =
   "I've reached the maximum number of actions I can do without user input";
@@ -21,7 +21,7 @@ export const GOOSE_MAX_TURNS_SENTINEL =
 interface ProviderSettings {
   keyVar: string;
   /** Secret names to take the key from, first found wins. */
-  keySources: string[];
+  keySources: readonly string[];
   /** Host settings derived from the configured base URL. */
   host: (input: InvocationInput) => Record<string, string>;
 }
@@ -34,12 +34,12 @@ function setting(name: string, value: string | undefined): Record<string, string
 const PROVIDERS: Record<string, ProviderSettings> = {
   anthropic: {
     keyVar: 'ANTHROPIC_API_KEY',
-    keySources: ['ANTHROPIC_API_KEY'],
+    keySources: GOOSE_KEY_SOURCES.anthropic,
     host: (i) => setting('ANTHROPIC_HOST', i.providers.anthropicBaseUrl),
   },
   openai: {
     keyVar: 'OPENAI_API_KEY',
-    keySources: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
+    keySources: GOOSE_KEY_SOURCES.openai,
     host: (i): Record<string, string> => {
       if (!i.providers.openaiBaseUrl) return {};
       // Goose splits the endpoint into OPENAI_HOST and OPENAI_BASE_PATH (default v1/chat/completions).
@@ -50,7 +50,7 @@ const PROVIDERS: Record<string, ProviderSettings> = {
   },
   google: {
     keyVar: 'GOOGLE_API_KEY',
-    keySources: ['GOOGLE_API_KEY', 'GEMINI_API_KEY'],
+    keySources: GOOSE_KEY_SOURCES.google,
     host: (i) => setting('GOOGLE_HOST', i.providers.geminiBaseUrl),
   },
 };
@@ -160,7 +160,7 @@ export const goose: AgentAdapter = {
   skillsDirs: ['.agents/skills', '.claude/skills'],
   listsSkills: false,
   writableHomeDirs: ['.config/goose', '.local/share/goose', '.local/state/goose'],
-  authSecrets: (providers) => PROVIDERS[providers.gooseProvider ?? GOOSE_DEFAULT_PROVIDER]?.keySources ?? [],
+  authSecrets: AUTH_SECRETS.goose,
   buildInvocation,
   parseOutput,
 };

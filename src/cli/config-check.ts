@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { AGENTS } from '../agents/index.js';
+import { AUTH_SECRETS } from '../agents/shared/auth.js';
 import {
   DEFAULT_CONFIG_FILE,
   formatProblem,
@@ -185,11 +185,10 @@ export function secretWarnings(
   const providers = { gooseProvider: config.providers.goose_provider ?? env.GOOSE_PROVIDER };
   const { values, problems } = resolveSecrets(config, env);
   const uses = (name: string) =>
-    Object.values(AGENTS)
-      .filter((a) => a.authSecrets?.(providers).includes(name))
-      .map((a) => a.id);
-  const agent = AGENTS[config.agent.name];
-  const agentKeys = agent.authSecrets?.(providers) ?? [];
+    Object.entries(AUTH_SECRETS)
+      .filter(([, secrets]) => secrets(providers).includes(name))
+      .map(([id]) => id);
+  const agentKeys = AUTH_SECRETS[config.agent.name](providers);
   const agentHasKey = agentKeys.some((k) => values[k]);
   const explicit = (name: string) =>
     [inspection.layers.file, inspection.layers.env, inspection.layers.flags].some(

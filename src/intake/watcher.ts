@@ -155,9 +155,14 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
     if (held && held.ino === info.ino) return;
     if (held) unwatchFolder(dir);
     watchFolder(dir, info.ino);
-    report(dir, 'addDir');
-    // incident.json may have been written before the folder's watch began (a folder renamed in whole).
-    await incidentEvent(dir);
+    // A folder renamed in whole already holds its incident.json: one report, of the file. An empty
+    // one is reported as a new folder (the caller looks again shortly); its file comes as an event.
+    const hasIncident = await exists(path.join(dir, INCIDENT_FILE));
+    if (closed || !folders.has(dir)) return;
+    if (!hasIncident) return report(dir, 'addDir');
+    if (present.has(dir)) return;
+    present.add(dir);
+    report(dir, 'add');
   };
 
   let gone = false;
