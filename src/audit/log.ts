@@ -82,21 +82,11 @@ const LOCK_WAIT_MS = 40_000;
 // The last line is found by reading backwards from the end in blocks of this size.
 const TAIL_BLOCK_BYTES = 64 * 1024;
 
-/** The log is opened without following a symlink at its place (a planted link is never written through). */
-const APPEND_NOFOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-
-async function withHandle(
-  file: string,
-  flags: number,
-  fn: (h: FileHandle) => Promise<unknown>,
-): Promise<void> {
-  const handle = await open(file, flags);
-  try {
-    await fn(handle);
-  } finally {
-    await handle.close();
-  }
-}
+/**
+ * The log is opened once per write, to read its tail and append, and never through a symlink at its
+ * place (a planted link is never written through).
+ */
+const OPEN_FOR_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -163,37 +153,39 @@ export class AuditLog {
     });
     try {
       const file = path.join(triageDir, AUDIT_FILE);
-      const tail = await lastLineRepairingTornTail(file, this.tails.get(file));
-      let last = tail.last;
-      let repaired = tail.repaired;
-      let seq = last ? parseEntry(last, file).seq + 1 : 0;
-      const entries: AuditEntry[] = [];
-      const lines: string[] = [];
-      for (const event of events) {
-        const redacted = this.options.redactor ? this.options.redactor.redactValue(event) : event;
-        // Hash exactly what a reader will parse back (Dates become strings, undefined disappears).
-        const clean = JSON.parse(JSON.stringify(redacted)) as AuditEvent;
-        // How many entries follow this one in the same write: audit.head may lag by one whole write.
-        const rest = events.length - 1 - entries.length;
-        const base = {
-          ...clean,
-          ...(repaired ? { repaired } : {}),
-          ...(rest > 0 ? { rest } : {}),
-          seq: seq++,
-          ts: (this.options.now?.() ?? new Date()).toISOString(),
-          prev: last ? sha256(last) : GENESIS,
-        };
-        const hash = entryHash(base);
-        const key = this.options.key;
-        const entry: AuditEntry = { ...base, hash, ...(key ? { mac: entryMac(key, hash) } : {}) };
-        last = JSON.stringify(entry);
-        repaired = undefined;
-        entries.push(entry);
-        lines.push(last);
-      }
-      const handle = await open(file, APPEND_NOFOLLOW, 0o644);
+      const known = this.tails.get(file);
+      const handle = await open(file, OPEN_FOR_APPEND, 0o644);
       this.tails.delete(file);
+      let last: string | undefined;
+      const entries: AuditEntry[] = [];
       try {
+        const tail = await lastLineRepairingTornTail(handle, known);
+        last = tail.last;
+        let repaired = tail.repaired;
+        let seq = last ? parseEntry(last, file).seq + 1 : 0;
+        const lines: string[] = [];
+        for (const event of events) {
+          const redacted = this.options.redactor ? this.options.redactor.redactValue(event) : event;
+          // Hash exactly what a reader will parse back (Dates become strings, undefined disappears).
+          const clean = JSON.parse(JSON.stringify(redacted)) as AuditEvent;
+          // How many entries follow this one in the same write: audit.head may lag by one whole write.
+          const rest = events.length - 1 - entries.length;
+          const base = {
+            ...clean,
+            ...(repaired ? { repaired } : {}),
+            ...(rest > 0 ? { rest } : {}),
+            seq: seq++,
+            ts: (this.options.now?.() ?? new Date()).toISOString(),
+            prev: last ? sha256(last) : GENESIS,
+          };
+          const hash = entryHash(base);
+          const key = this.options.key;
+          const entry: AuditEntry = { ...base, hash, ...(key ? { mac: entryMac(key, hash) } : {}) };
+          last = JSON.stringify(entry);
+          repaired = undefined;
+          entries.push(entry);
+          lines.push(last);
+        }
         await handle.write(lines.map((l) => `${l}\n`).join(''));
         await handle.sync();
         this.remember(file, tailOf(await handle.stat({ bigint: true }), last as string));
@@ -258,37 +250,23 @@ function parseEntry(line: string, file: string): AuditEntry {
  * newline is added.
  */
 async function lastLineRepairingTornTail(
-  file: string,
+  handle: FileHandle,
   known?: KnownTail,
 ): Promise<{ last?: string; repaired?: string }> {
-  let handle;
-  try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw err;
+  const st = await handle.stat({ bigint: true });
+  if (known && st.ino === known.ino && st.size === known.size && st.mtimeNs === known.mtimeNs)
+    return { last: known.last };
+  const size = Number(st.size);
+  if (size === 0) return {};
+  const lastByte = Buffer.alloc(1);
+  await handle.read(lastByte, 0, 1, size - 1);
+  if (lastByte[0] === 0x0a) {
+    const start = await lineStart(handle, size - 1);
+    return { last: (await readRange(handle, start, size - 1)).toString('utf8') };
   }
-  let size: number;
-  let cut: number;
-  let tail: Buffer;
-  try {
-    const st = await handle.stat({ bigint: true });
-    if (known && st.ino === known.ino && st.size === known.size && st.mtimeNs === known.mtimeNs)
-      return { last: known.last };
-    size = Number(st.size);
-    if (size === 0) return {};
-    const lastByte = Buffer.alloc(1);
-    await handle.read(lastByte, 0, 1, size - 1);
-    if (lastByte[0] === 0x0a) {
-      const start = await lineStart(handle, size - 1);
-      return { last: (await readRange(handle, start, size - 1)).toString('utf8') };
-    }
-    // No final newline: [cut, size) is an unterminated line.
-    cut = await lineStart(handle, size);
-    tail = await readRange(handle, cut, size);
-  } finally {
-    await handle.close();
-  }
+  // No final newline: [cut, size) is an unterminated line.
+  const cut = await lineStart(handle, size);
+  const tail = await readRange(handle, cut, size);
   const tailText = tail.toString('utf8');
   let tailParses = true;
   try {
@@ -297,13 +275,13 @@ async function lastLineRepairingTornTail(
     tailParses = false;
   }
   if (tailParses) {
-    await withHandle(file, APPEND_NOFOLLOW, (h) => h.write('\n'));
+    await handle.write('\n');
     return { last: tailText };
   }
-  await withHandle(file, constants.O_WRONLY | constants.O_NOFOLLOW, (h) => h.truncate(cut));
+  await handle.truncate(cut);
   const repaired = `dropped ${tail.length} bytes of an incomplete last line (a write cut short)`;
   if (cut === 0) return { repaired };
-  const prev = await lastLineRepairingTornTail(file);
+  const prev = await lastLineRepairingTornTail(handle);
   return { ...(prev.last !== undefined ? { last: prev.last } : {}), repaired };
 }
 

@@ -85,10 +85,15 @@ const cache = new Map<string, Map<string, Cached>>();
 /**
  * A folder seen final within this long is not looked at again: one `stat` per folder per run made every
  * run cost in proportion to the incidents the root holds (10,000 folders: most of a run's CPU). Folders
- * still queued or running are looked at on every run, so an answer that has just come is listed at
- * once; a final folder that is retried and answered again is listed with its new answer within this long.
+ * still queued or running are looked at more often (PENDING_RECHECK_MS), new folders on every run; a
+ * final folder that is retried and answered again is listed with its new answer within this long.
  */
 export const RECHECK_MS = 60_000;
+/**
+ * A folder still queued or running is looked at again at most this often: in a burst every run would
+ * otherwise `stat` every other incident of the burst. An answer that has just come is listed within it.
+ */
+export const PENDING_RECHECK_MS = 1_000;
 
 /** Cached folders under `root` (tests read its size to prove the cache follows the root). */
 export const cachedFolderCount = (root: string): number => cache.get(root)?.size ?? 0;
@@ -231,7 +236,8 @@ export async function findPreviousInvestigations(
   for (const name of names) {
     if (name === self || name.startsWith('.')) continue;
     const hit = folders.get(name);
-    if (hit?.final && now - hit.checkedAt >= 0 && now - hit.checkedAt < RECHECK_MS) read.push(hit.candidate);
+    const age = hit ? now - hit.checkedAt : -1;
+    if (hit && age >= 0 && age < (hit.final ? RECHECK_MS : PENDING_RECHECK_MS)) read.push(hit.candidate);
     else stale.push(name);
   }
   read.push(

@@ -6,7 +6,12 @@ import { AuditLog } from '../../../src/audit/log.js';
 import type { ConfigInput } from '../../../src/config/schema.js';
 import { buildContext, type BuildInput } from '../../../src/context/build.js';
 import type { AgentView } from '../../../src/context/types.js';
-import { RECHECK_MS, cachedFolderCount, findPreviousInvestigations } from '../../../src/context/previous.js';
+import {
+  PENDING_RECHECK_MS,
+  RECHECK_MS,
+  cachedFolderCount,
+  findPreviousInvestigations,
+} from '../../../src/context/previous.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -203,7 +208,7 @@ describe('past investigations in the prompt', () => {
     expect(elsewhere.prompt.system).not.toContain('<previous_investigations>');
   });
 
-  it('looks at a final folder it has seen at most once per RECHECK_MS (not once per run); a new folder and a running one that answers show at once', async () => {
+  it('looks at a final folder it has seen at most once per RECHECK_MS (not once per run); a new folder shows at once, a running one that answers within PENDING_RECHECK_MS', async () => {
     const { root } = await setup();
     const t0 = Date.now();
     const find = (now: number) =>
@@ -227,7 +232,7 @@ describe('past investigations in the prompt', () => {
     await earlier(root, 'e-new', WORKLOAD, 'Hypothesis: a new folder', new Date().toISOString());
     expect(await causeOf(t0 + 1000, 'e-new')).toBe('Hypothesis: a new folder');
     expect(await causeOf(t0 + RECHECK_MS, 'b-unrated-newer')).toBe('Hypothesis: a bad config map');
-    // A folder still running is looked at on every run: its answer is listed as soon as it comes.
+    // A folder still running is looked at again soon: its answer is listed within a second of coming.
     const running = await incidentIn(
       root,
       'f-running',
@@ -245,7 +250,11 @@ describe('past investigations in the prompt', () => {
       runId: 'run-f',
       outcome: { status: 'succeeded', exitCode: 0 },
     });
-    expect(await causeOf(t0 + RECHECK_MS + 2000, 'f-running')).toBe('Hypothesis: just answered');
+    // A folder not final is looked at again at most once per PENDING_RECHECK_MS (a burst's runs do not
+    // each stat every other incident of the burst): the answer is listed once that has passed.
+    const lookedAt = t0 + RECHECK_MS + 1000;
+    expect(await causeOf(lookedAt + PENDING_RECHECK_MS - 1, 'f-running')).toBeUndefined();
+    expect(await causeOf(lookedAt + PENDING_RECHECK_MS, 'f-running')).toBe('Hypothesis: just answered');
   });
 
   it('ranks only the newest related investigations by rating (the pool): an older confirmed cause outside it is not listed', async () => {
