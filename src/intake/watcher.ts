@@ -221,7 +221,8 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
     watchAgain: (dir) => {
       forgotten.delete(dir);
       watchFolder(dir);
-      present.add(dir);
+      // Its incident.json was seen before it was forgotten: the next event is a change.
+      if (folders.has(dir)) present.add(dir);
     },
     watching: (dir) => folders.has(dir),
     close: async () => {
