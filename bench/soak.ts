@@ -114,10 +114,8 @@ const lister = (async () => {
 // The CPU profile of the last 1,000 incidents, when asked for: started once that many are left.
 const PROFILE = process.env.SOAK_PROFILE;
 const profiler = PROFILE ? new Session() : undefined;
-let profiling = false;
 const startProfile = async () => {
-  if (!profiler || profiling) return;
-  profiling = true;
+  if (!profiler) return;
   profiler.connect();
   await profiler.post('Profiler.enable');
   await profiler.post('Profiler.setSamplingInterval', { interval: 1000 });

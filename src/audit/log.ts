@@ -285,10 +285,8 @@ async function lastLineRepairingTornTail(
   return { ...(prev.last !== undefined ? { last: prev.last } : {}), repaired };
 }
 
-type ReadHandle = Awaited<ReturnType<typeof open>>;
-
 /** Offset just after the last newline before `end` (0 when there is none), reading backwards in blocks. */
-async function lineStart(handle: ReadHandle, end: number): Promise<number> {
+async function lineStart(handle: FileHandle, end: number): Promise<number> {
   let pos = end;
   // Every byte used is read into it first.
   const block = Buffer.allocUnsafe(TAIL_BLOCK_BYTES);
@@ -302,7 +300,7 @@ async function lineStart(handle: ReadHandle, end: number): Promise<number> {
   return 0;
 }
 
-async function readRange(handle: ReadHandle, start: number, end: number): Promise<Buffer> {
+async function readRange(handle: FileHandle, start: number, end: number): Promise<Buffer> {
   const out = Buffer.alloc(end - start);
   let done = 0;
   while (done < out.length) {

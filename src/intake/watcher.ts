@@ -53,7 +53,7 @@ export interface WatchOptions {
 
 const codeOf = (err: unknown) => (err as NodeJS.ErrnoException | undefined)?.code;
 /** A watch that fails because its folder is gone (or was replaced by a file): nothing to report. */
-const GONE = new Set(['ENOENT', 'ENOTDIR']);
+const isGone = (err: unknown) => codeOf(err) === 'ENOENT' || codeOf(err) === 'ENOTDIR';
 
 function watchError(dir: string, err: unknown): Error {
   const code = codeOf(err);
@@ -128,12 +128,12 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
         if (name === null || name.toString() === INCIDENT_FILE) void incidentEvent(dir);
       });
     } catch (err) {
-      if (!GONE.has(codeOf(err) ?? '')) fail(watchError(dir, err));
+      if (!isGone(err)) fail(watchError(dir, err));
       return;
     }
     w.on('error', (err) => {
       if (folders.get(dir)?.watcher === w) unwatchFolder(dir);
-      if (!GONE.has(codeOf(err) ?? '') && codeOf(err) !== 'EPERM') fail(watchError(dir, err));
+      if (!isGone(err) && codeOf(err) !== 'EPERM') fail(watchError(dir, err));
     });
     folders.set(dir, { watcher: w, ...(ino !== undefined ? { ino } : {}) });
   };
@@ -181,7 +181,7 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
     try {
       names = await readdir(root);
     } catch (err) {
-      if (GONE.has(codeOf(err) ?? '')) return rootGone();
+      if (isGone(err)) return rootGone();
       throw err;
     }
     for (const name of names) {
@@ -207,7 +207,7 @@ export function watchIncidents(options: WatchOptions): IncidentWatcher {
       });
       await listRoot(true);
     } catch (err) {
-      if (GONE.has(codeOf(err) ?? '')) rootGone();
+      if (isGone(err)) rootGone();
       else fail(watchError(root, err));
     }
   })();
