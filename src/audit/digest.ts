@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { constants, createReadStream } from 'node:fs';
-import { lstat, open, readdir } from 'node:fs/promises';
+import { closeSync, constants, createReadStream, fstatSync, lstatSync, openSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Limiter } from '../util/limiter.js';
+import { readUpTo } from '../util/safe-path.js';
 import { stableStringify } from './log.js';
 
 // Digests of what a run wrote, recorded in the hash chain (the `finished` event) so that `audit verify`
@@ -18,21 +19,30 @@ const DIGESTS_AT_ONCE = 8;
 
 /** sha256 of a file read without following a symlink at its place ('symlink' for a link, never followed). */
 export async function fileDigest(file: string): Promise<string> {
-  const info = await lstat(file);
+  const info = lstatSync(file);
   if (info.isSymbolicLink()) return 'symlink';
   if (!info.isFile()) return 'not-a-file';
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  // Opened, checked and (when small) read with synchronous calls: see util/fs.ts.
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   const hash = createHash('sha256');
   try {
     // A bundle is mostly small files: one read each costs a fraction of a stream's machinery.
-    if (info.size <= WHOLE_READ_BYTES) hash.update(await handle.readFile());
-    else
-      for await (const chunk of createReadStream('', { fd: handle.fd, autoClose: false }))
-        hash.update(chunk as Buffer);
+    const size = fstatSync(fd).size;
+    if (size <= WHOLE_READ_BYTES) {
+      const data = readUpTo(fd, WHOLE_READ_BYTES + 1, size);
+      hash.update(data);
+      if (data.length > WHOLE_READ_BYTES) await streamInto(hash, fd, data.length);
+    } else await streamInto(hash, fd, 0);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   return hash.digest('hex');
+}
+
+/** Hashes the rest of the file from `start` through a stream (large agent logs). */
+async function streamInto(hash: ReturnType<typeof createHash>, fd: number, start: number): Promise<void> {
+  for await (const chunk of createReadStream('', { fd, start, autoClose: false }))
+    hash.update(chunk as Buffer);
 }
 
 /** `{relative path: sha256}` of every file under `dir` (sorted; transient engine files left out). */

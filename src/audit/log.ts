@@ -1,11 +1,22 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { constants, type BigIntStats } from 'node:fs';
-import { open, readFile, type FileHandle } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  fdatasync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  writeSync,
+  type BigIntStats,
+} from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Redactor } from '../log/redact.js';
 import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../shared/triage-paths.js';
 import { waitLock } from '../util/file-lock.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { fsyncFd, writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 
@@ -135,9 +146,45 @@ export class AuditLog {
   private readonly tails = new Map<string, KnownTail>();
   constructor(private readonly options: AuditLogOptions = {}) {}
 
-  /** `triageDir` is the workspace's `.triage/` folder. Resolves once the event is durable. */
-  append(triageDir: string, event: AuditEvent): Promise<AuditEntry> {
+  /** Events held back to share a later write, per folder (see `append`'s `linger`). */
+  private readonly held = new Map<string, { events: Held[]; timer: NodeJS.Timeout }>();
+
+  /**
+   * `triageDir` is the workspace's `.triage/` folder. Resolves once the event is durable. With
+   * `linger`, the event waits (at most AUDIT_LINGER_MS) for the folder's next event without it and is
+   * written with that one, in order: a run's stage events, which nothing waits for, then cost one
+   * write between them instead of one each.
+   */
+  append(triageDir: string, event: AuditEvent, options: { linger?: boolean } = {}): Promise<AuditEntry> {
+    if (options.linger)
+      return new Promise<AuditEntry>((resolve, reject) => {
+        let held = this.held.get(triageDir);
+        if (!held) {
+          held = { events: [], timer: setTimeout(() => void this.release(triageDir), AUDIT_LINGER_MS) };
+          this.held.set(triageDir, held);
+        }
+        held.events.push({ event, resolve, reject });
+      });
+    void this.release(triageDir);
     return this.queue.submit(triageDir, event);
+  }
+
+  /** Writes every held event now (the daemon's shutdown); resolves once they are durable. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.held.keys()].map((dir) => this.release(dir)));
+  }
+
+  /** Queues the folder's held events (ahead of anything queued after this call). */
+  private release(triageDir: string): Promise<unknown> {
+    const held = this.held.get(triageDir);
+    if (!held) return Promise.resolve();
+    this.held.delete(triageDir);
+    clearTimeout(held.timer);
+    return Promise.allSettled(
+      held.events.map(({ event, resolve, reject }) =>
+        this.queue.submit(triageDir, event).then(resolve, reject),
+      ),
+    );
   }
 
   private async appendLocked(triageDir: string, events: AuditEvent[]): Promise<AuditEntry[]> {
@@ -154,12 +201,13 @@ export class AuditLog {
     try {
       const file = path.join(triageDir, AUDIT_FILE);
       const known = this.tails.get(file);
-      const handle = await open(file, OPEN_FOR_APPEND, 0o644);
+      // Synchronous file calls around the one fsync: see util/fs.ts.
+      const fd = openSync(file, OPEN_FOR_APPEND, 0o644);
       this.tails.delete(file);
       let last: string | undefined;
       const entries: AuditEntry[] = [];
       try {
-        const tail = await lastLineRepairingTornTail(handle, known);
+        const tail = lastLineRepairingTornTail(fd, known);
         last = tail.last;
         let repaired = tail.repaired;
         let seq = last ? parseEntry(last, file).seq + 1 : 0;
@@ -186,19 +234,14 @@ export class AuditLog {
           entries.push(entry);
           lines.push(last);
         }
-        await handle.write(lines.map((l) => `${l}\n`).join(''));
-        await handle.sync();
-        this.remember(file, tailOf(await handle.stat({ bigint: true }), last as string));
+        writeAll(fd, lines.map((l) => `${l}\n`).join(''));
+        await fsyncFd(fd);
+        this.remember(file, tailOf(fstatSync(fd, { bigint: true }), last as string));
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
       const lastEntry = entries.at(-1) as AuditEntry;
-      await writeFileAtomic(
-        path.join(triageDir, AUDIT_HEAD_FILE),
-        JSON.stringify({ seq: lastEntry.seq, line: sha256(last as string) }),
-        0o644,
-        { createDir: false },
-      );
+      await writeHead(triageDir, { seq: lastEntry.seq, line: sha256(last as string) });
       return entries;
     } finally {
       await lock.release();
@@ -216,6 +259,15 @@ export class AuditLog {
 }
 
 const MAX_KNOWN_TAILS = 256;
+
+/** How long an event appended with `linger` may wait for the next write to its folder. */
+export const AUDIT_LINGER_MS = 250;
+
+interface Held {
+  event: AuditEvent;
+  resolve: (entry: AuditEntry) => void;
+  reject: (err: unknown) => void;
+}
 
 /** A log file as this process left it: its last line, and what an fstat said right after the write. */
 interface KnownTail {
@@ -249,24 +301,21 @@ function parseEntry(line: string, file: string): AuditEntry {
  * cut off and the next entry records how many bytes were dropped; when it does parse, the missing
  * newline is added.
  */
-async function lastLineRepairingTornTail(
-  handle: FileHandle,
-  known?: KnownTail,
-): Promise<{ last?: string; repaired?: string }> {
-  const st = await handle.stat({ bigint: true });
+function lastLineRepairingTornTail(fd: number, known?: KnownTail): { last?: string; repaired?: string } {
+  const st = fstatSync(fd, { bigint: true });
   if (known && st.ino === known.ino && st.size === known.size && st.mtimeNs === known.mtimeNs)
     return { last: known.last };
   const size = Number(st.size);
   if (size === 0) return {};
   const lastByte = Buffer.alloc(1);
-  await handle.read(lastByte, 0, 1, size - 1);
+  readSync(fd, lastByte, 0, 1, size - 1);
   if (lastByte[0] === 0x0a) {
-    const start = await lineStart(handle, size - 1);
-    return { last: (await readRange(handle, start, size - 1)).toString('utf8') };
+    const start = lineStart(fd, size - 1);
+    return { last: readRange(fd, start, size - 1).toString('utf8') };
   }
   // No final newline: [cut, size) is an unterminated line.
-  const cut = await lineStart(handle, size);
-  const tail = await readRange(handle, cut, size);
+  const cut = lineStart(fd, size);
+  const tail = readRange(fd, cut, size);
   const tailText = tail.toString('utf8');
   let tailParses = true;
   try {
@@ -275,24 +324,30 @@ async function lastLineRepairingTornTail(
     tailParses = false;
   }
   if (tailParses) {
-    await handle.write('\n');
+    writeAll(fd, '\n');
     return { last: tailText };
   }
-  await handle.truncate(cut);
+  ftruncateSync(fd, cut);
   const repaired = `dropped ${tail.length} bytes of an incomplete last line (a write cut short)`;
   if (cut === 0) return { repaired };
-  const prev = await lastLineRepairingTornTail(handle);
+  const prev = lastLineRepairingTornTail(fd);
   return { ...(prev.last !== undefined ? { last: prev.last } : {}), repaired };
 }
 
+/** Writes all of `text` at the end of the file (O_APPEND), however many calls it takes. */
+function writeAll(fd: number, text: string): void {
+  const data = Buffer.from(text);
+  for (let done = 0; done < data.length;) done += writeSync(fd, data, done, data.length - done);
+}
+
 /** Offset just after the last newline before `end` (0 when there is none), reading backwards in blocks. */
-async function lineStart(handle: FileHandle, end: number): Promise<number> {
+function lineStart(fd: number, end: number): number {
   let pos = end;
   // Every byte used is read into it first.
   const block = Buffer.allocUnsafe(TAIL_BLOCK_BYTES);
   while (pos > 0) {
     const from = Math.max(0, pos - TAIL_BLOCK_BYTES);
-    const { bytesRead } = await handle.read(block, 0, pos - from, from);
+    const bytesRead = readSync(fd, block, 0, pos - from, from);
     const at = block.subarray(0, bytesRead).lastIndexOf(0x0a);
     if (at >= 0) return from + at + 1;
     pos = from;
@@ -300,15 +355,98 @@ async function lineStart(handle: FileHandle, end: number): Promise<number> {
   return 0;
 }
 
-async function readRange(handle: FileHandle, start: number, end: number): Promise<Buffer> {
+function readRange(fd: number, start: number, end: number): Buffer {
   const out = Buffer.alloc(end - start);
   let done = 0;
   while (done < out.length) {
-    const { bytesRead } = await handle.read(out, done, out.length - done, start + done);
+    const bytesRead = readSync(fd, out, done, out.length - done, start + done);
     if (bytesRead === 0) break;
     done += bytesRead;
   }
   return out.subarray(0, done);
+}
+
+/** What `audit.head` records: the last entry written, by sequence number and line hash. */
+export interface AuditHead {
+  seq: number;
+  line: string;
+}
+
+/**
+ * `audit.head` holds two fixed-size slots, each a JSON head with a checksum padded to
+ * HEAD_SLOT_BYTES. A write overwrites the older slot in place and syncs its data (no temp file, rename
+ * or folder sync, and no journal commit since the size does not change); a write cut short leaves the
+ * other, intact slot one write behind, which verify accepts. A head of another shape (none yet, or a
+ * single JSON object from before the slots) is replaced atomically by the two-slot form.
+ */
+const HEAD_SLOT_BYTES = 512;
+const fdatasyncFd: (fd: number) => Promise<void> = promisify(fdatasync);
+
+const headSum = (head: AuditHead): string => sha256(`${head.seq}:${head.line}`);
+
+function headSlot(head: AuditHead): string {
+  return `${JSON.stringify({ ...head, sum: headSum(head) }).padEnd(HEAD_SLOT_BYTES - 1, ' ')}\n`;
+}
+
+function parseHeadSlot(text: string): AuditHead | undefined {
+  try {
+    const slot = JSON.parse(text) as { seq?: unknown; line?: unknown; sum?: unknown };
+    if (typeof slot.seq !== 'number' || typeof slot.line !== 'string') return undefined;
+    const head = { seq: slot.seq, line: slot.line };
+    return slot.sum === headSum(head) ? head : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The head recorded in `text`: the newer intact slot of the two-slot form, or the single JSON object
+ * written before the slots; undefined when neither can be read.
+ */
+export function parseAuditHead(text: string): AuditHead | undefined {
+  if (text.length === 2 * HEAD_SLOT_BYTES) {
+    const slots = [text.slice(0, HEAD_SLOT_BYTES), text.slice(HEAD_SLOT_BYTES)].map(parseHeadSlot);
+    const intact = slots.filter((h): h is AuditHead => h !== undefined);
+    if (intact.length > 0) return intact.reduce((a, b) => (b.seq > a.seq ? b : a));
+  }
+  try {
+    const head = JSON.parse(text) as { seq?: unknown; line?: unknown };
+    if (head && typeof head === 'object') return head as AuditHead;
+  } catch {
+    // neither form
+  }
+  return undefined;
+}
+
+/** Records `head` in `<triageDir>/audit.head` (see HEAD_SLOT_BYTES); durable when it resolves. */
+async function writeHead(triageDir: string, head: AuditHead): Promise<void> {
+  const file = path.join(triageDir, AUDIT_HEAD_FILE);
+  const slot = headSlot(head);
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, constants.O_RDWR | constants.O_NOFOLLOW);
+  } catch {
+    // absent, or something planted in its place (a link): replaced below
+  }
+  if (fd !== undefined) {
+    try {
+      if (fstatSync(fd).size === 2 * HEAD_SLOT_BYTES) {
+        const both = Buffer.alloc(2 * HEAD_SLOT_BYTES);
+        readSync(fd, both, 0, both.length, 0);
+        const [a, b] = [0, 1].map((i) =>
+          parseHeadSlot(both.toString('utf8', i * HEAD_SLOT_BYTES, (i + 1) * HEAD_SLOT_BYTES)),
+        );
+        const older = (a?.seq ?? -1) <= (b?.seq ?? -1) ? 0 : 1;
+        if (writeSync(fd, slot, older * HEAD_SLOT_BYTES, 'utf8') === HEAD_SLOT_BYTES) {
+          await fdatasyncFd(fd);
+          return;
+        }
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  await writeFileAtomic(file, slot + slot, 0o644, { createDir: false });
 }
 
 export type VerifyResult =
@@ -408,12 +546,11 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
     line: lines.length + 1,
     problem,
   });
-  let head: { seq?: unknown; line?: unknown };
-  try {
-    head = JSON.parse(headText) as { seq?: unknown; line?: unknown };
-  } catch {
-    return bad(`${AUDIT_HEAD_FILE} is not valid JSON, so truncation at the end cannot be ruled out`);
-  }
+  const head = parseAuditHead(headText) as { seq?: unknown; line?: unknown } | undefined;
+  if (!head)
+    return bad(
+      `${AUDIT_HEAD_FILE} is not valid JSON (no intact slot), so truncation at the end cannot be ruled out`,
+    );
   const lastSeq = lines.length - 1;
   const matches = (seq: number) => {
     const line = lines[seq];

@@ -256,6 +256,8 @@ export class Daemon {
       ['intake', () => this.closeIntake()],
       ['runs', () => drainRuns(this.active, this.config, this.log, this.now)],
       ['store', async () => this.store.close()],
+      // Run-stage events held back to share a write (audit log `linger`) are written before exit.
+      ['audit', async () => this.deps.audit.flush()],
       ['executor', async () => this.deps.executor.close?.()],
       ['leadership', async () => leadership?.stop({ release: true })],
       ['http', async () => this.http?.close()],

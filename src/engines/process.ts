@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, readFile, rm, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { lstat, mkdir, open, readFile, rm, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
@@ -79,7 +79,7 @@ export interface ProcessEngineOptions {
 /** Follows a file another process appends to, from `offset`, handing each new chunk to `onData`. */
 class FileTail {
   private offset = 0;
-  private handle: FileHandle | undefined;
+  private fd: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -108,20 +108,30 @@ class FileTail {
       await this.drain();
     }
     await this.reading;
-    const handle = this.handle;
-    this.handle = undefined;
-    await handle?.close().catch(() => undefined);
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined)
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
   }
 
   private async readNew(): Promise<void> {
-    // Opened once (never through a symlink) and kept: each poll is one fstat, and a read when it grew.
-    this.handle ??= await open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
-    const handle = this.handle;
-    if (!handle) return;
-    if ((await handle.stat()).size <= this.offset) return;
+    // Opened once (never through a symlink) and kept: each poll is one fstat, and a read when it grew
+    // (synchronous calls, a few microseconds each: see util/fs.ts).
+    if (this.fd === undefined)
+      try {
+        this.fd = openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+      } catch {
+        return;
+      }
+    const fd = this.fd;
+    if (fstatSync(fd).size <= this.offset) return;
     const buffer = Buffer.alloc(64 * 1024);
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);
+      const bytesRead = readSync(fd, buffer, 0, buffer.length, this.offset);
       if (bytesRead === 0) return;
       this.offset += bytesRead;
       this.onData(Buffer.from(buffer.subarray(0, bytesRead)));

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stateDigest } from '../audit/digest.js';
 import type { AuditEvent, AuditLog } from '../audit/log.js';
@@ -25,7 +25,7 @@ import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 export async function readStateFile(file: string): Promise<StateFile | undefined> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = readFileSync(file, 'utf8'); // synchronous: a small file, see util/fs.ts
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return undefined;

@@ -1,9 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { link, mkdir, open, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { waitFor } from './backoff.js';
+import { fsyncFd } from './fs.js';
 import { isSameProcessAlive, processStartTime } from './process.js';
 
 // The one exclusive-file lock of the daemon (workspace leases, the audit log, the skills cache). A lock
@@ -18,6 +31,9 @@ import { isSameProcessAlive, processStartTime } from './process.js';
 // cannot tell a dead holder on this host from a slow one (no pid and start time), keeps no holder to show
 // (`status` and the inspector name who holds a lease), and removes a stale lock without serialising the
 // processes that judged it stale together; the workspace lease's exactly-once rests on that last point.
+//
+// File calls are synchronous (a few microseconds each on a local disk, against tens of microseconds of
+// CPU through `fs/promises`: see util/fs.ts); only the fsync of a durable lock waits in the thread pool.
 
 export interface LockHolder {
   /** Unique per holding process (and, for leases, per daemon): what `renew` and `release` compare. */
@@ -70,22 +86,48 @@ export class FileLock {
   async renew(): Promise<boolean> {
     if (!(await this.mine())) return false;
     const t = new Date(this.now());
-    await utimes(this.file, t, t);
+    utimesSync(this.file, t, t);
     return true;
   }
 
   /** Removes the lock if it is still ours. */
   async release(): Promise<void> {
-    if (await this.mine()) await unlink(this.file).catch(() => undefined);
+    if (await this.mine()) unlinkQuietly(this.file);
   }
 }
 
 export async function readHolder(file: string): Promise<LockHolder | undefined> {
   try {
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as LockHolder;
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
     return parsed && typeof parsed === 'object' && typeof parsed.holder === 'string' ? parsed : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** stat of `file`; undefined when it is gone (or unreadable). */
+function statOrAbsent(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
+  }
+}
+
+/** link(2), ignoring a failure (the name exists, or the source is gone). */
+function linkQuietly(from: string, to: string): void {
+  try {
+    linkSync(from, to);
+  } catch {
+    // someone else's lock is there now, or ours is gone
   }
 }
 
@@ -132,21 +174,15 @@ function staleness(
 export async function tryLock(file: string, options: LockOptions): Promise<TryLockResult> {
   const now = options.now ?? Date.now;
   const info = holderOf(options);
-  let seen: Awaited<ReturnType<typeof stat>> | undefined;
+  let seen: Stats | undefined;
   let current: LockHolder | undefined;
   // A lock released between our create, our stat and our read is simply tried again (a few times).
   for (let attempt = 0; ; attempt++) {
     if (await createExclusive(file, info, options.makeParent, options.durable))
       return { acquired: true, lock: new FileLock(file, info, now) };
-    seen = await stat(file).catch(() => undefined);
+    seen = statOrAbsent(file);
     current = seen ? await readHolder(file) : undefined;
-    const gone =
-      !seen ||
-      (current === undefined &&
-        !(await stat(file).then(
-          () => true,
-          () => false,
-        )));
+    const gone = !seen || (current === undefined && !statOrAbsent(file));
     if (!gone && seen) break;
     if (attempt >= 3) return { acquired: false };
   }
@@ -158,25 +194,25 @@ export async function tryLock(file: string, options: LockOptions): Promise<TryLo
   if (!(await takeToken(token, info, now(), Math.max(options.staleMs, 5000))))
     return { acquired: false, holder: current, ageMs };
   try {
-    const again = await stat(file).catch(() => undefined);
+    const again = statOrAbsent(file);
     if (!again || again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs)
       return { acquired: false, holder: await readHolder(file), ageMs };
     const aside = `${file}.stale.${randomBytes(6).toString('hex')}`;
     try {
-      await rename(file, aside);
+      renameSync(file, aside);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT')
         return { acquired: false, holder: await readHolder(file) };
       throw err;
     }
-    const moved = await stat(aside).catch(() => undefined);
+    const moved = statOrAbsent(aside);
     if (!moved || moved.ino !== seen.ino || moved.mtimeMs !== seen.mtimeMs) {
       // Released and re-created, or renewed, between our look and the rename: put it back.
-      await link(aside, file).catch(() => undefined);
-      await unlink(aside).catch(() => undefined);
+      linkQuietly(aside, file);
+      unlinkQuietly(aside);
       return { acquired: false, holder: current, ...(moved ? { ageMs: now() - moved.mtimeMs } : {}) };
     }
-    await unlink(aside).catch(() => undefined);
+    unlinkQuietly(aside);
     if (!(await createExclusive(file, info, false, options.durable)))
       return { acquired: false, holder: await readHolder(file) };
     return {
@@ -185,7 +221,7 @@ export async function tryLock(file: string, options: LockOptions): Promise<TryLo
       ...(current ? { tookOver: { ...current, ageMs } } : {}),
     };
   } finally {
-    await unlink(token).catch(() => undefined);
+    unlinkQuietly(token);
   }
 }
 
@@ -215,7 +251,7 @@ export async function inspectLock(
   file: string,
   options: LockOptions,
 ): Promise<{ holder?: LockHolder; stale: boolean; ageMs: number } | undefined> {
-  const seen = await stat(file).catch(() => undefined);
+  const seen = statOrAbsent(file);
   if (!seen) return undefined;
   const current = await readHolder(file);
   const stale = staleness(seen, current, holderOf(options), options) !== undefined;
@@ -232,19 +268,18 @@ export async function inspectLock(
  */
 async function takeToken(token: string, info: LockHolder, nowMs: number, staleMs: number): Promise<boolean> {
   if (await createExclusive(token, info, false)) return true;
-  const seen = await stat(token).catch(() => undefined);
+  const seen = statOrAbsent(token);
   if (seen && nowMs - seen.mtimeMs > staleMs) {
     const aside = `${token}.stale.${randomBytes(6).toString('hex')}`;
-    if (
-      await rename(token, aside).then(
-        () => true,
-        () => false,
-      )
-    ) {
-      const moved = await stat(aside).catch(() => undefined);
-      if (moved && moved.ino !== seen.ino) await link(aside, token).catch(() => undefined);
-      await unlink(aside).catch(() => undefined);
+    let moved: Stats | undefined;
+    try {
+      renameSync(token, aside);
+      moved = statOrAbsent(aside);
+    } catch {
+      return false;
     }
+    if (moved && moved.ino !== seen.ino) linkQuietly(aside, token);
+    unlinkQuietly(aside);
   }
   return false;
 }
@@ -256,9 +291,9 @@ async function createExclusive(
   makeParent = false,
   durable = true,
 ): Promise<boolean> {
-  let handle;
+  let fd: number;
   try {
-    handle = await open(
+    fd = openSync(
       file,
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
       0o644,
@@ -268,7 +303,7 @@ async function createExclusive(
     if (code === 'EEXIST') return false;
     if (code === 'ENOENT' && makeParent) {
       try {
-        await mkdir(path.dirname(file));
+        mkdirSync(path.dirname(file));
       } catch (mkdirErr) {
         const mkdirCode = (mkdirErr as NodeJS.ErrnoException).code;
         // The folder above is gone too (a removed workspace): nothing to lock.
@@ -281,10 +316,10 @@ async function createExclusive(
     throw err;
   }
   try {
-    await handle.writeFile(JSON.stringify(info));
-    if (durable) await handle.sync();
+    writeFileSync(fd, JSON.stringify(info));
+    if (durable) await fsyncFd(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   return true;
 }

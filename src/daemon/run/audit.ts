@@ -6,8 +6,9 @@ import type { RunRequest } from '../types.js';
 import type { AuditFn } from './env.js';
 
 /**
- * A run's audit events: appended in order without waiting for each (the log writes those that queue up
- * together); the `finished` event waits until every event before it is durable.
+ * A run's audit events: appended in order without waiting for each, held back to share the folder's
+ * next write (at most AUDIT_LINGER_MS); the `finished` event waits until every event before it is
+ * durable.
  */
 export const auditFor =
   (log: AuditLog) =>
@@ -16,12 +17,17 @@ export const auditFor =
     const pending = new Set<Promise<void>>();
     return (type: AuditEventType, fields: Record<string, unknown> = {}): Promise<void> => {
       const written = log
-        .append(triageDir(request.workspace.dir), {
-          type,
-          incidentId: request.workspace.incident.incidentId,
-          runId: request.runId,
-          ...fields,
-        })
+        .append(
+          triageDir(request.workspace.dir),
+          {
+            type,
+            incidentId: request.workspace.incident.incidentId,
+            runId: request.runId,
+            ...fields,
+          },
+          // Stage events share the next write; `finished` writes at once, with every event before it.
+          { linger: type !== 'finished' },
+        )
         .then(
           () => undefined,
           (err: unknown) =>

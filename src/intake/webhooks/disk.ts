@@ -1,5 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readFile, rename, rm, unlink } from 'node:fs/promises';
+import {
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
 import { intakeDir } from '../../shared/triage-paths.js';
@@ -7,7 +17,9 @@ import { readOwnFileBelow } from '../../util/safe-path.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
 // restarts, never looked at by the watcher): delivery keys, storm records, locks, temp folders. And
-// the two files it writes into a workspace: incident.json and alerts.json.
+// the two files it writes into a workspace: incident.json and alerts.json. File calls are synchronous
+// (a few microseconds each on a local disk, against tens of microseconds of CPU through `fs/promises`;
+// see util/fs.ts); the fsyncs wait in the thread pool.
 
 export const ALERTS_FILE = 'alerts.json';
 
@@ -45,7 +57,7 @@ export interface KeyRecord {
 /** Reads a key file; undefined when absent or unreadable (a torn write counts as absent). */
 export async function readKey(paths: IntakePaths, key: string): Promise<KeyRecord | undefined> {
   try {
-    const record = JSON.parse(await readFile(path.join(paths.keys, hashName(key)), 'utf8')) as KeyRecord;
+    const record = JSON.parse(readFileSync(path.join(paths.keys, hashName(key)), 'utf8')) as KeyRecord;
     return record.key === key ? record : undefined;
   } catch {
     return undefined;
@@ -54,17 +66,17 @@ export async function readKey(paths: IntakePaths, key: string): Promise<KeyRecor
 
 /** Creates a key file exclusively (false when it exists). Durable once `fsyncDir(paths.keys)` ran. */
 export async function createKey(paths: IntakePaths, record: KeyRecord): Promise<boolean> {
-  let handle;
+  let fd: number;
   try {
-    handle = await open(path.join(paths.keys, hashName(record.key)), 'wx', 0o644);
+    fd = openSync(path.join(paths.keys, hashName(record.key)), 'wx', 0o644);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
   }
   try {
-    await handle.writeFile(JSON.stringify(record));
+    writeFileSync(fd, JSON.stringify(record));
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   return true;
 }
@@ -91,7 +103,7 @@ export interface StormRecord {
 export async function readStorm(paths: IntakePaths, key: string): Promise<StormRecord> {
   try {
     const record = JSON.parse(
-      await readFile(path.join(paths.storms, `${hashName(key)}.json`), 'utf8'),
+      readFileSync(path.join(paths.storms, `${hashName(key)}.json`), 'utf8'),
     ) as StormRecord;
     if (record.key === key && Array.isArray(record.incidents)) return record;
   } catch {
@@ -157,7 +169,7 @@ export async function alertsResolvedAt(dir: string): Promise<string | undefined>
 /** Reads alerts.json; null when the workspace (or the file) is gone. */
 export async function readAlerts(dir: string): Promise<AlertsDoc | null> {
   try {
-    return JSON.parse(await readFile(path.join(dir, ALERTS_FILE), 'utf8')) as AlertsDoc;
+    return JSON.parse(readFileSync(path.join(dir, ALERTS_FILE), 'utf8')) as AlertsDoc;
   } catch {
     return null;
   }
@@ -180,9 +192,13 @@ async function replaceFile(dir: string, name: string, data: string): Promise<boo
     throw err;
   }
   try {
-    await rename(tmp, path.join(dir, name));
+    renameSync(tmp, path.join(dir, name));
   } catch (err) {
-    await unlink(tmp).catch(() => undefined);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
@@ -201,7 +217,7 @@ export async function createWorkspace(
 ): Promise<string> {
   const dest = path.join(paths.root, name);
   const tmp = path.join(paths.tmp, `${name}.${randomBytes(4).toString('hex')}`);
-  await mkdir(tmp, { recursive: true });
+  mkdirSync(tmp, { recursive: true });
   try {
     await Promise.all(
       Object.entries(files).map(async ([file, data]) => {
@@ -210,14 +226,9 @@ export async function createWorkspace(
     );
     // An empty folder of that name would be replaced silently by rename: names carry a random part,
     // and an existing one is refused rather than overwritten.
-    if (
-      await lstat(dest).then(
-        () => true,
-        () => false,
-      )
-    )
+    if (lstatSync(dest, { throwIfNoEntry: false }))
       throw new Error(`workspace folder ${dest} already exists`);
-    await rename(tmp, dest);
+    renameSync(tmp, dest);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
     throw err;

@@ -1,4 +1,5 @@
-import { mkdir, readdir, rm, stat, unlink, utimes } from 'node:fs/promises';
+import { utimesSync } from 'node:fs';
+import { mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';
@@ -480,7 +481,11 @@ export class IntakeStore {
   /** A key seen again lives another idempotency_ttl. */
   private async touch(key: string): Promise<void> {
     const t = new Date(this.now());
-    await utimes(path.join(this.paths.keys, hashName(key)), t, t).catch(() => undefined);
+    try {
+      utimesSync(path.join(this.paths.keys, hashName(key)), t, t);
+    } catch {
+      // expired and removed meanwhile: the key is simply gone
+    }
   }
 
   /** Removes keys not seen for idempotency_ttl, storm records past the window, abandoned temp folders. */

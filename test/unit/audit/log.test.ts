@@ -16,7 +16,13 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AuditLog, stableStringify, verifyAuditLog } from '../../../src/audit/log.js';
+import {
+  AUDIT_LINGER_MS,
+  AuditLog,
+  parseAuditHead,
+  stableStringify,
+  verifyAuditLog,
+} from '../../../src/audit/log.js';
 import { AUDIT_FILE } from '../../../src/shared/triage-paths.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { waitLock, type WaitLockOptions } from '../../../src/util/file-lock.js';
@@ -211,6 +217,51 @@ describe('verifyAuditLog', () => {
     expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 4 });
   });
 
+  it('moves audit.head in place, in two slots: no new file per append, and a torn slot falls back one write', async () => {
+    const headFile = path.join(dir, 'audit.head');
+    await writeEvents(1);
+    const first = await stat(headFile);
+    const log = new AuditLog();
+    await log.append(dir, { type: 'queued' });
+    await log.append(dir, { type: 'claimed' });
+    // The same file (inode) both times: written in place, not replaced through a temp file and a rename.
+    expect((await stat(headFile)).ino).toBe(first.ino);
+    const lines = await readLines();
+    const text = await readFile(headFile, 'utf8');
+    expect(text).toHaveLength(1024);
+    expect(parseAuditHead(text)).toEqual({ seq: 2, line: sha256(lines[2] as string) });
+    // The slot holding entry 2 cut short by a crash: the other slot (entry 1) is one write behind, accepted.
+    const newer = text.slice(0, 512).includes('"seq":2') ? 0 : 1;
+    const torn =
+      newer === 0
+        ? `{"seq":2,"li${' '.repeat(499)}\n${text.slice(512)}`
+        : `${text.slice(0, 512)}{"seq":2,"li`;
+    await writeFile(headFile, torn.padEnd(1024, '\0'));
+    expect(parseAuditHead(await readFile(headFile, 'utf8'))).toEqual({
+      seq: 1,
+      line: sha256(lines[1] as string),
+    });
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 3 });
+    // A slot whose checksum does not match its fields is not trusted either.
+    await writeFile(headFile, text.replace(/"seq":2/, '"seq":9'));
+    expect(parseAuditHead(await readFile(headFile, 'utf8'))).toEqual({
+      seq: 1,
+      line: sha256(lines[1] as string),
+    });
+  });
+
+  it('reads a single-object audit.head written before the slots, and replaces it with slots on the next append', async () => {
+    const lines = await writeEvents(2);
+    const headFile = path.join(dir, 'audit.head');
+    await writeFile(headFile, JSON.stringify({ seq: 1, line: sha256(lines[1] as string) }));
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 2 });
+    await new AuditLog().append(dir, { type: 'finished' });
+    const text = await readFile(headFile, 'utf8');
+    expect(text).toHaveLength(1024);
+    expect(parseAuditHead(text)).toEqual({ seq: 2, line: sha256((await readLines())[2] as string) });
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 3 });
+  });
+
   it('reports a missing log file at line 0', async () => {
     expect(await verifyAuditLog(dir)).toMatchObject({
       ok: false,
@@ -263,6 +314,48 @@ describe('AuditLog.append', () => {
     expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 30 });
   });
 
+  it('holds a lingering event back until the next event without linger, and writes both in one write, in order', async () => {
+    const log = new AuditLog();
+    await log.append(dir, { type: 'detected' });
+    let stageWritten = false;
+    const stage = log.append(dir, { type: 'preparing' }, { linger: true }).then((e) => {
+      stageWritten = true;
+      return e;
+    });
+    // Nothing was written for it yet: the log still ends at `detected`.
+    await new Promise((r) => setImmediate(r));
+    expect(stageWritten).toBe(false);
+    expect(await readLines()).toHaveLength(1);
+    const finished = await log.append(dir, { type: 'finished' });
+    const held = await stage;
+    expect([held.seq, held.type, held.rest, finished.seq, finished.type]).toEqual([
+      1,
+      'preparing',
+      1,
+      2,
+      'finished',
+    ]);
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 3 });
+  });
+
+  it('writes a lingering event on its own after AUDIT_LINGER_MS, and at once on flush()', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const log = new AuditLog();
+      const held = log.append(dir, { type: 'preparing' }, { linger: true });
+      await vi.advanceTimersByTimeAsync(AUDIT_LINGER_MS - 1);
+      expect(await readFile(logFile(), 'utf8').catch(() => '')).toBe('');
+      await vi.advanceTimersByTimeAsync(1);
+      expect((await held).type).toBe('preparing');
+      const again = log.append(dir, { type: 'skills_resolved' }, { linger: true });
+      await log.flush();
+      expect((await again).seq).toBe(1);
+      expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 2 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('writes the events appended in one tick together, in order, and resolves each once written', async () => {
     const log = new AuditLog();
     await log.append(dir, { type: 'detected' });
@@ -277,7 +370,7 @@ describe('AuditLog.append', () => {
     ]);
     // One write: audit.head moved once, to its last entry, and the chain stays valid.
     const lines = await readLines();
-    expect(JSON.parse(await readFile(path.join(dir, 'audit.head'), 'utf8'))).toEqual({
+    expect(parseAuditHead(await readFile(path.join(dir, 'audit.head'), 'utf8'))).toEqual({
       seq: 3,
       line: sha256(lines[3] as string),
     });
