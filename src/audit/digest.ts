@@ -23,11 +23,14 @@ export async function fileDigest(file: string): Promise<string> {
   if (info.isSymbolicLink()) return 'symlink';
   if (!info.isFile()) return 'not-a-file';
   // Opened, checked and (when small) read with synchronous calls: see util/fs.ts.
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  // O_NONBLOCK: a FIFO swapped in since the lstat neither blocks the open nor is read.
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   const hash = createHash('sha256');
   try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return 'not-a-file';
     // A bundle is mostly small files: one read each costs a fraction of a stream's machinery.
-    const size = fstatSync(fd).size;
+    const size = st.size;
     if (size <= WHOLE_READ_BYTES) {
       const data = readUpTo(fd, WHOLE_READ_BYTES + 1, size);
       hash.update(data);

@@ -203,6 +203,12 @@ export class AuditLog {
       const known = this.tails.get(file);
       // Synchronous file calls around the one fsync: see util/fs.ts.
       const fd = openSync(file, OPEN_FOR_APPEND, 0o644);
+      if (!fstatSync(fd).isFile()) {
+        closeSync(fd);
+        throw new Error(
+          `${file} is not a regular file, so no event can be appended; remove it (and run \`triage-runner audit verify\` on the workspace)`,
+        );
+      }
       this.tails.delete(file);
       let last: string | undefined;
       const entries: AuditEntry[] = [];

@@ -123,7 +123,7 @@ class FileTail {
     // (synchronous calls, a few microseconds each: see util/fs.ts).
     if (this.fd === undefined)
       try {
-        this.fd = openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+        this.fd = openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       } catch {
         return;
       }

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stateDigest } from '../audit/digest.js';
 import type { AuditEvent, AuditLog } from '../audit/log.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { readRegularFileSync, writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 import {
   transition,
@@ -25,7 +24,7 @@ import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 export async function readStateFile(file: string): Promise<StateFile | undefined> {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8'); // synchronous: a small file, see util/fs.ts
+    text = readRegularFileSync(file).toString('utf8'); // synchronous: a small file, see util/fs.ts
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return undefined;

@@ -5,7 +5,6 @@ import {
   linkSync,
   mkdirSync,
   openSync,
-  readFileSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -16,7 +15,7 @@ import {
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { waitFor } from './backoff.js';
-import { fsyncFd } from './fs.js';
+import { fsyncFd, readRegularFileSync } from './fs.js';
 import { isSameProcessAlive, processStartTime } from './process.js';
 
 // The one exclusive-file lock of the daemon (workspace leases, the audit log, the skills cache). A lock
@@ -98,7 +97,7 @@ export class FileLock {
 
 export async function readHolder(file: string): Promise<LockHolder | undefined> {
   try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
+    const parsed = JSON.parse(readRegularFileSync(file).toString('utf8')) as LockHolder;
     return parsed && typeof parsed === 'object' && typeof parsed.holder === 'string' ? parsed : undefined;
   } catch {
     return undefined;

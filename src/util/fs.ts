@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -11,6 +22,21 @@ import { promisify } from 'node:util';
 
 /** fsync of an open descriptor, in the thread pool. */
 export const fsyncFd: (fd: number) => Promise<void> = promisify(fsync);
+
+/**
+ * Reads a whole file with synchronous calls, only when it is a regular file: a FIFO, socket or device
+ * planted in its place is refused (EINVAL) instead of blocking the event loop on its open or read.
+ */
+export function readRegularFileSync(file: string): Buffer {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile())
+      throw Object.assign(new Error(`EINVAL: ${file} is not a regular file`), { code: 'EINVAL', path: file });
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Writes a file so that readers see the old or the new content, never a mix: temp file, fsync, rename, fsync dir. */
 export async function writeFileAtomic(
@@ -57,7 +83,8 @@ export async function writeNewFileSynced(
 export async function fsyncDir(dir: string): Promise<void> {
   let fd: number | undefined;
   try {
-    fd = openSync(dir, 'r');
+    // O_DIRECTORY: anything else in its place (a FIFO would block the open) is not synced.
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
     await fsyncFd(fd);
   } catch {
     // EISDIR/EINVAL/EPERM on some platforms and network filesystems.

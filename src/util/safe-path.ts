@@ -162,7 +162,9 @@ export function readUpTo(fd: number, limit: number, sizeHint = 0): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   while (total < limit) {
-    const chunk = Buffer.allocUnsafe(Math.min(limit - total, Math.max(sizeHint - total + 1, 64 * 1024)));
+    // The expected size (plus one byte, to see the end) first; 64 KiB at a time past it.
+    const want = total === 0 && sizeHint > 0 ? sizeHint + 1 : 64 * 1024;
+    const chunk = Buffer.allocUnsafe(Math.min(limit - total, want));
     const n = readSync(fd, chunk, 0, chunk.length, null);
     if (n === 0) break;
     chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));

@@ -1,17 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
+import { fsyncDir, readRegularFileSync, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
 import { intakeDir } from '../../shared/triage-paths.js';
 import { readOwnFileBelow } from '../../util/safe-path.js';
 
@@ -57,7 +48,9 @@ export interface KeyRecord {
 /** Reads a key file; undefined when absent or unreadable (a torn write counts as absent). */
 export async function readKey(paths: IntakePaths, key: string): Promise<KeyRecord | undefined> {
   try {
-    const record = JSON.parse(readFileSync(path.join(paths.keys, hashName(key)), 'utf8')) as KeyRecord;
+    const record = JSON.parse(
+      readRegularFileSync(path.join(paths.keys, hashName(key))).toString('utf8'),
+    ) as KeyRecord;
     return record.key === key ? record : undefined;
   } catch {
     return undefined;
@@ -103,7 +96,7 @@ export interface StormRecord {
 export async function readStorm(paths: IntakePaths, key: string): Promise<StormRecord> {
   try {
     const record = JSON.parse(
-      readFileSync(path.join(paths.storms, `${hashName(key)}.json`), 'utf8'),
+      readRegularFileSync(path.join(paths.storms, `${hashName(key)}.json`)).toString('utf8'),
     ) as StormRecord;
     if (record.key === key && Array.isArray(record.incidents)) return record;
   } catch {
@@ -169,7 +162,7 @@ export async function alertsResolvedAt(dir: string): Promise<string | undefined>
 /** Reads alerts.json; null when the workspace (or the file) is gone. */
 export async function readAlerts(dir: string): Promise<AlertsDoc | null> {
   try {
-    return JSON.parse(readFileSync(path.join(dir, ALERTS_FILE), 'utf8')) as AlertsDoc;
+    return JSON.parse(readRegularFileSync(path.join(dir, ALERTS_FILE)).toString('utf8')) as AlertsDoc;
   } catch {
     return null;
   }
