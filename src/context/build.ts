@@ -171,18 +171,22 @@ async function preparePrevious(input: BuildInput): Promise<PreparedPrevious> {
   });
   if (found.length === 0) return NO_PREVIOUS;
   await bundle.makeDir(PREVIOUS_DIR);
-  const lines: string[] = [];
-  for (const [i, p] of found.entries()) {
-    const read = await readOwnFileBelow(
-      path.dirname(p.reportPath),
-      p.reportPath,
-      REPORT_COPY_MAX_BYTES,
-    ).catch(() => undefined);
-    if (read?.kind !== 'ok') continue;
-    const name = path.posix.join(PREVIOUS_DIR, `${i + 1}-${p.folder.replace(/[^A-Za-z0-9._-]/g, '_')}.md`);
-    await bundle.writeText(name, read.text);
-    lines.push(previousLine(p, path.posix.join(view.runDir, name)));
-  }
+  // The copies are written side by side (their folder's fsyncs are then committed together), listed in
+  // rank order.
+  const copied = await Promise.all(
+    found.map(async (p, i) => {
+      const read = await readOwnFileBelow(
+        path.dirname(p.reportPath),
+        p.reportPath,
+        REPORT_COPY_MAX_BYTES,
+      ).catch(() => undefined);
+      if (read?.kind !== 'ok') return undefined;
+      const name = path.posix.join(PREVIOUS_DIR, `${i + 1}-${p.folder.replace(/[^A-Za-z0-9._-]/g, '_')}.md`);
+      await bundle.writeText(name, read.text);
+      return previousLine(p, path.posix.join(view.runDir, name));
+    }),
+  );
+  const lines = copied.filter((line): line is string => line !== undefined);
   if (lines.length === 0) return NO_PREVIOUS;
   const indexPath = path.posix.join(view.runDir, PREVIOUS_DIR, 'index.md');
   await bundle.writeText(path.posix.join(PREVIOUS_DIR, 'index.md'), `${lines.join('\n')}\n`);

@@ -79,8 +79,46 @@ export async function writeNewFileSynced(
   }
 }
 
-/** Makes a rename or create in `dir` durable. Some filesystems refuse to fsync a directory; that is not fatal. */
-export async function fsyncDir(dir: string): Promise<void> {
+/**
+ * Makes a rename or create in `dir` durable. Some filesystems refuse to fsync a directory; that is not
+ * fatal. Calls for one folder are committed together: a call made while that folder's fsync runs waits
+ * for the next one (which starts after it, so it covers its rename), and every call made meanwhile
+ * shares that next one.
+ */
+export const fsyncDir: (dir: string) => Promise<void> = groupCommit((dir) => syncDirOnce(dir));
+
+/**
+ * Group commit per key: `run(key)` is made for the first call; a call made while it runs waits for the
+ * next run, which starts only after the current one ended (so it covers whatever the caller did before
+ * calling), and every call made in the meantime shares that next run.
+ */
+export function groupCommit(run: (key: string) => Promise<void>): (key: string) => Promise<void> {
+  const state = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+  const settle = (key: string): void => {
+    const current = state.get(key);
+    if (!current?.next) {
+      state.delete(key);
+      return;
+    }
+    // The queued run becomes the running one; calls from now on queue behind it.
+    state.set(key, { running: current.next.finally(() => settle(key)) });
+  };
+  return (key) => {
+    const current = state.get(key);
+    if (!current) {
+      const running = run(key).finally(() => settle(key));
+      state.set(key, { running });
+      return running;
+    }
+    current.next ??= current.running.then(
+      () => run(key),
+      () => run(key),
+    );
+    return current.next;
+  };
+}
+
+async function syncDirOnce(dir: string): Promise<void> {
   let fd: number | undefined;
   try {
     // O_DIRECTORY: anything else in its place (a FIFO would block the open) is not synced.
