@@ -205,19 +205,26 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     readPromptFile(config.system_prompt_file, 'system_prompt_file', view, config.agent.report_sections),
     readPromptFile(config.user_prompt_file, 'user_prompt_file', view, config.agent.report_sections),
   ]);
-  const disclosure = await disclosureOf(input, incompleteReasons);
   const fullOutputPath = path.posix.join(view.runDir, RUN_FILES.triageLog);
-  const triage = await triageOf(input, fullOutputPath, incompleteReasons);
+  // Independent of each other, so prepared side by side; their reasons are listed in a fixed order
+  // (skills, then triage) so that the same inputs give the same prompt.
+  const disclosureReasons: string[] = [];
+  const triageReasons: string[] = [];
+  const [disclosure, triage, previous] = await Promise.all([
+    disclosureOf(input, disclosureReasons),
+    triageOf(input, fullOutputPath, triageReasons),
+    preparePrevious(input).catch((err: unknown) => {
+      input.log.warn(
+        { err: errorMessage(err) },
+        'past investigations could not be listed; the prompt has none',
+      );
+      return NO_PREVIOUS;
+    }),
+  ]);
+  incompleteReasons.push(...disclosureReasons, ...triageReasons);
   if (input.workspace.permissionsText === undefined)
     incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
   if (input.clusterNotice) incompleteReasons.push(input.clusterNotice);
-  const previous = await preparePrevious(input).catch((err: unknown) => {
-    input.log.warn(
-      { err: errorMessage(err) },
-      'past investigations could not be listed; the prompt has none',
-    );
-    return NO_PREVIOUS;
-  });
 
   const preload = preloadSections(input, triage, fullOutputPath);
   const fit = await fitToBudget({
