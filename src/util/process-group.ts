@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { errorMessage } from './errors.js';
 
 // The one way the daemon runs and stops a child process tree: the child leads its own process group,
@@ -24,39 +25,133 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** How many /proc environ files are read between two turns of the event loop. */
+/** How many /proc environ files are read between two turns of the event loop (inline sweep). */
 const PROC_READS_PER_TURN = 64;
 
 /**
  * Pids of processes (this user's, readable in /proc) whose environment carries `marker` as the value of
  * RUN_MARKER_ENV: the processes of one run, including those that left its process group with setsid.
- * Read with synchronous calls (procfs answers from memory; through `fs/promises` each read cost ten
- * times the CPU), yielding to the event loop every PROC_READS_PER_TURN files so that a host with
- * thousands of processes does not stall it.
+ * Every /proc/<pid>/environ is read, on a worker thread (one message each way on the event loop,
+ * however many processes the host runs); where the worker cannot run, here, with synchronous reads that
+ * yield to the event loop every PROC_READS_PER_TURN files.
  * Linux only; elsewhere (no /proc) the list is empty and the group signal is all there is.
  */
 export async function markedPids(marker: string): Promise<number[]> {
-  const needle = Buffer.from(`\0${RUN_MARKER_ENV}=${marker}\0`);
-  const first = Buffer.from(`${RUN_MARKER_ENV}=${marker}\0`);
+  const request = { entry: `${RUN_MARKER_ENV}=${marker}`, self: process.pid };
+  const viaWorker = procSweeper.sweep(request);
+  if (viaWorker) {
+    const pids = await viaWorker.catch(() => undefined);
+    if (pids) return pids;
+  }
+  return sweepHere(request);
+}
+
+interface SweepRequest {
+  /** `NAME=value` as it appears in an environ block. */
+  entry: string;
+  /** This process's pid, never a match. */
+  self: number;
+}
+
+/** markedPids without the worker, on this thread (where no worker thread can start). */
+export const markedPidsHere = (marker: string): Promise<number[]> =>
+  sweepHere({ entry: `${RUN_MARKER_ENV}=${marker}`, self: process.pid });
+
+async function sweepHere({ entry, self }: SweepRequest): Promise<number[]> {
+  const needle = Buffer.from(`\0${entry}\0`);
+  const first = Buffer.from(`${entry}\0`);
   let entries: string[];
   try {
-    entries = (await readdir('/proc')).filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid);
+    entries = (await readdir('/proc')).filter((e) => /^\d+$/.test(e) && Number(e) !== self);
   } catch {
     return [];
   }
   const pids: number[] = [];
-  for (const [i, entry] of entries.entries()) {
+  for (const [i, name] of entries.entries()) {
     if (i > 0 && i % PROC_READS_PER_TURN === 0) await yieldToLoop();
     let environ: Buffer;
     try {
-      environ = readFileSync(`/proc/${entry}/environ`);
+      environ = readFileSync(`/proc/${name}/environ`);
     } catch {
       continue; // gone, or not ours to read
     }
-    if (environ.includes(needle) || environ.subarray(0, first.length).equals(first)) pids.push(Number(entry));
+    if (environ.includes(needle) || environ.subarray(0, first.length).equals(first)) pids.push(Number(name));
   }
   return pids;
 }
+
+/** The sweep worker's whole program: node builtins only, so it runs the same from sources and dist/. */
+const SWEEP_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { readdirSync, readFileSync } = require('node:fs');
+parentPort.on('message', ({ id, entry, self }) => {
+  const needle = Buffer.from('\\0' + entry + '\\0');
+  const first = Buffer.from(entry + '\\0');
+  const pids = [];
+  let names = [];
+  try { names = readdirSync('/proc'); } catch {}
+  for (const name of names) {
+    if (!/^\\d+$/.test(name) || Number(name) === self) continue;
+    let environ;
+    try { environ = readFileSync('/proc/' + name + '/environ'); } catch { continue; }
+    if (environ.includes(needle) || environ.subarray(0, first.length).equals(first)) pids.push(Number(name));
+  }
+  parentPort.postMessage({ id, pids });
+});
+`;
+
+/** One worker thread for every sweep, started with the first; it keeps the process alive only while a sweep is out. */
+class ProcSweeper {
+  private worker: Worker | undefined;
+  private broken = false;
+  private nextId = 1;
+  private readonly pending = new Map<
+    number,
+    { resolve: (pids: number[]) => void; reject: (err: Error) => void }
+  >();
+
+  /** The sweep's result, or undefined when no worker can run (the caller sweeps itself). */
+  sweep(request: SweepRequest): Promise<number[]> | undefined {
+    const worker = this.start();
+    if (!worker) return undefined;
+    const id = this.nextId++;
+    return new Promise<number[]>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) worker.ref();
+      worker.postMessage({ id, ...request });
+    });
+  }
+
+  private start(): Worker | undefined {
+    if (this.worker || this.broken) return this.worker;
+    let worker: Worker;
+    try {
+      worker = new Worker(SWEEP_SOURCE, { eval: true });
+    } catch {
+      this.broken = true;
+      return undefined;
+    }
+    worker.unref();
+    worker.on('message', ({ id, pids }: { id: number; pids: number[] }) => {
+      const waiting = this.pending.get(id);
+      this.pending.delete(id);
+      if (this.pending.size === 0) worker.unref();
+      waiting?.resolve(pids);
+    });
+    const lost = (err?: unknown) => {
+      if (this.worker === worker) this.worker = undefined;
+      const failure = new Error(`the /proc sweep worker stopped: ${err ? errorMessage(err) : 'exited'}`);
+      for (const waiting of this.pending.values()) waiting.reject(failure);
+      this.pending.clear();
+    };
+    worker.once('error', lost);
+    worker.once('exit', () => lost());
+    this.worker = worker;
+    return worker;
+  }
+}
+
+const procSweeper = new ProcSweeper();
 
 /**
  * Signals the group led by `pid` at once and, with a marker, every marked process outside it once

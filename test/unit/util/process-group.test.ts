@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { markedPids, RUN_MARKER_ENV, signalTree } from '../../../src/util/process-group.js';
+import { markedPids, markedPidsHere, RUN_MARKER_ENV, signalTree } from '../../../src/util/process-group.js';
 
 // Finding a run's processes by the marker in their environment (/proc), and signalling them.
 
@@ -19,17 +19,23 @@ function sleeper(env: Record<string, string>): ChildProcess {
 const exited = (c: ChildProcess) => new Promise((resolve) => c.once('exit', (_code, sig) => resolve(sig)));
 
 describe.runIf(process.platform === 'linux')('markedPids', () => {
-  it('finds exactly the processes whose environment carries the marker, wherever it sits in it', async () => {
-    const marker = `run-${process.pid}-${Date.now()}`;
-    const marked = sleeper({ [RUN_MARKER_ENV]: marker });
-    const prefixed = sleeper({ [RUN_MARKER_ENV]: `${marker}-other` });
-    const unmarked = sleeper({});
-    const found = await markedPids(marker);
-    expect(found).toContain(marked.pid);
-    expect(found).not.toContain(prefixed.pid);
-    expect(found).not.toContain(unmarked.pid);
-    expect(found).not.toContain(process.pid);
-  });
+  it.each([
+    ['on the sweep worker', markedPids],
+    ['on this thread (no worker)', markedPidsHere],
+  ])(
+    'finds exactly the processes whose environment carries the marker, wherever it sits in it, %s',
+    async (_how, find) => {
+      const marker = `run-${process.pid}-${Date.now()}`;
+      const marked = sleeper({ [RUN_MARKER_ENV]: marker });
+      const prefixed = sleeper({ [RUN_MARKER_ENV]: `${marker}-other` });
+      const unmarked = sleeper({});
+      const found = await find(marker);
+      expect(found).toContain(marked.pid);
+      expect(found).not.toContain(prefixed.pid);
+      expect(found).not.toContain(unmarked.pid);
+      expect(found).not.toContain(process.pid);
+    },
+  );
 
   it('signalTree signals a marked process outside the group before it resolves', async () => {
     const marker = `run-${process.pid}-${Date.now()}-tree`;
