@@ -203,7 +203,9 @@ export class AuditLog {
       const known = this.tails.get(file);
       // Synchronous file calls around the one fsync: see util/fs.ts.
       const fd = openSync(file, OPEN_FOR_APPEND, 0o644);
-      if (!fstatSync(fd).isFile()) {
+      // One fstat: the file's kind, and (inode, size, mtime) for the tail check.
+      const st = fstatSync(fd, { bigint: true });
+      if (!st.isFile()) {
         closeSync(fd);
         throw new Error(
           `${file} is not a regular file, so no event can be appended; remove it (and run \`triage-runner audit verify\` on the workspace)`,
@@ -213,7 +215,7 @@ export class AuditLog {
       let last: string | undefined;
       const entries: AuditEntry[] = [];
       try {
-        const tail = lastLineRepairingTornTail(fd, known);
+        const tail = lastLineRepairingTornTail(fd, st, known);
         last = tail.last;
         let repaired = tail.repaired;
         let seq = last ? parseEntry(last, file).seq + 1 : 0;
@@ -307,8 +309,11 @@ function parseEntry(line: string, file: string): AuditEntry {
  * cut off and the next entry records how many bytes were dropped; when it does parse, the missing
  * newline is added.
  */
-function lastLineRepairingTornTail(fd: number, known?: KnownTail): { last?: string; repaired?: string } {
-  const st = fstatSync(fd, { bigint: true });
+function lastLineRepairingTornTail(
+  fd: number,
+  st: BigIntStats,
+  known?: KnownTail,
+): { last?: string; repaired?: string } {
   if (known && st.ino === known.ino && st.size === known.size && st.mtimeNs === known.mtimeNs)
     return { last: known.last };
   const size = Number(st.size);
@@ -336,7 +341,7 @@ function lastLineRepairingTornTail(fd: number, known?: KnownTail): { last?: stri
   ftruncateSync(fd, cut);
   const repaired = `dropped ${tail.length} bytes of an incomplete last line (a write cut short)`;
   if (cut === 0) return { repaired };
-  const prev = lastLineRepairingTornTail(fd);
+  const prev = lastLineRepairingTornTail(fd, fstatSync(fd, { bigint: true }));
   return { ...(prev.last !== undefined ? { last: prev.last } : {}), repaired };
 }
 

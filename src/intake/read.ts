@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { readUpTo } from '../util/safe-path.js';
 import { describeIssues, incidentSchema } from './schema.js';
 import type { Incident, Workspace } from './types.js';
 
@@ -180,20 +181,14 @@ async function readBounded(file: string, maxBytes: number): Promise<Bounded> {
         reason: `${name} in ${dir} is ${info.size} bytes, over the ${maxBytes}-byte limit (intake.max_incident_bytes): shrink it and save it again to retry`,
       };
     }
-    const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    if (length > maxBytes) {
+    const data = readUpTo(fd, Math.min(info.size, maxBytes) + 1, info.size);
+    if (data.length > maxBytes) {
       return {
         kind: 'invalid',
         reason: `${name} in ${dir} grew over the ${maxBytes}-byte limit (intake.max_incident_bytes) while being read: shrink it and save it again to retry`,
       };
     }
-    return { kind: 'ok', data: buffer.subarray(0, length), mtimeMs: info.mtimeMs };
+    return { kind: 'ok', data, mtimeMs: info.mtimeMs };
   } finally {
     closeSync(fd);
   }

@@ -7,7 +7,6 @@ import {
   openSync,
   renameSync,
   statSync,
-  unlinkSync,
   utimesSync,
   writeFileSync,
   type Stats,
@@ -15,7 +14,7 @@ import {
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { waitFor } from './backoff.js';
-import { fsyncFd, readRegularFileSync } from './fs.js';
+import { fsyncFd, readRegularFileSync, unlinkQuietly } from './fs.js';
 import { isSameProcessAlive, processStartTime } from './process.js';
 
 // The one exclusive-file lock of the daemon (workspace leases, the audit log, the skills cache). A lock
@@ -110,14 +109,6 @@ function statOrAbsent(file: string): Stats | undefined {
     return statSync(file);
   } catch {
     return undefined;
-  }
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // already gone
   }
 }
 

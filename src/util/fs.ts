@@ -23,6 +23,15 @@ import { promisify } from 'node:util';
 /** fsync of an open descriptor, in the thread pool. */
 export const fsyncFd: (fd: number) => Promise<void> = promisify(fsync);
 
+/** Removes `file`, ignoring a failure (already gone). */
+export function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
+  }
+}
+
 /**
  * Reads a whole file with synchronous calls, only when it is a regular file: a FIFO, socket or device
  * planted in its place is refused (EINVAL) instead of blocking the event loop on its open or read.
@@ -54,11 +63,7 @@ export async function writeFileAtomic(
   try {
     renameSync(tmp, file);
   } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already gone
-    }
+    unlinkQuietly(tmp);
     throw err;
   }
   await fsyncDir(dir);

@@ -50,14 +50,7 @@ const linkMessage = (p: string) =>
   `${p} is a symbolic link; the daemon never writes through links in a workspace: replace it with a real folder (or remove it) and save incident.json again`;
 
 /** lstat of `p`; undefined when it does not exist. */
-function lstatOrAbsent(p: string): Stats | undefined {
-  try {
-    return lstatSync(p);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
+const lstatOrAbsent = (p: string): Stats | undefined => lstatSync(p, { throwIfNoEntry: false });
 
 /**
  * Throws UnsafePathError when any existing component of `target` below `base` is a symlink or not a

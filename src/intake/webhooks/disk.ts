@@ -1,8 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, readRegularFileSync, writeFileAtomic, writeNewFileSynced } from '../../util/fs.js';
+import {
+  fsyncDir,
+  readRegularFileSync,
+  unlinkQuietly,
+  writeFileAtomic,
+  writeNewFileSynced,
+} from '../../util/fs.js';
 import { intakeDir } from '../../shared/triage-paths.js';
 import { readOwnFileBelow } from '../../util/safe-path.js';
 
@@ -187,11 +193,7 @@ async function replaceFile(dir: string, name: string, data: string): Promise<boo
   try {
     renameSync(tmp, path.join(dir, name));
   } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already gone
-    }
+    unlinkQuietly(tmp);
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
