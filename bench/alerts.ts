@@ -24,6 +24,7 @@ import { createIntakeRoutes } from '../src/server/routes/intake.js';
 import type { RouteModule } from '../src/server/types.js';
 import { amAlert, amPayload } from '../test/support/webhooks/alerts.js';
 import { readIncidentFolders } from '../test/support/webhooks/folders.js';
+import { describeFolderCost, folderCost } from './folder-cost.js';
 
 const N = Number(process.env.ALERTS_N ?? 10_000);
 const DUP = Number(process.env.ALERTS_DUP ?? 0.2);
@@ -199,8 +200,9 @@ if (process.argv[2] === '--serve') {
   );
   const floor = await diskFloor(Math.min(N, 4000));
   console.log(
-    `disk floor in the same folder: ${floor.toFixed(0)} new fsync'd files/s (${CONNECTIONS} in flight)\n`,
+    `disk floor in the same folder: ${floor.toFixed(0)} new fsync'd files/s (${CONNECTIONS} in flight)`,
   );
+  console.log(`${describeFolderCost(tmpdir(), folderCost(tmpdir()))}\n`);
   console.log(
     '| server | alerts per request | requests | 2xx | errors | alerts/s | request p50 | request p99 | workspaces / duplicates created |',
   );

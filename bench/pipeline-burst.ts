@@ -11,6 +11,7 @@ import { readState } from '../src/incident/store.js';
 import { dropIncident, startStandInDaemon, writeStandInAgent } from './stand-in-daemon.js';
 import { percentile, printTable } from './table.js';
 import { timePool } from './pool.js';
+import { describeFolderCost, folderCost } from './folder-cost.js';
 
 const N = Number(process.env.BURST_N ?? 200);
 const SLEEP_MS = Number(process.env.BURST_SLEEP_MS ?? 200);
@@ -83,6 +84,7 @@ for (const f of folders) {
 if (!process.env.BENCH_KEEP) await rm(base, { recursive: true, force: true });
 else console.log(root);
 
+console.log(describeFolderCost(tmpdir(), folderCost(tmpdir())));
 printTable(`pipeline burst: ${N} incidents, ${SLEEP_MS} ms agent, concurrency ${CONCURRENCY}`, [
   ['bare 8-wide pool (baseline)', `${(bareMs / 1000).toFixed(2)} s`, '1.00'],
   ['daemon + real pipeline', `${(daemonMs / 1000).toFixed(2)} s`, (daemonMs / bareMs).toFixed(2)],

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.dirname(BENCH);
 /** Shared modules and this runner: not benchmarks. */
-const NOT_BENCHMARKS = new Set(['run.ts', 'table.ts', 'pool.ts', 'stand-in-daemon.ts']);
+const NOT_BENCHMARKS = new Set(['run.ts', 'table.ts', 'pool.ts', 'stand-in-daemon.ts', 'folder-cost.ts']);
 /** Smaller inputs for the benchmarks that take minutes at full size. */
 const QUICK: Record<string, Record<string, string>> = {
   'startup.ts': { STARTUP_N: '2000' },

@@ -83,16 +83,32 @@ export function keyLike(body: string): boolean {
   return /[A-Z]/.test(body) || body.includes('_') || /[a-z0-9]{16,}/.test(body);
 }
 
+/**
+ * Words every match of KEY_VALUE contains (its name holds one of them, in any case). Looking for them
+ * first is about three times cheaper than running KEY_VALUE over a text that holds none; URL_USERINFO
+ * needs `://` and the environment-entry patterns `value`. Text with none of them is returned as it is.
+ */
+const KEY_VALUE_WORDS = /KEY|SECRET|TOKEN|PASS/i;
+
 /** Passwords in URLs, then secret-named environment entries and `NAME=value` pairs. */
 export function redactPairs(text: string): string {
-  let out = text.replace(URL_USERINFO, (match, scheme: string, userinfo: string) => {
+  let out = text.includes('://') ? redactUrlPasswords(text) : text;
+  if (out.includes('value')) out = redactEnvEntries(out);
+  return KEY_VALUE_WORDS.test(out) ? redactKeyValues(out) : out;
+}
+
+function redactUrlPasswords(text: string): string {
+  return text.replace(URL_USERINFO, (match, scheme: string, userinfo: string) => {
     const colon = userinfo.indexOf(':');
     if (colon < 0) return keyLike(userinfo) ? `${scheme}[REDACTED]@` : match;
     const password = userinfo.slice(colon + 1);
     if (password === '' || NOT_A_SECRET_VALUE.test(password)) return match;
     return `${scheme}${userinfo.slice(0, colon)}:[REDACTED]@`;
   });
-  out = out.replace(
+}
+
+function redactEnvEntries(text: string): string {
+  let out = text.replace(
     ENV_NAME_VALUE,
     (match, head: string, name: string, mid: string, value: string, close: string) =>
       secretName(name) && secretValue(name, value) ? `${head}${name}${mid}[REDACTED]${close}` : match,
@@ -105,7 +121,11 @@ export function redactPairs(text: string): string {
     (match, head: string, _q: string, name: string, mid: string, quote: string, value: string) =>
       secretName(name) && secretValue(name, value) ? `${head}${name}${mid}${quote}[REDACTED]${quote}` : match,
   );
-  return out.replace(
+  return out;
+}
+
+function redactKeyValues(text: string): string {
+  return text.replace(
     KEY_VALUE,
     (
       match,

@@ -4,14 +4,15 @@ import { keyLike, redactPairs } from './redact-pairs.js';
 // the daemon actually holds) and by shape (common API-key and token formats it does not know about).
 
 // Shapes start at a word boundary so that names such as `my-task-runner-…` or `disk-pressure-…` survive.
-const TOKEN_SHAPES: RegExp[] = [
-  /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g, // Google API key
-  /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}/g, // GitHub tokens
-  /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}/g,
-  /(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
-  /\bA(?:KIA|SIA)[0-9A-Z]{16}\b/g, // AWS access key id
-  /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, // JWT (service-account tokens)
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+// Each comes with the literal text every match of it contains: a text without it is not scanned.
+const TOKEN_SHAPES: [RegExp, string[]][] = [
+  [/(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g, ['AIza']], // Google API key
+  [/(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}/g, ['gh']], // GitHub tokens
+  [/(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}/g, ['github_pat_']],
+  [/(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}/g, ['xox']], // Slack
+  [/\bA(?:KIA|SIA)[0-9A-Z]{16}\b/g, ['AKIA', 'ASIA']], // AWS access key id
+  [/\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, ['eyJ']], // JWT (service-account tokens)
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, ['-----BEGIN ']],
 ];
 /**
  * Anthropic (`sk-ant-…`) and OpenAI-style (`sk-…`, `sk-proj-…`) keys. `sk-` also starts ordinary
@@ -52,8 +53,12 @@ export function weakSecretReason(value: string): string | undefined {
 /** Replaces token shapes (not configured values) with [REDACTED]. */
 function redactShapes(text: string): string {
   let out = text;
-  for (const re of TOKEN_SHAPES) out = out.replace(re, '[REDACTED]');
-  out = out.replace(SK_KEY, (match) => (keyLike(match.replace(/^sk-(?:ant-)?/, '')) ? '[REDACTED]' : match));
+  for (const [re, literals] of TOKEN_SHAPES)
+    if (literals.some((literal) => out.includes(literal))) out = out.replace(re, '[REDACTED]');
+  if (out.includes('sk-'))
+    out = out.replace(SK_KEY, (match) =>
+      keyLike(match.replace(/^sk-(?:ant-)?/, '')) ? '[REDACTED]' : match,
+    );
   out = out.replace(AUTH_HEADER, (match, head: string, scheme: string, gap: string, token: string) =>
     token.length < 8 ? match : `${head}${scheme}${gap}[REDACTED]`,
   );

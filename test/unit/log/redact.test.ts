@@ -174,6 +174,15 @@ describe('secret shapes planted in incidents and tool output (table)', () => {
     ['YAML, *_TOKEN family', '  VAULT_TOKEN: hvs.CAESIJlU9Xz0', '  VAULT_TOKEN: [REDACTED]'],
     ['YAML, *_PASSWORD family', '  MYSQL_ROOT_PASSWORD: rootpw', '  MYSQL_ROOT_PASSWORD: [REDACTED]'],
     ['JSON, *_secret family', '"client_secret": "Zm9vYmFyYmF6cXV4"', '"client_secret": "[REDACTED]"'],
+    // Names in any case: the quick look for the secret words before the full pattern ignores case too.
+    ['KEY=value, camel-case name', 'apiKey=Zx9kq3LongValue42 set', 'apiKey=[REDACTED] set'],
+    ['YAML, camel-case *Token', '  authToken: Qm9vYmFyYmF6cXV4', '  authToken: [REDACTED]'],
+    ['KEY=value, capitalised Password', 'Password=hunter2', 'Password=[REDACTED]'],
+    [
+      'a secret pair deep in a long text',
+      `${'pod payments-api restarted; memory limit 512Mi. '.repeat(2000)}DB_PASSWORD=pw1`,
+      `${'pod payments-api restarted; memory limit 512Mi. '.repeat(2000)}DB_PASSWORD=[REDACTED]`,
+    ],
   ];
   it.each(scrubbed)('scrubs %s', (_shape, input, expected) => {
     expect(new Redactor().redact(input)).toBe(expected);
