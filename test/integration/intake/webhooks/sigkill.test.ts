@@ -108,20 +108,23 @@ async function send(
   return acked;
 }
 
-/** GROUPS × PER_GROUP firing alerts: the pods of one Deployment per group, one group per workload. */
-function makeAlerts(): AmAlert[] {
+/**
+ * GROUPS × PER_GROUP firing alerts, the pods of one Deployment per group (one group per workload);
+ * `round` gives another GROUPS groups, new ones.
+ */
+function makeAlerts(round = 0): AmAlert[] {
   return Array.from({ length: GROUPS * PER_GROUP }, (_, i) => {
-    const g = i % GROUPS;
+    const g = round * GROUPS + (i % GROUPS);
     const suffix = [...i.toString(27).padStart(5, '0')].map((c) => POD_CHARS[parseInt(c, 27)]).join('');
     return amAlert(
       { alertname: `SigkillAlert${g}`, namespace: `ns-${g}`, pod: `app${g}-7d4b9c8f6d-${suffix}` },
-      { fingerprint: `sigkill${String(i).padStart(9, '0')}` },
+      { fingerprint: `sigkill${round}-${String(i).padStart(9, '0')}` },
     );
   });
 }
 
-/** Every alert stored exactly once, each group in exactly one complete workspace. */
-async function expectEachAlertOnce(alerts: readonly AmAlert[]): Promise<void> {
+/** Every alert stored exactly once, each of `groups` groups in exactly one complete workspace. */
+async function expectEachAlertOnce(alerts: readonly AmAlert[], groups = GROUPS): Promise<void> {
   const folders = await readIncidentFolders(root);
   const docs = await Promise.all(
     folders.map(
@@ -134,7 +137,7 @@ async function expectEachAlertOnce(alerts: readonly AmAlert[]): Promise<void> {
   // One incident per group: every folder holds the alerts of exactly one group, and no group has two.
   const groupOf = (d: AlertsDoc) => new Set(d.alerts.map((a) => (a.alert as AmAlert).labels.alertname));
   expect(docs.map((d) => groupOf(d).size)).toEqual(docs.map(() => 1));
-  expect(folders.length).toBe(GROUPS);
+  expect(folders.length).toBe(groups);
   // Every workspace is complete: an incident.json the daemon can read beside its alerts.json.
   for (const f of folders) {
     const incident = JSON.parse(await readFile(path.join(root, f, 'incident.json'), 'utf8')) as {
@@ -160,13 +163,18 @@ describe('HTTP intake under SIGKILL', () => {
   }, 120_000);
 
   it('a crash at each step of the first batches (file data, storm records, workspaces, keys) leaves each alert stored once', async () => {
-    const alerts = makeAlerts();
-    for (const point of CRASH_POINTS) {
-      const acked = await send(await startServer(point), alerts);
+    // Each server is sent new alerts (30 new groups) first, then every alert the servers before it
+    // were sent: it has new files to write from its first batch on, so each reaches its crash point.
+    const rounds: AmAlert[][] = [];
+    for (const [round, point] of CRASH_POINTS.entries()) {
+      rounds.push(makeAlerts(round));
+      const sent = [...rounds[round]!, ...rounds.slice(0, round).flat()];
+      const acked = await send(await startServer(point), sent);
       // It crashed: not every alert was acknowledged by this server.
-      expect(acked.size).toBeLessThan(alerts.length);
+      expect(acked.size).toBeLessThan(sent.length);
     }
-    expect((await send(await startServer(), alerts)).size).toBe(alerts.length);
-    await expectEachAlertOnce(alerts);
+    const all = rounds.flat();
+    expect((await send(await startServer(), all)).size).toBe(all.length);
+    await expectEachAlertOnce(all, rounds.length * GROUPS);
   }, 300_000);
 });
