@@ -34,6 +34,8 @@ const barePool = (agent: string, root: string): Promise<number> =>
       }),
   );
 
+// Measured before the bench writes (and later deletes) its own files.
+const folder = folderCost(tmpdir());
 const base = await mkdtemp(path.join(tmpdir(), 'bench-pipeline-burst-'));
 const agent = await writeStandInAgent(base, SLEEP_MS);
 const bareMs = await barePool(agent, path.join(base, 'bare'));
@@ -84,7 +86,7 @@ for (const f of folders) {
 if (!process.env.BENCH_KEEP) await rm(base, { recursive: true, force: true });
 else console.log(root);
 
-console.log(describeFolderCost(tmpdir(), folderCost(tmpdir())));
+console.log(describeFolderCost(tmpdir(), folder));
 printTable(`pipeline burst: ${N} incidents, ${SLEEP_MS} ms agent, concurrency ${CONCURRENCY}`, [
   ['bare 8-wide pool (baseline)', `${(bareMs / 1000).toFixed(2)} s`, '1.00'],
   ['daemon + real pipeline', `${(daemonMs / 1000).toFixed(2)} s`, (daemonMs / bareMs).toFixed(2)],

@@ -68,6 +68,8 @@ const sample = async () => {
   };
 };
 
+// Measured before the bench writes (and later deletes) its own files.
+const folder = folderCost(tmpdir());
 const base = await mkdtemp(path.join(tmpdir(), 'bench-soak-'));
 const agent = await writeStandInAgent(base, SLEEP_MS);
 const port = await freePort();
@@ -197,7 +199,7 @@ const first = samples[0] as (typeof samples)[number];
 const last = samples.at(-1) as (typeof samples)[number];
 const rssRatio = last.rssMiB / first.rssMiB;
 const worstListing = Math.max(0, ...listingMs);
-console.log(describeFolderCost(tmpdir(), folderCost(tmpdir())));
+console.log(describeFolderCost(tmpdir(), folder));
 printTable(
   `soak: ${N} incidents, ${SLEEP_MS} ms agent, concurrency ${CONCURRENCY} (${elapsedS.toFixed(0)} s, GC before samples: ${gc ? 'yes' : 'no, run with --expose-gc'})`,
   [

@@ -8,11 +8,12 @@ import { REPO_ROOT } from '../../../support/runs.js';
 import { amAlert, amPayload, type AmAlert } from '../../../support/webhooks/alerts.js';
 import { readIncidentFolders } from '../../../support/webhooks/folders.js';
 
-// HTTP intake killed with SIGKILL in the middle of a load of alerts, twice, then restarted; the sender
-// sends again every alert, as Alertmanager does for what was not acknowledged (and for what was: it
-// re-sends a group's alerts on every group_interval). Every alert ends up stored exactly once, each
-// group in one incident: a batch cut anywhere between its storm record, its workspaces and its
-// delivery keys leaves nothing lost and nothing doubled.
+// HTTP intake killed with SIGKILL in the middle of a load of alerts (from outside, and by itself at
+// chosen points of a batch's writes), then restarted; the sender sends every alert again, as
+// Alertmanager does for what was not acknowledged (and for what was: it re-sends a group's alerts on
+// every group_interval). Every alert ends up stored exactly once, each group in one incident: a batch
+// cut anywhere between its storm records, its workspaces and its delivery keys loses nothing and
+// doubles nothing.
 
 const TOKEN = 'sigkill-intake-7f3a';
 const SERVER = path.join(REPO_ROOT, 'test/integration/intake/webhooks/fixtures/intake-server.ts');
