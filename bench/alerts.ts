@@ -15,15 +15,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { configSchema } from '../src/config/schema.js';
 import type { AlertsDoc } from '../src/intake/webhooks/disk.js';
-import { readOnlyHooks } from '../src/intake/webhooks/hooks.js';
 import { writeNewFileSynced } from '../src/util/fs.js';
-import { startHttpServer } from '../src/server/http.js';
-import { createIntakeRoutes } from '../src/server/routes/intake.js';
 import type { RouteModule } from '../src/server/types.js';
 import { amAlert, amPayload } from '../test/support/webhooks/alerts.js';
 import { readIncidentFolders } from '../test/support/webhooks/folders.js';
+import { startIntakeOnly } from '../test/support/webhooks/intake-only.js';
 import { describeFolderCost, folderCost } from './folder-cost.js';
 
 const N = Number(process.env.ALERTS_N ?? 10_000);
@@ -37,7 +34,6 @@ const SELF = fileURLToPath(import.meta.url);
 
 /** Child mode: serve `intake` (the real routes and store) or `bare` (202 without work) on `root`. */
 async function serve(mode: string, root: string): Promise<void> {
-  const config = configSchema.parse({ workspaces_root: root, http: { rate_limit: { max: 0 } } });
   const bare: RouteModule = {
     name: 'bare',
     plugin: async (app) => {
@@ -46,25 +42,9 @@ async function serve(mode: string, root: string): Promise<void> {
       );
     },
   };
-  const routes =
-    mode === 'bare'
-      ? [bare]
-      : [
-          createIntakeRoutes({
-            config,
-            secrets: {},
-            hooks: readOnlyHooks(),
-            identity: { daemonId: 'bench' },
-          }),
-        ];
-  const server = await startHttpServer({
-    port: 0,
-    host: '127.0.0.1',
-    token: TOKEN,
-    readiness: async () => ({ ok: true, checks: [] }),
-    metrics: { render: async () => '', contentType: 'text/plain' },
-    routes,
-    limits: { rateLimitMax: 0, bodyBytes: config.http.body_limit, jsonDepth: config.http.json_depth },
+  const server = await startIntakeOnly(root, TOKEN, {
+    daemonId: 'bench',
+    ...(mode === 'bare' ? { routes: [bare] } : {}),
   });
   process.stdout.write(`READY ${server.port}\n`);
   process.stdin.resume();

@@ -56,6 +56,8 @@ const gc = (globalThis as { gc?: () => void }).gc;
 /** When each forced GC ran (ms since the epoch): a listing that overlapped one waited on the bench's own GC, not the daemon, and is left out. */
 const gcWindows: [number, number][] = [];
 const epochNow = () => performance.timeOrigin + performance.now();
+/** Whether [start, end] (ms since the epoch) overlapped one of the bench's forced GCs. */
+const overlapsForcedGc = (start: number, end: number) => gcWindows.some(([a, b]) => start < b && a < end);
 const sample = async () => {
   if (gc) {
     const start = epochNow();
@@ -134,7 +136,7 @@ const lister = new Worker(LISTER, {
 const warmUp = { listings: [] as number[], loopMaxMs: 0 };
 lister.on('message', (m: { start: number; end: number; ok: boolean }) => {
   if (!m.ok) listingErrors++;
-  else if (gcWindows.some(([a, b]) => m.start < b && a < m.end)) overlappedGc++;
+  else if (overlapsForcedGc(m.start, m.end)) overlappedGc++;
   else (finals < WARM_UP ? warmUp.listings : listingMs).push(m.end - m.start);
 });
 const listerDone = new Promise((r) => lister.once('exit', r));
@@ -146,7 +148,7 @@ const ticker = setInterval(() => {
   const late = now - tickAt - 10;
   const at = performance.timeOrigin + now;
   if (finals < WARM_UP) warmUp.loopMaxMs = Math.max(warmUp.loopMaxMs, late);
-  else if (!gcWindows.some(([a, b]) => at - late - 10 < b && a < at)) loopDelayMs.push(Math.max(0, late));
+  else if (!overlapsForcedGc(at - late - 10, at)) loopDelayMs.push(Math.max(0, late));
   tickAt = now;
 }, 10);
 
