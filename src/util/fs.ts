@@ -10,6 +10,8 @@ import {
   renameSync,
   unlinkSync,
   writeFileSync,
+  writeSync,
+  writevSync,
 } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -69,15 +71,40 @@ export async function writeFileAtomic(
   await fsyncDir(dir);
 }
 
-/** Creates `file` exclusively (EEXIST when it exists), writes `data` and fsyncs it. */
+/** Buffers per writev call: Linux's IOV_MAX. */
+const IOV_MAX = 1024;
+
+/** Writes every chunk, in order, with as few system calls as writev allows; a short write is finished. */
+function writeChunksSync(fd: number, chunks: readonly Uint8Array[]): void {
+  for (let i = 0; i < chunks.length; i += IOV_MAX) {
+    const group = chunks.slice(i, i + IOV_MAX);
+    let written = writevSync(fd, group);
+    for (const chunk of group) {
+      if (written >= chunk.byteLength) {
+        written -= chunk.byteLength;
+        continue;
+      }
+      // Cut short (a disk filling up can do that): the rest of this chunk and the next ones one by one.
+      let offset = written;
+      written = 0;
+      while (offset < chunk.byteLength) offset += writeSync(fd, chunk, offset);
+    }
+  }
+}
+
+/**
+ * Creates `file` exclusively (EEXIST when it exists), writes `data` and fsyncs it. `data` may be a list
+ * of chunks, written in order without joining them first.
+ */
 export async function writeNewFileSynced(
   file: string,
-  data: string | Uint8Array,
+  data: string | Uint8Array | readonly Uint8Array[],
   mode = 0o644,
 ): Promise<void> {
   const fd = openSync(file, 'wx', mode);
   try {
-    writeFileSync(fd, data);
+    if (Array.isArray(data)) writeChunksSync(fd, data);
+    else writeFileSync(fd, data as string | Uint8Array);
     await fsyncFd(fd);
   } finally {
     closeSync(fd);

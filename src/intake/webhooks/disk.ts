@@ -11,6 +11,7 @@ import {
 } from '../../util/fs.js';
 import { intakeDir } from '../../shared/triage-paths.js';
 import { readOwnFileBelow } from '../../util/safe-path.js';
+import { ALERTS_FILE, alertsDocChunks } from './alerts-file.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
 // restarts, never looked at by the watcher): delivery keys, storm records, locks, temp folders. And
@@ -18,7 +19,7 @@ import { readOwnFileBelow } from '../../util/safe-path.js';
 // (a few microseconds each on a local disk, against tens of microseconds of CPU through `fs/promises`;
 // see util/fs.ts); the fsyncs wait in the thread pool.
 
-export const ALERTS_FILE = 'alerts.json';
+export { ALERTS_FILE } from './alerts-file.js';
 
 export interface IntakePaths {
   root: string;
@@ -165,24 +166,19 @@ export async function alertsResolvedAt(dir: string): Promise<string | undefined>
   }
 }
 
-/** Reads alerts.json; null when the workspace (or the file) is gone. */
-export async function readAlerts(dir: string): Promise<AlertsDoc | null> {
-  try {
-    return JSON.parse(readRegularFileSync(path.join(dir, ALERTS_FILE)).toString('utf8')) as AlertsDoc;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Replaces alerts.json in an existing workspace (temp file in the folder, fsync, rename); false
  * when the folder is gone. Unlike writeFileAtomic it never re-creates a removed folder.
  */
 export const writeAlerts = (dir: string, doc: AlertsDoc): Promise<boolean> =>
-  replaceFile(dir, ALERTS_FILE, JSON.stringify(doc, null, 2));
+  replaceFile(dir, ALERTS_FILE, alertsDocChunks(doc));
 
 /** Temp file beside `name` (a dot name the watcher ignores), fsync, rename; false when `dir` is gone. */
-async function replaceFile(dir: string, name: string, data: string): Promise<boolean> {
+async function replaceFile(
+  dir: string,
+  name: string,
+  data: string | readonly Uint8Array[],
+): Promise<boolean> {
   const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     await writeNewFileSynced(tmp, data);

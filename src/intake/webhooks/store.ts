@@ -13,7 +13,6 @@ import {
   fsyncDir,
   hashName,
   intakePaths,
-  readAlerts,
   readKey,
   readStorm,
   replaceKey,
@@ -26,6 +25,7 @@ import {
   type StormIncident,
   type StormRecord,
 } from './disk.js';
+import { AlertsDocCache, alertsDocText } from './alerts-file.js';
 import type { IntakeHooks, IntakeState } from './hooks.js';
 import { incidentFromAlert } from './incident.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
@@ -112,6 +112,8 @@ export class IntakeStore {
   private readonly batcher: KeyedQueue<Item, IntakeOutcome>;
   private sweepTimer: NodeJS.Timeout | undefined;
   private ready: Promise<void> | undefined;
+  /** alerts.json of the incidents being filled, parsed, between batches. */
+  private readonly alertDocs = new AlertsDocCache();
 
   constructor(options: IntakeStoreOptions) {
     this.options = options;
@@ -226,18 +228,19 @@ export class IntakeStore {
       batch.storms.set(stored.key, { key: stored.key, incidents: live });
       if (live.length !== stored.incidents.length) batch.changedStorms.add(stored.key);
     }
-    // The folders of every live incident a batch may join, read in parallel.
-    await Promise.all(
-      [...batch.storms.values()].flatMap((storm) =>
-        storm.incidents.filter((i) => !i.closed).map((i) => this.doc(i.workspace, batch)),
-      ),
-    );
     const outcomes: IntakeOutcome[] = [];
-    for (const alert of alerts)
-      outcomes.push(
-        alert.status === 'firing' ? await this.fire(alert, batch) : await this.resolve(alert, batch),
-      );
-    await this.write(batch);
+    try {
+      for (const alert of alerts)
+        outcomes.push(
+          alert.status === 'firing' ? await this.fire(alert, batch) : await this.resolve(alert, batch),
+        );
+      await this.write(batch);
+    } catch (err) {
+      // The batch changed docs it may not have written: the next one reads them from disk.
+      for (const workspace of [...batch.docs.keys(), ...batch.drafts.keys()])
+        this.alertDocs.forget(path.join(this.paths.root, workspace));
+      throw err;
+    }
     for (const [workspace, at] of batch.resolved) {
       await this.options.hooks
         .resolved(path.join(this.paths.root, workspace), at)
@@ -336,7 +339,7 @@ export class IntakeStore {
     const draft = batch.drafts.get(workspace);
     if (draft) return draft.doc;
     if (!batch.docs.has(workspace))
-      batch.docs.set(workspace, await readAlerts(path.join(this.paths.root, workspace)));
+      batch.docs.set(workspace, this.alertDocs.read(path.join(this.paths.root, workspace)));
     return batch.docs.get(workspace) ?? null;
   }
 
@@ -421,6 +424,7 @@ export class IntakeStore {
       };
     const at = alert.endsAt && !Number.isNaN(Date.parse(alert.endsAt)) ? alert.endsAt : batch.nowIso;
     let marked = 0;
+    // The only change to a stored entry: alerts-file.ts makes an entry's text again when these differ.
     for (const entry of doc.alerts) {
       if ((entry.key === alert.key || entry.alias === alert.key) && entry.status === 'firing') {
         entry.status = 'resolved';
@@ -458,15 +462,18 @@ export class IntakeStore {
     await Promise.all([...batch.changedStorms].map((k) => writeStorm(this.paths, this.stormOf(k, batch))));
     if (batch.changedStorms.size > 0) await fsyncDir(this.paths.storms);
     await Promise.all([
-      ...[...batch.drafts.values()].map((draft) =>
-        createWorkspace(this.paths, draft.name, {
+      ...[...batch.drafts.values()].map(async (draft) => {
+        const dir = await createWorkspace(this.paths, draft.name, {
           [INCIDENT_FILE]: `${JSON.stringify(draft.incident, null, 2)}\n`,
-          [ALERTS_FILE]: JSON.stringify(draft.doc, null, 2),
-        }),
-      ),
-      ...[...batch.changedDocs].map((workspace) => {
+          [ALERTS_FILE]: alertsDocText(draft.doc),
+        });
+        this.alertDocs.wrote(dir, draft.doc);
+      }),
+      ...[...batch.changedDocs].map(async (workspace) => {
         const doc = batch.docs.get(workspace);
-        return doc ? writeAlerts(path.join(root, workspace), doc) : undefined;
+        const dir = path.join(root, workspace);
+        if (doc && (await writeAlerts(dir, doc))) this.alertDocs.wrote(dir, doc);
+        else this.alertDocs.forget(dir);
       }),
     ]);
     await Promise.all([

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../../../src/config/schema.js';
@@ -222,6 +222,64 @@ describe('intake store', () => {
       ]),
     );
     expect(again!.status).toBe('created');
+  });
+
+  it('two replicas taking turns on one incident each see the other’s alerts (a kept alerts.json is read again once another process wrote it)', async () => {
+    const a = makeStore({ daemonId: 'replica-a' });
+    const b = makeStore({ daemonId: 'replica-b' });
+    const pods = ['x2x9k', 'q2w4z', 'b4c5d', 'f6g7h', 'j8k9l', 'm2n4p'];
+    const outcomes = [];
+    for (const [i, pod] of pods.entries())
+      outcomes.push(
+        ...(await [a, b][i % 2]!.submitAlerts(
+          alerts([amAlert({ namespace: 'shop', pod: `web-7d4b9c8f6d-${pod}` })]),
+        )),
+      );
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'created',
+      'joined',
+      'joined',
+      'joined',
+      'joined',
+      'joined',
+    ]);
+    const doc = await readDoc(outcomes[0]!.workspace!);
+    expect(doc.count).toBe(6);
+    expect(doc.alerts.map((x) => (x.alert as { labels: { pod: string } }).labels.pod)).toEqual(
+      pods.map((p) => `web-7d4b9c8f6d-${p}`),
+    );
+  });
+
+  it('a batch that fails to write leaves nothing changed in memory: redelivered, the resolution is recorded and reported', async () => {
+    const resolved: string[] = [];
+    const store = makeStore({ hooks: readOnlyHooks((dir) => resolved.push(path.basename(dir))) });
+    const firing = amAlert({ namespace: 'shop', pod: 'web-7d4b9c8f6d-x2x9k' });
+    const [created] = await store.submitAlerts(alerts([firing]));
+    // One webhook: the alert resolves (its incident's alerts.json, kept parsed, is changed) and another
+    // group of the same storm key fires (its storm record must be written first, and cannot be).
+    const webhook = alerts([
+      { ...firing, status: 'resolved', endsAt: '2026-11-22T01:05:00.000Z' },
+      amAlert({ namespace: 'billing', pod: 'api-5d59d67564-abcde' }),
+    ]);
+    await rm(store.paths.storms, { recursive: true });
+    await writeFile(store.paths.storms, 'not a folder');
+    await expect(store.submitAlerts(webhook)).rejects.toThrow(/ENOTDIR/);
+    expect((await readDoc(created!.workspace!)).open).toBe(1);
+
+    await rm(store.paths.storms);
+    await mkdir(store.paths.storms);
+    const [resolution, other] = await store.submitAlerts(webhook);
+    expect(resolution).toEqual({
+      status: 'resolved',
+      incidentId: created!.incidentId,
+      workspace: created!.workspace,
+    });
+    expect(other!.status).toBe('created');
+    expect(resolved).toEqual([created!.workspace]);
+    expect(await readDoc(created!.workspace!)).toMatchObject({
+      open: 0,
+      resolvedAt: '2026-11-22T01:05:00.000Z',
+    });
   });
 
   it('forgets delivery keys not seen for idempotency_ttl', async () => {

@@ -1,0 +1,156 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
+import path from 'node:path';
+import type { AlertEntry, AlertsDoc } from './disk.js';
+
+// alerts.json of the incidents intake is filling, kept parsed between batches, and its text made
+// without serializing every stored alert again. In a storm every batch adds to the same few
+// incidents (once a storm key has storm_limit incidents, further groups join the latest), whose files
+// hold up to max_alerts_per_incident alerts: reading and rewriting the whole file per batch made each
+// alert cost more the bigger its incident grew.
+
+/** `<workspace>/alerts.json`: every alert behind an incident opened by HTTP intake. */
+export const ALERTS_FILE = 'alerts.json';
+
+/** A stored alert's bytes inside alerts.json, with the status fields they were made from. */
+interface EntryBytes {
+  status: AlertEntry['status'];
+  resolvedAt: string | undefined;
+  bytes: Buffer;
+}
+
+/**
+ * Each stored alert's bytes, made once. An entry changes after it is stored only when it resolves
+ * (store.ts sets `status` and `resolvedAt`): bytes made before that are made again.
+ */
+const entryBytes = new WeakMap<AlertEntry, EntryBytes>();
+
+const reindent = (json: string, by: string): string => json.replaceAll('\n', `\n${by}`);
+
+/** An entry as JSON.stringify(doc, null, 2) writes it inside the `alerts` array. */
+function bytesOf(entry: AlertEntry): Buffer {
+  const known = entryBytes.get(entry);
+  if (known && known.status === entry.status && known.resolvedAt === entry.resolvedAt) return known.bytes;
+  const bytes = Buffer.from(`    ${reindent(JSON.stringify(entry, null, 2), '    ')}`);
+  entryBytes.set(entry, { status: entry.status, resolvedAt: entry.resolvedAt, bytes });
+  return bytes;
+}
+
+const BETWEEN_ENTRIES = Buffer.from(',\n');
+
+/**
+ * The bytes of `JSON.stringify(doc, null, 2)`, as chunks to write in order: each stored alert is
+ * serialized once and its bytes reused, and nothing joins them into one string. A batch that adds one
+ * alert to an incident holding 500 serializes one alert, not 500.
+ */
+export function alertsDocChunks(doc: AlertsDoc): Buffer[] {
+  const chunks: Buffer[] = [];
+  let text = '';
+  let first = true;
+  for (const [key, value] of Object.entries(doc)) {
+    const entries =
+      key === 'alerts' && Array.isArray(value) && value.length > 0 ? (value as AlertEntry[]) : [];
+    const json = entries.length > 0 ? '' : (JSON.stringify(value, null, 2) as string | undefined);
+    if (json === undefined) continue;
+    text += `${first ? '{\n' : ',\n'}  ${JSON.stringify(key)}: `;
+    first = false;
+    if (entries.length > 0) {
+      chunks.push(Buffer.from(`${text}[\n`));
+      entries.forEach((entry, i) => {
+        if (i > 0) chunks.push(BETWEEN_ENTRIES);
+        chunks.push(bytesOf(entry));
+      });
+      text = '\n  ]';
+    } else text += reindent(json, '  ');
+  }
+  chunks.push(Buffer.from(first ? '{}' : `${text}\n}`));
+  return chunks;
+}
+
+/** `JSON.stringify(doc, null, 2)`, made from alertsDocChunks. */
+export const alertsDocText = (doc: AlertsDoc): string => Buffer.concat(alertsDocChunks(doc)).toString('utf8');
+
+interface Known {
+  doc: AlertsDoc;
+  /** Inode, size and modification time of the file the doc was read from or written to. */
+  identity: string;
+  bytes: number;
+}
+
+const identityOf = (stats: BigIntStats): string => `${stats.ino}:${stats.size}:${stats.mtimeNs}`;
+
+/**
+ * Parsed alerts.json files by path, most recently used last, bounded by the bytes of their files. A
+ * doc is answered from memory only while its file has the inode, size and modification time this
+ * process last read or wrote: a replica's write (a new inode) or an edit by hand is read afresh.
+ * The store mutates the docs it is handed; a batch that fails must `forget` them.
+ */
+export class AlertsDocCache {
+  private readonly known = new Map<string, Known>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = 16 << 20) {}
+
+  /** alerts.json in `dir`; null when the folder or file is gone, not a regular file, or not JSON. */
+  read(dir: string): AlertsDoc | null {
+    const file = path.join(dir, ALERTS_FILE);
+    const known = this.known.get(file);
+    if (known) {
+      const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+      if (stats?.isFile() && identityOf(stats) === known.identity) {
+        this.known.delete(file);
+        this.known.set(file, known);
+        return known.doc;
+      }
+      this.forget(dir);
+    }
+    let fd: number;
+    try {
+      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      return null;
+    }
+    try {
+      const stats = fstatSync(fd, { bigint: true });
+      if (!stats.isFile()) return null;
+      const doc = JSON.parse(readFileSync(fd).toString('utf8')) as AlertsDoc;
+      this.remember(file, doc, stats);
+      return doc;
+    } catch {
+      return null;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** `doc` is what alerts.json in `dir` now holds (just written by this process). */
+  wrote(dir: string, doc: AlertsDoc): void {
+    const file = path.join(dir, ALERTS_FILE);
+    this.forget(dir);
+    const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+    if (stats?.isFile()) this.remember(file, doc, stats);
+  }
+
+  forget(dir: string): void {
+    const file = path.join(dir, ALERTS_FILE);
+    const known = this.known.get(file);
+    if (!known) return;
+    this.known.delete(file);
+    this.bytes -= known.bytes;
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
+
+  private remember(file: string, doc: AlertsDoc, stats: BigIntStats): void {
+    const bytes = Number(stats.size);
+    if (bytes > this.maxBytes) return;
+    this.known.set(file, { doc, identity: identityOf(stats), bytes });
+    this.bytes += bytes;
+    for (const [oldest, { bytes: b }] of this.known) {
+      if (this.bytes <= this.maxBytes) break;
+      this.known.delete(oldest);
+      this.bytes -= b;
+    }
+  }
+}
