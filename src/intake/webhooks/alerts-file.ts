@@ -28,6 +28,9 @@ const reindent = (json: string, by: string): string => json.replaceAll('\n', `\n
 
 /** An entry as JSON.stringify(doc, null, 2) writes it inside the `alerts` array. */
 function bytesOf(entry: AlertEntry): Buffer {
+  // An alerts.json edited by hand may hold anything in its list: only objects are remembered.
+  if (typeof entry !== 'object' || entry === null)
+    return Buffer.from(`    ${reindent(JSON.stringify(entry, null, 2) ?? 'null', '    ')}`);
   const known = entryBytes.get(entry);
   if (known && known.status === entry.status && known.resolvedAt === entry.resolvedAt) return known.bytes;
   const bytes = Buffer.from(`    ${reindent(JSON.stringify(entry, null, 2), '    ')}`);
@@ -76,6 +79,15 @@ interface Known {
   bytes: number;
 }
 
+/** The file's stats; undefined when it cannot be looked at (gone, or its folder replaced by a file). */
+function statOf(file: string): BigIntStats | undefined {
+  try {
+    return statSync(file, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 const identityOf = (stats: BigIntStats): string => `${stats.ino}:${stats.size}:${stats.mtimeNs}`;
 
 /**
@@ -88,14 +100,14 @@ export class AlertsDocCache {
   private readonly known = new Map<string, Known>();
   private bytes = 0;
 
-  constructor(private readonly maxBytes = 16 << 20) {}
+  constructor(private readonly maxBytes = 8 << 20) {}
 
   /** alerts.json in `dir`; null when the folder or file is gone, not a regular file, or not JSON. */
   read(dir: string): AlertsDoc | null {
     const file = path.join(dir, ALERTS_FILE);
     const known = this.known.get(file);
     if (known) {
-      const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+      const stats = statOf(file);
       if (stats?.isFile() && identityOf(stats) === known.identity) {
         this.known.delete(file);
         this.known.set(file, known);
@@ -126,7 +138,7 @@ export class AlertsDocCache {
   wrote(dir: string, doc: AlertsDoc): void {
     const file = path.join(dir, ALERTS_FILE);
     this.forget(dir);
-    const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+    const stats = statOf(file);
     if (stats?.isFile()) this.remember(file, doc, stats);
   }
 

@@ -57,6 +57,12 @@ describe('alertsDocText', () => {
     expect(alertsDocText(reordered)).toBe(JSON.stringify(reordered, null, 2));
   });
 
+  it('writes a list edited by hand into something other than alerts as it stands', () => {
+    const edited = doc([entry(1)]);
+    (edited.alerts as unknown[]).push(null, 'text', 42, [entry(2)]);
+    expect(alertsDocText(edited)).toBe(JSON.stringify(edited, null, 2));
+  });
+
   it('writes an alert again once it resolves, and a member added later at its place', () => {
     const d = doc([entry(1), entry(2)]);
     expect(alertsDocText(d)).toBe(JSON.stringify(d, null, 2));
@@ -122,7 +128,7 @@ describe('AlertsDocCache', () => {
     expect(cache.read(dir)).toBe(d);
   });
 
-  it('null for a removed file or folder, a folder in the file’s place, and text that is not JSON', async () => {
+  it('null for a removed file, text that is not JSON, a folder in the file’s place, and a file in the folder’s', async () => {
     const cache = new AlertsDocCache();
     await replace(doc([entry(1)]));
     cache.read(dir);
@@ -133,7 +139,11 @@ describe('AlertsDocCache', () => {
     await rm(file());
     await mkdir(file());
     expect(cache.read(dir)).toBeNull();
+    await rm(file(), { recursive: true });
+    await writeFile(file(), JSON.stringify(doc([entry(1)])));
+    expect(cache.read(dir)?.alerts).toHaveLength(1);
     await rm(dir, { recursive: true });
+    await writeFile(dir, 'a file where the incident folder was'); // ENOTDIR, not a throw
     expect(cache.read(dir)).toBeNull();
     expect(cache.size).toBe(0);
   });
