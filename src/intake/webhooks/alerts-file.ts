@@ -1,6 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
-import type { AlertEntry, AlertsDoc } from './disk.js';
 
 // alerts.json of the incidents intake is filling, kept parsed between batches, and its text made
 // without serializing every stored alert again. In a storm every batch adds to the same few
@@ -10,6 +9,35 @@ import type { AlertEntry, AlertsDoc } from './disk.js';
 
 /** `<workspace>/alerts.json`: every alert behind an incident opened by HTTP intake. */
 export const ALERTS_FILE = 'alerts.json';
+
+/** One alert (or PagerDuty event) as kept in alerts.json. */
+export interface AlertEntry {
+  key: string;
+  alias?: string;
+  receivedAt: string;
+  status: 'firing' | 'resolved';
+  resolvedAt?: string;
+  source: string;
+  group: Record<string, string>;
+  /** The alert exactly as received. */
+  alert: unknown;
+}
+
+/** `<workspace>/alerts.json`: every alert behind the incident, appended as they arrive. */
+export interface AlertsDoc {
+  version: 1;
+  firstAt: string;
+  lastAt: string;
+  /** Set once every alert has resolved. */
+  resolvedAt?: string;
+  /** Alerts received (including those over max_alerts_per_incident, which are counted only). */
+  count: number;
+  /** Alerts not stored because the incident already holds max_alerts_per_incident. */
+  omitted: number;
+  /** Alerts still firing. */
+  open: number;
+  alerts: AlertEntry[];
+}
 
 /** A stored alert's bytes inside alerts.json, with the status fields they were made from. */
 interface EntryBytes {

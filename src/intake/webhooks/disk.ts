@@ -11,7 +11,7 @@ import {
 } from '../../util/fs.js';
 import { intakeDir } from '../../shared/triage-paths.js';
 import { readOwnFileBelow } from '../../util/safe-path.js';
-import { ALERTS_FILE, alertsDocChunks } from './alerts-file.js';
+import { ALERTS_FILE, alertsDocChunks, type AlertsDoc } from './alerts-file.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
 // restarts, never looked at by the watcher): delivery keys, storm records, locks, temp folders. And
@@ -19,7 +19,7 @@ import { ALERTS_FILE, alertsDocChunks } from './alerts-file.js';
 // (a few microseconds each on a local disk, against tens of microseconds of CPU through `fs/promises`;
 // see util/fs.ts); the fsyncs wait in the thread pool.
 
-export { ALERTS_FILE } from './alerts-file.js';
+export { ALERTS_FILE, type AlertEntry, type AlertsDoc } from './alerts-file.js';
 
 export interface IntakePaths {
   root: string;
@@ -115,35 +115,6 @@ export async function readStorm(paths: IntakePaths, key: string): Promise<StormR
 /** Replaces a storm record (file fsynced; the caller fsyncs the folder once per batch). */
 export async function writeStorm(paths: IntakePaths, record: StormRecord): Promise<void> {
   await replaceFile(paths.storms, `${hashName(record.key)}.json`, JSON.stringify(record));
-}
-
-/** One alert (or PagerDuty event) as kept in alerts.json. */
-export interface AlertEntry {
-  key: string;
-  alias?: string;
-  receivedAt: string;
-  status: 'firing' | 'resolved';
-  resolvedAt?: string;
-  source: string;
-  group: Record<string, string>;
-  /** The alert exactly as received. */
-  alert: unknown;
-}
-
-/** `<workspace>/alerts.json`: every alert behind the incident, appended as they arrive. */
-export interface AlertsDoc {
-  version: 1;
-  firstAt: string;
-  lastAt: string;
-  /** Set once every alert has resolved. */
-  resolvedAt?: string;
-  /** Alerts received (including those over max_alerts_per_incident, which are counted only). */
-  count: number;
-  /** Alerts not stored because the incident already holds max_alerts_per_incident. */
-  omitted: number;
-  /** Alerts still firing. */
-  open: number;
-  alerts: AlertEntry[];
 }
 
 /** alerts.json holds at most intake.max_alerts_per_incident alerts; a bigger file is not read. */

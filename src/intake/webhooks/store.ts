@@ -99,6 +99,16 @@ interface Batch {
 const STALE_TMP_MS = 3_600_000;
 
 /**
+ * Waits for every write of one stage even when one fails, then throws the first failure: a failed
+ * batch must not let the next one in while its writes still run (an alerts.json of the failed batch
+ * renamed into place after the next batch's would undo the next batch's alerts).
+ */
+async function allWritten(writes: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  for (const result of await Promise.allSettled(writes))
+    if (result.status === 'rejected') throw result.reason;
+}
+
+/**
  * Every alert goes through one queue and one lock (shared by replicas): a batch takes whatever
  * arrived meanwhile, across all storm keys, and commits it with one round of parallel writes and one
  * fsync per folder. Under a burst batches grow, so the cost per alert falls as load rises.
@@ -459,9 +469,9 @@ export class IntakeStore {
    */
   private async write(batch: Batch): Promise<void> {
     const root = this.paths.root;
-    await Promise.all([...batch.changedStorms].map((k) => writeStorm(this.paths, this.stormOf(k, batch))));
+    await allWritten([...batch.changedStorms].map((k) => writeStorm(this.paths, this.stormOf(k, batch))));
     if (batch.changedStorms.size > 0) await fsyncDir(this.paths.storms);
-    await Promise.all([
+    await allWritten([
       ...[...batch.drafts.values()].map(async (draft) => {
         const dir = await createWorkspace(this.paths, draft.name, {
           [INCIDENT_FILE]: `${JSON.stringify(draft.incident, null, 2)}\n`,
@@ -476,7 +486,7 @@ export class IntakeStore {
         else this.alertDocs.forget(dir);
       }),
     ]);
-    await Promise.all([
+    await allWritten([
       ...[...batch.newKeys.values()].map((record) => createKey(this.paths, record)),
       ...[...batch.aliases.values()].map((record) => replaceKey(this.paths, record)),
       ...[...batch.touched].map((key) => this.touch(key)),

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -280,6 +281,32 @@ describe('intake store', () => {
       open: 0,
       resolvedAt: '2026-11-22T01:05:00.000Z',
     });
+  });
+
+  it('a batch that fails does not end while its other writes run: the next batch cannot be undone by them', async () => {
+    const store = makeStore();
+    const [created] = await store.submitAlerts(
+      alerts([amAlert({ namespace: 'shop', pod: 'web-7d4b9c8f6d-x2x9k' })]),
+    );
+    // One webhook: an alert joining that incident (its alerts.json is rewritten) and a new group, whose
+    // workspace cannot be made (the temp folder is a file).
+    const joining = amAlert({ namespace: 'shop', pod: 'web-7d4b9c8f6d-q2w4z' });
+    const webhook = alerts([joining, amAlert({ namespace: 'billing', pod: 'api-5d59d67564-abcde' })]);
+    await rm(store.paths.tmp, { recursive: true });
+    await writeFile(store.paths.tmp, 'not a folder');
+    await expect(store.submitAlerts(webhook)).rejects.toThrow(/ENOTDIR|EEXIST/);
+    // Read at once, before any file call still running could finish: the joining write is done.
+    const file = path.join(root, created!.workspace!, 'alerts.json');
+    expect((JSON.parse(readFileSync(file, 'utf8')) as AlertsDoc).count).toBe(2);
+
+    await rm(store.paths.tmp);
+    await mkdir(store.paths.tmp);
+    const [again, other] = await store.submitAlerts(webhook);
+    expect(again).toMatchObject({ status: 'duplicate', workspace: created!.workspace });
+    expect(other!.status).toBe('created');
+    const doc = await readDoc(created!.workspace!);
+    expect(doc.alerts.map((a) => a.key)).toEqual([...new Set(doc.alerts.map((a) => a.key))]);
+    expect(doc.count).toBe(2);
   });
 
   it('forgets delivery keys not seen for idempotency_ttl', async () => {
