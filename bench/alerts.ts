@@ -223,7 +223,7 @@ const openLoop =
 function cpuOf(pid: number | undefined): { all: number; main: number } {
   const ticks = (file: string): number => {
     try {
-      // The fields after the command name's closing parenthesis; utime and stime are the 12th and 13th.
+      // The fields after the command name; utime and stime (12th and 13th) are in ticks of 1/100 s.
       const fields = readFileSync(file, 'utf8').split(') ')[1]?.split(' ') ?? [];
       return (Number(fields[11]) + Number(fields[12])) / 100;
     } catch {
