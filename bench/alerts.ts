@@ -35,6 +35,7 @@ import { amAlert, amPayload } from '../test/support/webhooks/alerts.js';
 import { readIncidentFolders } from '../test/support/webhooks/folders.js';
 import { startIntakeOnly } from '../test/support/webhooks/intake-only.js';
 import { describeFolderCost, folderCost } from './folder-cost.js';
+import { percentile } from './table.js';
 
 const N = Number(process.env.ALERTS_N ?? 10_000);
 const DUP = Number(process.env.ALERTS_DUP ?? 0.2);
@@ -119,9 +120,6 @@ interface LoadResult {
 }
 
 type Load = (port: number, payloads: string[]) => Promise<LoadResult>;
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 
 /** Closed loop: CONNECTIONS connections, each sending its next request once the last is answered. */
 const closedLoop: Load = async (port, payloads) => {
@@ -209,12 +207,11 @@ const openLoop =
       tick();
     });
     agent.destroy();
-    latencies.sort((a, b) => a - b);
     return {
       ok,
       failed,
-      p50: Math.round(percentile(latencies, 50)),
-      p99: Math.round(percentile(latencies, 99)),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
       seconds: (last - started) / 1000,
     };
   };
