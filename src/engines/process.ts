@@ -9,6 +9,7 @@ import { Spawner, type Spawned } from '../util/spawner.js';
 import { isSameProcessAlive, processStartTime, resolveCommand } from '../util/process.js';
 import { RUN_MARKER_ENV, signalTree } from '../util/process-group.js';
 import { WaitTimeoutError, assertNoEngineSocket } from './labels.js';
+import { StartGate } from './start-gate.js';
 import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from './types.js';
 
 // The process engine: the agent CLI as a child process of the daemon (development, or a daemon that
@@ -335,7 +336,15 @@ class ProcessEngine implements Engine {
   }
 
   async start(spec: RunSpec) {
-    const env = await prepareHome(spec, this.daemonEnv);
+    const gate = new StartGate(spec.beforeStart);
+    let env: Record<string, string>;
+    try {
+      env = await prepareHome(spec, this.daemonEnv);
+      await gate.passed();
+    } catch (err) {
+      await gate.settled();
+      throw err;
+    }
     // The prompt is written at once, then stdin closed: Claude and Gemini only wait a moment for it.
     const child = await spawnWrapped(this.spawner, spec, env);
     const pid = child.pid;

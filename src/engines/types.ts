@@ -31,6 +31,13 @@ export interface RunSpec {
   tmpfs: string[];
   /** Wall-clock limit the engine itself may enforce (kubernetes: the Job's activeDeadlineSeconds). */
   timeoutMs?: number;
+  /**
+   * What must be ready before the agent's process starts (its kubectl broker, its model gateway, the
+   * run's records). The engine calls it once as soon as `start` begins, prepares the run meanwhile
+   * (creating a container takes tens of milliseconds), and awaits it right before the process starts.
+   * If it rejects, nothing is started, what was created is removed and `start` rejects with its error.
+   */
+  beforeStart?: () => Promise<void>;
   /** Called with output as it arrives. */
   onStdout: (chunk: Buffer) => void;
   onStderr: (chunk: Buffer) => void;

@@ -26,15 +26,32 @@ import { triageGaps } from './evidence.js';
 
 export type { LaunchSpec } from './invocation.js';
 
-/** What planLaunch() wrote: the engine's spec, and the run's identity at the model gateway. */
+/** What planLaunch() made: the engine's spec, and the run's identity at the model gateway. */
 export interface LaunchPlan {
   spec: LaunchSpec;
   gateway: RunGateway | undefined;
+  /**
+   * The manifest and the invocation record, being written: awaited before the agent starts (the engine
+   * creates its container meanwhile), or before a run that ends unlaunched (a dry run) says it ended.
+   */
+  records: Promise<void>;
 }
 
 /**
- * Joins the adapter's invocation to the engine: writes the files it hands the agent, the manifest an
- * adopting daemon reads and the redacted invocation record. Nothing is started yet (a dry run stops here).
+ * What the run readied for its agent's start failed (its records, kubectl broker or model gateway), not
+ * the engine: the run is not held back waiting for the engine.
+ */
+export class StartNotReady extends Error {
+  constructor(cause: unknown) {
+    super(errorMessage(cause), { cause });
+    this.name = 'StartNotReady';
+  }
+}
+
+/**
+ * Joins the adapter's invocation to the engine: writes the files it hands the agent, and begins the
+ * manifest an adopting daemon reads and the redacted invocation record. Nothing is started yet (a dry
+ * run stops here).
  */
 export async function planLaunch(
   env: PipelineEnv,
@@ -46,11 +63,14 @@ export async function planLaunch(
   // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway);
   // in a pod a shell that sets the model keys to the run token from its file (never in the Job spec).
   const wrapped = gateway?.wrap(spec) ?? spec;
-  await writeLaunchRecords(env, run, { spec, wrapped, invocation, gateway });
+  const records = writeLaunchRecords(env, run, { spec, wrapped, invocation, gateway });
+  // Awaited by launch() or by a run that ends unlaunched; never left unhandled in between.
+  records.catch(() => undefined);
   const secretEnv = wrapped.secretEnv ?? spec.secretEnv;
   return {
     spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env, secretEnv },
     gateway,
+    records,
   };
 }
 
@@ -184,7 +204,7 @@ export async function launch(
   cleanup: RunCleanup,
   plannedAt: number,
 ): Promise<LaunchedRun> {
-  const { spec, gateway } = plan;
+  const { gateway } = plan;
   const { engine, log, request } = run;
   const progress = new ProgressTracker(run.adapter.progress?.(), env.now(), env.now);
   const report = (p: RunProgress) => void request.onStage?.({ type: 'progress', progress: p });
@@ -210,7 +230,7 @@ export async function launch(
     report(progress.snapshot());
   });
   try {
-    handle = await startAgent(env, run, { spec, output, plannedAt, gateway }, cleanup);
+    handle = await startAgent(env, run, { plan, output, plannedAt }, cleanup);
   } catch (err) {
     progress.stop();
     await output.close();
@@ -241,15 +261,34 @@ export async function launch(
 async function startAgent(
   env: PipelineEnv,
   run: PreparedRun,
-  started: { spec: LaunchSpec; output: RunOutput; plannedAt: number; gateway: RunGateway | undefined },
+  started: { plan: LaunchPlan; output: RunOutput; plannedAt: number },
   cleanup: RunCleanup,
 ): Promise<RunHandle> {
   const { engine } = run;
-  const { spec, output } = started;
-  // The broker listens before the agent can call it.
-  await run.guard.start();
-  await started.gateway?.start();
-  const handle = await engine.start({ ...spec, onStdout: output.onStdout, onStderr: output.onStderr });
+  const { plan, output } = started;
+  const { spec, gateway } = plan;
+  // The records are on disk, and the broker and gateway listen, before the agent can start (and call
+  // them); the engine creates its container meanwhile.
+  let notReady: { err: unknown } | undefined;
+  const beforeStart = async () => {
+    try {
+      await Promise.all([plan.records, run.guard.start(), gateway?.start()]);
+    } catch (err) {
+      notReady = { err };
+      throw err;
+    }
+  };
+  let handle: RunHandle;
+  try {
+    handle = await engine.start({
+      ...spec,
+      beforeStart,
+      onStdout: output.onStdout,
+      onStderr: output.onStderr,
+    });
+  } catch (err) {
+    throw notReady ? new StartNotReady(notReady.err) : err;
+  }
   if (!keepRuns(env.config))
     cleanup.defer('agent run', () =>
       engine

@@ -8,7 +8,7 @@ import { clusterAccess } from './access.js';
 import { collect } from './collect.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import { failEarly, type FailureSource } from './fail-early.js';
-import { launch, planLaunch } from './launch.js';
+import { launch, planLaunch, StartNotReady, type LaunchPlan } from './launch.js';
 import type { PreparedRun, RunStart } from './stages.js';
 import { superviseRun } from './supervise.js';
 
@@ -57,22 +57,28 @@ export async function runPipeline(
     const prepared = await prepare(env, start, bundle, cleanup);
     const plannedAt = performance.now();
     const plan = await planLaunch(env, prepared, cleanup);
-    const early = await notLaunched(prepared);
+    const early = await notLaunched(prepared, plan);
     if (early) return early;
     source = 'engine';
     const launched = await launch(env, prepared, plan, cleanup, plannedAt);
     source = undefined;
     return await collect(env, launched, await superviseRun(env, launched));
   } catch (err) {
+    // What the run readied for the start failed, not the engine: said as its own error.
+    if (err instanceof StartNotReady) return failEarly(env, start, bundle, err.cause);
     return failEarly(env, start, bundle, err, source);
   } finally {
     await cleanup.run();
   }
 }
 
-/** A dry run ends once prepared; a daemon shutting down launches nothing more. */
-async function notLaunched(run: PreparedRun): Promise<RunOutcome | undefined> {
-  if (run.request.overrides?.dryRun) {
+/** A dry run ends once prepared (its records written); a daemon shutting down launches nothing more. */
+async function notLaunched(run: PreparedRun, plan: LaunchPlan): Promise<RunOutcome | undefined> {
+  const dryRun = run.request.overrides?.dryRun === true;
+  const aborted = run.request.signal.aborted;
+  if (!dryRun && !aborted) return undefined;
+  await plan.records;
+  if (dryRun) {
     await run.audit('finished', {
       status: 'succeeded',
       dryRun: true,
@@ -83,11 +89,8 @@ async function notLaunched(run: PreparedRun): Promise<RunOutcome | undefined> {
       reason: 'dry run: the context was prepared and the bundle written; the agent was not launched',
     };
   }
-  if (run.request.signal.aborted) {
-    await run.audit('finished', { status: 'interrupted', reason: 'daemon shutting down before launch' });
-    return { status: 'interrupted', reason: 'the daemon shut down before the agent was launched' };
-  }
-  return undefined;
+  await run.audit('finished', { status: 'interrupted', reason: 'daemon shutting down before launch' });
+  return { status: 'interrupted', reason: 'the daemon shut down before the agent was launched' };
 }
 
 /** A run a dead daemon launched: found on the engine, re-entered as launched, supervised and collected. */

@@ -7,6 +7,7 @@ import { RUN_LABELS, WaitTimeoutError } from '../labels.js';
 import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from '../types.js';
 import { dockerConnection, statusOf, type ConnectionOptions, type DockerConnection } from './client.js';
 import { assertNonRootUser, hardenedHostConfig } from './hardening.js';
+import { StartGate } from '../start-gate.js';
 import { scrubSecrets } from './scrub.js';
 import { httpError, lightGet } from './socket-http.js';
 import { attachHijacked, demux } from './streams.js';
@@ -96,20 +97,37 @@ async function ping(conn: DockerConnection): Promise<void> {
   }
 }
 
-/** Creates, attaches and starts the container; on any failure after create, removes it. */
+/**
+ * Creates, attaches and starts the container; on any failure after create, removes it. The run's
+ * `beforeStart` runs meanwhile and is awaited before the start.
+ */
 async function startRun(
   shared: Shared,
   spec: RunSpec,
   remove: (handle: RunHandle) => Promise<void>,
 ): Promise<RunHandle> {
   const { conn, log } = shared;
-  const docker = await conn.api();
-  const container = await createContainer(shared, docker, spec);
+  const gate = new StartGate(spec.beforeStart);
+  let docker: Docker;
+  let container: Docker.Container;
+  try {
+    docker = await conn.api();
+    container = await createContainer(shared, docker, spec);
+  } catch (err) {
+    await gate.settled();
+    throw err;
+  }
   const handle: RunHandle = { engine: 'docker', id: container.id, runId: spec.runId };
   let stream: Duplex | undefined;
+  let notReady: { err: unknown } | undefined;
   try {
     stream = await conn.timed(`attach to container ${container.id}`, attachHijacked(docker, container.id));
     shared.outputs.set(container.id, demux(docker, stream, spec.onStdout, spec.onStderr, log));
+    notReady = await gate.passed().then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+    if (notReady) throw notReady.err;
     await conn.timed(`start container ${container.id}`, container.start());
     stream.on('error', (err) =>
       log.debug({ err: errorMessage(err), runId: spec.runId }, 'stdin write failed'),
@@ -119,13 +137,15 @@ async function startRun(
   } catch (err) {
     // Closing stdin unsent: should a start we gave up on happen after all, the agent gets no prompt.
     stream?.destroy();
+    await gate.settled();
     await remove(handle).catch((removeErr: unknown) =>
       log.warn(
         { err: errorMessage(removeErr), containerId: container.id, runId: spec.runId },
         'could not remove the container of a failed start; the start-up sweep removes it once it has ended',
       ),
     );
-    throw conn.translate(err, `start the container for run ${spec.runId}`);
+    // beforeStart's failure is the caller's own, not the engine's: it is thrown as it is.
+    throw notReady ? err : conn.translate(err, `start the container for run ${spec.runId}`);
   }
   log.debug({ runId: spec.runId, containerId: container.id, image: spec.image }, 'container started');
   return handle;

@@ -13,6 +13,7 @@ import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { assertNoEngineSocket, RUN_LABELS } from '../labels.js';
+import { StartGate } from '../start-gate.js';
 import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from '../types.js';
 import { classify, httpCode } from './errors.js';
 import { buildJob, subPathFor, volumeRootOf } from './job.js';
@@ -217,16 +218,23 @@ class KubernetesEngine implements Engine {
   }
 
   async start(spec: RunSpec): Promise<RunHandle> {
-    if (this.closed) throw new Error('the kubernetes engine is closed; create a new one');
-    this.usable();
-    assertNoEngineSocket(spec.mounts);
+    // The Job's pod starts as soon as it is created: beforeStart is awaited before that.
+    const gate = new StartGate(spec.beforeStart);
     const jobName = jobNameFor(spec.runId);
-    const stdinSubPath = await this.writeStdin(jobName, spec.stdin);
     let body: V1Job;
+    let stdinWritten = false;
     try {
+      if (this.closed) throw new Error('the kubernetes engine is closed; create a new one');
+      this.usable();
+      assertNoEngineSocket(spec.mounts);
+      const stdinSubPath = await this.writeStdin(jobName, spec.stdin);
+      stdinWritten = true;
       body = buildJob(this.config, spec, { jobName, stdinSubPath });
+      await gate.passed();
     } catch (err) {
-      await rm(this.stdinFile(jobName), { force: true });
+      await gate.settled();
+      // The prompt's file goes with the run that will not start.
+      if (stdinWritten) await rm(this.stdinFile(jobName), { force: true });
       throw err;
     }
     await this.createJob(body, jobName);

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
+import { errorMessage } from '../../util/errors.js';
 
 // alerts.json of the incidents intake is filling, kept parsed between batches, and its text made
 // without serializing every stored alert again. In a storm every batch adds to the same few
@@ -100,6 +101,37 @@ export function alertsDocChunks(doc: AlertsDoc): Buffer[] {
 /** `JSON.stringify(doc, null, 2)`, made from alertsDocChunks. */
 export const alertsDocText = (doc: AlertsDoc): string => Buffer.concat(alertsDocChunks(doc)).toString('utf8');
 
+/**
+ * Why `value`, parsed from alerts.json, is not a doc intake can add alerts to (an edit by hand, another
+ * program's file); undefined when it is one.
+ */
+export function alertsDocProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'it is not a JSON object';
+  const doc = value as Record<string, unknown>;
+  if (doc.version !== 1) return `"version" is ${JSON.stringify(doc.version) ?? 'missing'}, not 1`;
+  for (const key of ['firstAt', 'lastAt'])
+    if (typeof doc[key] !== 'string') return `"${key}" is not a string`;
+  if (doc.resolvedAt !== undefined && typeof doc.resolvedAt !== 'string')
+    return '"resolvedAt" is not a string';
+  for (const key of ['count', 'omitted', 'open'])
+    if (!Number.isSafeInteger(doc[key])) return `"${key}" is not a whole number`;
+  if (!Array.isArray(doc.alerts)) return '"alerts" is not a list';
+  const bad = doc.alerts.findIndex((entry: unknown) => {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return true;
+    const { key, status } = entry as Record<string, unknown>;
+    return typeof key !== 'string' || (status !== 'firing' && status !== 'resolved');
+  });
+  if (bad >= 0)
+    return `alerts[${bad}] is not a stored alert (an object with a "key" and a "status" of firing or resolved)`;
+  return undefined;
+}
+
+/** Told once per version of an alerts.json that is there but not a doc: its path and what is wrong. */
+export type OnMalformed = (file: string, problem: string) => void;
+
+/** At most this many malformed files are remembered (to be told once each); then the memory starts over. */
+const MAX_MALFORMED = 1024;
+
 interface Known {
   doc: AlertsDoc;
   /** Inode, size and modification time of the file the doc was read from or written to. */
@@ -127,10 +159,27 @@ const identityOf = (stats: BigIntStats): string => `${stats.ino}:${stats.size}:$
 export class AlertsDocCache {
   private readonly known = new Map<string, Known>();
   private bytes = 0;
+  /** Files that were there but not a doc, by path: the identity that was told. */
+  private readonly malformed = new Map<string, string>();
 
-  constructor(private readonly maxBytes = 8 << 20) {}
+  private readonly maxBytes: number;
+  private readonly maxReadBytes: number;
+  private readonly onMalformed: OnMalformed;
 
-  /** alerts.json in `dir`; null when the folder or file is gone, not a regular file, or not JSON. */
+  /**
+   * `maxBytes`: the parsed files held (8 MiB). `maxReadBytes`: a larger file is not read at all (64 MiB;
+   * intake writes at most max_alerts_per_incident alerts to it).
+   */
+  constructor(options: { maxBytes?: number; maxReadBytes?: number; onMalformed?: OnMalformed } = {}) {
+    this.maxBytes = options.maxBytes ?? 8 << 20;
+    this.maxReadBytes = options.maxReadBytes ?? 64 << 20;
+    this.onMalformed = options.onMalformed ?? (() => undefined);
+  }
+
+  /**
+   * alerts.json in `dir`; null when the folder or file is gone or not a regular file, or when the file
+   * is not an alerts doc (told to onMalformed once per version of the file).
+   */
   read(dir: string): AlertsDoc | null {
     const file = path.join(dir, ALERTS_FILE);
     const known = this.known.get(file);
@@ -152,9 +201,27 @@ export class AlertsDocCache {
     try {
       const stats = fstatSync(fd, { bigint: true });
       if (!stats.isFile()) return null;
-      const doc = JSON.parse(readFileSync(fd).toString('utf8')) as AlertsDoc;
-      this.remember(file, doc, stats);
-      return doc;
+      const identity = identityOf(stats);
+      if (this.malformed.get(file) === identity) return null;
+      if (stats.size > this.maxReadBytes) {
+        this.tell(file, identity, `it is ${stats.size} bytes, over the ${this.maxReadBytes} intake reads`);
+        return null;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(readFileSync(fd).toString('utf8'));
+      } catch (err) {
+        this.tell(file, identity, `it is not JSON (${errorMessage(err)})`);
+        return null;
+      }
+      const problem = alertsDocProblem(value);
+      if (problem) {
+        this.tell(file, identity, problem);
+        return null;
+      }
+      this.malformed.delete(file);
+      this.remember(file, value as AlertsDoc, stats);
+      return value as AlertsDoc;
     } catch {
       return null;
     } finally {
@@ -180,6 +247,12 @@ export class AlertsDocCache {
 
   get size(): number {
     return this.known.size;
+  }
+
+  private tell(file: string, identity: string, problem: string): void {
+    if (this.malformed.size >= MAX_MALFORMED) this.malformed.clear();
+    this.malformed.set(file, identity);
+    this.onMalformed(file, problem);
   }
 
   private remember(file: string, doc: AlertsDoc, stats: BigIntStats): void {

@@ -123,13 +123,20 @@ export class IntakeStore {
   private sweepTimer: NodeJS.Timeout | undefined;
   private ready: Promise<void> | undefined;
   /** alerts.json of the incidents being filled, parsed, between batches. */
-  private readonly alertDocs = new AlertsDocCache();
+  private readonly alertDocs: AlertsDocCache;
 
   constructor(options: IntakeStoreOptions) {
     this.options = options;
     this.paths = intakePaths(path.resolve(options.root));
     this.now = options.now ?? Date.now;
     this.batcher = new KeyedQueue((key, items) => this.process(key, items));
+    this.alertDocs = new AlertsDocCache({
+      onMalformed: (file, problem) =>
+        options.log?.warn(
+          { file, problem },
+          'alerts.json is not an alerts document: its incident takes no more alerts (new ones open a new incident) and their resolutions are not recorded there; restore or remove the file',
+        ),
+    });
     const every = options.sweepIntervalMs ?? Math.min(600_000, Math.max(1000, options.idempotencyTtlMs / 4));
     if (every > 0) {
       this.sweepTimer = setInterval(
@@ -429,7 +436,7 @@ export class IntakeStore {
       return {
         status: 'ignored',
         reason: record
-          ? `the incident folder ${record.workspace} of this alert is gone`
+          ? `${record.workspace}/${ALERTS_FILE} of this alert's incident is gone or not an alerts document; the resolution is not recorded`
           : 'no incident holds this alert (never received firing, or forgotten after intake.webhooks.idempotency_ttl)',
       };
     const at = alert.endsAt && !Number.isNaN(Date.parse(alert.endsAt)) ? alert.endsAt : batch.nowIso;

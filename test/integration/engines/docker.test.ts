@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { supervise } from '../../../src/daemon/run/supervise.js';
 import { createDockerEngine } from '../../../src/engines/docker/index.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
@@ -244,6 +244,60 @@ describe.skipIf(!docker)('docker engine on the real container engine', () => {
     controller.abort();
     const r = await supervised;
     expect(r).toMatchObject({ interrupted: true, stoppedWith: 'SIGINT', exit: { exitCode: 130 } });
+  });
+
+  it('creates the container while beforeStart runs, and starts the agent only once it has resolved', async () => {
+    const ro = path.join(root.dir, 'gate-ro');
+    await mkdir(ro, { recursive: true });
+    const out: Buffer[] = [];
+    const s = spec({
+      command: 'sh',
+      args: ['-c', 'cat /data/ro/ready.txt'],
+      mounts: [{ source: ro, target: '/data/ro', readOnly: true }],
+      out,
+    });
+    const seen: { running: boolean; started: boolean }[] = [];
+    const h = await startTracked({
+      ...s,
+      beforeStart: async () => {
+        // The engine creates the container meanwhile. Watch it for ten looks after it exists (an engine
+        // that did not wait would start it within them) before making what the agent reads at its start.
+        await vi.waitFor(
+          async () => {
+            const [run] = await engine.list({ [RUN_LABELS.run]: s.runId });
+            if (run) seen.push({ running: run.running, started: run.started });
+            expect(seen.length >= 10 || seen.some((r) => r.started)).toBe(true);
+          },
+          { timeout: 30_000, interval: 10 },
+        );
+        await writeFile(path.join(ro, 'ready.txt'), 'written-by-before-start');
+      },
+    });
+    expect(seen.every((r) => !r.running && !r.started)).toBe(true);
+    expect((await engine.wait(h, 30_000)).exitCode).toBe(0);
+    expect(Buffer.concat(out).toString()).toBe('written-by-before-start');
+  });
+
+  it("removes the created container and throws beforeStart's own error when it fails", async () => {
+    const s = spec({ env: { HOME: '/home/agent', FAKE_AGENT_REPORT: 'none' } });
+    const notReady = new Error('the kubectl broker could not listen');
+    let created = 0;
+    const started = engine.start({
+      ...s,
+      beforeStart: async () => {
+        await vi.waitFor(
+          async () => {
+            created = (await engine.list({ [RUN_LABELS.run]: s.runId })).length;
+            expect(created).toBe(1);
+          },
+          { timeout: 30_000, interval: 20 },
+        );
+        throw notReady;
+      },
+    });
+    await expect(started).rejects.toBe(notReady);
+    expect(created).toBe(1);
+    expect(await engine.list({ [RUN_LABELS.run]: s.runId })).toEqual([]);
   });
 
   it('lists runs by label with their running state', async () => {

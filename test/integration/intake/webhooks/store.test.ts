@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../../../src/config/schema.js';
+import type { Logger } from '../../../../src/log/logger.js';
 import { readIncidentFolders } from '../../../support/webhooks/folders.js';
 import { incidentSchema } from '../../../../src/intake/schema.js';
 import { mapAlertmanager } from '../../../../src/intake/webhooks/alertmanager.js';
@@ -39,6 +40,7 @@ function makeStore(
     hooks?: IntakeHooks;
     stormLimit?: number;
     ttl?: number;
+    log?: Logger;
   } = {},
 ) {
   const store = new IntakeStore({
@@ -51,6 +53,7 @@ function makeStore(
     identity: { daemonId: options.daemonId ?? 'store-a' },
     sweepIntervalMs: 0,
     ...(options.now ? { now: options.now } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
   stores.push(store);
   return store;
@@ -223,6 +226,82 @@ describe('intake store', () => {
       ]),
     );
     expect(again!.status).toBe('created');
+  });
+
+  it('an alerts.json edited by hand into something else fails no batch: its incident takes no more alerts, and says why', async () => {
+    const warnings: { file: string; problem: string }[] = [];
+    const log = {
+      warn: (fields: { file: string; problem: string }) => warnings.push(fields),
+    } as unknown as Logger;
+    const malformed: [string, string, RegExp][] = [
+      ['not JSON', '{"version": 1, "alerts": [', /not JSON/],
+      ['a list', '[]', /not a JSON object/],
+      [
+        'no alerts list',
+        JSON.stringify({
+          version: 1,
+          firstAt: 'x',
+          lastAt: 'x',
+          count: 1,
+          open: 1,
+          omitted: 0,
+          alerts: null,
+        }),
+        /"alerts"/,
+      ],
+      [
+        'a null alert',
+        JSON.stringify({
+          version: 1,
+          firstAt: 'x',
+          lastAt: 'x',
+          count: 2,
+          open: 2,
+          omitted: 0,
+          alerts: [null],
+        }),
+        /alerts\[0\]/,
+      ],
+      [
+        'counts as text',
+        JSON.stringify({
+          version: 1,
+          firstAt: 'x',
+          lastAt: 'x',
+          count: '1',
+          open: 1,
+          omitted: 0,
+          alerts: [],
+        }),
+        /"count"/,
+      ],
+    ];
+    for (const [i, [what, text, problem]] of malformed.entries()) {
+      warnings.length = 0;
+      const store = makeStore({ log });
+      const ns = `shop-${i}`;
+      const first = amAlert({ namespace: ns, pod: 'web-7d4b9c8f6d-x2x9k' });
+      const [created] = await store.submitAlerts(alerts([first]));
+      const file = path.join(root, created!.workspace!, 'alerts.json');
+      await writeFile(file, text);
+      // Another pod of the group fires, and the first alert resolves, in one webhook and again.
+      const batch = alerts([
+        amAlert({ namespace: ns, pod: 'web-7d4b9c8f6d-q2w4z' }),
+        { ...first, status: 'resolved', endsAt: '2026-11-22T01:05:00.000Z' },
+      ]);
+      for (let round = 0; round < 2; round++) {
+        const [joined, resolved] = await store.submitAlerts(batch);
+        expect(joined, what).toMatchObject({ status: round === 0 ? 'created' : 'duplicate' });
+        expect(joined!.workspace, what).not.toBe(created!.workspace);
+        expect(resolved, what).toMatchObject({
+          status: 'ignored',
+          reason: expect.stringContaining(`${created!.workspace}/alerts.json`),
+        });
+      }
+      expect(await readFile(file, 'utf8'), what).toBe(text);
+      // Said once per version of the file, naming it and what is wrong.
+      expect(warnings, what).toEqual([{ file, problem: expect.stringMatching(problem) }]);
+    }
   });
 
   it('two replicas taking turns on one incident each see the other’s alerts (a kept alerts.json is read again once another process wrote it)', async () => {

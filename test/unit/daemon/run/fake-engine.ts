@@ -3,6 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WaitTimeoutError } from '../../../../src/engines/labels.js';
+import { StartGate } from '../../../../src/engines/start-gate.js';
 import type {
   Engine,
   RunExit,
@@ -59,7 +60,13 @@ export class FakeEngine implements Engine {
   }
 
   async start(spec: RunSpec): Promise<RunHandle> {
-    if (this.behaviour.startError) throw this.behaviour.startError;
+    // As the real engines: beforeStart begins with the start, and a failed start waits for it to end.
+    const gate = new StartGate(spec.beforeStart);
+    if (this.behaviour.startError) {
+      await gate.settled();
+      throw this.behaviour.startError;
+    }
+    await gate.passed();
     this.specs.push(spec);
     const id = `fake-${spec.runId}`;
     const resolve = this.track(id);

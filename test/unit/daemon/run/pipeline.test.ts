@@ -1,6 +1,6 @@
 // The run pipeline with a scripted engine and the fake adapter at its edges; context preparation,
 // the bundle, the audit log and the redactor are real.
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentName } from '../../../../src/config/schema.js';
@@ -303,6 +303,26 @@ describe('run executor', () => {
       await readFile(path.join(runDirOf(req.workspace.dir, req.runId), 'result.json'), 'utf8'),
     ) as Record<string, unknown>;
     expect(result).toMatchObject({ status: 'failed', transient: true });
+  });
+
+  it('starts no agent when its launch records cannot be written, and says why without blaming the engine', async () => {
+    const engine = new FakeEngine({ stdout: CLAUDE_JSON, report: GOOD_REPORT });
+    const { executor } = setup(engine);
+    const req = await request();
+    // A folder where the manifest goes: its atomic write cannot replace it.
+    await mkdir(path.join(runDirOf(req.workspace.dir, req.runId), 'manifest.json', 'in-the-way'), {
+      recursive: true,
+    });
+    const outcome = await executor.run(req);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.reason).toMatch(/manifest\.json/);
+    expect(engine.specs).toHaveLength(0);
+    const result = JSON.parse(
+      await readFile(path.join(runDirOf(req.workspace.dir, req.runId), 'result.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(result).toMatchObject({ status: 'failed' });
+    expect(result).not.toHaveProperty('waitFor');
+    expect(result.error).toBe(outcome.reason);
   });
 
   it('honours overrides: agent, model and dry run (bundle written, nothing launched)', async () => {

@@ -1,7 +1,12 @@
 import { mkdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ALERTS_FILE, AlertsDocCache, alertsDocText } from '../../../../src/intake/webhooks/alerts-file.js';
+import {
+  ALERTS_FILE,
+  AlertsDocCache,
+  alertsDocProblem,
+  alertsDocText,
+} from '../../../../src/intake/webhooks/alerts-file.js';
 import type { AlertEntry, AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
 import { tempRoot } from '../../../support/incidents.js';
 
@@ -81,6 +86,35 @@ describe('alertsDocText', () => {
   });
 });
 
+describe('alertsDocProblem', () => {
+  it('accepts what intake writes, resolved or not, and names the first thing wrong with anything else', () => {
+    expect(alertsDocProblem(doc([]))).toBeUndefined();
+    expect(
+      alertsDocProblem({ ...doc([entry(1, { status: 'resolved', resolvedAt: 'x' })]), resolvedAt: 'x' }),
+    ).toBeUndefined();
+    const cases: [unknown, string][] = [
+      [null, 'it is not a JSON object'],
+      [[doc([])], 'it is not a JSON object'],
+      [{ ...doc([]), version: 2 }, '"version" is 2, not 1'],
+      [{ ...doc([]), version: undefined }, '"version" is missing, not 1'],
+      [{ ...doc([]), lastAt: 5 }, '"lastAt" is not a string'],
+      [{ ...doc([]), resolvedAt: true }, '"resolvedAt" is not a string'],
+      [{ ...doc([]), open: 1.5 }, '"open" is not a whole number'],
+      [{ ...doc([]), alerts: {} }, '"alerts" is not a list'],
+      [
+        { ...doc([entry(1)]), alerts: [entry(1), 'text'] },
+        'alerts[1] is not a stored alert (an object with a "key" and a "status" of firing or resolved)',
+      ],
+      [
+        { ...doc([]), alerts: [{ ...entry(1), status: 'pending' }] },
+        'alerts[0] is not a stored alert (an object with a "key" and a "status" of firing or resolved)',
+      ],
+    ];
+    for (const [value, problem] of cases)
+      expect(alertsDocProblem(value), JSON.stringify(value)).toBe(problem);
+  });
+});
+
 describe('AlertsDocCache', () => {
   let root: string;
   let cleanup: () => Promise<void>;
@@ -148,9 +182,33 @@ describe('AlertsDocCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('tells a file that is there but not a doc once per version, and reads it again once fixed', async () => {
+    const told: [string, string][] = [];
+    const cache = new AlertsDocCache({
+      maxReadBytes: 4096,
+      onMalformed: (f, problem) => told.push([f, problem]),
+    });
+    await writeFile(file(), '{"version": 1, "alerts": [');
+    expect(cache.read(dir)).toBeNull();
+    expect(cache.read(dir)).toBeNull();
+    expect(told).toEqual([[file(), expect.stringMatching(/^it is not JSON \(/)]]);
+    await writeFile(file(), JSON.stringify({ ...doc([entry(1)]), alerts: [entry(1), null] }));
+    expect(cache.read(dir)).toBeNull();
+    expect(told[1]).toEqual([
+      file(),
+      'alerts[1] is not a stored alert (an object with a "key" and a "status" of firing or resolved)',
+    ]);
+    await writeFile(file(), 'x'.repeat(4097));
+    expect(cache.read(dir)).toBeNull();
+    expect(told[2]).toEqual([file(), 'it is 4097 bytes, over the 4096 intake reads']);
+    await replace(doc([entry(1)]));
+    expect(cache.read(dir)?.alerts).toHaveLength(1);
+    expect(told).toHaveLength(3);
+  });
+
   it('holds at most maxBytes of files: the least recently used go first', async () => {
     const text = JSON.stringify(doc([entry(1)]), null, 2);
-    const cache = new AlertsDocCache(Buffer.byteLength(text) * 2);
+    const cache = new AlertsDocCache({ maxBytes: Buffer.byteLength(text) * 2 });
     const dirs = ['a', 'b', 'c'].map((n) => path.join(root, n));
     for (const d of dirs) {
       await mkdir(d);
