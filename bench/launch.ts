@@ -218,6 +218,12 @@ async function main(): Promise<void> {
     console.log(row(`bare \`${cli} run --rm -i\` (baseline)`, bare));
     console.log(row('docker engine only (hardened create+attach+start)', engineOnly));
     console.log(row('run pipeline (bundle, context, invocation, docker engine)', pipeline));
+    // Each round's pipeline less the engine alone run right after it: what the daemon adds, with
+    // less of the engine's drift between rounds in it than the p50s' difference.
+    const added = pipeline.map((p, i) => p - (engineOnly[i] as number));
+    console.log(
+      `| pipeline − engine alone, same round (what the daemon adds) | ${added.length} | ${pct(added, 50).toFixed(0)} | ${pct(added, 95).toFixed(0)} | | |`,
+    );
     console.log(
       '\nPipeline stages (p50 ms, warm-up round included): ' +
         ['context', 'launch', 'collect']

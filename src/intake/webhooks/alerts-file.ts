@@ -1,4 +1,12 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  type BigIntStats,
+} from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../../util/errors.js';
 
@@ -139,10 +147,13 @@ interface Known {
   bytes: number;
 }
 
-/** The file's stats; undefined when it cannot be looked at (gone, or its folder replaced by a file). */
+/**
+ * The file's own stats (a symbolic link's, not its target's); undefined when it cannot be looked at
+ * (gone, or its folder replaced by a file).
+ */
 function statOf(file: string): BigIntStats | undefined {
   try {
-    return statSync(file, { bigint: true, throwIfNoEntry: false });
+    return lstatSync(file, { bigint: true, throwIfNoEntry: false });
   } catch {
     return undefined;
   }
@@ -194,14 +205,20 @@ export class AlertsDocCache {
     }
     let fd: number;
     try {
-      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    } catch {
+      // Not through a symbolic link: the file is the incident's own, or it is not read.
+      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    } catch (err) {
+      const link = (err as NodeJS.ErrnoException).code === 'ELOOP' ? statOf(file) : undefined;
+      if (link) this.tell(file, identityOf(link), 'it is a symbolic link, which intake does not follow');
       return null;
     }
     try {
       const stats = fstatSync(fd, { bigint: true });
-      if (!stats.isFile()) return null;
       const identity = identityOf(stats);
+      if (!stats.isFile()) {
+        this.tell(file, identity, 'it is not a regular file');
+        return null;
+      }
       if (this.malformed.get(file) === identity) return null;
       if (stats.size > this.maxReadBytes) {
         this.tell(file, identity, `it is ${stats.size} bytes, over the ${this.maxReadBytes} intake reads`);
@@ -249,7 +266,9 @@ export class AlertsDocCache {
     return this.known.size;
   }
 
+  /** Tells onMalformed of `file`, unless this version of it was told already. */
   private tell(file: string, identity: string, problem: string): void {
+    if (this.malformed.get(file) === identity) return;
     if (this.malformed.size >= MAX_MALFORMED) this.malformed.clear();
     this.malformed.set(file, identity);
     this.onMalformed(file, problem);

@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -182,7 +182,7 @@ describe('AlertsDocCache', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('tells a file that is there but not a doc once per version, and reads it again once fixed', async () => {
+  it('tells a file that is there but not a doc (or not a file, or a link) once per version, and reads it again once fixed', async () => {
     const told: [string, string][] = [];
     const cache = new AlertsDocCache({
       maxReadBytes: 4096,
@@ -201,9 +201,31 @@ describe('AlertsDocCache', () => {
     await writeFile(file(), 'x'.repeat(4097));
     expect(cache.read(dir)).toBeNull();
     expect(told[2]).toEqual([file(), 'it is 4097 bytes, over the 4096 intake reads']);
+    // A link to another file is not followed, whatever the file holds; a folder is not a file.
+    await writeFile(path.join(root, 'elsewhere.json'), alertsDocText(doc([entry(2)])));
+    await rm(file());
+    await symlink(path.join(root, 'elsewhere.json'), file());
+    expect(cache.read(dir)).toBeNull();
+    expect(cache.read(dir)).toBeNull();
+    expect(told[3]).toEqual([file(), 'it is a symbolic link, which intake does not follow']);
+    await rm(file());
+    await mkdir(file());
+    expect(cache.read(dir)).toBeNull();
+    expect(told[4]).toEqual([file(), 'it is not a regular file']);
+    await rm(file(), { recursive: true });
     await replace(doc([entry(1)]));
     expect(cache.read(dir)?.alerts).toHaveLength(1);
-    expect(told).toHaveLength(3);
+    expect(told).toHaveLength(5);
+  });
+
+  it('does not answer from memory once the file it read is moved away and linked to', async () => {
+    const cache = new AlertsDocCache();
+    await replace(doc([entry(1)]));
+    expect(cache.read(dir)?.alerts).toHaveLength(1);
+    // The same inode, size and modification time, now reached through a link.
+    await rename(file(), path.join(root, 'moved.json'));
+    await symlink(path.join(root, 'moved.json'), file());
+    expect(cache.read(dir)).toBeNull();
   });
 
   it('holds at most maxBytes of files: the least recently used go first', async () => {
