@@ -52,13 +52,26 @@ export interface KeyRecord {
   incidentId: string;
 }
 
-/** Reads a key file; undefined when absent or unreadable (a torn write counts as absent). */
+/**
+ * Names of the workspaces intake makes (names.ts: letters, digits, `.`, `_`, `-`, not starting with a
+ * dot). A record naming anything else (an edit, a damaged file) is not used as a path under the root.
+ */
+const OWN_FOLDER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+const isOwnFolder = (name: unknown): name is string => typeof name === 'string' && OWN_FOLDER.test(name);
+
+/**
+ * Reads a key file; undefined when absent or unreadable (a torn write counts as absent), or when it
+ * does not name one of intake's own workspaces.
+ */
 export async function readKey(paths: IntakePaths, key: string): Promise<KeyRecord | undefined> {
   try {
     const record = JSON.parse(
       readRegularFileSync(path.join(paths.keys, hashName(key))).toString('utf8'),
-    ) as KeyRecord;
-    return record.key === key ? record : undefined;
+    ) as Partial<KeyRecord> | null;
+    return record?.key === key && isOwnFolder(record.workspace) && typeof record.incidentId === 'string'
+      ? (record as KeyRecord)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -100,12 +113,32 @@ export interface StormRecord {
   incidents: StormIncident[];
 }
 
+/** Whether `value` is a storm record's incident as writeStorm writes it. */
+function isStormIncident(value: unknown): value is StormIncident {
+  if (typeof value !== 'object' || value === null) return false;
+  const i = value as Partial<StormIncident>;
+  return (
+    isOwnFolder(i.workspace) &&
+    typeof i.incidentId === 'string' &&
+    Number.isFinite(i.createdAt) &&
+    Array.isArray(i.groups) &&
+    i.groups.every((g) => typeof g === 'string') &&
+    (i.closed === undefined || typeof i.closed === 'boolean')
+  );
+}
+
+/**
+ * The storm record of `key`: absent or torn, no incidents known; its incidents that are not as
+ * writeStorm writes them (an edit, a damaged file) are left out, so their groups open new incidents
+ * instead of failing every batch of the key.
+ */
 export async function readStorm(paths: IntakePaths, key: string): Promise<StormRecord> {
   try {
     const record = JSON.parse(
       readRegularFileSync(path.join(paths.storms, `${hashName(key)}.json`)).toString('utf8'),
-    ) as StormRecord;
-    if (record.key === key && Array.isArray(record.incidents)) return record;
+    ) as Partial<StormRecord> | null;
+    if (record?.key === key && Array.isArray(record.incidents))
+      return { key, incidents: record.incidents.filter(isStormIncident) };
   } catch {
     // absent or torn: no incidents known for this key
   }

@@ -304,6 +304,55 @@ describe('intake store', () => {
     }
   });
 
+  it('a storm record with damaged incidents fails no batch: the ones as written still group, the others are left out', async () => {
+    const store = makeStore();
+    const first = amAlert({ namespace: 'shop', pod: 'web-7d4b9c8f6d-x2x9k' });
+    const [created] = await store.submitAlerts(alerts([first]));
+    const [file] = await readdir(store.paths.storms);
+    const record = JSON.parse(await readFile(path.join(store.paths.storms, file!), 'utf8')) as {
+      incidents: unknown[];
+    };
+    const [good] = record.incidents as Record<string, unknown>[];
+    record.incidents.push(
+      null,
+      'text',
+      { ...good, workspace: '../outside' },
+      { ...good, createdAt: 'soon' },
+      { ...good, groups: [null] },
+    );
+    await writeFile(path.join(store.paths.storms, file!), JSON.stringify(record));
+    const [joined] = await store.submitAlerts(
+      alerts([amAlert({ namespace: 'shop', pod: 'web-7d4b9c8f6d-q2w4z' })]),
+    );
+    expect(joined).toMatchObject({ status: 'joined', workspace: created!.workspace });
+  });
+
+  it('a delivery key naming a folder intake never makes is not followed out of the root', async () => {
+    const store = makeStore();
+    const alert = amAlert({ namespace: 'shop', pod: 'web-7d4b9c8f6d-x2x9k' });
+    const [created] = await store.submitAlerts(alerts([alert]));
+    const outside = path.join(root, '..', `outside-${path.basename(root)}`);
+    await mkdir(outside, { recursive: true });
+    await writeFile(path.join(outside, 'alerts.json'), JSON.stringify(await readDoc(created!.workspace!)));
+    try {
+      // Every key file now points at the folder beside the root.
+      for (const name of await readdir(store.paths.keys)) {
+        const keyFile = path.join(store.paths.keys, name);
+        const record = JSON.parse(await readFile(keyFile, 'utf8')) as Record<string, unknown>;
+        await writeFile(keyFile, JSON.stringify({ ...record, workspace: `../${path.basename(outside)}` }));
+      }
+      const [resolved] = await store.submitAlerts(
+        alerts([{ ...alert, status: 'resolved', endsAt: '2026-11-22T01:05:00.000Z' }]),
+      );
+      expect(resolved).toMatchObject({ status: 'ignored' });
+      expect((JSON.parse(await readFile(path.join(outside, 'alerts.json'), 'utf8')) as AlertsDoc).open).toBe(
+        1,
+      );
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
   it('two replicas taking turns on one incident each see the other’s alerts (a kept alerts.json is read again once another process wrote it)', async () => {
     const a = makeStore({ daemonId: 'replica-a' });
     const b = makeStore({ daemonId: 'replica-b' });
