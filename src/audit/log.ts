@@ -293,13 +293,25 @@ const tailOf = (st: BigIntStats, last: string): KnownTail => ({
 });
 
 function parseEntry(line: string, file: string): AuditEntry {
+  let entry: Partial<AuditEntry> | null;
   try {
-    return JSON.parse(line) as AuditEntry;
+    entry = JSON.parse(line) as Partial<AuditEntry> | null;
   } catch {
     throw new Error(
       `the last line of ${file} is not valid JSON, so no event can be chained after it; run \`triage-runner audit verify\` on the workspace and restore the log`,
     );
   }
+  // The next entry's seq and hash come from this one: anything else would chain garbage after it.
+  if (
+    typeof entry !== 'object' ||
+    entry === null ||
+    !Number.isSafeInteger(entry.seq) ||
+    (entry.seq as number) < 0
+  )
+    throw new Error(
+      `the last line of ${file} is not an audit entry (an object with a whole-number "seq"), so no event can be chained after it; run \`triage-runner audit verify\` on the workspace and restore the log`,
+    );
+  return entry as AuditEntry;
 }
 
 /**

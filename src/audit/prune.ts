@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { AUDIT_FILE, runDirOf, triageDir as triageDirOf } from '../shared/triage-paths.js';
+import { AUDIT_FILE, isRunId, runDirOf, triageDir as triageDirOf } from '../shared/triage-paths.js';
 import { assertNoSymlinkBelow } from '../util/safe-path.js';
 import { folderDigests } from './digest.js';
 import { type AuditEntry, type AuditLog } from './log.js';
@@ -30,13 +30,13 @@ async function finishedRuns(triageDir: string): Promise<{ finished: FinishedRun[
   const pruned = new Set<string>();
   for (const line of text.split('\n')) {
     if (!line) continue;
-    let entry: AuditEntry;
+    let entry: AuditEntry | null;
     try {
-      entry = JSON.parse(line) as AuditEntry;
+      entry = JSON.parse(line) as AuditEntry | null;
     } catch {
       continue;
     }
-    if (typeof entry.runId !== 'string') continue;
+    if (typeof entry !== 'object' || entry === null || !isRunId(entry.runId)) continue;
     if (entry.type === 'finished') finished.set(entry.runId, Date.parse(entry.ts));
     if (entry.type === 'pruned' && Array.isArray(entry.files))
       for (const f of entry.files as unknown[]) if (typeof f === 'string') pruned.add(`${entry.runId}/${f}`);

@@ -186,13 +186,34 @@ async function replaceWithSymlink(target: string, source: string): Promise<void>
   await symlink(source, target);
 }
 
+/**
+ * A pid file as start() writes it, or undefined. The file lives in the run bundle, which the agent
+ * can write to, and a run is signalled as a whole process group (kill(-pid)): a pid of 1, of this
+ * daemon or of its parent is never taken, and the start time must be there wherever /proc gives one
+ * (without it a recycled or forged pid cannot be told from the agent).
+ */
 async function readPidFile(file: string): Promise<PidFile | undefined> {
+  let parsed: Partial<PidFile> | null;
   try {
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as PidFile;
-    return Number.isInteger(parsed.pid) && parsed.pid > 0 ? parsed : undefined;
+    parsed = JSON.parse(await readFile(file, 'utf8')) as Partial<PidFile> | null;
   } catch {
     return undefined;
   }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { pid, startTime, runId, command, labels, startedAt } = parsed;
+  if (!Number.isInteger(pid) || (pid as number) <= 1 || pid === process.pid || pid === process.ppid)
+    return undefined;
+  const knownStart =
+    typeof startTime === 'string' || (startTime === null && processStartTime(process.pid) === null);
+  const stringLabels =
+    typeof labels === 'object' &&
+    labels !== null &&
+    !Array.isArray(labels) &&
+    Object.values(labels).every((v) => typeof v === 'string');
+  if (!knownStart || typeof runId !== 'string' || typeof command !== 'string' || !stringLabels)
+    return undefined;
+  if (typeof startedAt !== 'string') return undefined;
+  return parsed as PidFile;
 }
 
 /** The exit code the wrapper recorded, or undefined when it could not (killed with the agent). */

@@ -44,14 +44,43 @@ export class ModelCallLog {
   }
 }
 
-/** Reads a `model-calls.jsonl` back; lines that are not records are skipped. */
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/**
+ * Whether a parsed line is a record as ModelCallLog writes it, with every field the totals and the
+ * result read (`at` a date, counts finite): the file sits in the run bundle, where a damaged or
+ * edited line must not fail a restored run or its result.
+ */
+function isModelCallRecord(value: unknown): value is ModelCallRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Partial<Record<keyof ModelCallRecord, unknown>>;
+  const tokens = r.tokens as Partial<Record<keyof ModelCallRecord['tokens'], unknown>> | null;
+  return (
+    Number.isInteger(r.status) &&
+    typeof r.provider === 'string' &&
+    typeof r.at === 'string' &&
+    !Number.isNaN(Date.parse(r.at)) &&
+    isCount(r.latencyMs) &&
+    typeof tokens === 'object' &&
+    tokens !== null &&
+    isCount(tokens.input) &&
+    isCount(tokens.output) &&
+    isCount(tokens.cacheRead) &&
+    isCount(tokens.cacheWrite) &&
+    (r.costUsd === undefined || isCount(r.costUsd)) &&
+    (r.refused === undefined || typeof r.refused === 'string') &&
+    (r.toolUse === undefined || typeof r.toolUse === 'boolean')
+  );
+}
+
+/** Reads a `model-calls.jsonl` back; lines that are not records (see isModelCallRecord) are skipped. */
 export async function readModelCalls(file: string): Promise<ModelCallRecord[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text.split('\n').flatMap((line) => {
     if (!line.trim()) return [];
     try {
-      const value = JSON.parse(line) as ModelCallRecord;
-      return value && typeof value.status === 'number' && typeof value.provider === 'string' ? [value] : [];
+      const value: unknown = JSON.parse(line);
+      return isModelCallRecord(value) ? [value] : [];
     } catch {
       return [];
     }

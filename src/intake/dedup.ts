@@ -39,8 +39,8 @@ async function readText(file: string): Promise<string | undefined> {
 function parseEntry(text: string | undefined): DedupEntry | undefined {
   if (text === undefined) return undefined;
   try {
-    const e = JSON.parse(text) as DedupEntry;
-    return typeof e.incidentId === 'string' && typeof e.at === 'number' ? e : undefined;
+    const e = JSON.parse(text) as Partial<DedupEntry> | null;
+    return typeof e?.incidentId === 'string' && Number.isFinite(e.at) ? (e as DedupEntry) : undefined;
   } catch {
     return undefined;
   }
@@ -61,6 +61,14 @@ export class DedupStore {
     return path.join(this.dir, `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.json`);
   }
 
+  /**
+   * Whether an entry made at `at` still holds its key at `now`. One dated more than a window ahead is
+   * damaged (no replica's clock is that far off), not held for ever.
+   */
+  private holds(at: number, now: number): boolean {
+    return now - at <= this.windowMs && at - now <= this.windowMs;
+  }
+
   private async read(file: string): Promise<DedupEntry | undefined> {
     return parseEntry(await readText(file));
   }
@@ -77,7 +85,7 @@ export class DedupStore {
     const entry = JSON.stringify({ incidentId, at: now, key });
     await ensureOwnDir(this.dir, path.dirname(path.dirname(this.dir)));
     const held = (e: DedupEntry | undefined) =>
-      e && e.incidentId !== incidentId && now - e.at <= this.windowMs
+      e && e.incidentId !== incidentId && this.holds(e.at, now)
         ? { incidentId: e.incidentId, ageMs: now - e.at }
         : undefined;
     for (let attempt = 0; attempt < 8; attempt++) {
@@ -179,7 +187,7 @@ export class DedupStore {
       if (!name.endsWith('.json')) continue;
       const file = path.join(this.dir, name);
       const entry = await this.read(file);
-      if (entry && this.now() - entry.at <= this.windowMs) continue;
+      if (entry && this.holds(entry.at, this.now())) continue;
       const info = await stat(file).catch(() => undefined);
       if (!info || this.now() - info.mtimeMs <= this.windowMs) continue;
       // Moved aside first so that a replica re-creating the key meanwhile is not deleted.

@@ -78,3 +78,10 @@ export const modelSpendPath = (root: string): string => path.join(triageDir(root
 
 /** `<root>/.triage/notify-sinks.json`: when each configured notification sink was first seen. */
 export const sinkHistoryPath = (root: string): string => path.join(triageDir(root), 'notify-sinks.json');
+
+/**
+ * Run ids as the daemon makes them. A run id read from a file (an audit line, a state file) that does
+ * not look like one is never joined into a path: `../..` would name a folder outside the runs.
+ */
+export const isRunId = (value: unknown): value is string =>
+  typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(value);

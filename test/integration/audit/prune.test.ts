@@ -72,6 +72,24 @@ describe('retention', () => {
     });
   });
 
+  it('passes over audit lines that are not entries, and never prunes a run id that is not one (`../..` would name the workspace)', async () => {
+    const now = Date.now();
+    const old = await workspaceWithRun('old', new Date(now - 100 * DAY));
+    // Files the workspace itself holds where a run's prunable files would be.
+    await writeFile(path.join(old.dir, 'cluster-outputs.jsonl'), 'the workspace, not a run\n');
+    const audit = new AuditLog({ now: () => new Date(now - 100 * DAY) });
+    for (const runId of ['../..', '../../..', '.'])
+      await audit.append(path.join(old.dir, '.triage'), { type: 'finished', runId });
+    const log = path.join(old.dir, '.triage', 'audit.jsonl');
+    const [first, ...rest] = (await readFile(log, 'utf8')).split('\n');
+    await writeFile(log, [first, 'null', '[]', '"text"', ...rest].join('\n'));
+    const pass = await pruneRoot(root, { retentionMs: 90 * DAY, now, audit: new AuditLog() });
+    expect(pass).toMatchObject({ runs: 1, files: 2 });
+    expect(await readFile(path.join(old.dir, 'cluster-outputs.jsonl'), 'utf8')).toBe(
+      'the workspace, not a run\n',
+    );
+  });
+
   it('still catches a file removed that retention did not remove', async () => {
     const now = Date.now();
     const old = await workspaceWithRun('old', new Date(now - 100 * DAY));

@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -44,6 +44,24 @@ describe('audit log tail memory', () => {
     expect(after.map((l) => l.type)).toEqual(['claimed', 'preparing']);
     expect(after[1]?.repaired).toMatch(/dropped 21 bytes/);
     expect(await verifyAuditLog(dir)).toMatchObject({ ok: true, entries: 2 });
+  });
+
+  it('chains nothing after a last line that is JSON but not an entry, and says how to recover', async () => {
+    const log = new AuditLog();
+    await log.append(dir, { type: 'claimed' });
+    for (const last of ['null', '[]', '{"type":"x"}', '{"seq":"7"}', '{"seq":-1}']) {
+      await appendFile(path.join(dir, AUDIT_FILE), `${last}\n`);
+      await expect(log.append(dir, { type: 'preparing' }), last).rejects.toThrow(
+        /is not an audit entry \(an object with a whole-number "seq"\).*audit verify/,
+      );
+      const text = await readFile(path.join(dir, AUDIT_FILE), 'utf8');
+      await writeFile(path.join(dir, AUDIT_FILE), text.slice(0, text.length - last.length - 1));
+    }
+    await log.append(dir, { type: 'preparing' });
+    expect((await lines()).map((l) => [l.seq, l.type])).toEqual([
+      [0, 'claimed'],
+      [1, 'preparing'],
+    ]);
   });
 
   it('many appends in turn stay one valid chain', async () => {

@@ -262,22 +262,58 @@ describe('process engine', () => {
     await expect(stat(path.join(stateDir, PID_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('after a restart takes no pid file that names pid 1, the daemon, its parent, or leaves out the start time', async () => {
+    const stateDir = path.join(root.dir, 'incidents', 'ws-forged', '.triage', 'runs', 'run-forged');
+    await mkdir(stateDir, { recursive: true });
+    const restarted = createProcessEngine(testConfig(root.dir), silentLogger(), {
+      env: { PATH: process.env.PATH },
+    });
+    const record = {
+      pid: process.pid,
+      startTime: processStartTime(process.pid),
+      runId: 'run-forged',
+      command: 'sh',
+      labels: { [RUN_LABELS.run]: 'run-forged' },
+      startedAt: new Date().toISOString(),
+    };
+    // Each would be signalled as a process group (kill(-pid)) when the run is stopped.
+    for (const forged of [
+      { ...record, pid: 1, startTime: processStartTime(1) },
+      record,
+      { ...record, pid: process.ppid, startTime: processStartTime(process.ppid) },
+      { ...record, startTime: null },
+      { ...record, labels: ['x'] },
+      null,
+    ]) {
+      await writeFile(path.join(stateDir, PID_FILE), JSON.stringify(forged));
+      expect(await restarted.find('run-forged', stateDir), JSON.stringify(forged)).toBeUndefined();
+    }
+    await restarted.close();
+  });
+
   it('does not mistake a recycled pid for the run (start time differs)', async () => {
     const stateDir = path.join(root.dir, 'incidents', 'ws-2', '.triage', 'runs', 'run-recycled');
     await mkdir(stateDir, { recursive: true });
-    await writeFile(
-      path.join(stateDir, PID_FILE),
-      JSON.stringify({
-        pid: process.pid,
-        startTime: '1',
-        runId: 'run-recycled',
-        command: 'x',
-        labels: { [RUN_LABELS.run]: 'run-recycled' },
-        startedAt: '',
-      }),
-    );
-    const found = await engine.find('run-recycled', stateDir);
-    expect(found?.running).toBe(false);
+    // A live process that is not the run: its pid with another start time.
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      await writeFile(
+        path.join(stateDir, PID_FILE),
+        JSON.stringify({
+          pid: other.pid,
+          startTime: '1',
+          runId: 'run-recycled',
+          command: 'x',
+          labels: { [RUN_LABELS.run]: 'run-recycled' },
+          startedAt: '',
+        }),
+      );
+      const found = await engine.find('run-recycled', stateDir);
+      expect(found).toBeDefined();
+      expect(found?.running).toBe(false);
+    } finally {
+      other.kill('SIGKILL');
+    }
   });
 
   it('kills a setsid descendant that left the process group when the run is removed', async () => {

@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { capMessage, DailyLedger, RunSession } from '../../../src/gateway/session.js';
-import type { Caps, ModelCallRecord } from '../../../src/gateway/types.js';
+import type { Caps } from '../../../src/gateway/types.js';
+import { modelCall } from '../../support/gateway/calls.js';
 
-const call = (input: number, output: number, costUsd?: number): ModelCallRecord => ({
-  at: '2026-11-26T10:00:00.000Z',
-  provider: 'anthropic',
-  method: 'POST',
-  path: '/v1/messages',
-  status: 200,
-  stream: true,
-  latencyMs: 1,
-  tokens: { input, output, cacheRead: 0, cacheWrite: 0 },
-  retries: 0,
-  ...(costUsd !== undefined ? { costUsd } : {}),
-});
+const call = modelCall;
 
 function session(caps: Caps, ledger = new DailyLedger(() => new Date('2026-11-26T10:00:00Z'))) {
   const caught: string[] = [];

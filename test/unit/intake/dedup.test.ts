@@ -93,6 +93,26 @@ describe('DedupStore', () => {
     expect((await readdir(d.dir)).filter((n) => !n.endsWith('.json'))).toEqual([]);
   });
 
+  it('an entry dated more than a window ahead is damaged, not held for ever; a replica a little ahead still holds', async () => {
+    const now = 5_000_000;
+    const d = new DedupStore(root, 600_000, () => now);
+    const key = dedupKey(incident('future'));
+    expect(await d.claim(key, 'first')).toBeUndefined();
+    const [file] = (await readdir(d.dir)).filter((f) => f.endsWith('.json'));
+    const entryFile = path.join(d.dir, file!);
+    const entry = JSON.parse(await readFile(entryFile, 'utf8')) as Record<string, unknown>;
+    await writeFile(entryFile, JSON.stringify({ ...entry, at: now + 1_000 }));
+    expect(await d.claim(key, 'second')).toEqual({ incidentId: 'first', ageMs: -1_000 });
+    for (const at of [1e300, now + 600_001, 'soon']) {
+      await writeFile(entryFile, JSON.stringify({ ...entry, incidentId: 'first', at }));
+      expect(await d.claim(key, `after-${String(at)}`), String(at)).toBeUndefined();
+      expect(await d.claim(key, 'later'), String(at)).toEqual({
+        incidentId: `after-${String(at)}`,
+        ageMs: 0,
+      });
+    }
+  });
+
   it('prunes entries older than the window', async () => {
     let now = 0;
     const d = new DedupStore(root, 1000, () => now);
