@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { IncidentStore } from '../incident/store.js';
+import { parseStateText, type IncidentStore } from '../incident/store.js';
 import { statePath, unsafeStateDir } from '../shared/triage-paths.js';
 import { IllegalTransitionError, type IncidentEvent } from '../incident/machine.js';
 import { acceptsChange, isFinal, isFirstJudgement, isRejected, mayRun } from '../incident/queries.js';
@@ -386,10 +386,8 @@ export class Inspector {
     const name = path.basename(dir);
     const unsafeDir = unsafeStateDir(this.deps.root);
     const file = unsafeStatePath(this.deps.root, name);
-    const existing = await readFile(file, 'utf8').then(
-      (t) => JSON.parse(t) as StateFile,
-      () => undefined,
-    );
+    // Read as any state file is: text that is not JSON, or not a state, is no state.
+    const existing = await readFile(file, 'utf8').then(parseStateText, () => undefined);
     if (existing?.reason === reason) return;
     await this.deps.store.apply(
       dir,

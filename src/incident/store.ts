@@ -33,16 +33,31 @@ export async function readStateFile(file: string): Promise<StateFile | undefined
   return parseStateText(text);
 }
 
-/** A state file's text as a record; undefined when not JSON or not a known state. */
+/**
+ * A state file's text as a record; undefined when not JSON, not a known state, or missing what every
+ * reader relies on (the incident id, the attempts, the runs with their ids and statuses): such a file
+ * reads as damaged, like one that is not JSON, instead of failing whoever reads it later (the status
+ * index of the whole root, each transition of the incident).
+ */
 export function parseStateText(text: string): StateFile | undefined {
+  let parsed: Partial<StateFile> | null;
   try {
-    const parsed = JSON.parse(text) as StateFile;
-    if (typeof parsed !== 'object' || parsed === null || !INCIDENT_STATES.includes(parsed.state))
-      return undefined;
-    return parsed;
+    parsed = JSON.parse(text) as Partial<StateFile> | null;
   } catch {
     return undefined;
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const { state, incidentId, attempts, runs, updatedAt } = parsed;
+  if (state === undefined || !INCIDENT_STATES.includes(state)) return undefined;
+  if (typeof incidentId !== 'string' || typeof updatedAt !== 'string') return undefined;
+  if (!Number.isSafeInteger(attempts) || (attempts as number) < 0) return undefined;
+  const runOk = (r: unknown) =>
+    typeof r === 'object' &&
+    r !== null &&
+    typeof (r as { id?: unknown }).id === 'string' &&
+    typeof (r as { status?: unknown }).status === 'string';
+  if (!Array.isArray(runs) || !runs.every(runOk)) return undefined;
+  return parsed as StateFile;
 }
 
 export const readState = (workspaceDir: string): Promise<StateFile | undefined> =>

@@ -89,7 +89,14 @@ async function readAudit(root: string, dir: string): Promise<IncidentDetail['aud
     if (line.trim() === '') continue;
     try {
       const entry = JSON.parse(line) as AuditEntry;
-      if (entry && typeof entry === 'object' && typeof entry.type === 'string') events.push(entry);
+      // The page renders each event's type and time: an event without both is counted as unreadable.
+      if (
+        entry &&
+        typeof entry === 'object' &&
+        typeof entry.type === 'string' &&
+        typeof entry.ts === 'string'
+      )
+        events.push(entry);
       else unreadable++;
     } catch {
       unreadable++;

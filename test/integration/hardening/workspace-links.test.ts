@@ -1,7 +1,7 @@
 // A producer or agent that plants a symbolic link where the daemon writes (`.triage`, `.triage/runs`,
 // a run's bundle folder, `output`) must not redirect a single write: the real daemon, run pipeline and
 // process engine, with an agent script that swaps folders for links while it runs.
-import { mkdir, readdir, readFile, symlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
@@ -9,6 +9,7 @@ import type { Config } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { unsafeStateDir } from '../../../src/shared/triage-paths.js';
+import { unsafeStatePath } from '../../../src/incident/unsafe.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { dropByRename, incidentJson, waitFor, waitForState } from '../../support/incidents.js';
 import { afterScans } from '../../support/scans.js';
@@ -94,6 +95,23 @@ describe('symbolic links where the daemon writes in a workspace', () => {
       expect(await tree(elsewhere)).toEqual([]);
     });
   }
+
+  it('records the rejection over a damaged state file it kept for the folder before', async () => {
+    const cfg = config();
+    const root = cfg.workspaces_root;
+    const elsewhere = path.join(dir, 'elsewhere');
+    await mkdir(path.join(root, 'x'), { recursive: true });
+    await mkdir(elsewhere);
+    await symlink(elsewhere, path.join(root, 'x', '.triage'));
+    await mkdir(unsafeStateDir(root), { recursive: true });
+    await writeFile(unsafeStatePath(root, 'x'), '{"state": "rejec');
+    await startDaemon(cfg);
+    await dropByRename(root, 'x', incidentJson({ incidentId: 'planted-link' }));
+    expect(await unsafeState(root, 'x')).toMatchObject({
+      state: 'rejected',
+      reason: expect.stringContaining('is a symbolic link'),
+    });
+  });
 
   // The agent (on the host, as the daemon's user) swaps a folder the daemon writes into for a link, once
   // the daemon's launch-time writes are done; what the daemon writes afterwards (logs, result.json,

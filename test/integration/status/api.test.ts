@@ -1,4 +1,4 @@
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createParser } from 'eventsource-parser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -35,6 +35,9 @@ afterEach(async () => {
   index = undefined;
   await cleanup();
 });
+
+/** The audit events `rootWithEveryState` gives its succeeded incident, in order. */
+const EVERY_STATE_SUCCEEDED_EVENTS = ['validated', 'queued', 'claimed', 'launched', 'outcome'];
 
 async function serve(options: { token?: string } = {}): Promise<string> {
   index = new IncidentIndex({ root });
@@ -141,17 +144,26 @@ describe('status API', () => {
         ],
       },
     });
-    expect(d.audit.events.map((e) => e.type)).toEqual([
-      'validated',
-      'queued',
-      'claimed',
-      'launched',
-      'outcome',
-    ]);
+    expect(d.audit.events.map((e) => e.type)).toEqual(EVERY_STATE_SUCCEEDED_EVENTS);
     expect(d.audit.omitted).toBe(0);
     const missing = await fetch(`${base}/v1/incidents/absent`);
     expect(missing.status).toBe(404);
     expect((await json<{ message: string }>(missing)).message).toMatch(/^no incident absent under /);
+  });
+
+  it('counts audit lines without a type and a time as unreadable, and the incident page still renders', async () => {
+    const dirs = await rootWithEveryState(root);
+    await appendFile(
+      path.join(dirs.succeeded, '.triage', 'audit.jsonl'),
+      `${JSON.stringify({ type: 'launched' })}\n${JSON.stringify({ type: 'finished', ts: 5 })}\nnull\n`,
+    );
+    const base = await serve();
+    const d = await json<IncidentDetail>(await fetch(`${base}/v1/incidents/succeeded`));
+    expect(d.audit.events.map((e) => e.type)).toEqual(EVERY_STATE_SUCCEEDED_EVENTS);
+    expect(d.audit.problem).toBe('3 line(s) of audit.jsonl are not events; run `triage-runner audit verify`');
+    const page = await fetch(`${base}/incidents/succeeded`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('3 line(s) of audit.jsonl are not events');
   });
 
   it('serves the report as markdown, and 404 with the reason when there is none', async () => {

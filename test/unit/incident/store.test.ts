@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { IllegalTransitionError } from '../../../src/incident/machine.js';
-import { IncidentStore, readState, writeState } from '../../../src/incident/store.js';
+import { IncidentStore, parseStateText, readState, writeState } from '../../../src/incident/store.js';
 import { statePath } from '../../../src/shared/triage-paths.js';
 import type { StateFile } from '../../../src/incident/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -60,6 +60,35 @@ describe('writeState / readState', () => {
 
   it('reads a missing or corrupt state file as no state', async () => {
     expect(await readState(path.join(root, 'nothing'))).toBeUndefined();
+  });
+
+  it('reads a state file missing what its readers rely on as damaged, and one as written as it is', () => {
+    const written = {
+      incidentId: 'inc-1',
+      state: 'succeeded',
+      attempts: 1,
+      updatedAt: '2026-11-27T00:00:00.000Z',
+      runs: [{ id: '20261127T000000Z-abcdef', status: 'succeeded' }],
+    };
+    expect(parseStateText(JSON.stringify(written))).toEqual(written);
+    for (const damaged of [
+      '{"incidentId": ',
+      'null',
+      '[]',
+      { ...written, state: 'bogus' },
+      { ...written, runs: undefined },
+      { ...written, runs: 5 },
+      { ...written, runs: [null] },
+      { ...written, runs: [{ id: 7, status: 'succeeded' }] },
+      { ...written, attempts: '2' },
+      { ...written, attempts: -1 },
+      { ...written, incidentId: undefined },
+      { ...written, updatedAt: 0 },
+    ])
+      expect(
+        parseStateText(typeof damaged === 'string' ? damaged : JSON.stringify(damaged)),
+        JSON.stringify(damaged),
+      ).toBeUndefined();
   });
 });
 
