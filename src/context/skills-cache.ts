@@ -71,6 +71,35 @@ interface PersistedState {
   sources: Record<string, PersistedSource>;
 }
 
+/**
+ * The sources of a parsed `.state.json` that are as sync writes them; the others are left out (their
+ * commits are recovered from the symlinks). A commit names a folder of the cache, so only a commit id
+ * is taken: `../x` would hand the agent a folder outside it.
+ */
+function persistedSources(parsed: unknown): Record<string, PersistedSource> {
+  const sources = (parsed as { sources?: unknown } | null)?.sources;
+  if (typeof sources !== 'object' || sources === null || Array.isArray(sources)) return {};
+  const kept: Record<string, PersistedSource> = {};
+  for (const [name, value] of Object.entries(sources)) {
+    const s = value as Partial<Record<keyof PersistedSource, unknown>> | null;
+    const optional = (v: unknown) => v === undefined || typeof v === 'string';
+    if (
+      typeof s === 'object' &&
+      s !== null &&
+      typeof s.commit === 'string' &&
+      COMMIT_RE.test(s.commit) &&
+      typeof s.location === 'string' &&
+      Array.isArray(s.history) &&
+      s.history.every((c) => typeof c === 'string' && COMMIT_RE.test(c)) &&
+      optional(s.ref) &&
+      optional(s.lastSync) &&
+      optional(s.lastError)
+    )
+      kept[name] = s as PersistedSource;
+  }
+  return kept;
+}
+
 export interface SkillsCacheOptions {
   config: Config;
   log: Logger;
@@ -296,8 +325,8 @@ export class SkillsCache {
     if (this.loaded && !force) return;
     this.loaded = true;
     try {
-      const parsed = JSON.parse(await readFile(path.join(this.root, STATE_FILE), 'utf8')) as PersistedState;
-      if (parsed && typeof parsed === 'object' && parsed.sources) this.state = parsed;
+      const parsed = JSON.parse(await readFile(path.join(this.root, STATE_FILE), 'utf8')) as unknown;
+      this.state = { sources: persistedSources(parsed) };
     } catch {
       // No state yet (or unreadable): recover the current commits from the symlinks below.
     }

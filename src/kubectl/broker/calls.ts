@@ -109,9 +109,18 @@ function parseCallLog(text: string): { records: ClusterCallRecord[]; unreadable:
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
-      const value = JSON.parse(line) as ClusterCallRecord;
-      if (value && typeof value.normalized === 'string' && typeof value.decision === 'string')
-        records.push(value);
+      const value = JSON.parse(line) as Partial<ClusterCallRecord> | null;
+      // What the evidence check and the result read of each call: a line without it is unreadable.
+      if (
+        value &&
+        typeof value.normalized === 'string' &&
+        typeof value.decision === 'string' &&
+        typeof value.by === 'string' &&
+        Array.isArray(value.argv) &&
+        value.argv.every((a) => typeof a === 'string') &&
+        (value.exitCode === null || Number.isInteger(value.exitCode))
+      )
+        records.push(value as ClusterCallRecord);
       else unreadable++;
     } catch {
       unreadable++;

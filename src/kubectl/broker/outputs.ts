@@ -141,8 +141,16 @@ export async function readOutputLog(file: string): Promise<CallOutputRecord[]> {
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
-      const value = JSON.parse(line) as CallOutputRecord;
-      if (value && typeof value.call === 'number' && typeof value.stdout === 'string') out.push(value);
+      const value = JSON.parse(line) as Partial<CallOutputRecord> | null;
+      if (
+        value &&
+        Number.isInteger(value.call) &&
+        typeof value.stdout === 'string' &&
+        typeof value.stderr === 'string' &&
+        typeof value.normalized === 'string' &&
+        (value.exitCode === null || Number.isInteger(value.exitCode))
+      )
+        out.push(value as CallOutputRecord);
     } catch {
       // A torn last line (a daemon killed mid-write) is not a record.
     }

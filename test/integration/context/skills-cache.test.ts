@@ -207,6 +207,28 @@ describe('skills cache with real git repositories', () => {
     snapshot.release();
   });
 
+  it('takes from a damaged .state.json only what sync writes: a commit that is not one comes from the symlink', async () => {
+    const { repo, cache, config, logs } = await setup();
+    const v1 = await repo.commit('1');
+    await cache.sync();
+    const file = path.join(config.skills.cache_dir, '.state.json');
+    const state = JSON.parse(await readFile(file, 'utf8')) as { sources: Record<string, object> };
+    const source = state.sources.k8s4agents;
+    for (const damaged of [
+      { sources: { k8s4agents: { ...source, commit: '../../outside' } } },
+      { sources: { k8s4agents: { ...source, history: 'x' } } },
+      { sources: { k8s4agents: { ...source, commit: 7 } } },
+      { sources: 'x' },
+      null,
+    ]) {
+      await writeFile(file, JSON.stringify(damaged));
+      const again = new SkillsCache({ config, log: logs.log });
+      const snapshot = await again.acquire();
+      expect(snapshot.sources[0]?.commit, JSON.stringify(damaged)).toBe(v1);
+      snapshot.release();
+    }
+  });
+
   it('uses a local path source in place with a content-derived commit that changes when a file changes', async () => {
     const t = await tempDir('tr-skills-local-');
     cleanups.push(t.cleanup);

@@ -3,8 +3,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readRunArtifacts } from '../../../src/eval/artifacts.js';
 import { CALLS_FILE, type KubectlCallRecord } from '../../../src/eval/shim/log.js';
-import { CLUSTER_CALLS_FILE, type ClusterCallRecord } from '../../../src/kubectl/broker/calls.js';
+import { CLUSTER_CALLS_FILE } from '../../../src/kubectl/broker/calls.js';
 import { tempDir } from '../../support/runs.js';
+import { guardCall } from '../../support/cluster-calls.js';
 
 const shimCall: KubectlCallRecord = {
   at: '2026-11-23T10:00:01.000Z',
@@ -18,21 +19,6 @@ const shimCall: KubectlCallRecord = {
   stdoutBytes: 10,
   stderrBytes: 0,
 };
-const guardCall = (fields: Partial<ClusterCallRecord>): ClusterCallRecord => ({
-  at: '2026-11-23T10:00:00.000Z',
-  tool: 'kubectl',
-  by: 'guard',
-  argv: ['get', 'pods'],
-  normalized: 'get pods',
-  category: 'read',
-  decision: 'allowed',
-  rule: 'include "kubectl @read"',
-  exitCode: 0,
-  durationMs: 4,
-  stdoutBytes: 10,
-  stderrBytes: 0,
-  ...fields,
-});
 const lines = (records: object[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 describe('readRunArtifacts with the kubectl guard', () => {
