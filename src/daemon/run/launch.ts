@@ -20,6 +20,7 @@ import { openOutput, type RunOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import type { LaunchedRun, PreparedRun } from './stages.js';
 import { triageGaps } from './evidence.js';
+import { allEnded } from '../../util/promises.js';
 
 // Launch: the adapter's invocation joined to the engine (planLaunch: files, manifest, invocation.json;
 // a dry run stops there), then the broker and the agent started (launch: the incident is `running`).
@@ -268,11 +269,12 @@ async function startAgent(
   const { plan, output } = started;
   const { spec, gateway } = plan;
   // The records are on disk, and the broker and gateway listen, before the agent can start (and call
-  // them); the engine creates its container meanwhile.
+  // them); the engine creates its container meanwhile. All three end before a failure is told, so the
+  // clean-up never runs beside one still opening.
   let notReady: { err: unknown } | undefined;
   const beforeStart = async () => {
     try {
-      await Promise.all([plan.records, run.guard.start(), gateway?.start()]);
+      await allEnded([plan.records, run.guard.start(), gateway?.start()]);
     } catch (err) {
       notReady = { err };
       throw err;

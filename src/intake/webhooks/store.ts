@@ -33,6 +33,7 @@ import { withFileLock } from './locks.js';
 import { compactStamp } from '../../util/time.js';
 import { folderName } from './names.js';
 import type { MappedAlert } from './types.js';
+import { allEnded } from '../../util/promises.js';
 
 // HTTP intake's one writer: turns mapped alerts and posted incidents into workspaces exactly like a
 // file drop, exactly once. Per storm key, alerts are handled in batches under a lock shared by
@@ -103,10 +104,7 @@ const STALE_TMP_MS = 3_600_000;
  * batch must not let the next one in while its writes still run (an alerts.json of the failed batch
  * renamed into place after the next batch's would undo the next batch's alerts).
  */
-async function allWritten(writes: readonly (Promise<unknown> | undefined)[]): Promise<void> {
-  for (const result of await Promise.allSettled(writes))
-    if (result.status === 'rejected') throw result.reason;
-}
+const allWritten = allEnded;
 
 /**
  * Every alert goes through one queue and one lock (shared by replicas): a batch takes whatever
