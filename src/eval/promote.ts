@@ -8,7 +8,7 @@ import { readState } from '../incident/store.js';
 import { INCIDENT_FILE, PERMISSIONS_FILE } from '../intake/read.js';
 import { parseKubectl } from '../kubectl/parse.js';
 import type { Redactor } from '../log/redact.js';
-import { runDirOf } from '../shared/triage-paths.js';
+import { isRunId, runDirOf } from '../shared/triage-paths.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { CLUSTER_DIR } from './cases/compile.js';
 import { expectedSchema } from './cases/expected.js';
@@ -24,7 +24,6 @@ export const CALLS_FILE = 'cluster-calls.jsonl';
 export const OUTPUTS_FILE = 'cluster-outputs.jsonl';
 const RECORD_MAX_BYTES = 4 << 20;
 const LOG_MAX_BYTES = 64 << 20;
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export class PromoteError extends Error {
   override name = 'PromoteError';
@@ -95,7 +94,7 @@ export async function promoteInvestigation(
   const state = await readState(dir).catch(() => undefined);
   if (!state) throw new PromoteError(`${dir} holds no investigation (no readable .triage/state.json)`);
   const runId = state.runs.at(-1)?.id;
-  if (!hasAnswer(state.state) || !runId || !RUN_ID.test(runId))
+  if (!hasAnswer(state.state) || !isRunId(runId))
     throw new PromoteError(
       `${path.basename(dir)} is ${state.state}: only a finished investigation (succeeded) with feedback can become a case`,
     );

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { readRunResult as readRunRecord, type RunResult } from '../audit/run-record.js';
-import { runDirOf } from '../shared/triage-paths.js';
+import { isRunId, runDirOf } from '../shared/triage-paths.js';
 import { readWorkspace } from '../intake/read.js';
 import { readState } from '../incident/store.js';
 import { hasVerdict } from '../incident/queries.js';
@@ -14,7 +14,6 @@ import type { FinalStateRecord, FinishedIncident } from './types.js';
 // `--notify` and the start-up catch-up. The daemon passes what it holds in memory instead.
 
 export const REPORT_PATH = path.join('output', 'investigation.md');
-const SAFE_RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export class NotifyInputError extends Error {
   constructor(message: string) {
@@ -40,7 +39,7 @@ export async function readIncident(workspaceDir: string, maxBytes: number): Prom
 
 /** result.json of a run, read through the run record's own reader; undefined when absent or unreadable. */
 export async function readRunResult(workspaceDir: string, runId: string): Promise<RunResult | undefined> {
-  if (!SAFE_RUN_ID.test(runId))
+  if (!isRunId(runId))
     throw new NotifyInputError(`run id ${JSON.stringify(runId)} is not a safe folder name`);
   const read = await readRunRecord(runDirOf(workspaceDir, runId));
   return read.ok ? read.value : undefined;

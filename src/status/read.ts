@@ -12,7 +12,7 @@ import { readFeedback, type Feedback } from '../feedback/feedback.js';
 import { parseStateText } from '../incident/store.js';
 import { inEngine, lastRunEnded } from '../incident/queries.js';
 import type { StateFile } from '../incident/types.js';
-import { runDirOf, statePath } from '../shared/triage-paths.js';
+import { isRunId, runDirOf, statePath } from '../shared/triage-paths.js';
 import { unsafeStatePath } from '../incident/unsafe.js';
 import { INCIDENT_FILE } from '../intake/read.js';
 import { ALERTS_FILE, type AlertsDoc } from '../intake/webhooks/disk.js';
@@ -29,8 +29,6 @@ const STATE_MAX_BYTES = 1 << 20;
 const RECORD_MAX_BYTES = 4 << 20;
 /** alerts.json holds at most intake.max_alerts_per_incident alerts; a bigger file is not read. */
 const ALERTS_MAX_BYTES = 8 << 20;
-/** Run ids as the daemon makes them; anything else in a state file is not used as a path. */
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** States whose latest run has not ended: their result fields come from progress, not result.json. */
 /** Why `name` cannot be an incident folder under the root (one plain path segment), or undefined. */
@@ -148,7 +146,7 @@ const isRegularFile = (file: string): Promise<boolean> =>
 /** The latest run's folder, when the state names one with a safe id. */
 export function latestRunDir(dir: string, state: StateFile): string | undefined {
   const id = state.runs.at(-1)?.id;
-  return id !== undefined && RUN_ID.test(id) ? runDirOf(dir, id) : undefined;
+  return isRunId(id) ? runDirOf(dir, id) : undefined;
 }
 
 /**

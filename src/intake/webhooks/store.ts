@@ -100,13 +100,6 @@ interface Batch {
 const STALE_TMP_MS = 3_600_000;
 
 /**
- * Waits for every write of one stage even when one fails, then throws the first failure: a failed
- * batch must not let the next one in while its writes still run (an alerts.json of the failed batch
- * renamed into place after the next batch's would undo the next batch's alerts).
- */
-const allWritten = allEnded;
-
-/**
  * Every alert goes through one queue and one lock (shared by replicas): a batch takes whatever
  * arrived meanwhile, across all storm keys, and commits it with one round of parallel writes and one
  * fsync per folder. Under a burst batches grow, so the cost per alert falls as load rises.
@@ -474,9 +467,12 @@ export class IntakeStore {
    */
   private async write(batch: Batch): Promise<void> {
     const root = this.paths.root;
-    await allWritten([...batch.changedStorms].map((k) => writeStorm(this.paths, this.stormOf(k, batch))));
+    // Each stage waits for all its writes even when one fails (allEnded): a failed batch must not let
+    // the next one in while its writes still run (an alerts.json of the failed batch renamed into place
+    // after the next batch's would undo the next batch's alerts).
+    await allEnded([...batch.changedStorms].map((k) => writeStorm(this.paths, this.stormOf(k, batch))));
     if (batch.changedStorms.size > 0) await fsyncDir(this.paths.storms);
-    await allWritten([
+    await allEnded([
       ...[...batch.drafts.values()].map(async (draft) => {
         const dir = await createWorkspace(this.paths, draft.name, {
           [INCIDENT_FILE]: `${JSON.stringify(draft.incident, null, 2)}\n`,
@@ -491,7 +487,7 @@ export class IntakeStore {
         else this.alertDocs.forget(dir);
       }),
     ]);
-    await allWritten([
+    await allEnded([
       ...[...batch.newKeys.values()].map((record) => createKey(this.paths, record)),
       ...[...batch.aliases.values()].map((record) => replaceKey(this.paths, record)),
       ...[...batch.touched].map((key) => this.touch(key)),
