@@ -114,6 +114,15 @@ interface UpstreamAnswer {
   ttfbMs: number;
 }
 
+/** How a kept-alive connection the provider had already closed fails a request written to it. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * One request to the provider. A kept-alive connection can be closed by the provider just as a
+ * request is written to it (its idle timeout racing ours). A request that fails that way, on a
+ * reused connection and before any answer, goes once more on a new connection: the provider most
+ * likely never read it, and a rare duplicate costs one call where a 502 would cost the run.
+ */
 function send(
   url: URL,
   method: string,
@@ -121,21 +130,31 @@ function send(
   body: Buffer,
   startedAt: number,
   abort: AbortSignal,
+  fresh = false,
 ): Promise<UpstreamAnswer> {
   const secure = url.protocol === 'https:';
   const request = secure ? https.request : http.request;
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = request(
       url,
       {
         method,
         headers: { ...headers, 'content-length': String(body.length) },
-        agent: secure ? agents.https : agents.http,
+        agent: fresh ? false : secure ? agents.https : agents.http,
         signal: abort,
       },
-      (res) => resolve({ res, ttfbMs: performance.now() - startedAt }),
+      (res) => {
+        answered = true;
+        resolve({ res, ttfbMs: performance.now() - startedAt });
+      },
     );
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = !fresh && !answered && req.reusedSocket && !abort.aborted;
+      if (stale && STALE_SOCKET_CODES.has(err.code ?? ''))
+        resolve(send(url, method, headers, body, startedAt, abort, true));
+      else reject(err);
+    });
     req.end(body);
   });
 }

@@ -455,6 +455,54 @@ describe('the model gateway', () => {
     await new Promise<void>((done) => limited.close(() => done()));
   });
 
+  it('sends a call again on a new connection when the provider had closed the kept-alive one it went out on, and never repeats one on a new connection', async () => {
+    // A provider whose idle timeout races the gateway's: every request after a connection's first
+    // finds it closed. `resetFirst` resets a connection's first request as well.
+    let resetFirst = false;
+    const seen = { connections: 0, answered: 0, reset: 0 };
+    const perSocket = new WeakMap<object, number>();
+    const closing: Server = createServer((req, res) => {
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      if (n > 1 || resetFirst) {
+        seen.reset++;
+        req.socket.destroy();
+        return;
+      }
+      req.resume();
+      seen.answered++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ model: 'claude-sonnet-4-5', usage: { input_tokens: 10, output_tokens: 2 } }));
+    });
+    closing.on('connection', () => seen.connections++);
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', r));
+    const h = await harness({
+      upstream: { anthropic: `http://127.0.0.1:${(closing.address() as AddressInfo).port}` },
+    });
+    const r = await run(h);
+    for (const _ of [1, 2]) {
+      const res = await postMessages(r, messages(false));
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    expect(seen).toEqual({ connections: 2, answered: 2, reset: 1 });
+
+    resetFirst = true;
+    const failed = await postMessages(r, messages(false));
+    expect(failed.status).toBe(502);
+    await failed.text();
+    // The retry's connection is not kept, so this call went out on a new one: reset, not sent again.
+    expect(seen).toEqual({ connections: 3, answered: 2, reset: 2 });
+    await r.stop();
+    const records = await calls(r, bundleOf(r));
+    expect(records.map((c) => c.status)).toEqual([200, 200, 502]);
+    expect(records[1]).not.toHaveProperty('error');
+    await new Promise<void>((done) => {
+      closing.closeAllConnections();
+      closing.close(() => done());
+    });
+  });
+
   it('passes a second 529 through to the agent after the one retry', async () => {
     const h = await harness();
     const r = await run(h);
