@@ -27,6 +27,11 @@ export const RUN_FILES = {
   invocation: 'invocation.json',
   /** Files the adapter hands to the agent (system prompt file, CLI settings), mounted read-only. */
   agentFiles: 'agent-files',
+  /**
+   * The one folder of the run the agent may write ($TRIAGE_NOTES_DIR): the rest of the run folder is
+   * read-only to it, so the daemon's records there cannot be changed whatever uid the agent runs as.
+   */
+  agentNotes: 'agent-notes',
 } as const;
 
 export type { RunResult } from './run-record.js';

@@ -75,16 +75,20 @@ export async function readRunArtifacts(workspaceDir: string, runDir: string): Pr
       problems.push(`${reportFile} has ${bytes.length} bytes; scored on the first ${MAX_REPORT_BYTES}`);
     out.report = bytes.subarray(0, MAX_REPORT_BYTES).toString('utf8');
   }
-  const callsText = await readFile(path.join(runDir, CALLS_FILE), 'utf8').catch(() => '');
-  for (const [i, line] of callsText.split('\n').entries()) {
-    if (line.trim() === '') continue;
-    try {
-      const record = JSON.parse(line) as KubectlCallRecord;
-      if (typeof record.normalized === 'string' && (record.stage === 'agent' || record.stage === 'triage'))
-        out.calls.push(record);
-      else problems.push(`${CALLS_FILE} line ${i + 1} is not a call record`);
-    } catch {
-      problems.push(`${CALLS_FILE} line ${i + 1} is not valid JSON`);
+  // The triage script records at the bundle's top (it runs as the daemon), the agent in the one
+  // folder of the bundle it may write.
+  for (const name of [CALLS_FILE, path.join(RUN_FILES.agentNotes, CALLS_FILE)]) {
+    const callsText = await readFile(path.join(runDir, name), 'utf8').catch(() => '');
+    for (const [i, line] of callsText.split('\n').entries()) {
+      if (line.trim() === '') continue;
+      try {
+        const record = JSON.parse(line) as KubectlCallRecord;
+        if (typeof record.normalized === 'string' && (record.stage === 'agent' || record.stage === 'triage'))
+          out.calls.push(record);
+        else problems.push(`${name} line ${i + 1} is not a call record`);
+      } catch {
+        problems.push(`${name} line ${i + 1} is not valid JSON`);
+      }
     }
   }
   out.calls.push(...(await guardRefusals(runDir, problems)));

@@ -64,7 +64,7 @@ export async function installShim(
   const wrapper = [
     '#!/bin/sh',
     `# Frozen-cluster kubectl for eval case ${cluster.caseName.replace(/[^\w.-]/g, '_')}: answers read commands from`,
-    '# cluster.json next to this file, refuses the rest, and records every call in $TRIAGE_RUN_DIR.',
+    '# cluster.json next to this file, refuses the rest, and records every call in $TRIAGE_NOTES_DIR (else $TRIAGE_RUN_DIR).',
     'here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
     `node=${shellQuote(nodePath)}`,
     '[ -x "$node" ] || node=node',

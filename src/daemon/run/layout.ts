@@ -65,7 +65,12 @@ export function runLayout(input: LayoutInput): RunLayout {
   return input.placement === 'host' ? hostLayout(input) : containerLayout(input);
 }
 
-/** Container paths: the workspace read-only, only output/ and the run's bundle writable. */
+/**
+ * Container paths: the workspace and the run's bundle read-only, only output/ and the bundle's
+ * agent-notes/ writable. The bundle holds the daemon's records of the run (its call logs, the agent's
+ * output as captured, the manifest), which a writable mount would hand to an agent running as the
+ * daemon's uid.
+ */
 export function containerLayout(input: LayoutInput): RunLayout {
   const { config, workspaceDir, runId, bundleDir, adapter } = input;
   const p = path.posix;
@@ -73,10 +78,13 @@ export function containerLayout(input: LayoutInput): RunLayout {
   const hostFilesDir = path.join(bundleDir, RUN_FILES.agentFiles);
   const runDir = p.join(CONTAINER_WORKSPACE, runDirRelative(runId));
   const outputDir = p.join(CONTAINER_WORKSPACE, OUTPUT_DIR);
+  const notesDir = p.join(runDir, RUN_FILES.agentNotes);
+  // Each folder before any mounted inside it.
   const mounts: Mount[] = [
     { source: workspaceDir, target: CONTAINER_WORKSPACE, readOnly: true },
     { source: hostOutput, target: outputDir, readOnly: false },
-    { source: bundleDir, target: runDir, readOnly: false },
+    { source: bundleDir, target: runDir, readOnly: true },
+    { source: path.join(bundleDir, RUN_FILES.agentNotes), target: notesDir, readOnly: false },
     { source: hostFilesDir, target: CONTAINER_AGENT_FILES, readOnly: true },
   ];
   if (existsSync(config.personas_dir))
@@ -87,6 +95,7 @@ export function containerLayout(input: LayoutInput): RunLayout {
     HOME: CONTAINER_HOME,
     TRIAGE_OUTPUT_DIR: outputDir,
     TRIAGE_RUN_DIR: runDir,
+    TRIAGE_NOTES_DIR: notesDir,
   };
   if (config.kubeconfig) {
     mounts.push({ source: config.kubeconfig, target: CONTAINER_KUBECONFIG, readOnly: true });
@@ -143,6 +152,7 @@ export function hostLayout(input: LayoutInput): RunLayout {
     HOME: home,
     TRIAGE_OUTPUT_DIR: hostOutput,
     TRIAGE_RUN_DIR: bundleDir,
+    TRIAGE_NOTES_DIR: path.join(bundleDir, RUN_FILES.agentNotes),
   };
   if (config.kubeconfig) env.KUBECONFIG = config.kubeconfig;
   if (input.pathPrepend?.length)
@@ -193,10 +203,9 @@ export function skillMounts(
 }
 
 /**
- * Makes the folders the agent writes writable by the container user, whose uid differs from the
- * daemon's. output/ is handed to docker.user's uid:gid by a root daemon, else opened to all (0777). The
- * run's bundle stays the daemon's, sticky and world-writable (1777): the agent can add its own files
- * there but cannot replace or delete what the daemon wrote (prompt-sent.md, manifest.json, …).
+ * Makes the folders the agent writes (output/ and the bundle's agent-notes/) writable by the container
+ * user, whose uid may differ from the daemon's: handed to docker.user's uid:gid by a root daemon, else
+ * opened to all (0777). The bundle itself stays the daemon's, readable (0755) and mounted read-only.
  * Never follows a symlink: each folder is created or opened with O_NOFOLLOW and changed through its
  * handle, so a link planted in the workspace cannot hand another folder to the agent. A host-placed
  * agent runs as the daemon's user: nothing to change.
@@ -209,21 +218,23 @@ export async function prepareWritable(
 ): Promise<void> {
   // Every folder from the workspace down is checked: O_NOFOLLOW guards only the last component, so a
   // link at `.triage` or `.triage/runs` must be refused here, not opened through.
+  const notes = path.join(dirs.bundle, RUN_FILES.agentNotes);
   await ensureOwnDir(dirs.output, dirs.workspace);
   await ensureOwnDir(dirs.bundle, dirs.workspace);
+  await ensureOwnDir(notes, dirs.workspace);
   if (placement === 'host') return;
   const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
-  const output = await openDirNoFollow(dirs.output);
-  try {
-    if (getuid?.() === 0 && uid !== undefined) await output.chown(uid, gid ?? uid);
-    else await output.chmod(0o777);
-  } finally {
-    await output.close();
-  }
-  const bundle = await openDirNoFollow(dirs.bundle);
-  try {
-    await bundle.chmod(0o1777);
-  } finally {
-    await bundle.close();
-  }
+  const handTo = async (dir: string, mode: number | 'container user') => {
+    const handle = await openDirNoFollow(dir);
+    try {
+      if (mode !== 'container user') await handle.chmod(mode);
+      else if (getuid?.() === 0 && uid !== undefined) await handle.chown(uid, gid ?? uid);
+      else await handle.chmod(0o777);
+    } finally {
+      await handle.close();
+    }
+  };
+  await handTo(dirs.output, 'container user');
+  await handTo(notes, 'container user');
+  await handTo(dirs.bundle, 0o755);
 }

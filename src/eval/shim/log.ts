@@ -29,9 +29,12 @@ export interface KubectlCallRecord {
   stderrBytes: number;
 }
 
-/** Where calls are recorded: `$TRIAGE_RUN_DIR/kubectl-calls.jsonl`, else next to the shim. */
+/**
+ * Where calls are recorded: `kubectl-calls.jsonl` in $TRIAGE_NOTES_DIR (an agent's, the one folder of
+ * its run it may write), else in $TRIAGE_RUN_DIR (a triage script's), else next to the shim.
+ */
 export function callsFile(env: Record<string, string | undefined>, shimDir: string): string {
-  return path.join(env.TRIAGE_RUN_DIR || shimDir, CALLS_FILE);
+  return path.join(env.TRIAGE_NOTES_DIR || env.TRIAGE_RUN_DIR || shimDir, CALLS_FILE);
 }
 
 /** Appends one record; returns the error text when the file cannot be written. */

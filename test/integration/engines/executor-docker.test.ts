@@ -37,7 +37,7 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
   });
   afterAll(async () => root?.cleanup());
 
-  it("lets the agent write only output/ and new files in its run folder, never the daemon's records", async () => {
+  it("lets the agent write only output/ and its run folder's agent-notes/, never the daemon's records", async () => {
     const workspace = await makeWorkspace(root.dir);
     const runId = `writes-${process.pid}-${Date.now()}`;
     const config = testConfig(root.dir, {
@@ -46,21 +46,31 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
     });
     const { outcome, bundle, stdout } = await runShAgent(config, workspace, runId, [
       'try() { if (eval "$1") 2>/dev/null; then echo "$2=ok"; else echo "$2=denied"; fi; }',
-      'try "echo note > $TRIAGE_RUN_DIR/agent-note.txt" run_new',
+      'try "echo note > $TRIAGE_NOTES_DIR/agent-note.txt" notes_new',
+      'try "echo x > $TRIAGE_RUN_DIR/agent-note.txt" run_new',
       'try "rm -f $TRIAGE_RUN_DIR/prompt-sent.md" run_delete',
       'try "echo x > $TRIAGE_RUN_DIR/prompt-sent.md" run_overwrite',
+      'try "chmod 666 $TRIAGE_RUN_DIR/prompt-sent.md" run_chmod',
+      'try "cat $TRIAGE_RUN_DIR/prompt-sent.md > /dev/null" run_read',
+      // Read-only as a mount, not only by owner and mode: an agent with the daemon's uid is refused too.
+      `awk -v r="$TRIAGE_RUN_DIR" -v n="$TRIAGE_NOTES_DIR" '$2 == r { print "run_mount=" substr($4, 1, 2) } $2 == n { print "notes_mount=" substr($4, 1, 2) }' /proc/self/mounts`,
       'try "echo x > /workspace/incident.json" incident',
       'try "echo x > /workspace/new.txt" workspace_new',
       'try "echo x > $HOME/.claude/probe" home',
     ]);
     expect(outcome, stdout).toMatchObject({ status: 'succeeded', exitCode: 0 });
-    expect(stdout).toContain('run_new=ok');
+    expect(stdout).toContain('notes_new=ok');
+    expect(stdout).toContain('run_new=denied');
     expect(stdout).toContain('run_delete=denied');
     expect(stdout).toContain('run_overwrite=denied');
+    expect(stdout).toContain('run_chmod=denied');
+    expect(stdout).toContain('run_read=ok');
+    expect(stdout).toContain('run_mount=ro');
+    expect(stdout).toContain('notes_mount=rw');
     expect(stdout).toContain('incident=denied');
     expect(stdout).toContain('workspace_new=denied');
     expect(stdout).toContain('home=ok');
-    expect(await readFile(path.join(bundle, 'agent-note.txt'), 'utf8')).toBe('note\n');
+    expect(await readFile(path.join(bundle, 'agent-notes', 'agent-note.txt'), 'utf8')).toBe('note\n');
     expect(await readFile(path.join(bundle, 'prompt-sent.md'), 'utf8')).toContain('<incident>');
     expect(await readFile(path.join(workspace.dir, 'incident.json'), 'utf8')).toBe(workspace.incidentText);
   });

@@ -1,6 +1,6 @@
 // RunOverrides.pathPrepend under the docker engine: the folder is mounted read-only into the agent
 // container and its command is found first on PATH (how the eval's kubectl shim reaches a containerised
-// agent), while the agent can still record into its run folder.
+// agent), while the agent can still record into its run folder's agent-notes/.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +25,7 @@ describe.skipIf(!docker)('pathPrepend on the docker engine', () => {
     await mkdir(shim, { mode: 0o755 });
     await writeFile(
       path.join(shim, 'kubectl'),
-      '#!/bin/sh\necho "stub kubectl $*"\necho "$*" >> "$TRIAGE_RUN_DIR/stub-calls"\n',
+      '#!/bin/sh\necho "stub kubectl $*"\necho "$*" >> "$TRIAGE_NOTES_DIR/stub-calls"\n',
       {
         mode: 0o755,
       },
@@ -54,6 +54,6 @@ describe.skipIf(!docker)('pathPrepend on the docker engine', () => {
     expect(stdout).toContain(`path=${CONTAINER_PATH_PREPEND}/0:`);
     expect(stdout).toContain('stub kubectl get pods -n shop');
     expect(stdout).toContain('shim_write=denied');
-    expect(await readFile(path.join(bundle, 'stub-calls'), 'utf8')).toBe('get pods -n shop\n');
+    expect(await readFile(path.join(bundle, 'agent-notes', 'stub-calls'), 'utf8')).toBe('get pods -n shop\n');
   });
 });

@@ -1,7 +1,8 @@
-// The permission step before a container run (output/ handed to the container user, the bundle made
-// sticky and world-writable) on the real file system: a link planted at output/, at the run's bundle
-// folder or at a folder above it must fail the step with the link named, leaving the victim folder's
-// owner and mode as they were, both as root (chown) and as another user (chmod).
+// The permission step before a container run (output/ and the bundle's agent-notes/ handed to the
+// container user, the bundle left the daemon's and readable) on the real file system: a link planted at
+// output/, agent-notes/, the run's bundle folder or a folder above it must fail the step with the link
+// named, leaving the victim folder's owner and mode as they were, both as root (chown) and as another
+// user (chmod).
 import { chmod, chown, mkdir, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -27,6 +28,7 @@ function layout() {
     bundle: path.join(workspace, '.triage', 'runs', RUN_ID),
   };
 }
+const notesOf = (d: ReturnType<typeof layout>) => path.join(d.bundle, 'agent-notes');
 
 /** A folder owned by root with mode 0750, as a victim elsewhere on the host would be. */
 async function victimFolder(p: string): Promise<string> {
@@ -48,6 +50,7 @@ const plants: {
   touched: (victim: string) => string;
 }[] = [
   { at: 'output', link: (d) => d.output, touched: (v) => v },
+  { at: "the bundle's agent-notes", link: notesOf, touched: (v) => v },
   { at: 'the run bundle folder', link: (d) => d.bundle, touched: (v) => v },
   { at: '.triage/runs', link: (d) => path.dirname(d.bundle), touched: (v) => path.join(v, RUN_ID) },
   {
@@ -62,14 +65,14 @@ describe('prepareWritable with links planted in the workspace', () => {
     ['root (chown)', asRoot],
     ['another user (chmod)', asUser],
   ] as const) {
-    it(`as ${who}, hands output/ to the container user and opens the bundle when the folders are real`, async () => {
+    it(`as ${who}, hands output/ and agent-notes/ to the container user and keeps the bundle the daemon's, readable`, async () => {
       const d = layout();
       await mkdir(d.workspace);
       await prepareWritable(d, 'container', CONTAINER_USER, getuid);
-      expect(await ownerAndMode(d.output)).toEqual(
-        getuid() === 0 ? { uid: 1000, gid: 1000, mode: '755' } : { uid: 0, gid: 0, mode: '777' },
-      );
-      expect((await ownerAndMode(d.bundle)).mode).toBe('1777');
+      const handed = getuid() === 0 ? { uid: 1000, gid: 1000, mode: '755' } : { uid: 0, gid: 0, mode: '777' };
+      expect(await ownerAndMode(d.output)).toEqual(handed);
+      expect(await ownerAndMode(notesOf(d))).toEqual(handed);
+      expect(await ownerAndMode(d.bundle)).toEqual({ uid: 0, gid: 0, mode: '755' });
     });
 
     for (const plant of plants) {

@@ -37,6 +37,44 @@ describe('launch helpers', () => {
     files,
   });
 
+  it("mounts the run's bundle read-only in a container, with only its agent-notes/ (mounted after it) and output/ writable", () => {
+    const workspaceDir = path.join(root.dir, 'ws');
+    const bundleDir = path.join(workspaceDir, '.triage', 'runs', 'r1');
+    const layout = containerLayout({
+      config: testConfig(root.dir),
+      placement: 'container',
+      workspaceDir,
+      runId: 'r1',
+      bundleDir,
+      adapter,
+    });
+    const runDir = '/workspace/.triage/runs/r1';
+    expect(layout.mounts.filter((m) => !m.readOnly)).toEqual([
+      { source: path.join(workspaceDir, 'output'), target: '/workspace/output', readOnly: false },
+      { source: path.join(bundleDir, 'agent-notes'), target: `${runDir}/agent-notes`, readOnly: false },
+    ]);
+    const targets = layout.mounts.map((m) => m.target);
+    expect(layout.mounts[targets.indexOf(runDir)]).toEqual({
+      source: bundleDir,
+      target: runDir,
+      readOnly: true,
+    });
+    expect(targets.indexOf(runDir)).toBeLessThan(targets.indexOf(`${runDir}/agent-notes`));
+    expect(layout.env).toMatchObject({ TRIAGE_RUN_DIR: runDir, TRIAGE_NOTES_DIR: `${runDir}/agent-notes` });
+    const host = hostLayout({
+      config: testConfig(root.dir),
+      placement: 'host',
+      workspaceDir,
+      runId: 'r1',
+      bundleDir,
+      adapter,
+    });
+    expect(host.env).toMatchObject({
+      TRIAGE_RUN_DIR: bundleDir,
+      TRIAGE_NOTES_DIR: path.join(bundleDir, 'agent-notes'),
+    });
+  });
+
   it('lays out each skill in its own folder, read-only, under every skills dir of the adapter, and HOME files at their place', async () => {
     const config = testConfig(root.dir);
     const bundleDir = path.join(root.dir, 'ws', '.triage', 'runs', 'r1');

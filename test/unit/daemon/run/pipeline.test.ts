@@ -104,6 +104,11 @@ describe('run executor', () => {
     expect(mount(`/workspace/.triage/runs/${req.runId}`)).toEqual({
       source: bundle,
       target: `/workspace/.triage/runs/${req.runId}`,
+      readOnly: true,
+    });
+    expect(mount(`/workspace/.triage/runs/${req.runId}/agent-notes`)).toEqual({
+      source: path.join(bundle, 'agent-notes'),
+      target: `/workspace/.triage/runs/${req.runId}/agent-notes`,
       readOnly: false,
     });
     expect(mount('/opt/triage/agent-files')?.readOnly).toBe(true);
@@ -113,7 +118,7 @@ describe('run executor', () => {
         .filter((m) => !m.readOnly)
         .map((m) => m.target)
         .sort(),
-    ).toEqual(['/workspace/output', `/workspace/.triage/runs/${req.runId}`].sort());
+    ).toEqual(['/workspace/output', `/workspace/.triage/runs/${req.runId}/agent-notes`].sort());
     expect(spec.tmpfs).toEqual(expect.arrayContaining(['/home/agent', '/tmp', '/home/agent/.claude']));
     expect(spec.env.HOME).toBe('/home/agent');
     expect(spec.secretEnv).toEqual({ ANTHROPIC_API_KEY: SECRET });
