@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseStateText, type IncidentStore } from '../incident/store.js';
 import { statePath, unsafeStateDir } from '../shared/triage-paths.js';
@@ -20,6 +20,15 @@ import type { QueuedIncident } from './run-slot.js';
 
 // Intake as the daemon runs it: looks at a workspace folder (never two inspections of one folder at
 // once), asks the judge what to do, and applies the answer as an incident event under a brief lease.
+
+/**
+ * A state.json the daemon cannot read as a state (damaged, edited by hand, not a file) once held the
+ * incident's history: the incident may have run. Taking it in as new would run it again, so it is
+ * rejected (its state kept under the root, as for an unsafe folder) until someone restores or removes
+ * the file; the audit trail beside it still tells what happened.
+ */
+const DAMAGED_STATE_REASON =
+  '.triage/state.json is not a state record the daemon wrote (damaged, or edited by hand), so the incident is not taken in again: it may have run already (see .triage/audit.jsonl). Restore the file, or remove it to run the incident as new';
 
 /** A new folder is looked at again after these delays while it has no incident.json (a file renamed in
  * before the watcher watches the folder raises no event). */
@@ -158,6 +167,24 @@ export class Inspector {
     return state?.incidentSha256 !== undefined && sha256 === state.incidentSha256;
   }
 
+  /** The folder's state, or 'damaged' when a file at its place is not one. */
+  private async ownState(dir: string): Promise<{ state: StateFile | undefined } | 'damaged'> {
+    let state: StateFile | undefined;
+    try {
+      state = await this.deps.store.read(dir);
+    } catch (err) {
+      // A folder or a pipe at its place.
+      if ((err as NodeJS.ErrnoException).code === 'EINVAL') return 'damaged';
+      throw err;
+    }
+    if (state) return { state };
+    const present = await lstat(statePath(dir)).then(
+      () => true,
+      () => false,
+    );
+    return present ? 'damaged' : { state: undefined };
+  }
+
   private async inspect(dir: string, cause: Cause): Promise<void> {
     const name = path.basename(dir);
     if (this.deps.isBusy(dir)) {
@@ -174,7 +201,9 @@ export class Inspector {
     }
     const unsafe = (await folderEscapes(this.deps.root, name)) ?? (await unsafeWorkspace(dir));
     if (unsafe) return this.rejectUnsafe(dir, unsafe);
-    const state = await this.deps.store.read(dir);
+    const own = await this.ownState(dir);
+    if (own === 'damaged') return this.rejectUnsafe(dir, DAMAGED_STATE_REASON);
+    const state = own.state;
     const read = this.routed(dir, await readWorkspace(dir, { maxBytes: this.deps.intake.maxBytes }));
     const j = judge({
       cause,

@@ -151,8 +151,8 @@ export function latestRunDir(dir: string, state: StateFile): string | undefined 
 
 /**
  * What status shows of `<root>/<folder>`; undefined when the folder holds no incident state (not taken
- * in yet, or not a folder). A folder that is a symlink, or whose `.triage` is one, shows the state the
- * daemon keeps for it under `<root>/.triage/unsafe/`.
+ * in yet, or not a folder). A folder that is a symlink, or whose `.triage` is one, or whose state.json
+ * is damaged, shows the state the daemon keeps for it under `<root>/.triage/unsafe/`.
  */
 export async function readIncidentFacts(root: string, folder: string): Promise<IncidentFacts | undefined> {
   if (folderNameProblem(folder)) return undefined;
@@ -161,7 +161,8 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
   if (own.kind === 'refused') return readUnsafe(root, folder, dir);
   if (own.kind === 'missing') return undefined;
   const state = parseStateText(own.text);
-  if (!state) return undefined;
+  // Damaged: the daemon rejects the incident and keeps that state under the root (see the inspector).
+  if (!state) return readUnsafe(root, folder, dir);
   const incident = await lstat(path.join(dir, INCIDENT_FILE)).catch(() => undefined);
   const facts: IncidentFacts = {
     folder,

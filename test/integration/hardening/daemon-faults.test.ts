@@ -1,6 +1,6 @@
 // Faults around the daemon rather than inside a run: a folder name too long to reuse as a file name, a
-// workspaces root deleted under the running daemon, a workspace deleted mid-run, and a daemon killed
-// mid-run whose run the next one adopts.
+// damaged state.json, a workspaces root deleted under the running daemon, a workspace deleted mid-run,
+// and a daemon killed mid-run whose run the next one adopts.
 import {
   chmod,
   copyFile,
@@ -22,6 +22,7 @@ import { configSchema } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../../src/daemon/types.js';
 import { unsafeStateDir } from '../../../src/shared/triage-paths.js';
+import { readIncidentFacts } from '../../../src/status/read.js';
 import { createLogger, silentLogger } from '../../../src/log/logger.js';
 import { dropIncident, startCliDaemon, until, type CliDaemon } from '../../support/cli-daemon.js';
 import { createMemoryExecutor } from '../../support/fake-executor.js';
@@ -121,6 +122,27 @@ describe('daemon faults', () => {
     await rename(path.join(ws, 'incident.json.tmp'), path.join(ws, 'incident.json'));
     await waitForState(ws, ['succeeded']);
     expect(executor.calls.map((c) => c.incidentId)).toEqual(['hard-linked']);
+  });
+
+  it('never runs a finished incident again when its state.json is damaged: rejected under the root, shown so, run again only once the file is removed', async () => {
+    const ws = path.join(root, 'damaged');
+    const executor = createMemoryExecutor({ durationMs: 5 });
+    const daemon = await startDaemon(executor);
+    await dropByRename(root, 'damaged', incidentJson({ incidentId: 'damaged-state' }));
+    await waitForState(ws, ['succeeded']);
+    await writeFile(path.join(ws, '.triage', 'state.json'), '{"incidentId": "damaged-state", "sta');
+    const facts = await waitFor('the damaged state to be reported', async () => {
+      const f = await readIncidentFacts(root, 'damaged');
+      return f?.state.state === 'rejected' ? f : undefined;
+    });
+    expect(facts.unsafe).toBe(true);
+    expect(facts.state.reason).toContain('.triage/state.json is not a state record the daemon wrote');
+    await afterScans(daemon, 3);
+    expect(executor.calls).toHaveLength(1);
+
+    await rm(path.join(ws, '.triage', 'state.json'));
+    await waitFor('the incident to run again', async () => executor.calls.length === 2 || undefined);
+    await waitForState(ws, ['succeeded']);
   });
 
   it('never re-creates a deleted workspaces root, and watches it again once it is back', async () => {

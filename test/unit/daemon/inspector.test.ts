@@ -63,6 +63,14 @@ function inspector(over: Partial<InspectorDeps> = {}): Inspector {
   });
 }
 
+/** The state the inspector keeps under the root for an unsafe folder. */
+async function unsafeState(name: string): Promise<{ state: string; reason: string }> {
+  return JSON.parse(await readFile(unsafeStatePath(root.root, name), 'utf8')) as {
+    state: string;
+    reason: string;
+  };
+}
+
 async function drop(name: string, overrides: Record<string, unknown> = {}): Promise<string> {
   const dir = path.join(root.root, name);
   await mkdir(dir, { recursive: true });
@@ -213,11 +221,40 @@ describe('Inspector', () => {
     await symlink(elsewhere, path.join(dir, '.triage'));
     await inspector().consider(dir, 'add');
     expect(queued).toEqual([]);
-    const unsafe = JSON.parse(await readFile(unsafeStatePath(root.root, 'inc-1'), 'utf8')) as {
-      state: string;
-      reason: string;
-    };
+    const unsafe = await unsafeState('inc-1');
     expect(unsafe.state).toBe('rejected');
     expect(unsafe.reason).toContain('.triage is a symbolic link; the daemon never writes through links');
   });
+
+  const damagedStates: [string, (file: string) => Promise<void>][] = [
+    ['text that is not JSON', (f) => writeFile(f, '{"incidentId": "inc-1", "state": "succ')],
+    ['JSON that is not a state', (f) => writeFile(f, '{"state": "succeeded"}')],
+    ['an empty file', (f) => writeFile(f, '')],
+    ['a folder', (f) => mkdir(f)],
+  ];
+  for (const [what, damage] of damagedStates) {
+    it(`never runs an incident again whose state.json is ${what}: rejected, kept under the root, until the file is removed`, async () => {
+      const dir = await drop('inc-1');
+      const i = inspector();
+      await i.consider(dir, 'add');
+      expect(queued).toHaveLength(1);
+      // The run ended; then its state.json is damaged.
+      queued.length = 0;
+      busy.clear();
+      const file = path.join(dir, '.triage', 'state.json');
+      await rm(file);
+      await damage(file);
+
+      await i.consider(dir, 'rescan');
+      expect(queued).toEqual([]);
+      const unsafe = await unsafeState('inc-1');
+      expect(unsafe.state).toBe('rejected');
+      expect(unsafe.reason).toContain('.triage/state.json is not a state record the daemon wrote');
+      expect(unsafe.reason).toContain('remove it to run the incident as new');
+
+      await rm(file, { recursive: true });
+      await i.consider(dir, 'rescan');
+      expect(queued.map((q) => q.workspace.name)).toEqual(['inc-1']);
+    });
+  }
 });
