@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseStateText, type IncidentStore } from '../incident/store.js';
-import { statePath, unsafeStateDir } from '../shared/triage-paths.js';
+import { AUDIT_FILE, STATE_FILE, TRIAGE_DIR, statePath, unsafeStateDir } from '../shared/triage-paths.js';
 import { IllegalTransitionError, type IncidentEvent } from '../incident/machine.js';
 import { acceptsChange, isFinal, isFirstJudgement, isRejected, mayRun } from '../incident/queries.js';
 import type { StateFile } from '../incident/types.js';
@@ -27,8 +27,7 @@ import type { QueuedIncident } from './run-slot.js';
  * rejected (its state kept under the root, as for an unsafe folder) until someone restores or removes
  * the file; the audit trail beside it still tells what happened.
  */
-const DAMAGED_STATE_REASON =
-  '.triage/state.json is not a state record the daemon wrote (damaged, or edited by hand), so the incident is not taken in again: it may have run already (see .triage/audit.jsonl). Restore the file, or remove it to run the incident as new';
+const DAMAGED_STATE_REASON = `${TRIAGE_DIR}/${STATE_FILE} is not a state record the daemon wrote (damaged, or edited by hand), so the incident is not taken in again: it may have run already (see ${TRIAGE_DIR}/${AUDIT_FILE}). Restore the file, or remove it to run the incident as new`;
 
 /** A new folder is looked at again after these delays while it has no incident.json (a file renamed in
  * before the watcher watches the folder raises no event). */

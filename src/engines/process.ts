@@ -1,9 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { lstat, mkdir, open, readFile, rm, symlink, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { unlinkQuietly, writeFileAtomic } from '../util/fs.js';
 import { errorMessage } from '../util/errors.js';
 import { Spawner, type Spawned } from '../util/spawner.js';
 import { isSameProcessAlive, processStartTime, resolveCommand } from '../util/process.js';
@@ -274,7 +274,8 @@ async function spawnWrapped(spawner: Spawner, spec: RunSpec, env: Record<string,
     );
   }
   await mkdir(spec.stateDir, { recursive: true });
-  await Promise.all([EXIT_FILE, PID_FILE].map((f) => rm(path.join(spec.stateDir, f), { force: true })));
+  // Plain files the engine wrote: one unlink each (rm's lstat first and thread-pool hops cost more).
+  for (const f of [EXIT_FILE, PID_FILE]) unlinkQuietly(path.join(spec.stateDir, f));
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
   const out = await open(path.join(spec.stateDir, RAW_STDOUT), flags, 0o600);
   const err = await open(path.join(spec.stateDir, RAW_STDERR), flags, 0o600);
@@ -434,11 +435,7 @@ class ProcessEngine implements Engine {
     if (run.child || isSameProcessAlive(run.pid, run.record.startTime))
       await signalTree(run.pid, 'SIGKILL', run.record.runId);
     await Promise.all(run.tails.map((t) => t.finish()));
-    await Promise.all(
-      [PID_FILE, EXIT_FILE, RAW_STDOUT, RAW_STDERR].map((f) =>
-        rm(path.join(run.stateDir, f), { force: true }),
-      ),
-    );
+    for (const f of [PID_FILE, EXIT_FILE, RAW_STDOUT, RAW_STDERR]) unlinkQuietly(path.join(run.stateDir, f));
   }
 
   async find(runId: string, stateDir: string): Promise<RunInfo | undefined> {

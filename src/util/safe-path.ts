@@ -150,19 +150,26 @@ export async function readOwnFile(file: string, maxBytes: number): Promise<Bound
   }
 }
 
-/** Reads from `fd` until end of file or `limit` bytes, whichever comes first. */
-export function readUpTo(fd: number, limit: number, sizeHint = 0): Buffer {
+/**
+ * Reads a regular file's `fd` until end of file or `limit` bytes, whichever comes first. `sizeHint` is
+ * the size fstat gave: the first read asks for one byte more, and a read that comes back short is the
+ * end of the file (a regular file's reads are short only there), so a file that did not grow is read
+ * in one call, with no second buffer and read to find the end.
+ */
+export function readUpTo(fd: number, limit: number, sizeHint?: number): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   while (total < limit) {
     // The expected size (plus one byte, to see the end) first; 64 KiB at a time past it.
-    const want = total === 0 && sizeHint > 0 ? sizeHint + 1 : 64 * 1024;
+    const want = total === 0 && sizeHint !== undefined ? sizeHint + 1 : 64 * 1024;
     const chunk = Buffer.allocUnsafe(Math.min(limit - total, want));
     const n = readSync(fd, chunk, 0, chunk.length, null);
     if (n === 0) break;
     chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
     total += n;
+    if (n < chunk.length) break;
   }
+  if (chunks.length === 0) return Buffer.alloc(0);
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
 }
 
