@@ -168,20 +168,26 @@ export class Inspector {
 
   /** The folder's state, or 'damaged' when a file at its place is not one. */
   private async ownState(dir: string): Promise<{ state: StateFile | undefined } | 'damaged'> {
-    let state: StateFile | undefined;
-    try {
-      state = await this.deps.store.read(dir);
-    } catch (err) {
-      // A folder or a pipe at its place.
-      if ((err as NodeJS.ErrnoException).code === 'EINVAL') return 'damaged';
-      throw err;
-    }
-    if (state) return { state };
+    const read = async (): Promise<{ state: StateFile | undefined } | 'damaged'> => {
+      try {
+        return { state: await this.deps.store.read(dir) };
+      } catch (err) {
+        // A folder or a pipe at its place.
+        if ((err as NodeJS.ErrnoException).code === 'EINVAL') return 'damaged';
+        throw err;
+      }
+    };
+    const first = await read();
+    if (first === 'damaged' || first.state) return first;
     const present = await lstat(statePath(dir)).then(
       () => true,
       () => false,
     );
-    return present ? 'damaged' : { state: undefined };
+    if (!present) return first;
+    // Written since the read (another daemon on the root claiming it: state files appear whole, by
+    // rename), or damaged: a second read tells which.
+    const again = await read();
+    return again === 'damaged' || again.state ? again : 'damaged';
   }
 
   private async inspect(dir: string, cause: Cause): Promise<void> {

@@ -226,6 +226,25 @@ describe('Inspector', () => {
     expect(unsafe.reason).toContain('.triage is a symbolic link; the daemon never writes through links');
   });
 
+  it('does not take a state.json written whole between its read and its check (another daemon taking the folder in) for a damaged one', async () => {
+    const dir = await drop('inc-1');
+    // The other daemon's claim lands right after this daemon found no state.
+    const other = new IncidentStore({ audit: new AuditLog(), log: silentLogger(), policy });
+    const read = store.read.bind(store);
+    let first = true;
+    store.read = async (d: string) => {
+      const state = await read(d);
+      if (first) {
+        first = false;
+        await other.apply(d, { type: 'Validated', incidentId: 'inc-1', sha256: 'claimed-elsewhere' });
+      }
+      return state;
+    };
+    await inspector().consider(dir, 'add');
+    expect(await readFile(unsafeStatePath(root.root, 'inc-1'), 'utf8').catch(() => 'none')).toBe('none');
+    expect((await readState(dir))?.state).not.toBe('rejected');
+  });
+
   const damagedStates: [string, (file: string) => Promise<void>][] = [
     ['text that is not JSON', (f) => writeFile(f, '{"incidentId": "inc-1", "state": "succ')],
     ['JSON that is not a state', (f) => writeFile(f, '{"state": "succeeded"}')],
