@@ -1,4 +1,4 @@
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseStateText, type IncidentStore } from '../incident/store.js';
 import { AUDIT_FILE, STATE_FILE, TRIAGE_DIR, statePath, unsafeStateDir } from '../shared/triage-paths.js';
@@ -166,30 +166,6 @@ export class Inspector {
     return state?.incidentSha256 !== undefined && sha256 === state.incidentSha256;
   }
 
-  /** The folder's state, or 'damaged' when a file at its place is not one. */
-  private async ownState(dir: string): Promise<{ state: StateFile | undefined } | 'damaged'> {
-    const read = async (): Promise<{ state: StateFile | undefined } | 'damaged'> => {
-      try {
-        return { state: await this.deps.store.read(dir) };
-      } catch (err) {
-        // A folder or a pipe at its place.
-        if ((err as NodeJS.ErrnoException).code === 'EINVAL') return 'damaged';
-        throw err;
-      }
-    };
-    const first = await read();
-    if (first === 'damaged' || first.state) return first;
-    const present = await lstat(statePath(dir)).then(
-      () => true,
-      () => false,
-    );
-    if (!present) return first;
-    // Written since the read (another daemon on the root claiming it: state files appear whole, by
-    // rename), or damaged: a second read tells which.
-    const again = await read();
-    return again === 'damaged' || again.state ? again : 'damaged';
-  }
-
   private async inspect(dir: string, cause: Cause): Promise<void> {
     const name = path.basename(dir);
     if (this.deps.isBusy(dir)) {
@@ -206,7 +182,7 @@ export class Inspector {
     }
     const unsafe = (await folderEscapes(this.deps.root, name)) ?? (await unsafeWorkspace(dir));
     if (unsafe) return this.rejectUnsafe(dir, unsafe);
-    const own = await this.ownState(dir);
+    const own = await this.deps.store.readChecked(dir);
     if (own === 'damaged') return this.rejectUnsafe(dir, DAMAGED_STATE_REASON);
     const state = own.state;
     const read = this.routed(dir, await readWorkspace(dir, { maxBytes: this.deps.intake.maxBytes }));

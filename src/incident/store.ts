@@ -60,6 +60,25 @@ export function parseStateText(text: string): StateFile | undefined {
   return parsed as StateFile;
 }
 
+/**
+ * A workspace's state as intake judges it: its record, no record (absent), or 'damaged' when something
+ * at its place is not a state (not JSON, not a state, a folder or a pipe, a link loop). One read
+ * decides: a state file appears whole, by rename, so one written meanwhile is read whole or not at all.
+ */
+export function readStateChecked(workspaceDir: string): { state: StateFile | undefined } | 'damaged' {
+  let text: string;
+  try {
+    text = readRegularFileSync(statePath(workspaceDir)).toString('utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { state: undefined };
+    if (code === 'ELOOP' || code === 'EINVAL') return 'damaged';
+    throw err;
+  }
+  const state = parseStateText(text);
+  return state ? { state } : 'damaged';
+}
+
 export const readState = (workspaceDir: string): Promise<StateFile | undefined> =>
   readStateFile(statePath(workspaceDir));
 
@@ -138,6 +157,11 @@ export class IncidentStore {
 
   read(dir: string): Promise<StateFile | undefined> {
     return readState(dir);
+  }
+
+  /** The state, or 'damaged' when a file at its place is not one (see readStateChecked). */
+  readChecked(dir: string): Promise<{ state: StateFile | undefined } | 'damaged'> {
+    return Promise.resolve(readStateChecked(dir));
   }
 
   /** The transition `event` would make from the current record, without writing it. */

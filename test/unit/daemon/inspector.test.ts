@@ -35,6 +35,11 @@ beforeEach(async () => {
     reads += 1;
     return read(dir);
   };
+  const readChecked = store.readChecked.bind(store);
+  store.readChecked = (dir: string) => {
+    reads += 1;
+    return readChecked(dir);
+  };
 });
 afterEach(async () => root.cleanup());
 
@@ -230,9 +235,9 @@ describe('Inspector', () => {
     const dir = await drop('inc-1');
     // The other daemon's claim lands right after this daemon found no state.
     const other = new IncidentStore({ audit: new AuditLog(), log: silentLogger(), policy });
-    const read = store.read.bind(store);
+    const read = store.readChecked.bind(store);
     let first = true;
-    store.read = async (d: string) => {
+    store.readChecked = async (d: string) => {
       const state = await read(d);
       if (first) {
         first = false;
