@@ -1,6 +1,7 @@
 // Incident-to-agent-start latency: the run pipeline (bundle, context, adapter invocation, hardened
 // container through the docker engine) against a bare `podman run` (or `docker run`) of the same
-// image, measured in the same run, interleaved. "Agent start" = the fake agent's first stderr line.
+// image, measured in the same run: each round runs the three paths in a rotating order, with a pause
+// before each start (BENCH_SETTLE_MS, default 1000). "Agent start" = the fake agent's first stderr line.
 //
 //   npx tsx bench/launch.ts            BENCH_N=20 npx tsx bench/launch.ts     BENCH_CLI=docker …
 import { spawn, spawnSync } from 'node:child_process';
@@ -21,6 +22,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const IMAGE = process.env.BENCH_IMAGE ?? 'triage-runner-test-agent:latest';
 const N = Number(process.env.BENCH_N ?? 10);
 const START_TIMEOUT_MS = 60_000;
+/** Pause before each measured start, for the engine to finish the last one's clean-up (BENCH_SETTLE_MS). */
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 1000);
 const STARTED = 'fake-agent: started';
 
 function engineCli(): string {
@@ -145,8 +148,8 @@ async function main(): Promise<void> {
     const pipeline: number[] = [];
     const engineOnly: number[] = [];
     const bare: number[] = [];
-    for (let i = 0; i < N + 1; i++) {
-      // Pipeline: from the incident (already validated) to the agent's first line.
+    /** Pipeline: from the incident (already validated) to the agent's first line. */
+    const measurePipeline = async (i: number): Promise<number> => {
       const dir = path.join(work, 'incidents', `inc-${i}`);
       await mkdir(dir, { recursive: true });
       await writeFile(
@@ -173,9 +176,10 @@ async function main(): Promise<void> {
       });
       if (outcome.status !== 'succeeded' || startedAt < t0)
         throw new Error(`bench run ${i} ${outcome.status}: ${outcome.reason ?? ''}`);
-      const p = startedAt - t0;
-
-      // Engine alone: the same hardened container, no context preparation.
+      return startedAt - t0;
+    };
+    /** Engine alone: the same hardened container, no context preparation. */
+    const measureEngine = async (i: number): Promise<number> => {
       const e0 = performance.now();
       let eStarted = 0;
       const h = await timingEngine(docker, () => (eStarted = performance.now())).start({
@@ -197,14 +201,25 @@ async function main(): Promise<void> {
       });
       await docker.wait(h, START_TIMEOUT_MS);
       await docker.remove(h);
-      const e = eStarted - e0;
-
-      const b = await bareRun(cli);
-      // The first round warms caches (image layers, tokenizer) and is not counted.
-      if (i === 0) continue;
-      pipeline.push(p);
-      engineOnly.push(e);
-      bare.push(b);
+      return eStarted - e0;
+    };
+    // Each path runs once per round, in an order that rotates, after a pause: the engine's own work
+    // after a container ends (Podman's conmon runs `podman container cleanup`, a whole podman process,
+    // once the container has exited; `run --rm` removes it) otherwise lands in whatever path comes
+    // next. In a fixed order the pipeline always came right after the bare `run --rm` and paid for it.
+    const paths: ((i: number) => Promise<void>)[] = [
+      async (i) => void pipeline.push(await measurePipeline(i)),
+      async (i) => void engineOnly.push(await measureEngine(i)),
+      async () => void bare.push(await bareRun(cli)),
+    ];
+    // The first round warms caches (image layers, tokenizer) and is not counted.
+    for (const measure of paths) await measure(0);
+    pipeline.length = engineOnly.length = bare.length = 0;
+    for (let i = 1; i <= N; i++) {
+      for (let k = 0; k < paths.length; k++) {
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
+        await (paths[(i + k) % paths.length] as (i: number) => Promise<void>)(i);
+      }
     }
     const base50 = pct(bare, 50);
     const base95 = pct(bare, 95);
@@ -218,8 +233,8 @@ async function main(): Promise<void> {
     console.log(row(`bare \`${cli} run --rm -i\` (baseline)`, bare));
     console.log(row('docker engine only (hardened create+attach+start)', engineOnly));
     console.log(row('run pipeline (bundle, context, invocation, docker engine)', pipeline));
-    // Each round's pipeline less the engine alone run right after it: what the daemon adds, with
-    // less of the engine's drift between rounds in it than the p50s' difference.
+    // Each round's pipeline less the engine alone in the same round: what the daemon adds, with less of
+    // the engine's drift between rounds in it than the p50s' difference.
     const added = pipeline.map((p, i) => p - (engineOnly[i] as number));
     console.log(
       `| pipeline − engine alone, same round (what the daemon adds) | ${added.length} | ${pct(added, 50).toFixed(0)} | ${pct(added, 95).toFixed(0)} | | |`,
