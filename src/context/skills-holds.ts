@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { randomHex } from '../util/random.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { isSameProcessAlive } from '../util/process.js';
@@ -28,7 +28,7 @@ export class SkillsHolds {
   /** Records on disk that this process holds `commit`, so a collector in any process keeps it. */
   async write(name: string, commit: string): Promise<string | undefined> {
     const dir = this.dir(name, commit);
-    const file = path.join(dir, `${this.who.pid}.${randomBytes(4).toString('hex')}.${this.who.host}`);
+    const file = path.join(dir, `${this.who.pid}.${randomHex(4)}.${this.who.host}`);
     try {
       await mkdir(dir, { recursive: true });
       await writeFile(file, '');

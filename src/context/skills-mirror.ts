@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { randomHex } from '../util/random.js';
 import { fsyncDir } from '../util/fs.js';
 import { git } from './git.js';
 
@@ -16,7 +16,7 @@ export async function mirror(repo: string, url: string, timeoutMs: number): Prom
   const opts = { timeoutMs };
   if (!(await isDir(repo))) {
     await mkdir(path.dirname(repo), { recursive: true });
-    const tmp = `${repo}.tmp-${randomBytes(4).toString('hex')}`;
+    const tmp = `${repo}.tmp-${randomHex(4)}`;
     try {
       await git(['clone', '--bare', '--quiet', '--', url, tmp], opts);
       // Another process may have finished its clone first: theirs is complete, use it.
@@ -66,7 +66,7 @@ export async function resolveRef(repo: string, ref: string, timeoutMs: number): 
 export async function checkout(repo: string, commit: string, dir: string, timeoutMs: number): Promise<void> {
   const parent = path.dirname(dir);
   await mkdir(parent, { recursive: true });
-  const tmp = path.join(parent, `.tmp-${randomBytes(6).toString('hex')}`);
+  const tmp = path.join(parent, `.tmp-${randomHex(6)}`);
   const index = `${tmp}.index`;
   const opts = { timeoutMs, env: { GIT_INDEX_FILE: index } };
   try {
@@ -91,7 +91,7 @@ export async function swapLink(root: string, name: string, dir: string): Promise
   if (existing && !existing.isSymbolicLink()) {
     throw new Error(`${link} exists and is not the cache's symlink; move it away so the cache can manage it`);
   }
-  const tmp = path.join(root, `.${name}.link-${randomBytes(4).toString('hex')}`);
+  const tmp = path.join(root, `.${name}.link-${randomHex(4)}`);
   await symlink(path.relative(root, dir), tmp);
   try {
     await rename(tmp, link);

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { randomHex } from '../util/random.js';
 import { dedupDir } from '../shared/triage-paths.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 
@@ -131,7 +132,7 @@ export class DedupStore {
    * reads a key file that exists but is still empty.
    */
   private async create(file: string, entry: string): Promise<boolean> {
-    const own = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.new`;
+    const own = `${file}.${process.pid}.${randomHex(6)}.new`;
     const handle = await open(
       own,
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,

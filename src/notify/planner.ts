@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { randomHex } from '../util/random.js';
 import type { NotifySinkConfig } from '../config/schema.js';
 import type { Redactor } from '../log/redact.js';
 import { compactStamp } from '../util/time.js';
@@ -58,7 +59,7 @@ export class UnknownSinkError extends Error {
 export function keySuffix(trigger: Trigger, now: number): string {
   if (trigger === 'finished') return '';
   if (trigger === 'resolved' || trigger === 'running') return `.${trigger}`;
-  return `.${trigger}-${compactStamp(now)}-${randomBytes(3).toString('hex')}`;
+  return `.${trigger}-${compactStamp(now)}-${randomHex(3)}`;
 }
 
 /** The configured sinks, or the named ones (unknown names throw). */

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, lstat, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { randomHex } from '../util/random.js';
 import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../util/fs.js';
 import { UnsafePathError, assertNoSymlinkBelow, ensureOwnDir } from '../util/safe-path.js';
 
@@ -87,7 +87,7 @@ function wholeChars(bytes: Buffer, truncated: boolean): string {
 /** Writes `dir/name` only if it does not exist yet (temp file, fsync, hard link); false when it exists. */
 export async function createExclusive(dir: string, name: string, data: string): Promise<boolean> {
   const file = path.join(dir, name);
-  const tmp = path.join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
+  const tmp = path.join(dir, `.${name}.${process.pid}.${randomHex(4)}.new`);
   await writeFileAtomic(tmp, data);
   try {
     await link(tmp, file);

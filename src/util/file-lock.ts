@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -13,6 +12,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { randomHex } from './random.js';
 import { waitFor } from './backoff.js';
 import { fsyncFd, readRegularFileSync, unlinkQuietly } from './fs.js';
 import { isSameProcessAlive, processStartTime } from './process.js';
@@ -134,7 +134,7 @@ function holderOf(options: LockOptions): LockHolder {
   const ownPid = pid ?? process.pid;
   return {
     ...extra,
-    holder: holder ?? `${host ?? hostname()}:${ownPid}:${randomBytes(6).toString('hex')}`,
+    holder: holder ?? `${host ?? hostname()}:${ownPid}:${randomHex(6)}`,
     pid: ownPid,
     host: host ?? hostname(),
     startTime: startTimeOf(ownPid),
@@ -187,7 +187,7 @@ export async function tryLock(file: string, options: LockOptions): Promise<TryLo
     const again = statOrAbsent(file);
     if (!again || again.ino !== seen.ino || again.mtimeMs !== seen.mtimeMs)
       return { acquired: false, holder: await readHolder(file), ageMs };
-    const aside = `${file}.stale.${randomBytes(6).toString('hex')}`;
+    const aside = `${file}.stale.${randomHex(6)}`;
     try {
       renameSync(file, aside);
     } catch (err) {
@@ -260,7 +260,7 @@ async function takeToken(token: string, info: LockHolder, nowMs: number, staleMs
   if (await createExclusive(token, info, false)) return true;
   const seen = statOrAbsent(token);
   if (seen && nowMs - seen.mtimeMs > staleMs) {
-    const aside = `${token}.stale.${randomBytes(6).toString('hex')}`;
+    const aside = `${token}.stale.${randomHex(6)}`;
     let moved: Stats | undefined;
     try {
       renameSync(token, aside);

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
@@ -15,6 +14,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { randomHex } from './random.js';
 
 // The daemon's hot file writes. Opens, writes into the page cache, renames and closes are made
 // synchronously: on a local disk each takes a few microseconds, while the same call through
@@ -60,7 +60,7 @@ export async function writeFileAtomic(
   // Without createDir, a folder removed meanwhile (a deleted workspace) fails the write with ENOENT
   // instead of being made again.
   if (createDir) mkdirSync(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomHex(4)}.tmp`);
   await writeNewFileSynced(tmp, data, mode);
   try {
     renameSync(tmp, file);

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { closeSync, lstatSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { randomHex } from '../../util/random.js';
 import {
   fsyncDir,
   readRegularFileSync,
@@ -183,7 +184,7 @@ async function replaceFile(
   name: string,
   data: string | readonly Uint8Array[],
 ): Promise<boolean> {
-  const tmp = path.join(dir, `.${name}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = path.join(dir, `.${name}.${randomHex(4)}.tmp`);
   try {
     await writeNewFileSynced(tmp, data);
   } catch (err) {
@@ -211,7 +212,7 @@ export async function createWorkspace(
   files: Readonly<Record<string, string>>,
 ): Promise<string> {
   const dest = path.join(paths.root, name);
-  const tmp = path.join(paths.tmp, `${name}.${randomBytes(4).toString('hex')}`);
+  const tmp = path.join(paths.tmp, `${name}.${randomHex(4)}`);
   mkdirSync(tmp, { recursive: true });
   try {
     await Promise.all(

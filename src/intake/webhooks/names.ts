@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../../util/random.js';
 
 // Workspace folder names derived from untrusted alert text: one path segment under the root, no
 // control characters, nothing the watcher ignores (a leading dot or #, a temp-file suffix), bounded
@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 const READABLE_MAX = 80;
 
 /** `20261122T010203Z-KubePodCrashLooping-shop-web-3f9a1c2b`: readable parts, then a unique suffix. */
-export function folderName(parts: readonly string[], unique = randomBytes(4).toString('hex')): string {
+export function folderName(parts: readonly string[], unique = randomHex(4)): string {
   const readable = parts
     .map((p) =>
       p
