@@ -83,5 +83,12 @@ export const sinkHistoryPath = (root: string): string => path.join(triageDir(roo
  * Run ids as the daemon makes them. A run id read from a file (an audit line, a state file) that does
  * not look like one is never joined into a path: `../..` would name a folder outside the runs.
  */
-export const isRunId = (value: unknown): value is string =>
-  typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(value);
+export const isRunId = (value: unknown): value is string => isPlainName(value, 128);
+
+/**
+ * A name the daemon made and may join into a path: letters, digits, `.`, `_` and `-`, starting with a
+ * letter or digit, at most `maxLength` characters. So never `..`, a separator or a hidden file.
+ */
+export function isPlainName(value: unknown, maxLength: number): value is string {
+  return typeof value === 'string' && value.length <= maxLength && /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(value);
+}

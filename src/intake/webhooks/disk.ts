@@ -10,7 +10,7 @@ import {
   writeFileAtomic,
   writeNewFileSynced,
 } from '../../util/fs.js';
-import { intakeDir } from '../../shared/triage-paths.js';
+import { intakeDir, isPlainName } from '../../shared/triage-paths.js';
 import { readOwnFileBelow } from '../../util/safe-path.js';
 import { ALERTS_FILE, alertsDocChunks, type AlertsDoc } from './alerts-file.js';
 
@@ -57,9 +57,7 @@ export interface KeyRecord {
  * Names of the workspaces intake makes (names.ts: letters, digits, `.`, `_`, `-`, not starting with a
  * dot). A record naming anything else (an edit, a damaged file) is not used as a path under the root.
  */
-const OWN_FOLDER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-
-const isOwnFolder = (name: unknown): name is string => typeof name === 'string' && OWN_FOLDER.test(name);
+const isOwnFolder = (name: unknown): name is string => isPlainName(name, 200);
 
 /**
  * Reads a key file; undefined when absent or unreadable (a torn write counts as absent), or when it

@@ -6,6 +6,8 @@ import {
   dedupDir,
   feedbackPath,
   intakeDir,
+  isPlainName,
+  isRunId,
   leasePath,
   outboxDir,
   replayDir,
@@ -64,5 +66,27 @@ describe('the .triage/ layout', () => {
       });
     }
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('names joined into paths (isPlainName, isRunId)', () => {
+  it.each(['20261127T140000Z-a1b2c3', 'pod-crash_1.2', 'a', 'A9'])('accepts %j', (name) => {
+    expect(isPlainName(name, 200)).toBe(true);
+    expect(isRunId(name)).toBe(true);
+  });
+
+  it.each(['', '..', '.hidden', '-flag', '_x', 'a/b', 'a\\b', 'a b', 'ä', 'a\nb', 42, null, undefined])(
+    'refuses %j',
+    (name) => {
+      expect(isPlainName(name, 200)).toBe(false);
+      expect(isRunId(name)).toBe(false);
+    },
+  );
+
+  it('holds each caller to its own length: 128 for a run id, as asked otherwise', () => {
+    expect(isRunId('r'.repeat(128))).toBe(true);
+    expect(isRunId('r'.repeat(129))).toBe(false);
+    expect(isPlainName('w'.repeat(200), 200)).toBe(true);
+    expect(isPlainName('w'.repeat(201), 200)).toBe(false);
   });
 });
