@@ -204,9 +204,9 @@ async function main(): Promise<void> {
       return eStarted - e0;
     };
     // Each path runs once per round, in an order that rotates, after a pause: the engine's own work
-    // after a container ends (Podman's conmon runs `podman container cleanup`, a whole podman process,
-    // once the container has exited; `run --rm` removes it) otherwise lands in whatever path comes
-    // next. In a fixed order the pipeline always came right after the bare `run --rm` and paid for it.
+    // after a container ends (with Podman, the exit command conmon runs and the removal) otherwise
+    // lands in whatever path comes next. In a fixed order the pipeline always came right after the
+    // bare `run --rm` and paid for it (docs/performance.md, "Launch measured fairly").
     const paths: ((i: number) => Promise<void>)[] = [
       async (i) => void pipeline.push(await measurePipeline(i)),
       async (i) => void engineOnly.push(await measureEngine(i)),
