@@ -21,6 +21,8 @@ export interface RunFacts {
   error?: string;
   /** The evidence check's verdict. */
   evidence?: 'grounded' | 'partial' | 'ungrounded';
+  /** How the agent's cluster calls were guarded (result.json `kubectl.guard`). */
+  kubectlGuard?: 'broker' | 'off' | 'unavailable';
 }
 
 export interface RunArtifacts {
@@ -50,6 +52,8 @@ function pickResult(raw: Record<string, unknown>): RunFacts {
   if (typeof raw.error === 'string') out.error = raw.error;
   const verdict = (raw.evidence as { verdict?: unknown } | undefined)?.verdict;
   if (verdict === 'grounded' || verdict === 'partial' || verdict === 'ungrounded') out.evidence = verdict;
+  const guard = (raw.kubectl as { guard?: unknown } | undefined)?.guard;
+  if (guard === 'broker' || guard === 'off' || guard === 'unavailable') out.kubectlGuard = guard;
   return out;
 }
 

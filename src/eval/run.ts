@@ -99,6 +99,9 @@ async function runCell(
     ...base,
     status: facts?.status ?? 'error',
     ...(facts?.evidence ? { evidence: facts.evidence } : {}),
+    ...(facts?.kubectlGuard
+      ? { kubectlRecord: facts.kubectlGuard === 'broker' ? ('daemon' as const) : ('agent-writable' as const) }
+      : {}),
     metrics: {
       ...(facts?.durationMs !== undefined ? { durationMs: facts.durationMs } : {}),
       ...(facts?.tokens ? { tokens: facts.tokens } : {}),

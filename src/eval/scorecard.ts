@@ -224,6 +224,17 @@ export function renderScorecardMarkdown(s: Scorecard): string {
         ]
       : []),
     ...(s.complete ? [] : ['', 'Some cells did not run (status error); see their score.json.']),
+    ...agentWrittenNote(s.cells),
     '',
   ].join('\n');
+}
+
+/** Runs whose kubectl calls were recorded where the agent could write: their kubectl scores say so. */
+function agentWrittenNote(cells: EvalCell[]): string[] {
+  const n = cells.filter((c) => c.kubectlRecord === 'agent-writable').length;
+  if (n === 0) return [];
+  return [
+    '',
+    `${n} of ${cells.length} runs had the kubectl guard off (or unavailable): their kubectl calls were recorded inside the agent's container, in a file the agent could edit or delete, so their violations and kubectl call counts rest on the agent's word. Run the eval with kubectl.guard on for a record the agent cannot touch.`,
+  ];
 }

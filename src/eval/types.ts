@@ -43,6 +43,12 @@ export interface EvalCell {
   score?: CaseScore;
   /** The run's evidence verdict (result.json `evidence.verdict`), when the report was checked. */
   evidence?: 'grounded' | 'partial' | 'ungrounded';
+  /**
+   * Who wrote the agent's kubectl call record that the score reads: the daemon (the kubectl guard's
+   * broker ran the shim) or the agent's own container (guard off or unavailable: a file the agent could
+   * edit or delete, so its violations and call counts are the agent's word).
+   */
+  kubectlRecord?: 'daemon' | 'agent-writable';
   judge?: JudgeVerdict;
   /** Why the judge gave no verdict (provider error, unreadable answer). */
   judgeError?: string;

@@ -187,10 +187,13 @@ describe('eval promote', () => {
         error?: string;
         runDir?: string;
         score?: { rootCause: { entityScore: number } };
+        kubectlRecord?: string;
       }[];
     };
     const [cell] = scorecard.cells;
     expect(cell?.status, cell?.error).toBe('succeeded');
+    // The guard's broker ran the shim: the call record the score read is the daemon's, not the agent's.
+    expect(cell?.kubectlRecord).toBe('daemon');
     expect(cell?.score?.rootCause.entityScore).toBe(1);
     expect(code).toBe(0);
     const calls = (await readFile(path.join(cell?.runDir ?? '', 'kubectl-calls.jsonl'), 'utf8'))

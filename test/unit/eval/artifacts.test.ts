@@ -79,4 +79,18 @@ describe('readRunArtifacts with the kubectl guard', () => {
       ['get pods', 'usage-error', undefined],
     ]);
   });
+
+  it("reads how the run's kubectl calls were guarded from result.json, and leaves out a value it does not know", async () => {
+    const result = (guard: unknown) =>
+      writeFile(
+        path.join(runDir, 'result.json'),
+        JSON.stringify({ status: 'succeeded', kubectl: { guard, calls: 0, refused: 0 } }),
+      );
+    await result('off');
+    expect((await readRunArtifacts(root.dir, runDir)).result?.kubectlGuard).toBe('off');
+    await result('broker');
+    expect((await readRunArtifacts(root.dir, runDir)).result?.kubectlGuard).toBe('broker');
+    await result('sideways');
+    expect((await readRunArtifacts(root.dir, runDir)).result).toEqual({ status: 'succeeded' });
+  });
 });

@@ -1,5 +1,5 @@
 // The scorecard from cells: grouping per agent × model × variant, spread over repeats, medians,
-// the best-by-how-much sentence and the --min-score gate.
+// the best-by-how-much sentence, the --min-score gate and the note on agent-writable call records.
 import { describe, expect, it } from 'vitest';
 import type { CaseScore } from '../../../src/eval/score/score.js';
 import { buildScorecard, median, renderScorecardMarkdown } from '../../../src/eval/scorecard.js';
@@ -113,6 +113,23 @@ describe('scorecard', () => {
       '| claude | sonnet | preload | 3/4 | 0.75 | ±0.00 (0.75–0.75) | 0 | 1100 | $0.2500 | 25.0 s | 5 | 4 | 0 | 0 |',
     );
     expect(md).toContain('Below --min-score 0.5: claude/sonnet/no-preload.');
+  });
+
+  it('says how many runs had their kubectl calls recorded where the agent could write, and nothing when none did', () => {
+    const guarded = cells.map((c) => ({ ...c, kubectlRecord: 'daemon' as const }));
+    const input = {
+      suite: '/x/examples/evals',
+      outDir: '/out',
+      createdAt: '2026-03-24T00:00:00Z',
+      cases: ['a', 'b'],
+      repeat: 2,
+      judge: false,
+    };
+    expect(renderScorecardMarkdown(buildScorecard({ ...input, cells: guarded }))).not.toContain('guard off');
+    const mixed = guarded.map((c, i) => (i < 2 ? { ...c, kubectlRecord: 'agent-writable' as const } : c));
+    expect(renderScorecardMarkdown(buildScorecard({ ...input, cells: mixed }))).toContain(
+      "2 of 6 runs had the kubectl guard off (or unavailable): their kubectl calls were recorded inside the agent's container",
+    );
   });
 
   it('takes the middle of an even count for the median', () => {
