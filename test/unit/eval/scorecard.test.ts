@@ -55,17 +55,17 @@ const cells: EvalCell[] = [
   ),
 ];
 
+const suite = {
+  suite: '/x/examples/evals',
+  outDir: '/out',
+  createdAt: '2026-03-24T00:00:00Z',
+  cases: ['a', 'b'],
+  repeat: 2,
+  judge: false,
+};
+
 const card = (minScore?: number) =>
-  buildScorecard({
-    suite: '/x/examples/evals',
-    outDir: '/out',
-    createdAt: '2026-03-24T00:00:00Z',
-    cases: ['a', 'b'],
-    repeat: 2,
-    judge: false,
-    cells,
-    ...(minScore !== undefined ? { minScore } : {}),
-  });
+  buildScorecard({ ...suite, cells, ...(minScore !== undefined ? { minScore } : {}) });
 
 describe('scorecard', () => {
   it('groups per agent × model × variant, best first, with spread over repeats and medians', () => {
@@ -117,17 +117,9 @@ describe('scorecard', () => {
 
   it('says how many runs had their kubectl calls recorded where the agent could write, and nothing when none did', () => {
     const guarded = cells.map((c) => ({ ...c, kubectlRecord: 'daemon' as const }));
-    const input = {
-      suite: '/x/examples/evals',
-      outDir: '/out',
-      createdAt: '2026-03-24T00:00:00Z',
-      cases: ['a', 'b'],
-      repeat: 2,
-      judge: false,
-    };
-    expect(renderScorecardMarkdown(buildScorecard({ ...input, cells: guarded }))).not.toContain('guard off');
+    expect(renderScorecardMarkdown(buildScorecard({ ...suite, cells: guarded }))).not.toContain('guard off');
     const mixed = guarded.map((c, i) => (i < 2 ? { ...c, kubectlRecord: 'agent-writable' as const } : c));
-    expect(renderScorecardMarkdown(buildScorecard({ ...input, cells: mixed }))).toContain(
+    expect(renderScorecardMarkdown(buildScorecard({ ...suite, cells: mixed }))).toContain(
       "2 of 6 runs had the kubectl guard off (or unavailable): their kubectl calls were recorded inside the agent's container",
     );
   });
