@@ -23,12 +23,16 @@ export interface RunFacts {
   evidence?: 'grounded' | 'partial' | 'ungrounded';
   /** How the agent's cluster calls were guarded (result.json `kubectl.guard`). */
   kubectlGuard?: 'broker' | 'off' | 'unavailable';
+  /** The engine that ran the agent (result.json `engine`). */
+  engine?: string;
 }
 
 export interface RunArtifacts {
   result?: RunFacts;
   report?: string;
   calls: KubectlCallRecord[];
+  /** How many of `calls` came from the bundle's agent-notes/, which the agent can write. */
+  agentNotesCalls: number;
   /** What could not be read (unreadable result.json, malformed call lines). */
   problems: string[];
 }
@@ -52,15 +56,34 @@ function pickResult(raw: Record<string, unknown>): RunFacts {
   if (typeof raw.error === 'string') out.error = raw.error;
   const verdict = (raw.evidence as { verdict?: unknown } | undefined)?.verdict;
   if (verdict === 'grounded' || verdict === 'partial' || verdict === 'ungrounded') out.evidence = verdict;
+  if (typeof raw.engine === 'string') out.engine = raw.engine;
   const guard = (raw.kubectl as { guard?: unknown } | undefined)?.guard;
   if (guard === 'broker' || guard === 'off' || guard === 'unavailable') out.kubectlGuard = guard;
   return out;
 }
 
+/** The shim's record in the one folder of the bundle the agent may write (the agent's own container). */
+const AGENT_NOTES_CALLS = path.join(RUN_FILES.agentNotes, CALLS_FILE);
+
+/**
+ * Whether every kubectl call record the score read was out of the agent's reach: `daemon` when the
+ * guard's broker ran the shim, the agent ran in a container (under the process engine it runs as the
+ * daemon's user and can rewrite the whole bundle), and no record came from agent-notes/ (where the
+ * shim writes when the agent runs it itself, around the guard). `agent-writable` otherwise; undefined
+ * when result.json does not say how the calls were guarded.
+ */
+export function kubectlRecordOf(artifacts: RunArtifacts): 'daemon' | 'agent-writable' | undefined {
+  const guard = artifacts.result?.kubectlGuard;
+  if (guard === undefined) return undefined;
+  const outOfReach =
+    guard === 'broker' && artifacts.result?.engine !== 'process' && artifacts.agentNotesCalls === 0;
+  return outOfReach ? 'daemon' : 'agent-writable';
+}
+
 /** Reads a run's result.json, report and kubectl-calls.jsonl. */
 export async function readRunArtifacts(workspaceDir: string, runDir: string): Promise<RunArtifacts> {
   const problems: string[] = [];
-  const out: RunArtifacts = { calls: [], problems };
+  const out: RunArtifacts = { calls: [], agentNotesCalls: 0, problems };
   const resultFile = path.join(runDir, RUN_FILES.result);
   const resultText = await readFile(resultFile, 'utf8').catch(() => undefined);
   if (resultText === undefined) problems.push(`${resultFile} is missing`);
@@ -81,15 +104,19 @@ export async function readRunArtifacts(workspaceDir: string, runDir: string): Pr
   }
   // The triage script records at the bundle's top (it runs as the daemon), the agent in the one
   // folder of the bundle it may write.
-  for (const name of [CALLS_FILE, path.join(RUN_FILES.agentNotes, CALLS_FILE)]) {
+  for (const name of [CALLS_FILE, AGENT_NOTES_CALLS]) {
     const callsText = await readFile(path.join(runDir, name), 'utf8').catch(() => '');
     for (const [i, line] of callsText.split('\n').entries()) {
       if (line.trim() === '') continue;
       try {
         const record = JSON.parse(line) as KubectlCallRecord;
-        if (typeof record.normalized === 'string' && (record.stage === 'agent' || record.stage === 'triage'))
+        if (
+          typeof record.normalized === 'string' &&
+          (record.stage === 'agent' || record.stage === 'triage')
+        ) {
           out.calls.push(record);
-        else problems.push(`${name} line ${i + 1} is not a call record`);
+          if (name === AGENT_NOTES_CALLS) out.agentNotesCalls += 1;
+        } else problems.push(`${name} line ${i + 1} is not a call record`);
       } catch {
         problems.push(`${name} line ${i + 1} is not valid JSON`);
       }

@@ -4,7 +4,7 @@ import type { AgentName, EngineName } from '../config/schema.js';
 import type { Variant } from '../daemon/compare.js';
 import { replay, type ReplayDeps } from '../daemon/replay/index.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { readRunArtifacts } from './artifacts.js';
+import { kubectlRecordOf, readRunArtifacts } from './artifacts.js';
 import { compileCluster, compileOtherClusters } from './cases/compile.js';
 import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
 import { installShim } from './install-shim.js';
@@ -95,13 +95,12 @@ async function runCell(
   const artifacts = await readRunArtifacts(workspace, runDir);
   const agentCalls = artifacts.calls.filter((c) => c.stage === 'agent');
   const facts = artifacts.result;
+  const kubectlRecord = kubectlRecordOf(artifacts);
   const cellOut: EvalCell = {
     ...base,
     status: facts?.status ?? 'error',
     ...(facts?.evidence ? { evidence: facts.evidence } : {}),
-    ...(facts?.kubectlGuard
-      ? { kubectlRecord: facts.kubectlGuard === 'broker' ? ('daemon' as const) : ('agent-writable' as const) }
-      : {}),
+    ...(kubectlRecord ? { kubectlRecord } : {}),
     metrics: {
       ...(facts?.durationMs !== undefined ? { durationMs: facts.durationMs } : {}),
       ...(facts?.tokens ? { tokens: facts.tokens } : {}),

@@ -235,6 +235,6 @@ function agentWrittenNote(cells: EvalCell[]): string[] {
   if (n === 0) return [];
   return [
     '',
-    `${n} of ${cells.length} runs had the kubectl guard off (or unavailable): their kubectl calls were recorded inside the agent's container, in a file the agent could edit or delete, so their violations and kubectl call counts rest on the agent's word. Run the eval with kubectl.guard on for a record the agent cannot touch.`,
+    `${n} of ${cells.length} runs had kubectl calls recorded where the agent could write (the kubectl guard off or unavailable, the process engine, or calls run around the guard), so their violations and kubectl call counts rest on the agent's word. For a record the agent cannot touch, run the eval with kubectl.guard on and the docker or kubernetes engine.`,
   ];
 }

@@ -44,9 +44,10 @@ export interface EvalCell {
   /** The run's evidence verdict (result.json `evidence.verdict`), when the report was checked. */
   evidence?: 'grounded' | 'partial' | 'ungrounded';
   /**
-   * Who wrote the agent's kubectl call record that the score reads: the daemon (the kubectl guard's
-   * broker ran the shim) or the agent's own container (guard off or unavailable: a file the agent could
-   * edit or delete, so its violations and call counts are the agent's word).
+   * Whether the kubectl call records the score read were out of the agent's reach (`daemon`: the
+   * guard's broker ran the shim for an agent in a container) or not (`agent-writable`: the guard off or
+   * unavailable, the process engine, or calls the agent ran around the guard: records the agent could
+   * edit or delete, so their violations and call counts are the agent's word). See kubectlRecordOf.
    */
   kubectlRecord?: 'daemon' | 'agent-writable';
   judge?: JudgeVerdict;

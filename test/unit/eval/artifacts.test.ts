@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readRunArtifacts } from '../../../src/eval/artifacts.js';
+import { kubectlRecordOf, readRunArtifacts, type RunArtifacts } from '../../../src/eval/artifacts.js';
 import { CALLS_FILE, type KubectlCallRecord } from '../../../src/eval/shim/log.js';
 import { CLUSTER_CALLS_FILE } from '../../../src/kubectl/broker/calls.js';
 import { tempDir } from '../../support/runs.js';
@@ -92,5 +92,46 @@ describe('readRunArtifacts with the kubectl guard', () => {
     expect((await readRunArtifacts(root.dir, runDir)).result?.kubectlGuard).toBe('broker');
     await result('sideways');
     expect((await readRunArtifacts(root.dir, runDir)).result).toEqual({ status: 'succeeded' });
+  });
+
+  it('counts the call records that came from agent-notes/, where the agent can write', async () => {
+    await writeFile(path.join(runDir, CALLS_FILE), lines([{ ...shimCall, stage: 'triage' }]));
+    await mkdir(path.join(runDir, 'agent-notes'));
+    await writeFile(path.join(runDir, 'agent-notes', CALLS_FILE), lines([shimCall, shimCall]));
+    const artifacts = await readRunArtifacts(root.dir, runDir);
+    expect(artifacts.calls).toHaveLength(3);
+    expect(artifacts.agentNotesCalls).toBe(2);
+  });
+});
+
+describe("kubectlRecordOf: whether the call records the score read were out of the agent's reach", () => {
+  const artifacts = (result: RunArtifacts['result'], agentNotesCalls = 0): RunArtifacts => ({
+    calls: [],
+    agentNotesCalls,
+    problems: [],
+    ...(result ? { result } : {}),
+  });
+
+  it('is daemon only with the broker, an agent in a container and nothing from agent-notes/', () => {
+    expect(kubectlRecordOf(artifacts({ kubectlGuard: 'broker', engine: 'docker' }))).toBe('daemon');
+    expect(kubectlRecordOf(artifacts({ kubectlGuard: 'broker', engine: 'kubernetes' }))).toBe('daemon');
+  });
+
+  it.each([
+    ['the guard off', { kubectlGuard: 'off', engine: 'docker' }, 0],
+    ['the guard unavailable', { kubectlGuard: 'unavailable', engine: 'kubernetes' }, 0],
+    [
+      "the process engine (the agent runs as the daemon's user)",
+      { kubectlGuard: 'broker', engine: 'process' },
+      0,
+    ],
+    ['calls run around the guard (records in agent-notes/)', { kubectlGuard: 'broker', engine: 'docker' }, 1],
+  ] as const)('is agent-writable with %s', (_, result, notes) => {
+    expect(kubectlRecordOf(artifacts({ ...result }, notes))).toBe('agent-writable');
+  });
+
+  it('says nothing when result.json does not say how the calls were guarded', () => {
+    expect(kubectlRecordOf(artifacts(undefined))).toBeUndefined();
+    expect(kubectlRecordOf(artifacts({ status: 'succeeded', engine: 'docker' }))).toBeUndefined();
   });
 });

@@ -117,10 +117,12 @@ describe('scorecard', () => {
 
   it('says how many runs had their kubectl calls recorded where the agent could write, and nothing when none did', () => {
     const guarded = cells.map((c) => ({ ...c, kubectlRecord: 'daemon' as const }));
-    expect(renderScorecardMarkdown(buildScorecard({ ...suite, cells: guarded }))).not.toContain('guard off');
+    expect(renderScorecardMarkdown(buildScorecard({ ...suite, cells: guarded }))).not.toContain(
+      'where the agent could write',
+    );
     const mixed = guarded.map((c, i) => (i < 2 ? { ...c, kubectlRecord: 'agent-writable' as const } : c));
     expect(renderScorecardMarkdown(buildScorecard({ ...suite, cells: mixed }))).toContain(
-      "2 of 6 runs had the kubectl guard off (or unavailable): their kubectl calls were recorded inside the agent's container",
+      '2 of 6 runs had kubectl calls recorded where the agent could write (the kubectl guard off or unavailable, the process engine, or calls run around the guard)',
     );
   });
 
