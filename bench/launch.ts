@@ -1,9 +1,10 @@
 // Incident-to-agent-start latency: the run pipeline (bundle, context, adapter invocation, hardened
 // container through the docker engine) against a bare `podman run` (or `docker run`) of the same
-// image, measured in the same run: each round runs the three paths in a rotating order, with a pause
-// before each start (BENCH_SETTLE_MS, default 1000). "Agent start" = the fake agent's first stderr line.
+// image, measured in the same run: each round runs the three paths, the rounds taking all six orders in
+// turn, with a pause before each start (BENCH_SETTLE_MS, default 1000). "Agent start" = the fake agent's
+// first stderr line. BENCH_N (default 12) is best a multiple of 6.
 //
-//   npx tsx bench/launch.ts            BENCH_N=20 npx tsx bench/launch.ts     BENCH_CLI=docker …
+//   npx tsx bench/launch.ts            BENCH_N=24 npx tsx bench/launch.ts     BENCH_CLI=docker …
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ import { Redactor } from '../src/log/redact.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const IMAGE = process.env.BENCH_IMAGE ?? 'triage-runner-test-agent:latest';
-const N = Number(process.env.BENCH_N ?? 10);
+const N = Number(process.env.BENCH_N ?? 12);
 const START_TIMEOUT_MS = 60_000;
 /** Pause before each measured start, for the engine to finish the last one's clean-up (BENCH_SETTLE_MS). */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 1000);
@@ -203,10 +204,11 @@ async function main(): Promise<void> {
       await docker.remove(h);
       return eStarted - e0;
     };
-    // Each path runs once per round, in an order that rotates, after a pause: the engine's own work
-    // after a container ends (with Podman, the exit command conmon runs and the removal) otherwise
-    // lands in whatever path comes next. In a fixed order the pipeline always came right after the
-    // bare `run --rm` and paid for it (docs/performance.md, "Launch measured fairly").
+    // Each path runs once per round, after a pause, the rounds going through all six orders of the
+    // three in turn: the engine's own work after a container ends (with Podman, the exit command conmon
+    // runs and the removal) otherwise lands in whatever path comes next. In a fixed order the pipeline
+    // always came right after the bare `run --rm` and paid for it (docs/performance.md, "Launch
+    // measured fairly").
     const paths: ((i: number) => Promise<void>)[] = [
       async (i) => void pipeline.push(await measurePipeline(i)),
       async (i) => void engineOnly.push(await measureEngine(i)),
@@ -215,10 +217,18 @@ async function main(): Promise<void> {
     // The first round warms caches (image layers, tokenizer) and is not counted.
     for (const measure of paths) await measure(0);
     pipeline.length = engineOnly.length = bare.length = 0;
+    const orders = [
+      [0, 1, 2],
+      [0, 2, 1],
+      [1, 0, 2],
+      [1, 2, 0],
+      [2, 0, 1],
+      [2, 1, 0],
+    ];
     for (let i = 1; i <= N; i++) {
-      for (let k = 0; k < paths.length; k++) {
+      for (const k of orders[(i - 1) % orders.length] as number[]) {
         await new Promise((r) => setTimeout(r, SETTLE_MS));
-        await (paths[(i + k) % paths.length] as (i: number) => Promise<void>)(i);
+        await (paths[k] as (i: number) => Promise<void>)(i);
       }
     }
     const base50 = pct(bare, 50);

@@ -20,6 +20,8 @@ const QUICK: Record<string, Record<string, string>> = {
   'burst.ts': { BURST_N: '200' },
   'alerts.ts': { ALERTS_N: '2000' },
   'status.ts': { STATUS_N: '2000' },
+  // One round of each of the six orders of its three paths.
+  'launch.ts': { BENCH_N: '6' },
   'gateway.ts': { BENCH_GATEWAY_CALLS: '100', BENCH_GATEWAY_MIB: '16' },
 };
 
