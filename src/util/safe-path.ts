@@ -169,7 +169,6 @@ export function readUpTo(fd: number, limit: number, sizeHint?: number): Buffer {
     total += n;
     if (n < chunk.length) break;
   }
-  if (chunks.length === 0) return Buffer.alloc(0);
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
 }
 
