@@ -1,10 +1,10 @@
 import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { RunBundle } from '../audit/bundle.js';
-import { RUN_FILES } from '../audit/bundle.js';
+import type { RunBundle } from '../workspace/bundle.js';
+import { RUN_FILES } from '../workspace/layout.js';
 import type { Config } from '../config/schema.js';
-import type { Incident } from '../shared/types.js';
+import type { Incident } from '../workspace/incident.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { runProcessGroup, type GroupResult } from '../util/process-group.js';

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { readRunResult, type RunResult } from '../audit/run-record.js';
+import { readRunResult, type RunResult } from '../workspace/run-record.js';
 import type { AgentName, EngineName } from '../config/schema.js';
 import { writeFileAtomic } from '../util/fs.js';
 import {

@@ -1,9 +1,9 @@
-import type { RunResult } from '../audit/run-record.js';
+import type { RunResult } from '../workspace/run-record.js';
 import type { AgentName, EngineName } from '../config/schema.js';
 import type { RunOutcome as MachineOutcome } from '../incident/machine.js';
-import type { RunProgress } from '../incident/types.js';
+import type { RunProgress } from '../workspace/state.js';
 import type { Logger } from '../log/logger.js';
-import type { Workspace } from '../intake/types.js';
+import type { Workspace } from '../workspace/incident.js';
 import type { Readiness } from '../shared/types.js';
 export type { Readiness, PipelineMetrics } from '../shared/types.js';
 export type { RunOutcomeStatus } from '../incident/machine.js';
@@ -11,9 +11,11 @@ export type { RunOutcomeStatus } from '../incident/machine.js';
 // The seam between the daemon (claiming, state, scheduling) and the run pipeline (prepare → launch →
 // supervise → collect). Daemon tests fake a RunExecutor.
 
-/** How a run ended; the real pipeline adds the run record it wrote (result.json). */
+/** How a run ended; the real pipeline adds the run record it wrote (result.json) and the report it checked. */
 export interface RunOutcome extends MachineOutcome {
   result?: RunResult;
+  /** The report as collect read it (scrubbed), whole; absent when the agent wrote none. */
+  report?: string;
 }
 
 /** What the pipeline reports while it works, so that the daemon can record it as it happens. */

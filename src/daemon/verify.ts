@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileDigest, folderDigests, stateDigest } from '../audit/digest.js';
-import { RUN_FILES } from '../audit/bundle.js';
-import { STATE_FILE, TRIAGE_DIR, auditLogPath, runDirOf, triageDir } from '../shared/triage-paths.js';
+import { RUN_FILES, STATE_FILE, TRIAGE_DIR, auditLogPath, runDirOf, triageDir } from '../workspace/layout.js';
 import { verifyAuditLog, type AuditEntry, type VerifyOptions } from '../audit/log.js';
 import { promptDigest } from '../context/build.js';
-import type { PromptParts } from '../context/types.js';
-import { readState } from '../incident/store.js';
+import { readPromptParts, readRunResult } from '../workspace/run-record.js';
+import { readState } from '../workspace/state.js';
 
 // `audit verify`: the hash chain of audit.jsonl (keyed with an HMAC when configured), then what the chain
 // recorded about the files: every file of each run bundle and the report (the `finished` event), and the
@@ -118,19 +117,14 @@ async function checkReport(workspaceDir: string, entry: AuditEntry): Promise<str
 async function checkPrompt(workspaceDir: string, entry: AuditEntry): Promise<string | undefined> {
   const recorded = entry.promptSha256;
   if (typeof recorded !== 'string') return undefined;
-  const file = path.join(runDirOf(workspaceDir, String(entry.runId)), RUN_FILES.promptParts);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
+  const runDir = runDirOf(workspaceDir, String(entry.runId));
+  const file = path.join(runDir, RUN_FILES.promptParts);
+  const parts = await readPromptParts(runDir, workspaceDir);
+  if (!parts.ok && parts.missing)
     return `run ${String(entry.runId)}: ${file} is missing, but this line records the prompt sent (sha256 ${recorded})`;
-  }
-  let actual: string;
-  try {
-    actual = promptDigest(JSON.parse(text) as PromptParts);
-  } catch (err) {
-    return `run ${String(entry.runId)}: ${file} can no longer be read as a prompt (${(err as Error).message})`;
-  }
+  if (!parts.ok)
+    return `run ${String(entry.runId)}: ${file} can no longer be read as a prompt (${parts.problem})`;
+  const actual = promptDigest(parts.value);
   if (actual === recorded) return undefined;
   return `run ${String(entry.runId)}: ${file} was changed after the run (its prompt hashes to ${actual}; this line recorded ${recorded})`;
 }
@@ -139,16 +133,12 @@ async function checkPrompt(workspaceDir: string, entry: AuditEntry): Promise<str
 async function checkResult(workspaceDir: string, entry: AuditEntry): Promise<string | undefined> {
   const runId = String(entry.runId);
   if (typeof entry.status !== 'string') return undefined;
-  const file = path.join(runDirOf(workspaceDir, runId), RUN_FILES.result);
-  const text = await readFile(file, 'utf8').catch(() => undefined);
+  const runDir = runDirOf(workspaceDir, runId);
+  const file = path.join(runDir, RUN_FILES.result);
+  const read = await readRunResult(runDir, workspaceDir);
   // A dry run, or a run that failed before its bundle existed, has no result.json.
-  if (text === undefined) return undefined;
-  let status: unknown;
-  try {
-    status = (JSON.parse(text) as { status?: unknown }).status;
-  } catch {
-    return `run ${runId}: ${file} is not valid JSON`;
-  }
-  if (status === entry.status) return undefined;
-  return `run ${runId}: ${file} says status ${JSON.stringify(status)} but this line recorded ${JSON.stringify(entry.status)} (result.json was changed after the run)`;
+  if (!read.ok && read.missing) return undefined;
+  if (!read.ok) return `run ${runId}: ${read.problem} (result.json was changed after the run)`;
+  if (read.value.status === entry.status) return undefined;
+  return `run ${runId}: ${file} says status ${JSON.stringify(read.value.status)} but this line recorded ${JSON.stringify(entry.status)} (result.json was changed after the run)`;
 }

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomHex } from '../util/random.js';
-import { dedupDir } from '../shared/triage-paths.js';
+import { dedupDir } from '../workspace/layout.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 
 // The dedup window, kept on disk under `<root>/.triage/dedup/` so that it holds across restarts and

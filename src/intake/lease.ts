@@ -1,5 +1,5 @@
 import { inspectLock, tryLock, type FileLock, type LockHolder } from '../util/file-lock.js';
-import { leasePath } from '../shared/triage-paths.js';
+import { leasePath } from '../workspace/layout.js';
 
 // `.triage/lease`: the claim on an incident, an exclusive-file lock (src/util/file-lock.ts) whose holder
 // is `<daemonId>:<pid>`. Renewed while the holder works; taken over only when stale or its holder died,

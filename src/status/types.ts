@@ -1,5 +1,5 @@
-import type { Evidence } from '../audit/run-record.js';
-import type { IncidentState } from '../incident/types.js';
+import type { Evidence } from '../workspace/run-record.js';
+import type { IncidentState } from '../workspace/state.js';
 
 // What `status`, the status API and the status page show of an incident. Type-only.
 

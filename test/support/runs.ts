@@ -8,8 +8,7 @@ import type { AgentAdapter, AgentOutcome, AgentRunOutput } from '../../src/agent
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { SkillsSnapshot } from '../../src/context/types.js';
 import type { SkillsCacheLike } from '../../src/daemon/run/pipeline.js';
-import { readWorkspace } from '../../src/intake/read.js';
-import type { Workspace } from '../../src/intake/types.js';
+import { readWorkspace, type Workspace } from '../../src/workspace/incident.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 

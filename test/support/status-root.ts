@@ -1,12 +1,12 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RunBundle } from '../../src/audit/bundle.js';
+import { RunBundle } from '../../src/workspace/bundle.js';
 import { AuditLog } from '../../src/audit/log.js';
-import { writeRunManifest, writeRunResult, type RunResult } from '../../src/audit/run-record.js';
+import { writeRunManifest, writeRunResult, type RunResult } from '../../src/workspace/run-record.js';
 import type { IncidentEvent } from '../../src/incident/machine.js';
 import { IncidentStore } from '../../src/incident/store.js';
-import type { IncidentState } from '../../src/incident/types.js';
-import { sha256Hex } from '../../src/intake/read.js';
+import type { IncidentState } from '../../src/workspace/state.js';
+import { sha256Hex } from '../../src/workspace/incident.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { dropByRename, incidentJson } from './incidents.js';

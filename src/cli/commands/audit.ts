@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { auditLogPath } from '../../shared/triage-paths.js';
+import { auditLogPath } from '../../workspace/layout.js';
 import { verifyWorkspaceAudit } from '../../daemon/verify.js';
 import { auditKey, resolveSecrets } from '../../config/secrets.js';
 import { commandConfig } from '../config.js';

@@ -1,10 +1,10 @@
 import { copyFile, mkdir, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { replayDir } from '../../shared/triage-paths.js';
+import { copyIncidentFiles } from '../../workspace/incident.js';
+import { replayDir } from '../../workspace/layout.js';
 import { savedTriageFiles } from '../../context/triage-products.js';
-import { INCIDENT_FILE, PERMISSIONS_FILE } from '../../intake/read.js';
 import { compactStamp } from '../../util/time.js';
-import { type ReplaySource, ReplayUsageError, isFile } from './source.js';
+import { type ReplaySource, ReplayUsageError } from './source.js';
 import { type ReplayOptions } from './options.js';
 
 // Where a replay goes: a new workspace folder beside (or instead of) the source, and the inputs copied in.
@@ -74,9 +74,7 @@ export async function chooseOutDir(
  */
 export async function copyInputs(source: ReplaySource, outDir: string): Promise<string | undefined> {
   await mkdir(replayDir(outDir), { recursive: true });
-  await copyFile(path.join(source.workspaceDir, INCIDENT_FILE), path.join(outDir, INCIDENT_FILE));
-  const permissions = path.join(source.workspaceDir, PERMISSIONS_FILE);
-  if (await isFile(permissions)) await copyFile(permissions, path.join(outDir, PERMISSIONS_FILE));
+  await copyIncidentFiles(source.workspaceDir, outDir);
   if (!source.savedTriageLog) return undefined;
   const saved = path.dirname(source.savedTriageLog);
   const target = path.join(replayDir(outDir), 'triage-input');

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES } from '../../audit/bundle.js';
+import { RUN_FILES } from '../../workspace/layout.js';
+import { readContextRecord, readPromptParts } from '../../workspace/run-record.js';
 import { promptDigest } from '../../context/build.js';
 import type { PromptParts } from '../../context/types.js';
 
@@ -20,15 +20,11 @@ export const promptSha256 = (parts: PromptParts): string => promptDigest(parts);
  */
 export async function readSentPrompt(bundleDir: string): Promise<PromptHash & { parts: PromptParts }> {
   const file = path.join(bundleDir, RUN_FILES.promptParts);
-  const parts = JSON.parse(await readFile(file, 'utf8')) as PromptParts;
-  if (typeof parts?.system !== 'string' || typeof parts.user !== 'string')
-    throw new Error(`${file} does not hold {system, user} strings`);
-  const context = await readFile(path.join(bundleDir, RUN_FILES.context), 'utf8').then(
-    (t) => JSON.parse(t) as { promptSha256?: unknown },
-    () => undefined,
-  );
-  const recorded = typeof context?.promptSha256 === 'string' ? context.promptSha256 : undefined;
-  return { sha256: recorded ?? promptSha256(parts), file, parts };
+  const parts = await readPromptParts(bundleDir);
+  if (!parts.ok) throw new Error(parts.problem);
+  const context = await readContextRecord(bundleDir);
+  const recorded = context.ok ? context.value.promptSha256 : undefined;
+  return { sha256: recorded ?? promptSha256(parts.value), file, parts: parts.value };
 }
 
 /** The prompt with host paths of the original replaced by the replay's (longest first). */

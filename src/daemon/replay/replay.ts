@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { RUN_FILES } from '../../audit/bundle.js';
-import { replayDir, runDirOf, triageDir } from '../../shared/triage-paths.js';
+import { RUN_FILES, replayDir, runDirOf, triageDir, INCIDENT_FILE } from '../../workspace/layout.js';
 import type { PromptParts } from '../../context/types.js';
-import { INCIDENT_FILE, readWorkspace } from '../../intake/read.js';
-import type { Workspace } from '../../intake/types.js';
+import { readWorkspace, type Workspace } from '../../workspace/incident.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import type { RunOverrides } from '../types.js';
 import {

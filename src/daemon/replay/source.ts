@@ -1,10 +1,14 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES } from '../../audit/bundle.js';
-import { runsDir, workspaceOfRunDir } from '../../shared/triage-paths.js';
-import { readRunManifest, readRunResult } from '../../audit/run-record.js';
+import {
+  INCIDENT_FILE,
+  incidentPath,
+  RUN_FILES,
+  runsDir,
+  workspaceOfRunDir,
+} from '../../workspace/layout.js';
+import { readContextRecord, readRunManifest, readRunResult } from '../../workspace/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
-import { INCIDENT_FILE } from '../../intake/read.js';
 
 // What is replayed: a run bundle, an example with saved triage, or a workspace, and what it says of itself.
 
@@ -57,14 +61,14 @@ export async function resolveReplaySource(input: string): Promise<ReplaySource> 
     throw new ReplayUsageError(`${dir} is not a folder; give a workspace, a run bundle or an example folder`);
   const workspaceDir = workspaceOfRunDir(dir);
   if (workspaceDir !== undefined) {
-    if (!(await isFile(path.join(workspaceDir, INCIDENT_FILE)))) {
+    if (!(await isFile(incidentPath(workspaceDir)))) {
       throw new ReplayUsageError(
         `run bundle ${dir} belongs to ${workspaceDir}, which has no ${INCIDENT_FILE} to replay`,
       );
     }
     return { kind: 'bundle', input: dir, workspaceDir, ...(await bundleFacts(dir)) };
   }
-  if (!(await isFile(path.join(dir, INCIDENT_FILE)))) {
+  if (!(await isFile(incidentPath(dir)))) {
     throw new ReplayUsageError(
       `${dir} has no ${INCIDENT_FILE}: give an incident workspace, a run bundle (<workspace>/.triage/runs/<run-id>) or an example (examples/incidents/<name>)`,
     );
@@ -96,11 +100,8 @@ async function bundleFacts(bundleDir: string): Promise<Partial<ReplaySource>> {
   if (await isFile(prompt)) out.originalPromptFile = prompt;
   // What the original ran with: the manifest (written at launch), else the context (a dry run).
   const manifest = await readRunManifest(bundleDir);
-  const context = await readFile(path.join(bundleDir, RUN_FILES.context), 'utf8').then(
-    (t) => JSON.parse(t) as { agent?: unknown },
-    () => undefined,
-  );
-  const agent = manifest.ok ? manifest.value.agent : context?.agent;
+  const context = await readContextRecord(bundleDir);
+  const agent = manifest.ok ? manifest.value.agent : context.ok ? context.value.agent : undefined;
   if (typeof agent === 'string' && (AGENT_NAMES as readonly string[]).includes(agent))
     out.originalAgent = agent as AgentName;
   const engine = manifest.ok ? manifest.value.engine : undefined;

@@ -1,5 +1,5 @@
 import type { ClusterAccessMonitor } from '../../clusters/monitor.js';
-import type { Workspace } from '../../shared/types.js';
+import type { Workspace } from '../../workspace/incident.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Readiness } from '../types.js';
 import type { PipelineEnv } from './env.js';

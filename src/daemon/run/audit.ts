@@ -1,4 +1,4 @@
-import { triageDir } from '../../shared/triage-paths.js';
+import { triageDir } from '../../workspace/layout.js';
 import type { AuditEventType, AuditLog } from '../../audit/log.js';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';

@@ -1,6 +1,6 @@
-import { scrubFile } from '../../audit/bundle.js';
+import { scrubFile } from '../../workspace/bundle.js';
 import { checkReport, type ReportCheck } from '../../audit/report.js';
-import { writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
+import { writeRunResult, type RunResult, type ValidatorRecord } from '../../workspace/run-record.js';
 import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
 import { runMeasures } from '../../gateway/measures.js';
@@ -55,7 +55,13 @@ export async function collect(
   await writeRunResult(run.bundle, result);
   env.metrics?.stage('collect', (performance.now() - started) / 1000);
   await recordFinished(run, { exit, outcome, report, verdict: v, result });
-  return { status: v.status, exitCode: exit.exitCode, ...(v.reason ? { reason: v.reason } : {}), result };
+  return {
+    status: v.status,
+    exitCode: exit.exitCode,
+    ...(v.reason ? { reason: v.reason } : {}),
+    result,
+    ...(report.text !== undefined ? { report: report.text } : {}),
+  };
 }
 
 /** What the CLI left on exit, as the adapter reads it, with an auth failure seen in its progress. */

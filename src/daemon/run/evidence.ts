@@ -1,4 +1,4 @@
-import type { Evidence } from '../../audit/run-record.js';
+import type { Evidence } from '../../workspace/run-record.js';
 import { errorMessage } from '../../util/errors.js';
 import type { TriageSummary } from '../../context/types.js';
 import type { LaunchedRun } from './stages.js';

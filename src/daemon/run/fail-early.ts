@@ -1,5 +1,5 @@
-import { earlyResult, writeRunResult, type RunResult } from '../../audit/run-record.js';
-import type { RunBundle } from '../../audit/bundle.js';
+import { earlyResult, writeRunResult, type RunResult } from '../../workspace/run-record.js';
+import type { RunBundle } from '../../workspace/bundle.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RunOutcome } from '../types.js';
 import type { PipelineEnv } from './env.js';

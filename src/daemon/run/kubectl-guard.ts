@@ -6,20 +6,22 @@ import { triageEnv, triageKubeconfig, type ClusterKubeconfig } from '../../conte
 import { brokerKubeconfigEnv, brokerPrefixArgs } from '../broker-identity.js';
 import type { Engine } from '../../engines/types.js';
 import { startBroker, type RunningBroker } from '../../kubectl/broker/broker.js';
-import { CLUSTER_CALLS_FILE, CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
+import { CallLog, type ClusterCallRecord } from '../../kubectl/broker/calls.js';
 import { redactArgv } from '../../kubectl/flags.js';
-import { CLUSTER_OUTPUTS_FILE, OutputLog, type CapturedOutput } from '../../kubectl/broker/outputs.js';
+import { OutputLog, type CapturedOutput } from '../../kubectl/broker/outputs.js';
 import { installGuard } from '../../kubectl/broker/install-guard.js';
 import { grantPodToken, tokenLifetimeMs, type PodToken } from './pod-token.js';
 import { shellQuote, splitCommandLine } from '../../kubectl/parse.js';
 import { classifyKubectl } from '../../kubectl/policy/classify.js';
 import { toolPermissions } from '../../kubectl/policy/permissions.js';
 import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js';
-import type { Incident, ToolPermissions } from '../../shared/types.js';
-import type { RunBundle } from '../../audit/bundle.js';
+import type { ToolPermissions } from '../../shared/types.js';
+import type { Incident } from '../../workspace/incident.js';
+import type { RunBundle } from '../../workspace/bundle.js';
 import { routedCluster, runKubeconfig } from './cluster.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import type { RunStart } from './stages.js';
+import { RUN_FILES } from '../../workspace/layout.js';
 
 // The kubectl guard of one run, joined to the pipeline: the persona's tool policy (for the CLI's own
 // permission settings and for the broker), the guard's `kubectl` first on the agent's PATH, the
@@ -29,10 +31,8 @@ import type { RunStart } from './stages.js';
 // lands on the same broker; without it the CLI permissions are all, and the agent's RBAC enforces.
 
 export const GUARD_DIR = 'kubectl-guard';
-export const BROKER_SOCKET = 'kubectl.sock';
 /** The triage script's guard and broker socket, beside the agent's (removed when the script is done). */
 export const TRIAGE_GUARD_DIR = 'triage-kubectl-guard';
-export const TRIAGE_BROKER_SOCKET = 'triage-kubectl.sock';
 
 /** What result.json says about the run's cluster calls. */
 export interface KubectlSummary {
@@ -222,7 +222,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     remote,
     brokered: config.kubectl.guard && (local || remote !== undefined),
     guardDir: path.join(input.bundleDir, GUARD_DIR),
-    socketPath: path.join(input.bundleDir, BROKER_SOCKET),
+    socketPath: path.join(input.bundleDir, RUN_FILES.brokerSocket),
   };
   const state: GuardState = { stopped: false };
   return {
@@ -264,8 +264,8 @@ async function recordCall(
 /** The call log and the outputs beside it, opened once for the triage script's and the agent's calls. */
 async function openLogs(plan: GuardPlan, state: GuardState): Promise<void> {
   const { input } = plan;
-  state.log ??= await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact);
-  state.outputs ??= await OutputLog.open(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE), input.redact);
+  state.log ??= await CallLog.open(path.join(input.bundleDir, RUN_FILES.clusterCalls), input.redact);
+  state.outputs ??= await OutputLog.open(path.join(input.bundleDir, RUN_FILES.clusterOutputs), input.redact);
 }
 
 /** What the broker's kubectl runs with: the triage script's environment (kubeconfig, HOME, PATH). */
@@ -309,7 +309,7 @@ async function installAgentGuard(plan: GuardPlan, agentRunDir: string): Promise<
     runId: input.runId,
     ...(remote
       ? { socketPath: remote.url, withToken: true }
-      : { socketPath: (container ? path.posix : path).join(agentRunDir, BROKER_SOCKET) }),
+      : { socketPath: (container ? path.posix : path).join(agentRunDir, RUN_FILES.brokerSocket) }),
     ...(container ? {} : { nodePath: process.execPath }),
   });
 }
@@ -322,7 +322,7 @@ async function startTriageBroker(plan: GuardPlan, state: GuardState): Promise<Tr
   await openLogs(plan, state);
   // The script runs on the daemon's host as the daemon's user: a host guard, a socket only it opens.
   const dir = path.join(input.bundleDir, TRIAGE_GUARD_DIR);
-  const socketPath = path.join(input.bundleDir, TRIAGE_BROKER_SOCKET);
+  const socketPath = path.join(input.bundleDir, RUN_FILES.triageBrokerSocket);
   // The script keeps its KUBECONFIG (for its other tools); its guard does not take it for a swap.
   const own = triageKubeconfig(config, input.cluster);
   await installGuard(dir, {
@@ -400,7 +400,7 @@ async function finishGuard(
   const at = input.now();
   const refusedByCli = denials.flatMap((d) => denialRecord(d, at, input.agent) ?? []);
   if (refusedByCli.length > 0 && !state.log) {
-    state.log = await CallLog.open(path.join(input.bundleDir, CLUSTER_CALLS_FILE), input.redact).catch(
+    state.log = await CallLog.open(path.join(input.bundleDir, RUN_FILES.clusterCalls), input.redact).catch(
       () => undefined,
     );
   }
@@ -414,6 +414,6 @@ async function finishGuard(
   return {
     guard: plan.brokered ? 'broker' : config.kubectl.guard ? 'unavailable' : 'off',
     ...totals,
-    ...(log ? { log: CLUSTER_CALLS_FILE } : {}),
+    ...(log ? { log: RUN_FILES.clusterCalls } : {}),
   };
 }

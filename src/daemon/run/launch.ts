@@ -1,9 +1,9 @@
 import { keepRuns } from '../../config/schema.js';
-import { RUN_FILES } from '../../audit/bundle.js';
-import { writeRunManifest } from '../../audit/run-record.js';
+import { RUN_FILES } from '../../workspace/layout.js';
+import { writeRunManifest } from '../../workspace/run-record.js';
 import type { AgentInvocation } from '../../agents/types.js';
 import type { RunHandle } from '../../engines/types.js';
-import type { RunProgress } from '../../incident/types.js';
+import type { RunProgress } from '../../workspace/state.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Launchable, RunGateway } from '../../gateway/run.js';
 import type { RunCleanup } from './cleanup.js';

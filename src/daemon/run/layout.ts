@@ -2,12 +2,11 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentAdapter, AgentPaths } from '../../agents/types.js';
-import { RUN_FILES } from '../../audit/bundle.js';
+import { RUN_FILES, OUTPUT_DIR, REPORT_FILE, runDirRelative } from '../../workspace/layout.js';
 import type { Config } from '../../config/schema.js';
 import type { SkillEntry } from '../../context/disclosure/skill-types.js';
 import type { AgentView, PathMapping } from '../../context/types.js';
 import type { Mount, Placement } from '../../engines/types.js';
-import { runDirRelative } from '../../shared/triage-paths.js';
 import { ensureOwnDir, openDirNoFollow } from '../../util/safe-path.js';
 
 // Where a run's agent sees things, per engine: container paths plus the mounts that put the host
@@ -25,8 +24,6 @@ export const CONTAINER_PATH_PREPEND = '/opt/triage/path';
 export const CONTAINER_DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** Inside the bundle's agent-files/: files the adapter wants under HOME, each mounted read-only at its place. */
 export const HOME_FILES_DIR = '.home';
-export const OUTPUT_DIR = 'output';
-export const REPORT_FILE = 'investigation.md';
 
 export interface RunLayout {
   paths: AgentPaths;

@@ -3,14 +3,9 @@ import type { Engine } from '../../engines/types.js';
 import type { PipelineEnv } from './env.js';
 import { providerOfAgent, type GatewayHost } from '../../gateway/host.js';
 import path from 'node:path';
-import {
-  GATEWAY_SOCKET,
-  openRunGateway,
-  resumeRunGateway,
-  type GatewayRoute,
-  type RunGateway,
-} from '../../gateway/run.js';
+import { openRunGateway, resumeRunGateway, type GatewayRoute, type RunGateway } from '../../gateway/run.js';
 import { errorMessage } from '../../util/errors.js';
+import { RUN_FILES } from '../../workspace/layout.js';
 
 // The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
 // this engine. A container that sees the run folder gets the gateway's unix socket there and the bridge
@@ -134,6 +129,6 @@ export async function resumeModelGateway(input: {
   const route = await gatewayRoute(input.config, host, input.engine, '', input.podBroker);
   if (!route) return undefined;
   const gateway = await resumeRunGateway({ ...common, route });
-  const address = route.kind === 'pod' ? route.url : path.join(input.bundleDir, GATEWAY_SOCKET);
+  const address = route.kind === 'pod' ? route.url : path.join(input.bundleDir, RUN_FILES.gatewaySocket);
   return gateway ? { gateway, address } : undefined;
 }

@@ -1,4 +1,5 @@
-import { RUN_FILES, type RunBundle } from '../../audit/bundle.js';
+import { type RunBundle } from '../../workspace/bundle.js';
+import { RUN_FILES } from '../../workspace/layout.js';
 
 // The agent's output as it arrives: redacted into the bundle's logs, its tail kept for the adapter's
 // parser, the time of the first byte noted, and each chunk offered to a progress reader.

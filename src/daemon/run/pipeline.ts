@@ -8,7 +8,7 @@ import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
 import { createGatewayHost, type GatewayHost } from '../../gateway/host.js';
 import { PROVIDER_IDS } from '../../gateway/types.js';
-import { modelSpendPath } from '../../shared/triage-paths.js';
+import { modelSpendPath } from '../../workspace/layout.js';
 import type { Engine } from '../../engines/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { Redactor } from '../../log/redact.js';

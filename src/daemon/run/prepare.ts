@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES, type RunBundle } from '../../audit/bundle.js';
+import { type RunBundle } from '../../workspace/bundle.js';
+import { RUN_FILES, OUTPUT_DIR } from '../../workspace/layout.js';
 import { buildContext, type BuiltContext } from '../../context/build.js';
 import { clusterNotice, withProbedPermissions } from './access.js';
 import { findReportValidator } from '../../context/report-validator.js';
@@ -10,7 +11,7 @@ import type { RunCleanup } from './cleanup.js';
 import { prepareClusterAccess, routedCluster, type RunCluster } from './cluster.js';
 import type { PipelineEnv } from './env.js';
 import { guardFor } from './kubectl-guard.js';
-import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
+import { prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
 import { refusePlantedAgentFiles } from './planted.js';
 import type { PreparedRun, RunStart } from './stages.js';
 

@@ -1,5 +1,5 @@
 import type { ProgressReader, ProgressUpdate } from '../../agents/shared/progress.js';
-import type { RunProgress } from '../../incident/types.js';
+import type { RunProgress } from '../../workspace/state.js';
 import type { Logger } from '../../log/logger.js';
 
 // A run's progress while the agent works: what its CLI's event stream says (turns, tokens, last tool),

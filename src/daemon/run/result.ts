@@ -1,6 +1,6 @@
 import type { AgentOutcome } from '../../agents/types.js';
 import type { ReportCheck } from '../../audit/report.js';
-import type { RunResult } from '../../audit/run-record.js';
+import type { RunResult } from '../../workspace/run-record.js';
 import type { EngineCapabilities, Placement } from '../../engines/types.js';
 import type { RunOutcomeStatus } from '../types.js';
 import type { Supervised } from './supervise.js';

@@ -1,4 +1,4 @@
-import { RunBundle } from '../../audit/bundle.js';
+import { RunBundle } from '../../workspace/bundle.js';
 import type { Logger } from '../../log/logger.js';
 import type { RunOutcome, RunRequest } from '../types.js';
 import { findOrphan, reattach } from './adopt.js';

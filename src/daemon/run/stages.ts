@@ -1,6 +1,6 @@
 import type { AgentAdapter } from '../../agents/types.js';
-import type { RunBundle } from '../../audit/bundle.js';
-import type { RunResult } from '../../audit/run-record.js';
+import type { RunBundle } from '../../workspace/bundle.js';
+import type { RunResult } from '../../workspace/run-record.js';
 import type { AgentName, EngineName } from '../../config/schema.js';
 import type { BuiltContext } from '../../context/build.js';
 import type { ValidatorLookup } from '../../context/report-validator.js';

@@ -1,5 +1,6 @@
-import { incidentSchema } from '../schema.js';
-import type { Incident } from '../types.js';
+import { incidentSchema } from '../../workspace/incident-schema.js';
+import type { Incident } from '../../workspace/incident.js';
+import { ALERTS_FILE } from '../../workspace/layout.js';
 import type { MappedAlert } from './types.js';
 
 // The incident.json an alert opens: nightcrier's fields, the upstream source (for posting results
@@ -23,7 +24,7 @@ export function incidentFromAlert(alert: MappedAlert, incidentId: string, nowIso
     container: fields.container,
     startsAt: alert.startsAt,
     labels: alert.source === 'alertmanager' ? original?.labels : undefined,
-    alertsFile: 'alerts.json',
+    alertsFile: ALERTS_FILE,
   };
   const incident: Incident = {
     incidentId,

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog, stableStringify } from '../../../src/audit/log.js';
 import { verifyWorkspaceAudit } from '../../../src/daemon/verify.js';
 import { IncidentStore } from '../../../src/incident/store.js';
-import { statePath } from '../../../src/shared/triage-paths.js';
+import { statePath } from '../../../src/workspace/layout.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { tempRoot } from '../../support/incidents.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
-import { readState } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import { createLogger, silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { TEST_IMAGE, dockerHost, requireEngine, requireTestImage } from '../../support/engine.js';

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDirOf } from '../../../src/shared/triage-paths.js';
+import { runDirOf } from '../../../src/workspace/layout.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
 import { createDockerEngine } from '../../../src/engines/docker/index.js';

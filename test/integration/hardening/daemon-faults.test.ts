@@ -21,7 +21,7 @@ import { AuditLog } from '../../../src/audit/log.js';
 import { configSchema } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../../src/daemon/types.js';
-import { unsafeStateDir } from '../../../src/shared/triage-paths.js';
+import { unsafeStateDir } from '../../../src/workspace/layout.js';
 import { readIncidentFacts } from '../../../src/status/read.js';
 import { createLogger, silentLogger } from '../../../src/log/logger.js';
 import { dropIncident, startCliDaemon, until, type CliDaemon } from '../../support/cli-daemon.js';

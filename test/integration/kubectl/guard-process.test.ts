@@ -6,15 +6,16 @@
 import { appendFile, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunResult } from '../../../src/audit/run-record.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { BROKER_SOCKET, GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
+import { GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
 import { verifyWorkspaceAudit } from '../../../src/daemon/verify.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
 import { runShAgent } from '../../support/sh-agent.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 describe('kubectl guard under the process engine', () => {
   let fx: GuardFixture;
@@ -60,7 +61,7 @@ describe('kubectl guard under the process engine', () => {
       `get pods -n shop | KUBECONFIG=${fx.kubeconfig} TRIAGE_STAGE=agent`,
     ]);
 
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     expect(records.map((r) => [r.decision, r.normalized, r.rule])).toEqual([
       ['allowed', 'get pods --namespace=shop', 'include "k8s-read"'],
       ['refused', 'delete pods/web-1 --namespace=shop', 'exclude "k8s-change"'],
@@ -72,7 +73,7 @@ describe('kubectl guard under the process engine', () => {
       guard: 'broker',
       calls: 4,
       refused: 3,
-      log: CLUSTER_CALLS_FILE,
+      log: RUN_FILES.clusterCalls,
     });
 
     const audit = (await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8'))
@@ -86,11 +87,11 @@ describe('kubectl guard under the process engine', () => {
     ]);
     // The call log is part of what the `finished` event digests; the socket is gone.
     const finished = audit.find((e) => e.type === 'finished') as { files: Record<string, string> };
-    expect(Object.keys(finished.files)).toContain(CLUSTER_CALLS_FILE);
-    await expect(stat(path.join(bundle, BROKER_SOCKET))).rejects.toThrow(/ENOENT/);
+    expect(Object.keys(finished.files)).toContain(RUN_FILES.clusterCalls);
+    await expect(stat(path.join(bundle, RUN_FILES.brokerSocket))).rejects.toThrow(/ENOENT/);
     // The call log is covered by audit verify: an edit to it afterwards is found.
     expect(await verifyWorkspaceAudit(workspace.dir)).toMatchObject({ ok: true });
-    await appendFile(path.join(bundle, CLUSTER_CALLS_FILE), '{"forged":true}\n');
+    await appendFile(path.join(bundle, RUN_FILES.clusterCalls), '{"forged":true}\n');
     expect(await verifyWorkspaceAudit(workspace.dir)).toMatchObject({ ok: false });
   });
 

@@ -4,7 +4,7 @@ import { createParser } from 'eventsource-parser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { IncidentStore } from '../../../src/incident/store.js';
-import { INCIDENT_STATES } from '../../../src/incident/types.js';
+import { INCIDENT_STATES } from '../../../src/workspace/state.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { startHttpServer, type HttpServer } from '../../../src/server/http.js';
 import { statusApiRoutes } from '../../../src/server/routes/status.js';

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acquireLease, type LeaseInfo } from '../../../src/intake/lease.js';
-import { leasePath } from '../../../src/shared/triage-paths.js';
+import { leasePath } from '../../../src/workspace/layout.js';
 import { tempRoot } from '../../support/incidents.js';
 import { scratchDir } from '../../support/scratch.js';
 

@@ -4,7 +4,7 @@ import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentName } from '../../../../src/config/schema.js';
-import { runDirOf } from '../../../../src/shared/triage-paths.js';
+import { runDirOf } from '../../../../src/workspace/layout.js';
 import { AuditLog } from '../../../../src/audit/log.js';
 import { createRunExecutor, type ExecutorDeps } from '../../../../src/daemon/run/pipeline.js';
 import type { RunRequest, RunStage } from '../../../../src/daemon/types.js';

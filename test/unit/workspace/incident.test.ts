@@ -1,7 +1,7 @@
 import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { folderEscapes, readWorkspace, sha256Hex } from '../../../src/intake/read.js';
+import { folderEscapes, readWorkspace, sha256Hex } from '../../../src/workspace/incident.js';
 import { incidentJson, tempRoot } from '../../support/incidents.js';
 
 let root: string;

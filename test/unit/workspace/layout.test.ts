@@ -19,7 +19,7 @@ import {
   triageDir,
   unsafeStateDir,
   workspaceOfRunDir,
-} from '../../../src/shared/triage-paths.js';
+} from '../../../src/workspace/layout.js';
 
 const ws = '/srv/incidents/pod-crash';
 const root = '/srv/incidents';
@@ -56,7 +56,7 @@ describe('the .triage/ layout', () => {
     const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'));
     const offenders: string[] = [];
     for (const file of files) {
-      if (file === path.join('shared', 'triage-paths.ts')) continue;
+      if (file === path.join('workspace', 'layout.ts')) continue;
       const lines = (await readFile(path.join(src, file), 'utf8')).split('\n');
       // A string literal naming the folder or a path below it; comments and messages may mention it.
       lines.forEach((line, i) => {
@@ -65,6 +65,43 @@ describe('the .triage/ layout', () => {
           offenders.push(`${file}:${i + 1}: ${line.trim()}`);
       });
     }
+    expect(offenders).toEqual([]);
+  });
+});
+
+/** Every line of code under src/ (comments left out), with its file relative to src/. */
+async function codeLines(): Promise<{ file: string; line: number; text: string }[]> {
+  const src = path.resolve(import.meta.dirname, '../../../src');
+  const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'));
+  const out: { file: string; line: number; text: string }[] = [];
+  for (const file of files)
+    (await readFile(path.join(src, file), 'utf8')).split('\n').forEach((text, i) => {
+      if (!/^\s*(\/\/|\*|\/\*)/.test(text)) out.push({ file, line: i + 1, text });
+    });
+  return out;
+}
+
+describe('the workspace has one owner (src/workspace/)', () => {
+  it('names result.json, state.json and incident.json in one module', async () => {
+    const named = (await codeLines()).filter((l) => /['"`](result|state|incident)\.json['"`]/.test(l.text));
+    expect(named.map((l) => `${l.file}:${l.line}`)).toEqual([
+      expect.stringMatching(/^workspace\/layout\.ts:/),
+      expect.stringMatching(/^workspace\/layout\.ts:/),
+      expect.stringMatching(/^workspace\/layout\.ts:/),
+    ]);
+  });
+
+  it('is the only place that reads or parses them: elsewhere their paths are only looked at (stat, watch, messages)', async () => {
+    const record = String.raw`\b(statePath|incidentPath|resultPath|INCIDENT_FILE|STATE_FILE|RUN_FILES\.result|unsafeStatePath)\b`;
+    const reading = new RegExp(
+      String.raw`(readFile|readFileSync|readOwnFile\w*|readRegularFileSync|readNoFollow|readBounded|createReadStream|open)\([^)]*${record}`,
+    );
+    const parsing =
+      /\b(parseStateText|parseRunResult|parseRunManifest|runResultSchema|runManifestSchema|readStateText)\b/;
+    const offenders = (await codeLines())
+      .filter((l) => !l.file.startsWith(`workspace${path.sep}`))
+      .filter((l) => reading.test(l.text) || parsing.test(l.text))
+      .map((l) => `${l.file}:${l.line}: ${l.text.trim()}`);
     expect(offenders).toEqual([]);
   });
 });

@@ -3,12 +3,27 @@ import { link, lstat, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomHex } from '../util/random.js';
 import { fsyncDir, writeFileAtomic, writeNewFileSynced } from '../util/fs.js';
-import { UnsafePathError, assertNoSymlinkBelow, ensureOwnDir } from '../util/safe-path.js';
+import { UnsafePathError, assertNoSymlinkBelow, ensureOwnDir, isUnsafePath } from '../util/safe-path.js';
+import { WORKSPACE_OWN_PATHS } from './layout.js';
 
 // File access under a workspace that never follows a symbolic link: the agent writes output/ and could
 // plant a link to a host file there, and a hostile workspace could make .triage/outbox point elsewhere.
 
-export { UnsafePathError } from '../util/safe-path.js';
+/**
+ * Why a workspace cannot be written into safely (a daemon-owned path is a symlink or not a folder), or
+ * undefined. Checked when an incident is taken in, and again before each write.
+ */
+export async function unsafeWorkspace(dir: string): Promise<string | undefined> {
+  for (const rel of WORKSPACE_OWN_PATHS) {
+    try {
+      await assertNoSymlinkBelow(dir, path.join(dir, rel));
+    } catch (err) {
+      if (isUnsafePath(err)) return err.message;
+      throw err;
+    }
+  }
+  return undefined;
+}
 
 const refused = (file: string, problem: string) =>
   new UnsafePathError(

@@ -1,14 +1,15 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from '../shared/zod.js';
+import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
 import type { RunBundle } from './bundle.js';
+import type { PromptParts } from '../shared/types.js';
+import type { Incident } from './incident.js';
+import { RUN_FILES, workspaceOfRunDir } from './layout.js';
 
 // The run's facts on disk, written and read back through one module: `result.json` (how the run
-// ended) and `manifest.json` (what was launched, for a daemon that adopts the run after a restart).
-// Markdown files in the bundle are for people; nothing parses them back.
-
-export const RESULT_FILE = 'result.json';
-export const MANIFEST_FILE = 'manifest.json';
+// ended) and `manifest.json` (what was launched, for a daemon that adopts the run after a restart),
+// read bounded and never through a link. Markdown files in the bundle are for people; nothing parses
+// them back.
 
 const tokens = z.object({ input: z.number(), output: z.number() });
 
@@ -150,6 +151,18 @@ export const runResultSchema = z.looseObject({
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 
+/**
+ * What a run produced, as the daemon holds it when it records the run's start and end: the incident it
+ * investigated and, once it ended, its result.json and the report (scrubbed). The notifier is handed
+ * this instead of reading back what was just written.
+ */
+export interface RunProducts {
+  incident: Incident;
+  result?: RunResult;
+  /** The report as the run checked it, whole (the notifier cuts it to notify.max_report_bytes). */
+  report?: string;
+}
+
 /** `manifest.json`: written just before the agent is launched. */
 export const runManifestSchema = z.object({
   schemaVersion: z.literal(1),
@@ -183,20 +196,41 @@ export const runManifestSchema = z.object({
 });
 export type RunManifest = z.infer<typeof runManifestSchema>;
 
-export type RecordRead<T> = { ok: true; value: T } | { ok: false; problem: string };
+/**
+ * A record read back: its value, or why not. `missing` says the file is simply not there (a run that
+ * ended before it wrote one, a dry run), which most readers do not report.
+ */
+export type RecordRead<T> = { ok: true; value: T } | { ok: false; problem: string; missing?: true };
 
-async function readRecord<T>(file: string, schema: z.ZodType<T>): Promise<RecordRead<T>> {
-  let text: string;
+/** result.json and manifest.json are a few KB; a larger file is not a record the daemon wrote. */
+export const RECORD_MAX_BYTES = 4 << 20;
+
+/**
+ * Reads `<runDir>/<name>` below `base` (the workspace, or the workspaces root) without following a link
+ * in any folder on the way or at the file, within RECORD_MAX_BYTES, and checks it against `schema`.
+ * Problems name the file relative to `base`.
+ */
+async function readRecord<T>(
+  runDir: string,
+  name: string,
+  schema: z.ZodType<T>,
+  base: string,
+  maxBytes = RECORD_MAX_BYTES,
+): Promise<RecordRead<T>> {
+  const file = path.join(runDir, name);
+  const shown = path.relative(base, file) || file;
+  let read: BoundedRead;
   try {
-    text = await readFile(file, 'utf8');
+    read = await readOwnFileBelow(base, file, maxBytes);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
     return {
       ok: false,
-      problem: code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be read (${code})`,
+      problem: `${shown} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
     };
   }
-  return parseRecord(text, file, schema);
+  if (read.kind === 'missing') return { ok: false, problem: `${shown} does not exist`, missing: true };
+  if (read.kind === 'refused') return { ok: false, problem: read.reason };
+  return parseRecord(read.text, shown, schema);
 }
 
 function parseRecord<T>(text: string, file: string, schema: z.ZodType<T>): RecordRead<T> {
@@ -217,24 +251,58 @@ function parseRecord<T>(text: string, file: string, schema: z.ZodType<T>): Recor
   return { ok: true, value: parsed.data };
 }
 
-export const readRunResult = (runDir: string): Promise<RecordRead<RunResult>> =>
-  readRecord(path.join(runDir, RESULT_FILE), runResultSchema);
+/** The folder a run bundle's records are read below: its workspace (else the bundle itself). */
+const baseOf = (runDir: string): string => workspaceOfRunDir(runDir) ?? runDir;
 
-export const readRunManifest = (runDir: string): Promise<RecordRead<RunManifest>> =>
-  readRecord(path.join(runDir, MANIFEST_FILE), runManifestSchema);
+/** `<runDir>/result.json`, read below `base` (default: the bundle's workspace). */
+export const readRunResult = (runDir: string, base = baseOf(runDir)): Promise<RecordRead<RunResult>> =>
+  readRecord(runDir, RUN_FILES.result, runResultSchema, base);
 
-/** result.json text read by other means (without following links): `file` names it in problems. */
-export const parseRunResult = (text: string, file: string): RecordRead<RunResult> =>
-  parseRecord(text, file, runResultSchema);
+/** `<runDir>/manifest.json`, read below `base` (default: the bundle's workspace). */
+export const readRunManifest = (runDir: string, base = baseOf(runDir)): Promise<RecordRead<RunManifest>> =>
+  readRecord(runDir, RUN_FILES.manifest, runManifestSchema, base);
 
-export const parseRunManifest = (text: string, file: string): RecordRead<RunManifest> =>
-  parseRecord(text, file, runManifestSchema);
+/** `prompt.json`: the two prompt parts exactly as sent. */
+const promptPartsSchema = z.object({ system: z.string(), user: z.string() });
+
+/** A prompt may be as large as the budget allows: prompt.json is read up to 16 MiB. */
+const PROMPT_MAX_BYTES = 16 << 20;
+
+/** `<runDir>/prompt.json`, read below `base` (default: the bundle's workspace). */
+export const readPromptParts = (runDir: string, base = baseOf(runDir)): Promise<RecordRead<PromptParts>> =>
+  readRecord(runDir, RUN_FILES.promptParts, promptPartsSchema, base, PROMPT_MAX_BYTES);
+
+/** `context.json`: the run's token table (its fixed fields; other fields are kept), the agent and the prompt's digest. */
+const contextRecordSchema = z.looseObject({
+  estimator: z.string(),
+  budget: z.object({ warn: z.number(), truncate: z.number() }),
+  totalTokens: z.number(),
+  sections: z.array(
+    z.looseObject({
+      tag: z.string(),
+      tokens: z.number(),
+      originalTokens: z.number(),
+      truncated: z.boolean(),
+    }),
+  ),
+  agent: z.string().optional(),
+  /** sha256 of the prompt parts as sent, taken before any redaction. */
+  promptSha256: z.string().optional(),
+});
+export type ContextRecord = z.infer<typeof contextRecordSchema>;
+
+/** `<runDir>/context.json`, read below `base` (default: the bundle's workspace). */
+export const readContextRecord = (
+  runDir: string,
+  base = baseOf(runDir),
+): Promise<RecordRead<ContextRecord>> =>
+  readRecord(runDir, RUN_FILES.context, contextRecordSchema, base, PROMPT_MAX_BYTES);
 
 export const writeRunResult = (bundle: RunBundle, result: RunResult): Promise<void> =>
-  bundle.writeJson(RESULT_FILE, result);
+  bundle.writeJson(RUN_FILES.result, result);
 
 export const writeRunManifest = (bundle: RunBundle, manifest: RunManifest): Promise<void> =>
-  bundle.writeJson(MANIFEST_FILE, manifest);
+  bundle.writeJson(RUN_FILES.manifest, manifest);
 
 /** result.json of a run that ended before the agent produced anything (failed to prepare or launch). */
 export function earlyResult(input: {

@@ -1,16 +1,33 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
-import { realpath } from 'node:fs/promises';
+import { copyFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { readUpTo } from '../util/safe-path.js';
-import { describeIssues, incidentSchema } from './schema.js';
-import type { Incident, Workspace } from './types.js';
+import type { z } from '../shared/zod.js';
+import { readOwnFileBelow, readUpTo } from '../util/safe-path.js';
+import { describeIssues, incidentSchema } from './incident-schema.js';
+import { INCIDENT_FILE, PERMISSIONS_FILE } from './layout.js';
 
-// Reads a workspace's incident.json exactly once (no symlinks followed, bounded, strict UTF-8) and
-// turns every way it can be wrong into a reason a producer can act on.
+// The incident record: `incident.json` as the producer wrote it. The daemon reads it exactly once per
+// judgement (no symlinks followed, bounded, strict UTF-8) and turns every way it can be wrong into a
+// reason a producer can act on; status and the past-investigations index read what they can of any
+// file (readIncidentLoosely).
 
-export const INCIDENT_FILE = 'incident.json';
-export const PERMISSIONS_FILE = 'incident_cluster_permissions.json';
+/** The incident as the producer wrote it (nightcrier's shape); unknown fields are kept. */
+export type Incident = z.infer<typeof incidentSchema>;
+
+/** A validated incident folder, as read once from disk. */
+export interface Workspace {
+  /** Absolute path of `<workspaces_root>/<folder>`. */
+  dir: string;
+  /** The folder name. */
+  name: string;
+  incident: Incident;
+  /** The exact bytes of incident.json (preloaded verbatim, hashed for replay). */
+  incidentText: string;
+  /** The exact bytes of incident_cluster_permissions.json, when present and valid JSON. */
+  permissionsText?: string;
+}
+
 const RETRY_HINT = 'fix the file and save it again to retry';
 
 export type ReadResult =
@@ -113,7 +130,7 @@ export async function readWorkspace(dir: string, options: ReadOptions): Promise<
   const workspace: Workspace = {
     dir,
     name: path.basename(dir),
-    incident: parsed.data as Incident,
+    incident: parsed.data,
     incidentText: text,
   };
   const permissions = await readBounded(path.join(dir, PERMISSIONS_FILE), options.maxBytes);
@@ -213,4 +230,51 @@ export function jsonErrorLocation(text: string, err: unknown): string {
   const line = before.split('\n').length;
   const column = position - before.lastIndexOf('\n');
   return `line ${line}, column ${column}${match ? '' : ', unexpected end of input'}`;
+}
+
+/** An incident.json larger than this is not read loosely (the daemon's own bound is intake.max_incident_bytes). */
+export const INCIDENT_LOOSE_MAX_BYTES = 1 << 20;
+
+/**
+ * incident.json of `dir` as its text and a JSON object, read below `base` without following a link and
+ * within INCIDENT_LOOSE_MAX_BYTES, without validating it: status shows what it can of any file, the
+ * daemon validates it before it runs. Undefined when absent, refused, or not a JSON object.
+ */
+export async function readIncidentLoosely(
+  base: string,
+  dir: string,
+): Promise<{ text: string; doc: Record<string, unknown> } | undefined> {
+  const read = await readOwnFileBelow(base, path.join(dir, INCIDENT_FILE), INCIDENT_LOOSE_MAX_BYTES).catch(
+    () => undefined,
+  );
+  if (read?.kind !== 'ok') return undefined;
+  try {
+    const doc: unknown = JSON.parse(read.text);
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
+    return { text: read.text, doc: doc as Record<string, unknown> };
+  } catch {
+    return undefined;
+  }
+}
+
+/** incident_cluster_permissions.json's text below `base` (bounded, never through a link), when readable. */
+export async function readPermissionsText(base: string, dir: string): Promise<string | undefined> {
+  const read = await readOwnFileBelow(base, path.join(dir, PERMISSIONS_FILE), INCIDENT_LOOSE_MAX_BYTES).catch(
+    () => undefined,
+  );
+  return read?.kind === 'ok' ? read.text : undefined;
+}
+
+/**
+ * Copies incident.json (and the permissions file, when there is one) byte for byte from one workspace
+ * into another (a replay's new workspace).
+ */
+export async function copyIncidentFiles(fromDir: string, toDir: string): Promise<void> {
+  await copyFile(path.join(fromDir, INCIDENT_FILE), path.join(toDir, INCIDENT_FILE));
+  const permissions = path.join(fromDir, PERMISSIONS_FILE);
+  const isFile = await stat(permissions).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (isFile) await copyFile(permissions, path.join(toDir, PERMISSIONS_FILE));
 }

@@ -1,7 +1,7 @@
 import { constants, createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
-import { runDirOf } from '../shared/triage-paths.js';
+import { RUN_FILES, runDirOf } from './layout.js';
 import type { Redactor } from '../log/redact.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
@@ -10,31 +10,6 @@ import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } fro
 // through the redactor first, and never through a symbolic link below the workspace.
 
 const LONG_LINE_CHARS = 64 * 1024;
-
-/** File names inside a run bundle (prompt-sent.md, context.json and result.json are fixed names other tools read). */
-export const RUN_FILES = {
-  promptSent: 'prompt-sent.md',
-  context: 'context.json',
-  result: 'result.json',
-  /** What was launched, for a daemon that adopts the run (src/audit/run-record.ts). */
-  manifest: 'manifest.json',
-  /** The two prompt parts exactly as sent, as JSON (prompt-sent.md renders them for people). */
-  promptParts: 'prompt.json',
-  triageLog: 'triage/output.log',
-  triageDir: 'triage',
-  agentStdout: 'agent-stdout.log',
-  agentStderr: 'agent-stderr.log',
-  invocation: 'invocation.json',
-  /** Files the adapter hands to the agent (system prompt file, CLI settings), mounted read-only. */
-  agentFiles: 'agent-files',
-  /**
-   * The one folder of the run the agent may write ($TRIAGE_NOTES_DIR): the rest of the run folder is
-   * read-only to it, so the daemon's records there cannot be changed whatever uid the agent runs as.
-   */
-  agentNotes: 'agent-notes',
-} as const;
-
-export type { RunResult } from './run-record.js';
 
 export class RunBundle {
   /** The workspace the bundle belongs to (`<workspace>/.triage/runs/<run-id>`). */

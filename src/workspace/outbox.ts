@@ -2,11 +2,10 @@ import { readdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from '../shared/zod.js';
 import { tryLock } from '../util/file-lock.js';
-import { outboxDir } from '../shared/triage-paths.js';
-import { NOTIFY_SINK_TYPES } from '../config/schema.js';
+import { outboxDir } from './layout.js';
+import { NOTIFY_SINK_TYPES, type NotifySinkType } from '../config/schema.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { createExclusive, readNoFollow, realDirs } from './safe-fs.js';
-import { TRIGGERS, type OutboxEntry, type SinkPayload } from './types.js';
+import { createExclusive, readNoFollow, realDirs } from './files.js';
 
 // `<workspace>/.triage/outbox/`: one file per delivery (`<key>.json`, its state and retry schedule,
 // rewritten atomically after every step) and what it sends (`<key>.payload.json`, written once before the
@@ -18,6 +17,70 @@ const PAYLOAD_SUFFIX = '.payload.json';
 const LOCK_SUFFIX = '.lock';
 const MAX_ENTRY_BYTES = 1024 * 1024;
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Why a delivery was created: a run started (sinks that keep one message per incident only), a run finished, someone re-sent it, a replay/compare asked for it, or every
+ * alert behind an incident already told resolved (a follow-up to the message the sink already has).
+ */
+export const TRIGGERS = ['running', 'finished', 'resend', 'replay', 'compare', 'resolved'] as const;
+export type Trigger = (typeof TRIGGERS)[number];
+
+/** What one delivered step leaves behind (Slack ts, PagerDuty dedup key, HTTP status…). */
+export type StepResult = Record<string, string | number | boolean>;
+
+export type StepStatus = 'pending' | 'sending' | 'delivered';
+
+export interface StepState {
+  id: string;
+  status: StepStatus;
+  /** When the current send began (a crash leaves `sending`: the next attempt reconciles first). */
+  startedAt?: string;
+  deliveredAt?: string;
+  result?: StepResult;
+}
+
+export type EntryStatus = 'pending' | 'delivered' | 'failed';
+
+/** A failure as recorded: never a secret (everything passes through the redactor first). */
+export interface RecordedError {
+  message: string;
+  /** permanent: not retried; retry: scheduled again. */
+  kind: 'retry' | 'permanent';
+  status?: number;
+  code?: string;
+  /** The response body, cut to a few KB. */
+  response?: string;
+  retryAfterMs?: number;
+}
+
+/** `.triage/outbox/<key>.json`: one delivery to one sink, its steps and its retry schedule. */
+export interface OutboxEntry {
+  version: 1;
+  key: string;
+  /** Sent to the sink (webhook header, Slack metadata, PagerDuty note footer); unique across workspaces. */
+  idempotencyKey: string;
+  sink: string;
+  type: NotifySinkType;
+  incidentId: string;
+  runId: string;
+  trigger: Trigger;
+  createdAt: string;
+  status: EntryStatus;
+  /** Failed attempts so far (drives the backoff). */
+  attempts: number;
+  nextAttemptAt?: string;
+  lastError?: RecordedError;
+  steps: StepState[];
+  finishedAt?: string;
+  /**
+   * The incident's message at this sink from an earlier delivery (Slack: the parent's channel and ts):
+   * this delivery updates it in place instead of posting another one.
+   */
+  parent?: { channel: string; ts: string };
+}
+
+/** What a sink renders once, stored beside the entry (`<key>.payload.json`) and sent as is on every retry. */
+export type SinkPayload = Record<string, unknown>;
 
 /** Keys are file names: `<run id>.<sink>[.<suffix>]`. */
 export const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;

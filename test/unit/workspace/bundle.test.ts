@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RedactingLog, RunBundle, RUN_FILES, scrubFile } from '../../../src/audit/bundle.js';
+import { RedactingLog, RunBundle, scrubFile } from '../../../src/workspace/bundle.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 import { listFiles, scanForSecrets } from '../../../src/audit/scan.js';
 import { Redactor } from '../../../src/log/redact.js';
 

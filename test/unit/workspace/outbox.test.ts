@@ -1,9 +1,10 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listEntries, readEntry, recordDelivery, saveEntry } from '../../../src/notify/outbox.js';
-import { outboxDir } from '../../../src/shared/triage-paths.js';
-import { readNoFollow, UnsafePathError } from '../../../src/notify/safe-fs.js';
+import { listEntries, readEntry, recordDelivery, saveEntry } from '../../../src/workspace/outbox.js';
+import { outboxDir } from '../../../src/workspace/layout.js';
+import { readNoFollow } from '../../../src/workspace/files.js';
+import { UnsafePathError } from '../../../src/util/safe-path.js';
 import type { OutboxEntry } from '../../../src/notify/types.js';
 import { scratchDir } from '../../support/scratch.js';
 
