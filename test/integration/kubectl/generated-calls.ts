@@ -6,8 +6,8 @@ import fc from 'fast-check';
 // group-qualified, comma lists, type/name) and `--` at any place between words. Seeded (fast-check),
 // so a failure names a command line that is generated again the same way.
 
-/** What a resource argument makes kubectl fetch: Secrets, ServiceAccounts, or neither. */
-type Touches = 'secret' | 'serviceaccount' | 'plain';
+/** What a resource argument makes kubectl fetch: Secrets, ServiceAccounts, a workload through the API server, or none of these. */
+type Touches = 'secret' | 'serviceaccount' | 'workload' | 'plain';
 
 interface ResourceForm {
   words: string[];
@@ -64,6 +64,24 @@ function namedForms(): ResourceForm[] {
   ];
 }
 
+/** `get --raw PATH` in both flag forms, for paths as written and as the API server decodes them. */
+const RAW: ResourceForm[] = (
+  [
+    ['plain', '/api/v1/namespaces/payments/pods'],
+    ['plain', '/api/v1/namespaces/payments/pods/web-1/log'],
+    ['plain', '/apis/apps/v1/namespaces/payments/deployments'],
+    ['secret', '/api/v1/namespaces/payments/secrets'],
+    ['secret', '/api/v1/namespaces/payments/%73ecrets'],
+    ['secret', '/api/v1/namespaces/payments/%2573ecrets'],
+    ['secret', '/api/v1/namespaces/payments/pods/../secrets'],
+    ['secret', '/api/v1//secrets'],
+    ['secret', '/api/v1/namespaces/payments/SECRETS/db'],
+    ['workload', '/api/v1/namespaces/payments/pods/web-1/proxy/'],
+    ['workload', '/api/v1/namespaces/payments/pods/web-1/%70roxy/'],
+    ['workload', '/api/v1/nodes/node-1/proxy/configz'],
+  ] as const
+).flatMap(([touches, p]) => [form(touches, '--raw', p), form(touches, `--raw=${p}`)]);
+
 interface CommandSpec {
   command: string[];
   resources: ResourceForm[];
@@ -90,6 +108,12 @@ const COMMANDS: CommandSpec[] = [
       ['--chunk-size=10'],
     ],
     sensitive: SECRETS_ONLY,
+  },
+  {
+    command: ['get'],
+    resources: RAW,
+    flags: [],
+    sensitive: ['secret', 'workload'],
   },
   {
     command: ['describe'],
