@@ -20,7 +20,7 @@ import { BootError, loadBootFile } from '../context/disclosure/boot.js';
 import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
 import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
-import { isLoopbackHost } from '../server/exposure.js';
+import { isLoopbackHost, weakTokenProblem } from '../server/exposure.js';
 import { weakSecretMessage, weakSecretReason } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
@@ -59,7 +59,11 @@ export async function checkConfig(options: CheckOptions): Promise<ConfigCheck> {
     packageRoot: PACKAGE_ROOT,
   });
   const { config } = inspection;
-  const problems = [...inspection.problems, ...(await referencedFileProblems(inspection))];
+  const problems = [
+    ...inspection.problems,
+    ...(await referencedFileProblems(inspection)),
+    ...exposedTokenProblems(config, io.env),
+  ];
   const warnings = [...unknownEnvWarnings(io.env, config), ...secretWarnings(config, inspection, io.env)];
   return {
     target: inspection.file ?? 'built-in defaults',
@@ -171,6 +175,17 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
   if (config.clusters && !replaced.has('clusters'))
     problems.push(...(await clusterFileProblems(clusterRegistry(config).listClusters())));
   return problems;
+}
+
+/**
+ * An HTTP_TOKEN too short for a listener other machines reach is a problem, not a warning: the daemon
+ * refuses to start with it. (An unset one is a warning: the variable may be set where the daemon runs.)
+ */
+export function exposedTokenProblems(config: Config, env: CliIO['env']): ConfigProblem[] {
+  if (config.http.port === 0) return [];
+  const token = resolveSecrets(config, env).values.HTTP_TOKEN;
+  const problem = token === undefined ? undefined : weakTokenProblem(config.http.host, token);
+  return problem ? [{ path: 'secrets.HTTP_TOKEN', message: problem }] : [];
 }
 
 /**
