@@ -14,6 +14,7 @@ import {
   type ConfigProblem,
   type RawConfig,
 } from '../config/index.js';
+import { keyFileProblem } from '../audit/key.js';
 import { clusterFileProblems } from '../clusters/check.js';
 import { clusterRegistry } from '../clusters/registry.js';
 import { BootError, loadBootFile } from '../context/disclosure/boot.js';
@@ -63,6 +64,7 @@ export async function checkConfig(options: CheckOptions): Promise<ConfigCheck> {
     ...inspection.problems,
     ...(await referencedFileProblems(inspection)),
     ...exposedTokenProblems(config, io.env),
+    ...auditKeyFileProblems(config),
   ];
   const warnings = [...unknownEnvWarnings(io.env, config), ...secretWarnings(config, inspection, io.env)];
   return {
@@ -175,6 +177,12 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
   if (config.clusters && !replaced.has('clusters'))
     problems.push(...(await clusterFileProblems(clusterRegistry(config).listClusters())));
   return problems;
+}
+
+/** audit.key_file inside an incident workspace (where an agent can read it) is a problem. */
+function auditKeyFileProblems(config: Config): ConfigProblem[] {
+  const problem = keyFileProblem(config);
+  return problem ? [{ path: 'audit.key_file', message: problem }] : [];
 }
 
 /**
