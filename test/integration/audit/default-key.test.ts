@@ -48,6 +48,17 @@ async function filesBelow(dir: string): Promise<string[]> {
   return entries.map(String);
 }
 
+/** An empty workspace `folder` under a fresh root, and a config file naming that root. */
+async function workspaceUnderConfig(prefix: string, folder: string) {
+  const dir = scratchDir(prefix);
+  const root = path.join(dir, 'incidents');
+  const ws = path.join(root, folder);
+  await mkdir(ws, { recursive: true });
+  const configFile = path.join(dir, 'triage-runner.yaml');
+  await writeFile(configFile, stringify({ workspaces_root: root }));
+  return { dir, root, ws, configFile };
+}
+
 describe('the audit chain, keyed by default', () => {
   it('the daemon keys every chain with a key made on its first start; a forged appended finished line fails verify, which finds the key as the daemon does', async () => {
     const dir = scratchDir('tr-audit-key-');
@@ -111,13 +122,8 @@ describe('the audit chain, keyed by default', () => {
   });
 
   it('a guessed HMAC fails with the key; without the key, verify says the HMACs were not checked and exits 2; --key-file gives it the key', async () => {
-    const dir = scratchDir('tr-audit-nokey-');
-    const root = path.join(dir, 'incidents');
-    const ws = path.join(root, 'inc-1');
-    await mkdir(ws, { recursive: true });
-    const configFile = path.join(dir, 'triage-runner.yaml');
-    await writeFile(configFile, stringify({ workspaces_root: root }));
-    // A writer (retry, notify, replay) makes the key where the daemon keeps it, as the daemon would.
+    const { dir, root, ws, configFile } = await workspaceUnderConfig('tr-audit-nokey-', 'inc-1');
+    // The key made where a daemon's first start (or a replay) makes it.
     const source = loadAuditKey({ workspaces_root: root, audit: {} }, {}, 'make');
     if (source.kind !== 'file') throw new Error('no key file made');
     const log = new AuditLog({ key: source.key });
@@ -142,12 +148,7 @@ describe('the audit chain, keyed by default', () => {
   });
 
   it('an old unkeyed workspace still verifies, saying it is unkeyed (--require-key fails it); retried under the key it is keyed from its first new line', async () => {
-    const dir = scratchDir('tr-audit-old-');
-    const root = path.join(dir, 'incidents');
-    const ws = path.join(root, 'old');
-    await mkdir(ws, { recursive: true });
-    const configFile = path.join(dir, 'triage-runner.yaml');
-    await writeFile(configFile, stringify({ workspaces_root: root }));
+    const { root, ws, configFile } = await workspaceUnderConfig('tr-audit-old-', 'old');
     const plain = new AuditLog();
     for (const type of ['detected', 'validated', 'finished'] as const)
       await plain.append(path.join(ws, '.triage'), { type, incidentId: 'old' });
