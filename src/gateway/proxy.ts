@@ -1,28 +1,26 @@
-import http from 'node:http';
-import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage } from '../util/errors.js';
 import { costOf, priceOf, type Price } from './prices.js';
-import { KEY_HEADERS, PROVIDERS, clientKey, requestModel, type ProviderSpec } from './providers.js';
+import { PROVIDERS, clientKey, requestModel, type ProviderSpec } from './providers.js';
 import { capMessage, type RunSession } from './session.js';
 import { PROVIDER_IDS, type ModelCallRecord, type ProviderId } from './types.js';
+import {
+  MAX_RECORDED_BODY,
+  send,
+  sendRetrying,
+  streamBack,
+  upstreamHeaders,
+  type RetryTiming,
+  type Upstream,
+  type UpstreamAnswer,
+} from './upstream.js';
 import { UsageReader } from './usage.js';
+
+export type { Upstream } from './upstream.js';
 
 // The gateway's HTTP handler: `/<provider>/<path>` with a live run token as the key is forwarded to
 // that provider's base URL with the real key, and the answer streams back as it comes (status,
 // headers, body chunk by chunk: SSE unchanged). Every call ends as one record for the run.
-
-export interface Upstream {
-  /** Base URL the path below `/<provider>` is appended to. */
-  baseUrl: string;
-  /** The real key; undefined when the daemon has none. */
-  key: string | undefined;
-  /**
-   * The base URL was configured (config or the daemon's environment), not the public API: a call
-   * without a key goes there keyless (a local model); to the public API it is refused.
-   */
-  configured?: boolean;
-}
 
 export interface ProxyOptions {
   upstreams: Record<ProviderId, Upstream>;
@@ -40,40 +38,6 @@ export interface ProxyOptions {
 }
 
 const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
-const MAX_RECORDED_BODY = 1024 * 1024;
-/** Provider answers retried once, centrally: rate limited (429), overloaded (Anthropic's 529). */
-const RETRY_STATUSES = new Set([429, 529]);
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-  'accept-encoding',
-]);
-
-const agents = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
-};
-
-/** A `retry-after` (seconds or an HTTP date) or `retry-after-ms` in milliseconds; 1 s when absent. */
-export function retryDelayMs(headers: http.IncomingHttpHeaders, now: Date): number {
-  const ms = Number(headers['retry-after-ms']);
-  if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0) return ms;
-  const raw = headers['retry-after'];
-  if (raw === undefined) return 1000;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(String(raw));
-  return Number.isNaN(date) ? 1000 : Math.max(0, date - now.getTime());
-}
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -107,56 +71,6 @@ function sendError(
   // A CLI retries what looks transient; these answers are final.
   res.writeHead(status, { 'content-type': 'application/json', 'x-should-retry': 'false' });
   res.end(JSON.stringify(body));
-}
-
-interface UpstreamAnswer {
-  res: IncomingMessage;
-  ttfbMs: number;
-}
-
-/** How a kept-alive connection the provider had already closed fails a request written to it. */
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
-
-/**
- * One request to the provider. A kept-alive connection can be closed by the provider just as a
- * request is written to it (its idle timeout racing ours). A request that fails that way, on a
- * reused connection and before any answer, goes once more on a new connection: the provider most
- * likely never read it, and a rare duplicate costs one call where a 502 would cost the run.
- */
-function send(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body: Buffer,
-  startedAt: number,
-  abort: AbortSignal,
-  fresh = false,
-): Promise<UpstreamAnswer> {
-  const secure = url.protocol === 'https:';
-  const request = secure ? https.request : http.request;
-  return new Promise((resolve, reject) => {
-    let answered = false;
-    const req = request(
-      url,
-      {
-        method,
-        headers: { ...headers, 'content-length': String(body.length) },
-        agent: fresh ? false : secure ? agents.https : agents.http,
-        signal: abort,
-      },
-      (res) => {
-        answered = true;
-        resolve({ res, ttfbMs: performance.now() - startedAt });
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const stale = !fresh && !answered && req.reusedSocket && !abort.aborted;
-      if (stale && STALE_SOCKET_CODES.has(err.code ?? ''))
-        resolve(send(url, method, headers, body, startedAt, abort, true));
-      else reject(err);
-    });
-    req.end(body);
-  });
 }
 
 /** Where a request goes: its provider and its live run; undefined when it was answered (404, 401). */
@@ -196,74 +110,13 @@ function routeOf(
   return { id, provider, session, subPath: `/${rest.join('/')}` };
 }
 
-/** The agent's headers for the provider: hop-by-hop and the agent's "key" (its run token) dropped, the real key set. */
-function upstreamHeaders(
-  req: IncomingMessage,
-  provider: ProviderSpec,
-  key: string | undefined,
-): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || (KEY_HEADERS as readonly string[]).includes(name))
-      continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  // Usage is read from the bytes that pass: ask for them uncompressed.
-  headers['accept-encoding'] = 'identity';
-  if (key) provider.setKey(headers, key);
-  return headers;
-}
-
-/** Streams the provider's answer back as it comes, reading usage on the way; resolves with why it ended early, if it did. */
-async function streamBack(
-  up: IncomingMessage,
-  res: ServerResponse,
-  reader: UsageReader,
-  recorded: Buffer[] | undefined,
-): Promise<string | undefined> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(up.headers))
-    if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'content-encoding') out[name] = value;
-  res.writeHead(up.statusCode ?? 502, out);
-  res.flushHeaders();
-  let recordedBytes = 0;
-  up.on('data', (chunk: Buffer) => {
-    reader.push(chunk);
-    if (recorded && recordedBytes < MAX_RECORDED_BODY) {
-      recorded.push(chunk);
-      recordedBytes += chunk.length;
-    }
-  });
-  up.pipe(res);
-  const ended = await new Promise<string | undefined>((resolve) => {
-    up.on('end', () => resolve(undefined));
-    up.on('error', (err) => resolve(errorMessage(err)));
-    up.on('aborted', () => resolve('the provider closed the answer early'));
-    res.on('close', () => resolve(res.writableFinished ? undefined : 'the agent closed the connection'));
-  });
-  if (ended) res.destroy();
-  return ended;
-}
-
 /** The request handler; `bound` limits a per-run listener to that run's token. */
 export function createProxy(options: ProxyOptions) {
   const now = options.now ?? (() => new Date());
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const maxWait = options.maxRetryWaitMs ?? 60_000;
-
-  /** The call, and once more after the provider's retry-after when it was rate limited or overloaded. */
-  const sendRetrying = async (
-    send1: () => Promise<UpstreamAnswer>,
-    onRetry: () => void,
-  ): Promise<UpstreamAnswer> => {
-    const answer = await send1();
-    if (!RETRY_STATUSES.has(answer.res.statusCode ?? 0)) return answer;
-    const wait = retryDelayMs(answer.res.headers, now());
-    if (wait > maxWait) return answer;
-    answer.res.resume();
-    onRetry();
-    await sleep(wait);
-    return send1();
+  const timing: RetryTiming = {
+    now,
+    sleep: options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))),
+    maxWaitMs: options.maxRetryWaitMs ?? 60_000,
   };
 
   return async (req: IncomingMessage, res: ServerResponse, bound?: RunSession): Promise<void> => {
@@ -330,6 +183,7 @@ export function createProxy(options: ProxyOptions) {
           retries = 1;
           session.retried(id);
         },
+        timing,
       );
     } catch (err) {
       const message = errorMessage(err);
