@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { topLevelFields } from '../../../src/gateway/json-fields.js';
 import { requestFacts } from '../../../src/gateway/providers.js';
+import { seededRandom } from '../../support/random.js';
 
 const WANTED = new Set(['model', 'max_tokens', 'generationConfig']);
 
@@ -8,17 +9,6 @@ const WANTED = new Set(['model', 'max_tokens', 'generationConfig']);
 function reference(text: string): Record<string, unknown> {
   const value = JSON.parse(text) as Record<string, unknown>;
   return Object.fromEntries(Object.entries(value).filter(([k]) => WANTED.has(k)));
-}
-
-/** A small deterministic generator (mulberry32), so a failing case can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const TRICKY = ['"', '\\', '\\"', '"\\\\"', '{', '}', '[', ']', ',', ':', 'é', '🚨', '\n', '\u0000', 'model'];
@@ -40,7 +30,7 @@ function value(rnd: () => number, depth: number): unknown {
 
 describe('top-level members of a JSON body, read without parsing the rest', () => {
   it('reads the same members as JSON.parse from 2,000 generated bodies with nested values and escapes', () => {
-    const rnd = random(42);
+    const rnd = seededRandom(42);
     for (let n = 0; n < 2000; n++) {
       const body: Record<string, unknown> = {};
       for (let i = Math.floor(rnd() * 6); i > 0; i--) body[String(value(rnd, 9))] = value(rnd, 1);
