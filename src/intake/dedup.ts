@@ -103,6 +103,9 @@ export class DedupStore {
       if (!(await this.create(next, entry))) {
         const successor = await readText(next);
         const holder = parseEntry(successor);
+        // A successor counts only while the content it succeeds is still in place: one created after
+        // another claimer already replaced that content is about to be dropped by its own claimer.
+        if ((await readText(file)) !== seen) continue;
         const taker = held(holder);
         if (taker) return taker;
         if (holder?.incidentId !== incidentId) {

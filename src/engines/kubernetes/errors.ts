@@ -47,7 +47,7 @@ export function classify(err: unknown, what: string, server: string): Error {
   }
   const hint =
     code === 401 || code === 403
-      ? "check the daemon's ServiceAccount and Role (deploy/kubernetes/rbac.yaml)"
+      ? "check the daemon's ServiceAccount and Role (deploy/kubernetes/base/rbac.yaml)"
       : 'check the engine configuration under kubernetes:';
   return Object.assign(
     new Error(`Kubernetes API refused to ${what}: HTTP ${code} ${apiMessage(err)}; ${hint}`, { cause: err }),

@@ -130,7 +130,7 @@ describe('shipped prompt files', () => {
   const files = [
     'configs/triage-system-prompt.md',
     'configs/user-prompt.md',
-    'deploy/kubernetes/config/triage-system-prompt.md',
+    'deploy/kubernetes/base/config/triage-system-prompt.md',
   ];
 
   it.each(files)(
