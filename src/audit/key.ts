@@ -16,6 +16,7 @@ import { auditKey as secretAuditKey } from '../config/secrets.js';
 import { TRIAGE_DIR, triageDir } from '../workspace/layout.js';
 import { unlinkQuietly } from '../util/fs.js';
 import { randomHex } from '../util/random.js';
+import { UsageError } from '../util/errors.js';
 
 // The audit chain's key. `audit.hmac_secret` names one among the secrets; without it the daemon makes
 // a key on its first start and keeps it with its own state, `<workspaces_root>/.triage/audit.key` (or
@@ -45,7 +46,7 @@ export type AuditKeySource =
   | { kind: 'none'; file: string; why: string };
 
 /** A key that is configured or present but cannot be used; commands end with exit 2 and this message. */
-export class AuditKeyError extends Error {}
+export class AuditKeyError extends UsageError {}
 
 /** Where the key file is: audit.key_file, or `.triage/audit.key` under the workspaces root. */
 export function auditKeyFile(config: Pick<Config, 'audit' | 'workspaces_root'>): string {

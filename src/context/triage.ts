@@ -45,7 +45,7 @@ export interface TriageInput {
   /** Folders put before PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
   /**
-   * The run's kubectl guard for the script (src/daemon/run/kubectl-guard.ts), put first on its PATH: its
+   * The run's kubectl guard for the script (src/run/kubectl-guard.ts), put first on its PATH: its
    * `kubectl` calls go through the run's broker. The script keeps its KUBECONFIG for its other tools.
    */
   kubectlGuard?: string;

@@ -5,7 +5,7 @@ import type { IncidentStore } from '../incident/store.js';
 import type { StateFile } from '../workspace/state.js';
 import { alertsResolvedAt } from '../workspace/alerts.js';
 import { dedupKey, type DedupStore } from '../intake/dedup.js';
-import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
+import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../workspace/lease.js';
 import { readWorkspace } from '../workspace/incident.js';
 import type { IntakeHooks } from '../intake/webhooks/hooks.js';
 import type { Logger } from '../log/logger.js';

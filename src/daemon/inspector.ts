@@ -15,7 +15,7 @@ import { IllegalTransitionError, type IncidentEvent } from '../incident/machine.
 import { acceptsChange, isFinal, isFirstJudgement, isRejected, mayRun } from '../incident/queries.js';
 import { type DedupStore, dedupKey } from '../intake/dedup.js';
 import { admit, judge, type Cause } from '../intake/judge.js';
-import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
+import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../workspace/lease.js';
 import { folderEscapes, readWorkspace, type ReadResult } from '../workspace/incident.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';

@@ -1,6 +1,7 @@
 import { lstat, stat } from 'node:fs/promises';
 import type { Readiness } from '../shared/types.js';
 import { errorMessage } from '../util/errors.js';
+import type { Leadership } from './types.js';
 
 // Small helpers of the daemon's lifecycle: bounded waits and cheap change marks for rescans.
 
@@ -36,6 +37,15 @@ export function formatMs(ms: number): string {
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
 }
+
+/** The readiness role of a replica under leader election: whether it leads, who does, a routing problem. */
+export const leaderRole = (
+  leadership: Pick<Leadership, 'state' | 'holder' | 'problem'>,
+): { leader: boolean; holder: string; problem?: string } => ({
+  leader: leadership.state === 'leader',
+  holder: leadership.holder ?? '',
+  ...(leadership.problem ? { problem: leadership.problem } : {}),
+});
 
 /** /readyz: intake running, the disk writable, and what the executor reports (engine, skills, agent). */
 export async function daemonReadiness(

@@ -10,13 +10,13 @@ import {
   type Lease,
   type LeaseIdentity,
   type LeaseOptions,
-} from '../intake/lease.js';
+} from '../workspace/lease.js';
 import { readWorkspace, type Incident, type Workspace } from '../workspace/incident.js';
 import type { RunProducts } from '../workspace/run-record.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage, isTransient } from '../util/errors.js';
 import { newRunId } from './ids.js';
-import type { RunExecutor, RunOutcome, RunStage } from './types.js';
+import type { RunExecutor, RunOutcome, RunStage } from '../run/types.js';
 
 // One incident's run, from claim to release: take the lease, record the claim, renew the lease while
 // the pipeline works (a lost lease aborts the run and nothing more is recorded), record each stage and

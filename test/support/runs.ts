@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { AgentAdapter, AgentOutcome, AgentRunOutput } from '../../src/agents/types.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { SkillsSnapshot } from '../../src/context/types.js';
-import type { SkillsCacheLike } from '../../src/daemon/run/pipeline.js';
+import type { SkillsCacheLike } from '../../src/run/pipeline.js';
 import { readWorkspace, type Workspace } from '../../src/workspace/incident.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -9,7 +9,7 @@ import {
   type AuditKeySource,
 } from '../../audit/key.js';
 import { auditLogPath } from '../../workspace/layout.js';
-import { verifyWorkspaceAudit, type WorkspaceVerifyResult } from '../../daemon/verify.js';
+import { verifyWorkspaceAudit, type WorkspaceVerifyResult } from '../../replay/verify.js';
 import { resolveSecrets } from '../../config/secrets.js';
 import { commandConfig } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';

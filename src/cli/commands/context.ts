@@ -12,7 +12,7 @@ import { BootError } from '../../context/disclosure/index.js';
 import { buildContext, type BuiltContext } from '../../context/build.js';
 import { SkillsCache } from '../../context/skills-cache.js';
 import type { SkillsSnapshot } from '../../context/types.js';
-import { runLayout } from '../../daemon/run/layout.js';
+import { runLayout } from '../../run/layout.js';
 import { ENGINE_PLACEMENT } from '../../engines/index.js';
 import { readWorkspace } from '../../workspace/incident.js';
 import { createLogger } from '../../log/logger.js';

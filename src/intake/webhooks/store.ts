@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';
 import { ALERTS_FILE, INCIDENT_FILE } from '../../workspace/layout.js';
-import type { LeaseIdentity } from '../lease.js';
+import type { LeaseIdentity } from '../../workspace/lease.js';
 import type { Incident } from '../../workspace/incident.js';
 import {
   createKey,

@@ -11,7 +11,7 @@ import {
 import { mapPagerDuty, parsePagerDuty, verifyPagerDutySignature } from '../../intake/webhooks/pagerduty.js';
 import type { IntakeHooks } from '../../intake/webhooks/hooks.js';
 import { IntakeStore, type IntakeOutcome } from '../../intake/webhooks/store.js';
-import type { LeaseIdentity } from '../../intake/lease.js';
+import type { LeaseIdentity } from '../../workspace/lease.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RouteModule } from '../types.js';
 

@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
-import { verifyWorkspaceAudit } from '../../../src/daemon/verify.js';
+import { verifyWorkspaceAudit } from '../../../src/replay/verify.js';
 import { IncidentStore } from '../../../src/incident/store.js';
 import { statePath } from '../../../src/workspace/layout.js';
 import { silentLogger } from '../../../src/log/logger.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
+import { createRunExecutor } from '../../../src/run/pipeline.js';
 import { readState } from '../../../src/workspace/state.js';
 import { createLogger, silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDirOf } from '../../../src/workspace/layout.js';
 import { AuditLog } from '../../../src/audit/log.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
+import { createRunExecutor } from '../../../src/run/pipeline.js';
 import { createDockerEngine } from '../../../src/engines/docker/index.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
 import type { Engine } from '../../../src/engines/types.js';

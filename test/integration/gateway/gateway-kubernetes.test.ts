@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentAdapter } from '../../../src/agents/types.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { readRunResult } from '../../../src/workspace/run-record.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
+import { createRunExecutor } from '../../../src/run/pipeline.js';
 import { createKubernetesEngine, jobNameFor } from '../../../src/engines/kubernetes/index.js';
 import { readModelCalls } from '../../../src/gateway/calls.js';
 import { POD_TOKEN_DIR, POD_TOKEN_ENV } from '../../../src/gateway/pod-route.js';

@@ -20,7 +20,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { configSchema } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import type { RunExecutor } from '../../../src/daemon/types.js';
+import type { RunExecutor } from '../../../src/run/types.js';
 import { unsafeStateDir } from '../../../src/workspace/layout.js';
 import { readIncidentFacts } from '../../../src/status/read.js';
 import { createLogger, silentLogger } from '../../../src/log/logger.js';

@@ -5,7 +5,7 @@
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_PROJECT_FILES, findPlantedAgentFiles } from '../../../src/daemon/run/planted.js';
+import { AGENT_PROJECT_FILES, findPlantedAgentFiles } from '../../../src/run/planted.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import {

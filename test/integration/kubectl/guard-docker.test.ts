@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunResult } from '../../../src/workspace/run-record.js';
-import { CONTAINER_PATH_PREPEND } from '../../../src/daemon/run/layout.js';
+import { CONTAINER_PATH_PREPEND } from '../../../src/run/layout.js';
 import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { AGENT_IMAGE, dockerHost, requireAgentImage, requireEngine } from '../../support/engine.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { RunSlot, type SlotDeps } from '../../../src/daemon/run-slot.js';
-import type { RunExecutor, RunOutcome, RunRequest } from '../../../src/daemon/types.js';
+import type { RunExecutor, RunOutcome, RunRequest } from '../../../src/run/types.js';
 import { IncidentStore, type StateChange } from '../../../src/incident/store.js';
 import { readState, type RunProgress } from '../../../src/workspace/state.js';
 import type { Workspace } from '../../../src/workspace/incident.js';

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { IncidentStore } from '../../../src/incident/store.js';
 import { readState } from '../../../src/workspace/state.js';
-import { acquireLease } from '../../../src/intake/lease.js';
+import { acquireLease } from '../../../src/workspace/lease.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { retryIncident, type RetryDeps } from '../../../src/status/retry.js';
 import { tempRoot } from '../../support/incidents.js';
