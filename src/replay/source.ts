@@ -1,12 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  INCIDENT_FILE,
-  incidentPath,
-  RUN_FILES,
-  runsDir,
-  workspaceOfRunDir,
-} from '../workspace/layout.js';
+import { INCIDENT_FILE, incidentPath, RUN_FILES, runsDir, workspaceOfRunDir } from '../workspace/layout.js';
 import { readContextRecord, readRunManifest, readRunResult } from '../workspace/run-record.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../config/schema.js';
 

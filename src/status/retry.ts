@@ -3,7 +3,12 @@ import { IllegalTransitionError } from '../incident/machine.js';
 import type { IncidentStore } from '../incident/store.js';
 import { RETRYABLE_STATES, retryRefusal } from '../incident/queries.js';
 import type { IncidentState, StateFile } from '../workspace/state.js';
-import { acquireLease, type AcquireResult, type LeaseIdentity, type LeaseOptions } from '../workspace/lease.js';
+import {
+  acquireLease,
+  type AcquireResult,
+  type LeaseIdentity,
+  type LeaseOptions,
+} from '../workspace/lease.js';
 import { waitFor } from '../util/backoff.js';
 import { unsafeWorkspace } from '../workspace/files.js';
 

@@ -4,14 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WaitTimeoutError } from '../../../src/engines/labels.js';
 import { StartGate } from '../../../src/engines/start-gate.js';
-import type {
-  Engine,
-  RunExit,
-  RunHandle,
-  RunInfo,
-  RunSpec,
-  StopSignal,
-} from '../../../src/engines/types.js';
+import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from '../../../src/engines/types.js';
 import { TransientError } from '../../../src/util/errors.js';
 
 export interface FakeBehaviour {

@@ -1,11 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  invocationRecord,
-  providerSettings,
-  writeInvocationFiles,
-} from '../../../src/run/invocation.js';
+import { invocationRecord, providerSettings, writeInvocationFiles } from '../../../src/run/invocation.js';
 import { containerLayout, hostLayout, skillMounts } from '../../../src/run/layout.js';
 import { TailBuffer } from '../../../src/run/output.js';
 import type { AgentInvocation } from '../../../src/agents/types.js';
