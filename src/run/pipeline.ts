@@ -17,6 +17,8 @@ import { errorMessage } from '../util/errors.js';
 import type { PipelineMetrics, RunExecutor } from './types.js';
 import { auditFor } from './audit.js';
 import type { PipelineEnv, SkillsCacheLike } from './env.js';
+import type { PreviewRequest } from './preview.js';
+import type { BuiltContext } from '../context/build.js';
 import { readiness } from './readiness.js';
 import { adoptRun, runPipeline } from './run.js';
 import { sweep } from './sweep.js';
@@ -147,6 +149,27 @@ export function createRunExecutor(deps: ExecutorDeps): RunExecutor {
     readiness: () => readiness(env),
     sweep: (active) => sweep(env, deps.log, active, inFlight),
     close: () => closeExecutor(deps, env, { engines, gateway, podBroker }),
+  };
+}
+
+/**
+ * Builds contexts as runs would, in a dry run (preview.ts): `triage-runner context`. Shares the
+ * executor's environment (the skills cache, the cluster access check and its probed permissions, the
+ * agent adapters); engines, the model gateway and the pod broker are never made.
+ */
+export function createContextPreviewer(deps: ExecutorDeps): {
+  preview(request: PreviewRequest): Promise<BuiltContext>;
+  close(): Promise<void>;
+} {
+  const engines = new Map<string, Promise<Engine>>();
+  const env = pipelineEnv(deps, {
+    gateway: undefined,
+    podBroker: undefined,
+    engineFor: (name) => engineFor(deps, engines, name),
+  });
+  return {
+    preview: async (request) => (await import('./preview.js')).previewContext(env, request),
+    close: () => closeExecutor(deps, env, { engines, gateway: undefined, podBroker: undefined }),
   };
 }
 

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type RunBundle } from '../workspace/bundle.js';
 import { RUN_FILES, OUTPUT_DIR } from '../workspace/layout.js';
-import { buildContext, type BuiltContext } from '../context/build.js';
+import { buildContext, type BuildInput, type BuiltContext } from '../context/build.js';
 import { clusterNotice, withProbedPermissions } from './access.js';
 import { findReportValidator } from '../context/report-validator.js';
 import type { SkillsSnapshot } from '../context/types.js';
@@ -111,6 +111,40 @@ async function layOut(
   return layout;
 }
 
+/**
+ * What buildContext is given for a run: its workspace (with the permissions probed when the producer
+ * wrote none), the triage mode, subjects, model, its cluster, past investigations and the notice of an
+ * unreachable cluster. A launched run and its dry run (`triage-runner context`, preview.ts) share it.
+ */
+export async function contextInput(
+  env: PipelineEnv,
+  start: RunStart,
+  parts: Pick<BuildInput, 'bundle' | 'skills' | 'view' | 'placement'>,
+  kubeconfig: string | undefined,
+): Promise<BuildInput> {
+  const { request } = start;
+  const overrides = request.overrides ?? {};
+  const notice = clusterNotice(start.access);
+  const workspace = await withProbedPermissions(env, start);
+  return {
+    ...parts,
+    config: env.config,
+    workspace,
+    agent: start.agent,
+    log: start.log,
+    // With skills.disable_triage_preload, the build reports the triage as disabled.
+    triage: overrides.triage ?? { mode: 'run' },
+    ...(overrides.subjects ? { subjects: overrides.subjects } : {}),
+    ...(start.model ? { model: start.model } : {}),
+    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
+    // The run's cluster registry entry, and nothing else.
+    cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
+    ...(overrides.previousInvestigations === false ? {} : { previousRoot: env.config.workspaces_root }),
+    ...(notice ? { clusterNotice: notice } : {}),
+    signal: request.signal,
+  };
+}
+
 /** The run's context (src/context/build.ts), its prompt parts in the bundle, its skills mounted. */
 async function contextFor(
   env: PipelineEnv,
@@ -118,36 +152,18 @@ async function contextFor(
   kubeconfig: string | undefined,
 ): Promise<BuiltContext> {
   const { start, bundle, adapter, snapshot, layout, guard } = run;
-  const { request, audit } = start;
-  const overrides = request.overrides ?? {};
-  // With skills.disable_triage_preload, the build reports the triage as disabled.
-  const triage = overrides.triage ?? { mode: 'run' as const };
-  const notice = clusterNotice(start.access);
+  const { audit } = start;
+  const triage = start.request.overrides?.triage ?? { mode: 'run' as const };
   await audit('triage_started', { mode: triage.mode });
-  const workspace = await withProbedPermissions(env, start);
+  const parts = { bundle, skills: snapshot, view: layout.view, placement: adapter.placement };
+  const input = await contextInput(env, start, parts, kubeconfig);
   // The triage script's kubectl calls go through the run's broker too, recorded `by: triage`.
   const runsScript = triage.mode === 'run' && !env.config.skills.disable_triage_preload;
   const triageBroker = runsScript ? await guard.startTriage() : undefined;
   const context = await buildContext({
-    config: env.config,
-    workspace,
-    agent: start.agent,
-    placement: adapter.placement,
-    view: layout.view,
-    bundle,
-    skills: snapshot,
-    log: start.log,
-    triage,
-    ...(overrides.subjects ? { subjects: overrides.subjects } : {}),
-    ...(start.model ? { model: start.model } : {}),
+    ...input,
     ...(env.metrics ? { metrics: env.metrics } : {}),
-    ...(overrides.pathPrepend ? { pathPrepend: overrides.pathPrepend } : {}),
     ...(triageBroker ? { kubectlGuard: triageBroker.guardDir } : {}),
-    // The run's cluster registry entry, and nothing else.
-    cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
-    ...(overrides.previousInvestigations === false ? {} : { previousRoot: env.config.workspaces_root }),
-    ...(notice ? { clusterNotice: notice } : {}),
-    signal: request.signal,
   }).finally(() => triageBroker?.stop());
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
   // The skills the prompt names, one folder each where the agent's CLI discovers them.

@@ -17,7 +17,8 @@ import { superviseRun } from './supervise.js';
 
 export type AuditFactory = (request: Omit<RunRequest, 'attempt'>) => (log: Logger) => AuditFn;
 
-function begin(env: PipelineEnv, request: RunRequest, auditFor: AuditFactory): RunStart {
+/** A run as it begins (RunStart): its agent, engine, model and cluster chosen from the request and the configuration. */
+export function begin(env: PipelineEnv, request: RunRequest, auditFor: AuditFactory): RunStart {
   const { config } = env;
   const overrides = request.overrides ?? {};
   const agent = overrides.agent ?? config.agent.name;
