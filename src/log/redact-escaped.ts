@@ -17,18 +17,20 @@ const MAX_DEPTH = 4;
  * backslash or a colon, which keeps the search cheap over a long stream-json line.
  */
 const FAMILY = '[A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|CREDENTIAL|_KEY|_PASS)[A-Z0-9_]*';
+// Alternatives grouped by how they start (an escaped newline, an escaped quote, a colon): each
+// position of a long escaped text is tried against one prefix, not every form.
 const ESCAPED_MARK = new RegExp(
   [
-    String.raw`\\+n[ ]*(?:-[ ]+)*(?:\\+")?(?:data|stringData)(?:\\+")?[ \t]*:`,
-    String.raw`\\+"(?:data|stringData)\\+"[ \t]*:[ \t]*\{`,
-    String.raw`:[ \t]*[|>][-+0-9]*[ \t]*\\+n`,
-    String.raw`\\+n----\\+n`,
-    // An env entry with a literal value, in YAML and in indented JSON.
-    String.raw`\\+n[ \t]*(?:-[ \t]+)?name:[ \t]*(?:\\+")?${FAMILY}(?:\\+")?[ \t]*\\+n[ \t]*value:`,
-    String.raw`\\+"name\\+"[ \t]*:[ \t]*\\+"${FAMILY}\\+",(?:[ \t]|\\+n)*\\+"value\\+"`,
-    // `DB_PASSWORD:  p@ss,w0rd x` (describe, YAML): a value going on past a comma or a space.
-    String.raw`\\+n[ \t]*(?:-[ \t]+)?${FAMILY}:[ \t]+[^<\\\s][^\\,; ]*[,; ]+[^\\\s]`,
-  ].join('|'),
+    String.raw`\\+n(?:`,
+    [
+      String.raw`[ ]*(?:-[ ]+)*(?:\\+")?(?:data|stringData)(?:\\+")?[ \t]*:`,
+      String.raw`----\\+n`,
+      // An env entry with a literal value (YAML), a line whose value goes on past a comma or a space.
+      String.raw`[ \t]*(?:-[ \t]+)?(?:name:[ \t]*(?:\\+")?${FAMILY}(?:\\+")?[ \t]*\\+n[ \t]*value:|${FAMILY}:[ \t]+[^<\\\s][^\\,; ]*[,; ]+[^\\\s])`,
+    ].join('|'),
+    String.raw`)|\\+"(?:(?:data|stringData)\\+"[ \t]*:[ \t]*\{|name\\+"[ \t]*:[ \t]*\\+"${FAMILY}\\+",(?:[ \t]|\\+n)*\\+"value\\+")`,
+    String.raw`|:[ \t]*[|>][-+0-9]*[ \t]*\\+n`,
+  ].join(''),
   'g',
 );
 

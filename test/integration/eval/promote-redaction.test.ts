@@ -8,11 +8,10 @@ import { AuditLog } from '../../../src/audit/log.js';
 import { runPromote } from '../../../src/cli/commands/eval.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
-import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { parseKubectl } from '../../../src/kubectl/parse.js';
 import { clusterObjects, plantedForms, standInCluster } from '../../support/kube-objects.js';
 import { tempDir } from '../../support/runs.js';
-import { incidentIn, writeRun } from '../../support/status-root.js';
+import { incidentIn, succeededRun, writeRun } from '../../support/status-root.js';
 
 let root: { dir: string; cleanup: () => Promise<void> };
 beforeEach(async () => {
@@ -21,12 +20,7 @@ beforeEach(async () => {
 afterEach(async () => root.cleanup());
 
 const RUN = 'run-1';
-const finished = (sha256: string, incidentId: string): IncidentEvent[] => [
-  { type: 'Validated', incidentId, sha256 },
-  { type: 'Claimed', runId: RUN, holder: 'test' },
-  { type: 'Launched', runId: RUN, engine: 'process', id: '1' },
-  { type: 'Finished', runId: RUN, outcome: { status: 'succeeded', exitCode: 0 } },
-];
+const finished = succeededRun(RUN);
 
 async function filesBelow(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
