@@ -54,13 +54,19 @@ export const AGENT_READ_DIRS = [
   POD_TOKEN_DIR,
 ] as const;
 
-const MODES = { group: { dir: 0o750, file: 0o640 }, everyone: { dir: 0o755, file: 0o644 } } as const;
+const MODES = {
+  'same-user': { dir: 0o700, file: 0o600 },
+  group: { dir: 0o750, file: 0o640 },
+  everyone: { dir: 0o755, file: 0o644 },
+} as const;
 
 /**
  * Shares the folders the agent reads (AGENT_READ_DIRS, whole) and the run folder itself with the agent,
- * and makes `.triage/` and `.triage/runs/` searchable. Never through a link: each entry is changed
- * through a handle opened without following one, and links are skipped. Resolves to the access given:
- * a group the daemon may not give files to (EPERM) falls back to everyone.
+ * and makes `.triage/` and `.triage/runs/` searchable; for an agent that is the daemon's user they are
+ * made its only (what the triage script wrote there has the script's umask). Never through a link:
+ * each entry is changed through a handle opened without following one, and links are skipped.
+ * Resolves to the access given: a group the daemon may not give files to (EPERM) falls back to
+ * everyone.
  */
 export async function shareRunInputs(
   workspaceDir: string,
@@ -69,7 +75,6 @@ export async function shareRunInputs(
 ): Promise<AgentAccess> {
   for (const dir of [path.join(workspaceDir, TRIAGE_DIR), path.join(workspaceDir, RUNS_RELATIVE)])
     await withHandle(await openDirNoFollow(dir), (h) => h.chmod(PASSAGE_DIR_MODE));
-  if (access.kind === 'same-user') return access;
   let given: AgentAccess = access;
   const share = async (handle: FileHandle, isDir: boolean): Promise<void> => {
     const info = await handle.stat();
@@ -81,7 +86,7 @@ export async function shareRunInputs(
         given = { kind: 'everyone' };
       }
     }
-    const modes = MODES[given.kind === 'group' ? 'group' : 'everyone'];
+    const modes = MODES[given.kind];
     // An executable (the guard's kubectl) stays executable for whoever may read it.
     const exec = !isDir && (info.mode & 0o100) !== 0;
     await handle.chmod(isDir || exec ? modes.dir : modes.file);

@@ -109,11 +109,15 @@ describe('shareRunInputs', () => {
     expect(await modeOf(path.join(bundle, 'prompt-sent.md'))).toBe('600');
   });
 
-  it("changes nothing in the run folder for an agent that is the daemon's user", async () => {
+  it("keeps the run folder the daemon's user's only for an agent that is that user, tightening what a script wrote", async () => {
     const { workspace, bundle } = await runFolder();
+    // The triage script writes with its own umask.
+    await writeFile(path.join(bundle, 'triage', 'from-script.txt'), 'x', { mode: 0o644 });
     await shareRunInputs(workspace, bundle, { kind: 'same-user' });
     expect(await modeOf(bundle)).toBe('700');
     expect(await modeOf(path.join(bundle, 'triage', 'triage-report.md'))).toBe('600');
+    expect(await modeOf(path.join(bundle, 'triage', 'from-script.txt'))).toBe('600');
+    expect(await modeOf(path.join(bundle, 'kubectl-guard', 'kubectl'))).toBe('700');
   });
 });
 
