@@ -57,14 +57,10 @@ export function dirModeFor(dir: string): number {
 export function makeDirs(dir: string): void {
   const resolved = path.resolve(dir);
   const missing: string[] = [];
-  for (let p = resolved; ; p = path.dirname(p)) {
-    try {
-      if (statSync(p).isDirectory()) break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
+  for (let p = resolved; path.dirname(p) !== p; p = path.dirname(p)) {
+    // Something already there ends the walk (not a folder: the write below fails on it).
+    if (statSync(p, { throwIfNoEntry: false })) break;
     missing.push(p);
-    if (path.dirname(p) === p) break;
   }
   for (const p of missing.reverse()) {
     try {
