@@ -9,6 +9,7 @@ import { runPromote } from '../../../src/cli/commands/eval.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import { parseKubectl } from '../../../src/kubectl/parse.js';
+import { guardCall } from '../../support/cluster-calls.js';
 import { clusterObjects, plantedForms, standInCluster } from '../../support/kube-objects.js';
 import { tempDir } from '../../support/runs.js';
 import { incidentIn, succeededRun, writeRun } from '../../support/status-root.js';
@@ -50,20 +51,7 @@ describe('eval promote redacts what the run recorded', () => {
     });
     await writeRun(dir, RUN, { answer: 'the payments-db Secret was rotated' }, '# Report\n');
     const runDir = path.join(dir, '.triage', 'runs', RUN);
-    const calls = argvs.map((argv) => ({
-      at: '2026-11-26T09:00:00Z',
-      tool: 'kubectl',
-      by: 'guard',
-      argv,
-      normalized: parseKubectl(argv).normalized,
-      category: 'read',
-      decision: 'allowed',
-      rule: 'x',
-      exitCode: 0,
-      durationMs: 5,
-      stdoutBytes: 0,
-      stderrBytes: 0,
-    }));
+    const calls = argvs.map((argv) => guardCall({ argv, normalized: parseKubectl(argv).normalized }));
     await writeFile(
       path.join(runDir, 'cluster-calls.jsonl'),
       calls.map((c) => `${JSON.stringify(c)}\n`).join(''),
