@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { auditKey as secretAuditKey } from '../config/secrets.js';
 import { TRIAGE_DIR, triageDir } from '../workspace/layout.js';
-import { unlinkQuietly } from '../util/fs.js';
+import { dirModeFor, unlinkQuietly } from '../util/fs.js';
 import { randomHex } from '../util/random.js';
 import { UsageError } from '../util/errors.js';
 
@@ -155,7 +155,7 @@ function createKeyFile(file: string): boolean {
 function ensureKeyDir(config: Pick<Config, 'audit' | 'workspaces_root'>, file: string): string | undefined {
   try {
     if (config.audit.key_file !== undefined) mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    else mkdirSync(path.dirname(file));
+    else mkdirSync(path.dirname(file), dirModeFor(path.dirname(file)));
     return undefined;
   } catch (err) {
     const code = codeOf(err);

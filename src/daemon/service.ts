@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.js';
 import { resolveSecrets } from '../config/secrets.js';
 import type { StateChange } from '../incident/store.js';
 import type { Logger } from '../log/logger.js';
+import type { Redactor } from '../log/redact.js';
 import { createResultsOut, type ResultsOut } from '../notify/results-out.js';
 import { buildRuntime } from '../run/runtime.js';
 import { exposureProblem } from '../server/exposure.js';
@@ -116,7 +117,8 @@ export async function composeDaemon(config: Config, options: ServiceOptions): Pr
     ...(leadership ? { leadership } : {}),
     onChange: (change) => subscribers.forEach((tell) => tell(change)),
     ...(results ? { onResolvedAfterRun: (dir: string) => results.onResolvedAfterRun(dir) } : {}),
-    server: (host) => httpParts(config, { token, secrets, index, audit, log, daemonId }, host),
+    server: (host) =>
+      httpParts(config, { token, secrets, redactor: runtime.redactor, index, audit, log, daemonId }, host),
   });
   return { daemon, index, results, log, audit };
 }
@@ -127,6 +129,7 @@ function httpParts(
   parts: {
     token: string | undefined;
     secrets: Record<string, string>;
+    redactor: Redactor;
     index: IncidentIndex;
     audit: AuditLog;
     log: Logger;
@@ -134,14 +137,14 @@ function httpParts(
   },
   host: DaemonHost,
 ): HttpServerExtras {
-  const { token, secrets, index, audit, log, daemonId } = parts;
+  const { token, secrets, redactor, index, audit, log, daemonId } = parts;
   return {
     ...(token ? { token } : {}),
     limits: httpLimits(config),
     allowedHosts: allowedHosts(config),
     routes: [
       createIntakeRoutes({ config, secrets, hooks: host.intakeHooks, identity: { daemonId }, log }),
-      ...createStatusRoutes({ index, host, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+      ...createStatusRoutes({ index, host, lease: { ttlMs: config.scheduling.lease_ttl }, redactor, log }),
       feedbackRoutes({
         root: config.workspaces_root,
         audit,

@@ -3,6 +3,7 @@ import type { AuditEntry } from '../audit/log.js';
 import { MAX_REPORT_BYTES } from '../audit/report.js';
 import { readContextRecord, type ContextRecord, type RunResult } from '../workspace/run-record.js';
 import type { StateFile } from '../workspace/state.js';
+import type { Redactor } from '../log/redact.js';
 import { auditLogPath, reportPath } from '../workspace/layout.js';
 import { readReport } from '../workspace/report.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
@@ -93,14 +94,23 @@ async function readAudit(root: string, dir: string): Promise<IncidentDetail['aud
 
 export type ReportRead = { kind: 'ok'; text: string; path: string } | { kind: 'none'; why: string };
 
-/** The report of `<root>/<folder>` as markdown, or why there is none. */
-export async function readIncidentReport(root: string, folder: string, now: number): Promise<ReportRead> {
+/**
+ * The report of `<root>/<folder>` as markdown, or why there is none; through the redactor, as the
+ * notifications send it: the file on disk is scrubbed when its run ends, but one read while the agent
+ * writes it, or left by a daemon that redacted less, is not.
+ */
+export async function readIncidentReport(
+  root: string,
+  folder: string,
+  now: number,
+  redactor: Pick<Redactor, 'redact'>,
+): Promise<ReportRead> {
   const facts = await readIncidentFacts(root, folder);
   if (!facts) return { kind: 'none', why: `no incident ${folder} under ${root}` };
   const file = reportPath(facts.dir);
   if (facts.unsafe) return { kind: 'none', why: facts.state.reason ?? 'the folder cannot be read safely' };
   const read = await readReport(facts.dir, MAX_REPORT_BYTES, root);
-  if (read.kind === 'ok') return { kind: 'ok', text: read.text, path: file };
+  if (read.kind === 'ok') return { kind: 'ok', text: redactor.redact(read.text), path: file };
   if (read.kind === 'refused') return { kind: 'none', why: read.reason };
   return {
     kind: 'none',

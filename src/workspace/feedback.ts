@@ -1,4 +1,4 @@
-import { writeFileAtomic } from '../util/fs.js';
+import { PRIVATE_FILE_MODE, writeFileAtomic } from '../util/fs.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { feedbackPath } from './layout.js';
 
@@ -61,6 +61,6 @@ export async function readFeedback(workspaceDir: string): Promise<Feedback | und
 
 /** Replaces feedback.json atomically; the workspace's `.triage/` must exist (it is never re-created). */
 export const writeFeedback = (workspaceDir: string, feedback: Feedback): Promise<void> =>
-  writeFileAtomic(feedbackPath(workspaceDir), `${JSON.stringify(feedback, null, 2)}\n`, 0o644, {
+  writeFileAtomic(feedbackPath(workspaceDir), `${JSON.stringify(feedback, null, 2)}\n`, PRIVATE_FILE_MODE, {
     createDir: false,
   });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { TRIAGE_DIR } from '../shared/triage-dir.js';
 
 // The workspace folder's layout: every file and folder name the daemon reads or writes in a workspace
 // (`<root>/<folder>/`), in its run bundles and under the workspaces root's `.triage/`, named once here.
@@ -9,8 +10,8 @@ import path from 'node:path';
 // replica. Node builtins only, so every layer can import it; reading and writing each record goes
 // through the other modules of src/workspace/.
 
-/** The daemon's folder inside each workspace and inside the workspaces root. */
-export const TRIAGE_DIR = '.triage';
+/** The daemon's folder inside each workspace and inside the workspaces root (named in shared/, for util's file modes). */
+export { TRIAGE_DIR };
 
 /** `.triage/runs`, relative: the run bundles' parent, one of the daemon-owned paths of a workspace. */
 export const RUNS_RELATIVE = `${TRIAGE_DIR}/runs`;

@@ -1,4 +1,4 @@
-import { readRegularFileSync, writeFileAtomic } from '../util/fs.js';
+import { PRIVATE_FILE_MODE, readRegularFileSync, writeFileAtomic } from '../util/fs.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { statePath } from './layout.js';
 
@@ -164,5 +164,5 @@ export async function writeState(
   const { incidentId, state, attempts, reason, updatedAt, runs, ...extra } = record;
   const ordered = { incidentId, state, attempts, reason, updatedAt, runs, ...extra };
   const clean = Object.fromEntries(Object.entries(ordered).filter(([, v]) => v !== undefined));
-  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`, 0o644, options);
+  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`, PRIVATE_FILE_MODE, options);
 }

@@ -56,7 +56,9 @@ describe('the .triage/ layout', () => {
     const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'));
     const offenders: string[] = [];
     for (const file of files) {
-      if (file === path.join('workspace', 'layout.ts')) continue;
+      // The folder's own name is held in shared/ for util's file modes; the layout hands it on.
+      if (file === path.join('workspace', 'layout.ts') || file === path.join('shared', 'triage-dir.ts'))
+        continue;
       const lines = (await readFile(path.join(src, file), 'utf8')).split('\n');
       // A string literal naming the folder or a path below it; comments and messages may mention it.
       lines.forEach((line, i) => {
