@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { TRIAGE_DIR } from '../shared/triage-dir.js';
+import { RUNS_DIR, TRIAGE_DIR } from '../shared/triage-dir.js';
 
 // The workspace folder's layout: every file and folder name the daemon reads or writes in a workspace
 // (`<root>/<folder>/`), in its run bundles and under the workspaces root's `.triage/`, named once here.
@@ -14,7 +14,7 @@ import { TRIAGE_DIR } from '../shared/triage-dir.js';
 export { TRIAGE_DIR };
 
 /** `.triage/runs`, relative: the run bundles' parent, one of the daemon-owned paths of a workspace. */
-export const RUNS_RELATIVE = `${TRIAGE_DIR}/runs`;
+export const RUNS_RELATIVE = `${TRIAGE_DIR}/${RUNS_DIR}`;
 
 // ---- Files a producer writes into a workspace
 
@@ -136,7 +136,7 @@ export const runDirOf = (workspaceDir: string, runId: string): string =>
 export function workspaceOfRunDir(dir: string): string | undefined {
   const runs = path.dirname(dir);
   const triage = path.dirname(runs);
-  return path.basename(runs) === 'runs' && path.basename(triage) === TRIAGE_DIR
+  return path.basename(runs) === RUNS_DIR && path.basename(triage) === TRIAGE_DIR
     ? path.dirname(triage)
     : undefined;
 }
