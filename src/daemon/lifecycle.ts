@@ -1,4 +1,4 @@
-import { lstat, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Readiness } from '../shared/types.js';
 import { errorMessage } from '../util/errors.js';
 import type { Leadership } from './types.js';
@@ -22,12 +22,6 @@ export async function settledWithin(promises: Promise<unknown>[], ms: number): P
 export async function fileMark(file: string): Promise<string> {
   const info = await stat(file).catch(() => undefined);
   return info ? `file:${info.mtimeMs}:${info.size}` : 'file:missing';
-}
-
-/** Identity of a workspace folder (never follows a symlink), to notice one deleted and recreated. */
-export async function folderMark(dir: string): Promise<string> {
-  const info = await lstat(dir).catch(() => undefined);
-  return info ? `dir:${info.ino}:${info.birthtimeMs}` : 'dir:missing';
 }
 
 /** 600000 → "10m", as a user writes durations in the config. */

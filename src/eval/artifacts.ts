@@ -1,4 +1,6 @@
 import path from 'node:path';
+import type { EngineName } from '../config/schema.js';
+import { ENGINE_PLACEMENT } from '../engines/index.js';
 import { errorMessage } from '../util/errors.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { readReportHead } from '../workspace/report.js';
@@ -68,8 +70,12 @@ const AGENT_NOTES_CALLS = path.join(RUN_FILES.agentNotes, CALLS_FILE);
 export function kubectlRecordOf(artifacts: RunArtifacts): 'daemon' | 'agent-writable' | undefined {
   const guard = artifacts.result?.kubectlGuard;
   if (guard === undefined) return undefined;
-  const outOfReach =
-    guard === 'broker' && artifacts.result?.engine !== 'process' && artifacts.agentNotesCalls === 0;
+  const engine = artifacts.result?.engine;
+  const inContainer =
+    engine !== undefined && Object.hasOwn(ENGINE_PLACEMENT, engine)
+      ? ENGINE_PLACEMENT[engine as EngineName] === 'container'
+      : false;
+  const outOfReach = guard === 'broker' && inContainer && artifacts.agentNotesCalls === 0;
   return outOfReach ? 'daemon' : 'agent-writable';
 }
 

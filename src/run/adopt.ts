@@ -113,7 +113,7 @@ export async function reattach(
     ? await resumeModelGateway({
         config,
         host: env.gateway,
-        agent: start.agent,
+        adapter,
         env: env.env,
         engine,
         runId: start.request.runId,

@@ -100,7 +100,7 @@ async function openRunGateway(
   const gateway = await planRunGateway({
     config: env.config,
     host: env.gateway,
-    agent: run.agent,
+    adapter: run.adapter,
     env: env.env,
     engine,
     runId: request.runId,

@@ -1,7 +1,8 @@
 import type { Config } from '../config/schema.js';
 import type { Engine } from '../engines/types.js';
 import type { PipelineEnv } from './env.js';
-import { providerOfAgent, type GatewayHost } from '../gateway/host.js';
+import type { AgentAdapter } from '../agents/types.js';
+import type { GatewayHost } from '../gateway/host.js';
 import path from 'node:path';
 import { openRunGateway, resumeRunGateway, type GatewayRoute, type RunGateway } from '../gateway/run.js';
 import type { ProviderId } from '../gateway/types.js';
@@ -43,10 +44,10 @@ export async function gatewayRoute(
 /** The provider an agent's model calls go to, the only one its run token opens (Goose: by its setting). */
 function agentProvider(
   config: Pick<Config, 'providers'>,
-  agent: string,
+  adapter: Pick<AgentAdapter, 'modelProvider'>,
   env: Record<string, string | undefined>,
 ): ProviderId | undefined {
-  return providerOfAgent(agent, config.providers.goose_provider ?? env.GOOSE_PROVIDER);
+  return adapter.modelProvider({ gooseProvider: config.providers.goose_provider ?? env.GOOSE_PROVIDER });
 }
 
 /** Opens the run at the gateway (token issued) and installs what its agent needs; undefined without one. */
@@ -54,7 +55,7 @@ export async function planRunGateway(input: {
   config: Config;
   host: GatewayHost | undefined;
   /** The agent CLI, whose provider the gateway must front. */
-  agent: string;
+  adapter: Pick<AgentAdapter, 'modelProvider'>;
   env: Record<string, string | undefined>;
   engine: Pick<Engine, 'placement' | 'capabilities'>;
   runId: string;
@@ -66,7 +67,7 @@ export async function planRunGateway(input: {
   redact: (text: string) => string;
 }): Promise<RunGateway | undefined> {
   const { host, config } = input;
-  const provider = agentProvider(config, input.agent, input.env);
+  const provider = agentProvider(config, input.adapter, input.env);
   // Neither a key nor a configured base URL for the agent's provider (a fake agent): nothing to carry.
   if (!host || !provider || !host.serves(provider)) return undefined;
   const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir, input.podBroker);
@@ -102,7 +103,7 @@ export async function resumeModelGateway(input: {
   config: Config;
   host: GatewayHost | undefined;
   /** The run's agent CLI: its token opens that agent's provider only. */
-  agent: string;
+  adapter: Pick<AgentAdapter, 'modelProvider'>;
   env: Record<string, string | undefined>;
   engine: Pick<Engine, 'placement' | 'capabilities'>;
   runId: string;
@@ -113,7 +114,7 @@ export async function resumeModelGateway(input: {
   redact: (text: string) => string;
 }): Promise<ResumedGateway | undefined> {
   const { host } = input;
-  const provider = agentProvider(input.config, input.agent, input.env);
+  const provider = agentProvider(input.config, input.adapter, input.env);
   if (!host || !provider) return undefined;
   const common = {
     gateway: host.gateway,

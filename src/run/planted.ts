@@ -23,11 +23,6 @@ export const AGENT_PROJECT_FILES = [
   '.goosehints',
 ] as const;
 
-/** The agent project files present (as anything: file, folder or link) directly in each of `dirs`. */
-export async function findPlantedAgentFiles(dirs: readonly string[]): Promise<string[]> {
-  return (await Promise.all(dirs.map(listedIn))).flat();
-}
-
 const NAMES: ReadonlySet<string> = new Set(AGENT_PROJECT_FILES);
 
 /** One listing of `dir` (a single syscall) instead of a lookup per name. */
@@ -52,21 +47,20 @@ async function lookedUpIn(dir: string): Promise<string[]> {
 
 /** Large folders (the workspaces root) last found clean, by their signature then. */
 const cleanFolders = new Map<string, string>();
-/** How many times a large folder was looked up by name (not skipped as unchanged): what tests observe. */
-export const largeFolderLookups = { count: 0 };
-
 /**
  * The agent project files in a large folder: not listed (the workspaces root holds every incident),
  * and not looked up again while the folder is unchanged since it was last found clean (adding,
  * removing or renaming an entry changes it).
  */
-export async function plantedInLargeFolder(dir: string): Promise<string[]> {
+export async function plantedInLargeFolder(
+  dir: string,
+  lookUp: (dir: string) => Promise<string[]> = lookedUpIn,
+): Promise<string[]> {
   const sinceNs = BigInt(Date.now()) * 1_000_000n;
   const sig = await signatureOf(dir);
   if (cleanFolders.get(dir) === sig) return [];
   cleanFolders.delete(dir);
-  largeFolderLookups.count++;
-  const found = await lookedUpIn(dir);
+  const found = await lookUp(dir);
   if (found.length === 0 && !recentlyModified(sig, sinceNs)) {
     if (cleanFolders.size >= 16) cleanFolders.clear();
     cleanFolders.set(dir, sig);
@@ -78,7 +72,7 @@ export async function plantedInLargeFolder(dir: string): Promise<string[]> {
 export async function refusePlantedAgentFiles(workspaceDir: string, alsoHost: string[]): Promise<void> {
   const found = [
     ...(await listedIn(workspaceDir)),
-    ...(await Promise.all(alsoHost.map(plantedInLargeFolder))).flat(),
+    ...(await Promise.all(alsoHost.map((dir) => plantedInLargeFolder(dir)))).flat(),
   ];
   if (found.length === 0) return;
   throw new Error(

@@ -47,8 +47,7 @@ export function unreachableProviderProblem(
   }
   if (problems.length === 0) return undefined;
   const fix =
-    engine.name === 'docker'
-      ? "set docker.network: host, or point it at an address the container can reach (the host's address on the container network, e.g. http://host.containers.internal:PORT with Podman or http://host.docker.internal:PORT with Docker Desktop), or use engine: process"
-      : "point it at an address the agent can reach (a Service or the host's address), or use engine: process";
+    engine.capabilities.hostAddressHint ??
+    "point it at an address the agent can reach (a Service or the host's address), or use engine: process";
   return `${problems.join('; ')}: a loopback address, which the agent running on the ${engine.name} engine cannot reach (there, loopback is the ${engine.placement} itself; its CLI would retry "connection refused" for minutes): ${fix}`;
 }

@@ -1,6 +1,5 @@
 import type { AgentAdapter } from '../agents/types.js';
 import type { Engine } from '../engines/types.js';
-import { providerOfAgent } from '../gateway/host.js';
 import { errorMessage } from '../util/errors.js';
 import { resolveCommand } from '../util/process.js';
 import { brokerIdentityProbe } from './broker-identity.js';
@@ -41,7 +40,7 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
     await check('agent', () => agentProblem(env, made));
     // With the model gateway the agent calls the daemon, and the daemon the provider: a loopback
     // provider URL is then the daemon's to reach, not the container's.
-    if (!gatewayCarries(env, made))
+    if (!(await gatewayCarries(env, made)))
       await check('model-endpoint', async () =>
         unreachableProviderProblem(providerSettings(config, env.env), made),
       );
@@ -86,13 +85,17 @@ async function agentProblem(env: PipelineEnv, engine: Engine): Promise<string | 
   return `agent CLI ${command} is not on the daemon's PATH: install it (npm install -g ${(await env.agents(config.agent.name)).npmPackage ?? command}) or set agent.command to its path`;
 }
 
+/** The provider the configured agent CLI calls (its adapter says; Goose: by its provider setting). */
+async function configuredProvider(env: PipelineEnv) {
+  const { config } = env;
+  const adapter = await env.agents(config.agent.name);
+  return adapter.modelProvider({ gooseProvider: config.providers.goose_provider ?? env.env.GOOSE_PROVIDER });
+}
+
 /** The model gateway carries the configured agent's calls on this engine (src/run/model-gateway.ts). */
-function gatewayCarries(env: PipelineEnv, engine: Engine): boolean {
-  const { config, gateway } = env;
-  const provider = providerOfAgent(
-    config.agent.name,
-    config.providers.goose_provider ?? env.env.GOOSE_PROVIDER,
-  );
+async function gatewayCarries(env: PipelineEnv, engine: Engine): Promise<boolean> {
+  const { gateway } = env;
+  const provider = await configuredProvider(env);
   if (!gateway || !provider || !gateway.serves(provider)) return false;
   if (engine.capabilities.networkBroker === true && env.podBroker) return true;
   return engine.placement === 'host' || engine.capabilities.bundleSockets === true;
@@ -103,11 +106,8 @@ function gatewayCarries(env: PipelineEnv, engine: Engine): boolean {
  * key makes the daemon not ready; a provider that cannot be reached leaves it ready but degraded.
  */
 async function modelCheck(env: PipelineEnv, checks: Readiness['checks']): Promise<void> {
-  const { config, gateway } = env;
-  const provider = providerOfAgent(
-    config.agent.name,
-    config.providers.goose_provider ?? env.env.GOOSE_PROVIDER,
-  );
+  const { gateway } = env;
+  const provider = await configuredProvider(env);
   if (!gateway || !provider || !gateway.serves(provider)) return;
   const problem = await gateway.preflight(provider);
   if (!problem)

@@ -90,16 +90,6 @@ export interface StatusList {
   totals: StatusTotals;
 }
 
-export interface ListQuery {
-  state?: IncidentState;
-  /** At most this many (default and cap: see `DEFAULT_LIMIT`, `MAX_LIMIT`). */
-  limit?: number;
-  /** Start after the incident this opaque cursor names (from `nextCursor`). */
-  cursor?: string;
-  /** Skip this many (ignored with `cursor`). */
-  offset?: number;
-}
-
 export interface ListPage extends StatusList {
   /** Pass as `cursor` for the next page; absent on the last page. */
   nextCursor?: string;

@@ -141,9 +141,6 @@ export function workspaceOfRunDir(dir: string): string | undefined {
     : undefined;
 }
 
-/** `<run bundle>/result.json`. */
-export const resultPath = (runDir: string): string => path.join(runDir, RUN_FILES.result);
-
 /** `.triage/runs/<run-id>` relative to the workspace, `/`-separated (the agent's view, messages). */
 export const runDirRelative = (runId: string): string => `${RUNS_RELATIVE}/${runId}`;
 

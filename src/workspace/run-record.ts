@@ -46,7 +46,6 @@ export const evidenceSchema = z.object({
   gaps: z.array(z.string()),
 });
 export type Evidence = z.infer<typeof evidenceSchema>;
-export type EvidenceVerdict = Evidence['verdict'];
 
 /** `result.json`: the fixed fields first, then extensions (unknown fields are kept when read). */
 export const runResultSchema = z.looseObject({

@@ -125,6 +125,7 @@ export function fakeAdapter(command: string, env: Record<string, string> = {}): 
   return {
     id: 'claude',
     placement: 'system',
+    modelProvider: () => 'anthropic',
     skillsDirs: ['.claude/skills'],
     listsSkills: true,
     writableHomeDirs: ['.claude'],

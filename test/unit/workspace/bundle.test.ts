@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RedactingLog, RunBundle, scrubFile } from '../../../src/workspace/bundle.js';
 import { RUN_FILES } from '../../../src/workspace/layout.js';
-import { listFiles, scanForSecrets } from '../../../src/audit/scan.js';
+import { listFiles, scanForSecrets } from '../../support/secret-scan.js';
 import { Redactor } from '../../../src/log/redact.js';
 
 let dir: string;

@@ -1,9 +1,10 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { base64Forms } from '../log/redact.js';
+import { base64Forms } from '../../src/log/redact.js';
 
 // Looks for known secret values in every file under a folder: the check behind "secrets never land in
-// an audit file" (tests, and `replay`/`compare` output checks). Findings name the secret, never its value.
+// an audit file" in the tests (run bundles, replay and compare output). Findings name the secret, never
+// its value.
 
 export interface Finding {
   /** Path relative to the scanned folder. */
