@@ -172,6 +172,12 @@ export const unsafeStatePath = (root: string, name: string): string =>
 /** `<root>/.triage/model-spend.json`: the model spend of the current UTC day (`budget.daily_usd`). */
 export const modelSpendPath = (root: string): string => path.join(triageDir(root), 'model-spend.json');
 
+/** The audit chain's key under the workspaces root (audit.key_file moves it; src/audit/key.ts reads it). */
+export const AUDIT_KEY_FILE = 'audit.key';
+
+/** `<root>/.triage/audit.key`: the default place of the audit chain's key. */
+export const auditKeyPath = (root: string): string => path.join(triageDir(root), AUDIT_KEY_FILE);
+
 /** `<root>/.triage/notify-sinks.json`: when each configured notification sink was first seen. */
 export const sinkHistoryPath = (root: string): string => path.join(triageDir(root), 'notify-sinks.json');
 
