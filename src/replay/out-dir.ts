@@ -1,7 +1,7 @@
 import { copyFile, mkdir, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { copyIncidentFiles } from '../workspace/incident.js';
-import { replayDir } from '../workspace/layout.js';
+import { replayDir, replayTriageInputDir } from '../workspace/layout.js';
 import { savedTriageFiles } from '../context/triage-products.js';
 import { compactStamp } from '../util/time.js';
 import { type ReplaySource, ReplayUsageError } from './source.js';
@@ -77,7 +77,7 @@ export async function copyInputs(source: ReplaySource, outDir: string): Promise<
   await copyIncidentFiles(source.workspaceDir, outDir);
   if (!source.savedTriageLog) return undefined;
   const saved = path.dirname(source.savedTriageLog);
-  const target = path.join(replayDir(outDir), 'triage-input');
+  const target = replayTriageInputDir(outDir);
   const log = path.basename(source.savedTriageLog);
   await mkdir(target, { recursive: true });
   await copyFile(source.savedTriageLog, path.join(target, log));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { RUN_FILES, replayDir, runDirOf, triageDir, INCIDENT_FILE } from '../workspace/layout.js';
+import { INCIDENT_FILE, replaySourcePath, RUN_FILES, runDirOf, triageDir } from '../workspace/layout.js';
 import type { PromptParts } from '../context/types.js';
 import { readWorkspace, type Workspace } from '../workspace/incident.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -141,7 +141,7 @@ async function recordReplay(
 ): Promise<void> {
   const { source, outDir, runId, overrides } = r;
   await writeFileAtomic(
-    path.join(replayDir(outDir), 'source.json'),
+    replaySourcePath(outDir),
     `${JSON.stringify(
       {
         kind: source.kind,

@@ -1,7 +1,7 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolDenial } from '../agents/types.js';
-import type { Config } from '../config/schema.js';
+import type { Config, AgentName } from '../config/schema.js';
 import { triageEnv, triageKubeconfig, type ClusterKubeconfig } from '../context/triage.js';
 import { brokerKubeconfigEnv, brokerPrefixArgs } from './broker-identity.js';
 import type { Engine } from '../engines/types.js';
@@ -20,7 +20,6 @@ import type { Incident } from '../workspace/incident.js';
 import type { RunBundle } from '../workspace/bundle.js';
 import { routedCluster, runKubeconfig, type ClusterChoice } from './cluster.js';
 import type { RunRequest } from './types.js';
-import type { AgentName } from '../config/schema.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import { RUN_FILES } from '../workspace/layout.js';
 
@@ -30,10 +29,6 @@ import { RUN_FILES } from '../workspace/layout.js';
 // every call. An agent pod (kubernetes) cannot reach a socket in the bundle: with the pod broker
 // configured its `kubectl` calls the daemon over HTTP with the run's token (pod-token.ts), and the call
 // lands on the same broker; without it the CLI permissions are all, and the agent's RBAC enforces.
-
-export const GUARD_DIR = 'kubectl-guard';
-/** The triage script's guard and broker socket, beside the agent's (removed when the script is done). */
-export const TRIAGE_GUARD_DIR = 'triage-kubectl-guard';
 
 /** What result.json says about the run's cluster calls. */
 export interface KubectlSummary {
@@ -186,7 +181,7 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
  * agent still sees in its run folder, and the call log goes on. Undefined when the run had no guard.
  */
 export async function resumeGuard(env: PipelineEnv, run: GuardedRun): Promise<RunGuard | undefined> {
-  const dir = path.join(run.bundle.dir, GUARD_DIR);
+  const dir = path.join(run.bundle.dir, RUN_FILES.guard);
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
   const guard = await guardFor(env, run);
   await guard.start();
@@ -227,7 +222,7 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     policy,
     remote,
     brokered: config.kubectl.guard && (local || remote !== undefined),
-    guardDir: path.join(input.bundleDir, GUARD_DIR),
+    guardDir: path.join(input.bundleDir, RUN_FILES.guard),
     socketPath: path.join(input.bundleDir, RUN_FILES.brokerSocket),
   };
   const state: GuardState = { stopped: false };
@@ -327,7 +322,7 @@ async function startTriageBroker(plan: GuardPlan, state: GuardState): Promise<Tr
   if (!config.kubectl.guard || state.stopped) return undefined;
   await openLogs(plan, state);
   // The script runs on the daemon's host as the daemon's user: a host guard, a socket only it opens.
-  const dir = path.join(input.bundleDir, TRIAGE_GUARD_DIR);
+  const dir = path.join(input.bundleDir, RUN_FILES.triageGuard);
   const socketPath = path.join(input.bundleDir, RUN_FILES.triageBrokerSocket);
   // The script keeps its KUBECONFIG (for its other tools); its guard does not take it for a swap.
   const own = triageKubeconfig(config, input.cluster);

@@ -1,13 +1,11 @@
 import { constants } from 'node:fs';
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES } from '../workspace/layout.js';
+import { RUN_FILES, RUNS_RELATIVE, TRIAGE_DIR } from '../workspace/layout.js';
 import type { EngineCapabilities, Placement } from '../engines/types.js';
 import { POD_TOKEN_DIR } from '../gateway/pod-route.js';
-import { RUNS_RELATIVE, TRIAGE_DIR } from '../workspace/layout.js';
 import { PASSAGE_DIR_MODE } from '../util/fs.js';
 import { openDirNoFollow } from '../util/safe-path.js';
-import { GUARD_DIR } from './kubectl-guard.js';
 
 // What the daemon keeps under `.triage/` is its user's only (files 0600, folders 0700). A run's agent
 // reads a few folders of its run folder (the triage output, earlier reports, the files its CLI is given,
@@ -47,7 +45,7 @@ export const AGENT_READ_DIRS = [
   RUN_FILES.triageDir,
   RUN_FILES.previous,
   RUN_FILES.agentFiles,
-  GUARD_DIR,
+  RUN_FILES.guard,
   RUN_FILES.gatewayBridge,
   POD_TOKEN_DIR,
 ] as const;

@@ -81,6 +81,10 @@ export const RUN_FILES = {
   brokerSocket: 'kubectl.sock',
   /** The kubectl broker's socket for the triage script. */
   triageBrokerSocket: 'triage-kubectl.sock',
+  /** The agent's kubectl guard (its client, on the agent's PATH first). */
+  guard: 'kubectl-guard',
+  /** The triage script's kubectl guard. */
+  triageGuard: 'triage-kubectl-guard',
   /** The model gateway's socket for the agent's bridge, while it runs. */
   gatewaySocket: 'model.sock',
   /** The container's bridge to the model gateway. */
@@ -146,6 +150,12 @@ export const runDirRelative = (runId: string): string => `${RUNS_RELATIVE}/${run
 
 /** `<out>/.triage/replay`: what a replay keeps of its source (the source record, the triage input). */
 export const replayDir = (outDir: string): string => path.join(triageDir(outDir), 'replay');
+
+/** `<out>/.triage/replay/source.json`: what was replayed, with which choices. */
+export const replaySourcePath = (outDir: string): string => path.join(replayDir(outDir), 'source.json');
+
+/** `<out>/.triage/replay/triage-input`: the saved triage output a replay reuses, with its products. */
+export const replayTriageInputDir = (outDir: string): string => path.join(replayDir(outDir), 'triage-input');
 
 // ---- The workspaces root: `<root>/.triage/…`
 

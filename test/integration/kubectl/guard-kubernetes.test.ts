@@ -12,7 +12,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readRunResult } from '../../../src/workspace/run-record.js';
-import { GUARD_DIR } from '../../../src/run/kubectl-guard.js';
 import { CONTAINER_PATH_PREPEND } from '../../../src/run/layout.js';
 import { createKubernetesEngine, jobNameFor } from '../../../src/engines/kubernetes/index.js';
 import { TOKEN_FILE } from '../../../src/kubectl/broker/install-guard.js';
@@ -127,7 +126,7 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       const guardMount = container.volumeMounts.find((m) => m.mountPath.startsWith(CONTAINER_PATH_PREPEND));
       expect(guardMount?.subPath).toBeDefined();
       const guardDir = path.join(root, guardMount!.subPath!);
-      expect(guardDir).toBe(path.join(workspace.dir, '.triage', 'runs', runId, GUARD_DIR));
+      expect(guardDir).toBe(path.join(workspace.dir, '.triage', 'runs', runId, RUN_FILES.guard));
       api.setPod(jobName, { running: { startedAt: new Date().toISOString() } });
 
       const token = (await readFile(path.join(guardDir, TOKEN_FILE), 'utf8')).trim();

@@ -10,7 +10,6 @@ import { readRunResult } from '../../../src/workspace/run-record.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { GUARD_DIR } from '../../../src/run/kubectl-guard.js';
 import { verifyWorkspaceAudit } from '../../../src/replay/verify.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
@@ -49,7 +48,7 @@ describe('kubectl guard under the process engine', () => {
       { PATH: process.env.PATH },
     );
     expect(outcome, stdout).toMatchObject({ status: 'succeeded', exitCode: 0 });
-    expect(stdout).toContain(`kubectl=${path.join(bundle, GUARD_DIR, 'kubectl')}`);
+    expect(stdout).toContain(`kubectl=${path.join(bundle, RUN_FILES.guard, 'kubectl')}`);
     expect(stdout).toContain('agent KUBECONFIG=unset');
     expect(stdout).toContain(`${FAKE_PODS_TABLE}get exit=0`);
     expect(stdout).toContain('delete exit=1');
@@ -113,7 +112,7 @@ describe('kubectl guard under the process engine', () => {
     );
     expect(outcome, stdout).toMatchObject({ status: 'succeeded' });
     expect(stdout).toContain(`agent KUBECONFIG=${fx.kubeconfig}`);
-    expect(stdout).not.toContain(GUARD_DIR);
+    expect(stdout).not.toContain(RUN_FILES.guard);
     const result = await readRunResult(bundle);
     expect(result.ok && result.value.kubectl).toEqual({ guard: 'off', calls: 0, refused: 0 });
   });

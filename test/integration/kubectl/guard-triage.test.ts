@@ -11,7 +11,6 @@ import { RUN_FILES, runDirOf } from '../../../src/workspace/layout.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { readRunResult } from '../../../src/workspace/run-record.js';
 import { createRunExecutor } from '../../../src/run/pipeline.js';
-import { TRIAGE_GUARD_DIR } from '../../../src/run/kubectl-guard.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { readOutputLog } from '../../../src/kubectl/broker/outputs.js';
@@ -95,7 +94,7 @@ describe("the triage script's kubectl goes through the run's broker", () => {
     expect(outcome.status, triage).toBe('succeeded');
 
     // The script found the guard first on its PATH, its KUBECONFIG as before, the pods table, the refusals.
-    expect(triage).toContain(`triage kubectl=${path.join(bundle, TRIAGE_GUARD_DIR, 'kubectl')}`);
+    expect(triage).toContain(`triage kubectl=${path.join(bundle, RUN_FILES.triageGuard, 'kubectl')}`);
     expect(triage).toContain(`triage KUBECONFIG=${fx.kubeconfig}`);
     expect(triage).toContain(`${FAKE_PODS_TABLE}triage get exit=0`);
     expect(triage).toContain('triage delete exit=1');
@@ -136,14 +135,14 @@ describe("the triage script's kubectl goes through the run's broker", () => {
     ]);
     // The triage script's broker is gone once it is done: no socket, no guard folder in the bundle.
     await expect(stat(path.join(bundle, RUN_FILES.triageBrokerSocket))).rejects.toThrow(/ENOENT/);
-    await expect(stat(path.join(bundle, TRIAGE_GUARD_DIR))).rejects.toThrow(/ENOENT/);
+    await expect(stat(path.join(bundle, RUN_FILES.triageGuard))).rejects.toThrow(/ENOENT/);
   }, 60_000);
 
   it('with kubectl.guard off the script runs the kubectl on its PATH with the kubeconfig, and nothing is recorded', async () => {
     const { outcome, bundle, triage } = await runWith(false, `guard-triage-off-${process.pid}`);
     expect(outcome.status, triage).toBe('succeeded');
     expect(triage).toContain(`triage KUBECONFIG=${fx.kubeconfig}`);
-    expect(triage).not.toContain(TRIAGE_GUARD_DIR);
+    expect(triage).not.toContain(RUN_FILES.triageGuard);
     await expect(stat(path.join(bundle, RUN_FILES.clusterCalls))).rejects.toThrow(/ENOENT/);
   }, 60_000);
 });
