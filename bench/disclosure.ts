@@ -1,8 +1,9 @@
-// Progressive disclosure benchmark: Level-1 prompt size (o200k tokens) for N skills plus the shipped
-// kubernetes-sre persona against the "say everything" prompt for the same content, and index
-// rendering time for many skills against rendering them all in full.
+// Progressive disclosure benchmark: Level-1 prompt size (o200k tokens) for N skills, the shipped
+// kubernetes-sre persona and M briefs listed by path, against the "say everything" prompt for the same
+// content and against the 3,500-token target, and index rendering time for many skills against
+// rendering them all in full.
 //   npx tsx bench/disclosure.ts
-//   BENCH_SKILLS=50 BENCH_TIMING_SKILLS=1000 BENCH_ITERATIONS=20 npx tsx bench/disclosure.ts
+//   BENCH_SKILLS=50 BENCH_BRIEFS=100 BENCH_TIMING_SKILLS=1000 BENCH_ITERATIONS=20 npx tsx bench/disclosure.ts
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,9 @@ import type { Incident } from '../src/intake/types.js';
 import { silentLogger } from '../src/log/logger.js';
 
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 50);
+const BRIEFS = Number(process.env.BENCH_BRIEFS ?? 100);
+/** Level 1 for 50 skills, a persona and 100 briefs stays within this many o200k tokens. */
+const LEVEL1_TARGET = 3500;
 const TIMING_SKILLS = Number(process.env.BENCH_TIMING_SKILLS ?? 1000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20);
 const PERSONAS = path.resolve(import.meta.dirname, '../configs/personas');
@@ -117,12 +121,29 @@ function writeSkills(root: string, count: number): SkillsSnapshot {
   };
 }
 
-function config(root: string, boot: string | null): Config {
+const FOLDERS = ['runbooks', 'practices', 'reference', 'postmortems'];
+
+/** `count` briefs of a few hundred words each, in a handful of folders, as a team's briefs_dir grows. */
+function writeBriefs(root: string, count: number): string {
+  const dir = path.join(root, `briefs-${count}`);
+  for (let i = 0; i < count; i++) {
+    const r = rng(1000 + i);
+    const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)] as T;
+    const folder = FOLDERS[i % FOLDERS.length] as string;
+    const name = `${pick(TOPICS).replace(/\s+/g, '-').toLowerCase()}-${pick(WORDS)}-${i}.md`;
+    const body = Array.from({ length: 12 }, () => Array.from({ length: 24 }, () => pick(WORDS)).join(' '));
+    mkdirSync(path.join(dir, folder), { recursive: true });
+    writeFileSync(path.join(dir, folder, name), `# ${name}\n\n${body.join('.\n\n')}.\n`);
+  }
+  return dir;
+}
+
+function config(root: string, boot: string | null, briefsDir = path.join(root, 'no-briefs')): Config {
   const bootFile = path.join(root, `boot-${Math.random().toString(36).slice(2)}.yml`);
   if (boot !== null) writeFileSync(bootFile, boot);
   return configSchema.parse({
     personas_dir: PERSONAS,
-    briefs_dir: path.join(root, 'no-briefs'),
+    briefs_dir: briefsDir,
     boot_file: bootFile,
     skills: { max_skill_file_bytes: '1MiB' },
   });
@@ -150,11 +171,14 @@ const root = mkdtempSync(path.join(tmpdir(), 'bench-disclosure-'));
 try {
   // --- size: Level 1 vs say everything -------------------------------------------------------
   const small = writeSkills(root, SKILLS);
-  const level1 = (await build(config(root, 'skills: { say: [] }\n'), small)).render(new Set());
+  const briefsDir = writeBriefs(root, BRIEFS);
+  const level1 = (
+    await build(config(root, 'skills: { say: [] }\nbriefs: { say: [] }\n', briefsDir), small)
+  ).render(new Set());
   const part = (name: string) => level1.parts.find((p) => p.part === name)?.text ?? '';
-  const everythingSkills =
-    (await build(config(root, null), small)).render(new Set()).parts.find((p) => p.part === 'skills')?.text ??
-    '';
+  const everything = (await build(config(root, null, briefsDir), small)).render(new Set()).parts;
+  const everythingSkills = everything.find((p) => p.part === 'skills')?.text ?? '';
+  const everythingBriefs = everything.find((p) => p.part === 'briefs')?.text ?? '';
   const personaFull = readFileSync(path.join(PERSONA_DIR, 'PERSONA.md'), 'utf8');
   const workflowsFull = readdirSync(path.join(PERSONA_DIR, 'workflows'))
     .sort()
@@ -168,10 +192,13 @@ try {
       countTokens(part('skills')),
       countTokens(everythingSkills),
     ],
+    [`briefs (${BRIEFS}: paths vs every brief)`, countTokens(part('refs')), countTokens(everythingBriefs)],
   ];
   const l1Total = countTokens(level1.text);
-  const allTotal = countTokens([personaFull, workflowsFull, everythingSkills].join('\n\n'));
-  console.log(`## Level-1 prompt size (o200k tokens), ${SKILLS} skills + kubernetes-sre persona\n`);
+  const allTotal = countTokens([personaFull, workflowsFull, everythingSkills, everythingBriefs].join('\n\n'));
+  console.log(
+    `## Level-1 prompt size (o200k tokens), ${SKILLS} skills + kubernetes-sre persona + ${BRIEFS} briefs\n`,
+  );
   console.log('| part | Level 1 | say everything | Level 1 / everything |');
   console.log('|---|---:|---:|---:|');
   for (const [name, a, b] of rows) console.log(`| ${name} | ${fmt(a)} | ${fmt(b)} | ${(a / b).toFixed(3)} |`);
@@ -180,7 +207,12 @@ try {
   );
   console.log(
     `\nper skill index entry: ${fmt(countTokens(part('skills')) / SKILLS)} tokens; ` +
-      `per full SKILL.md: ${fmt(countTokens(everythingSkills) / SKILLS)} tokens\n`,
+      `per full SKILL.md: ${fmt(countTokens(everythingSkills) / SKILLS)} tokens; ` +
+      `per brief path: ${fmt(countTokens(part('refs')) / Math.max(1, BRIEFS))} tokens`,
+  );
+  console.log(
+    `target: Level 1 ≤ ${fmt(LEVEL1_TARGET)} tokens: ${fmt(l1Total)} (${(l1Total / LEVEL1_TARGET).toFixed(2)} of it) — ` +
+      `${l1Total <= LEVEL1_TARGET ? 'met' : 'not met'}\n`,
   );
 
   // --- time: 1,000 skills --------------------------------------------------------------------
