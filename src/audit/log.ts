@@ -472,14 +472,31 @@ async function writeHead(triageDir: string, head: AuditHead): Promise<void> {
   await writeFileAtomic(file, slot + slot, 0o644, { createDir: false });
 }
 
+/**
+ * How a verified chain is keyed: from line `from` (1-based; the lines before it were written before the
+ * chain was keyed, e.g. an old workspace retried), every line carries an HMAC, `checked` with the key
+ * when one was given. A chain without it is unkeyed (written without a key, before chains were keyed by
+ * default): an appended line with recomputed hashes cannot be detected.
+ */
+export interface ChainKeying {
+  from: number;
+  checked: boolean;
+}
+
 export type VerifyResult =
-  { ok: true; entries: number } | { ok: false; entries: number; line: number; problem: string };
+  | { ok: true; entries: number; keyed?: ChainKeying }
+  | { ok: false; entries: number; line: number; problem: string };
 
 /** Checks the chain: line numbers in the result are 1-based, as an editor shows them. */
 export interface VerifyOptions {
-  /** The audit key: every entry must carry a matching HMAC (a forged line with recomputed hashes fails). */
+  /**
+   * The audit key: every HMAC must match it (a forged line with recomputed hashes fails). Without it
+   * the HMACs are only checked to be there: from the first keyed line on, a line without one fails.
+   */
   key?: string;
 }
+
+const MAC_HEX = /^[0-9a-f]{64}$/;
 
 export async function verifyAuditLog(triageDir: string, options: VerifyOptions = {}): Promise<VerifyResult> {
   const file = path.join(triageDir, AUDIT_FILE);
@@ -499,6 +516,7 @@ export async function verifyAuditLog(triageDir: string, options: VerifyOptions =
   const unterminated = lines.at(-1) !== '';
   if (!unterminated) lines.pop();
   let prevLine: string | undefined;
+  let keyedFrom: number | undefined;
   for (const [i, line] of lines.entries()) {
     const bad = (problem: string): VerifyResult => ({
       ok: false,
@@ -527,26 +545,39 @@ export async function verifyAuditLog(triageDir: string, options: VerifyOptions =
       return bad('does not chain to the line before it (a line was deleted, inserted or moved)');
     const { hash, mac, ...rest } = entry;
     if (entryHash(rest) !== hash) return bad('content does not match its hash (the line was edited)');
-    if (options.key !== undefined) {
-      if (typeof mac !== 'string')
-        return bad('carries no HMAC though the log is keyed (a line written without the key)');
-      const want = Buffer.from(entryMac(options.key, hash), 'hex');
-      const got = Buffer.from(mac, 'hex');
-      if (want.length !== got.length || !timingSafeEqual(want, got))
+    if (mac === undefined) {
+      // Once keyed, always keyed: a line without an HMAC after keyed ones was written without the key.
+      if (keyedFrom !== undefined)
         return bad(
-          'HMAC does not match (the line was forged or the key is not the one the log was written with)',
+          `carries no HMAC though the log is keyed from line ${keyedFrom} (a line appended or rewritten without the audit key)`,
         );
+    } else {
+      if (typeof mac !== 'string' || !MAC_HEX.test(mac))
+        return bad('HMAC is not 64 hex digits (the line was edited)');
+      keyedFrom ??= i + 1;
+      if (options.key !== undefined) {
+        const want = Buffer.from(entryMac(options.key, hash), 'hex');
+        if (!timingSafeEqual(want, Buffer.from(mac, 'hex')))
+          return bad(
+            'HMAC does not match (the line was forged or the key is not the one the log was written with)',
+          );
+      }
     }
     prevLine = line;
   }
-  return checkHead(triageDir, lines);
+  const head = await checkHead(triageDir, lines);
+  if (!head.ok) return head;
+  if (keyedFrom === undefined) return head;
+  return { ...head, keyed: { from: keyedFrom, checked: options.key !== undefined } };
 }
 
 /**
  * `audit.head` records the last entry written, so removing lines from the end is detected. The head may
  * lag the log by exactly one entry (a crash between the append and the head update); it may never be ahead.
  */
-async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResult> {
+type HeadCheck = { ok: true; entries: number } | Extract<VerifyResult, { ok: false }>;
+
+async function checkHead(triageDir: string, lines: string[]): Promise<HeadCheck> {
   const headFile = path.join(triageDir, AUDIT_HEAD_FILE);
   let headText: string;
   try {
@@ -563,7 +594,7 @@ async function checkHead(triageDir: string, lines: string[]): Promise<VerifyResu
       problem: `${AUDIT_HEAD_FILE} is missing, so lines removed from the end cannot be ruled out (the log has ${lines.length} entries; ${AUDIT_HEAD_FILE} is written after every append)`,
     };
   }
-  const bad = (problem: string): VerifyResult => ({
+  const bad = (problem: string): HeadCheck => ({
     ok: false,
     entries: lines.length,
     line: lines.length + 1,

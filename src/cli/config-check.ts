@@ -14,13 +14,14 @@ import {
   type ConfigProblem,
   type RawConfig,
 } from '../config/index.js';
+import { keyFileProblem } from '../audit/key.js';
 import { clusterFileProblems } from '../clusters/check.js';
 import { clusterRegistry } from '../clusters/registry.js';
 import { BootError, loadBootFile } from '../context/disclosure/boot.js';
 import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
 import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
-import { isLoopbackHost } from '../server/exposure.js';
+import { isLoopbackHost, weakTokenProblem } from '../server/exposure.js';
 import { weakSecretMessage, weakSecretReason } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
@@ -59,7 +60,12 @@ export async function checkConfig(options: CheckOptions): Promise<ConfigCheck> {
     packageRoot: PACKAGE_ROOT,
   });
   const { config } = inspection;
-  const problems = [...inspection.problems, ...(await referencedFileProblems(inspection))];
+  const problems = [
+    ...inspection.problems,
+    ...(await referencedFileProblems(inspection)),
+    ...exposedTokenProblems(config, io.env),
+    ...auditKeyFileProblems(config),
+  ];
   const warnings = [...unknownEnvWarnings(io.env, config), ...secretWarnings(config, inspection, io.env)];
   return {
     target: inspection.file ?? 'built-in defaults',
@@ -171,6 +177,23 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
   if (config.clusters && !replaced.has('clusters'))
     problems.push(...(await clusterFileProblems(clusterRegistry(config).listClusters())));
   return problems;
+}
+
+/** audit.key_file inside an incident workspace (where an agent can read it) is a problem. */
+function auditKeyFileProblems(config: Config): ConfigProblem[] {
+  const problem = keyFileProblem(config);
+  return problem ? [{ path: 'audit.key_file', message: problem }] : [];
+}
+
+/**
+ * An HTTP_TOKEN too short for a listener other machines reach is a problem, not a warning: the daemon
+ * refuses to start with it. (An unset one is a warning: the variable may be set where the daemon runs.)
+ */
+export function exposedTokenProblems(config: Config, env: CliIO['env']): ConfigProblem[] {
+  if (config.http.port === 0) return [];
+  const token = resolveSecrets(config, env).values.HTTP_TOKEN;
+  const problem = token === undefined ? undefined : weakTokenProblem(config.http.host, token);
+  return problem ? [{ path: 'secrets.HTTP_TOKEN', message: problem }] : [];
 }
 
 /**

@@ -9,6 +9,7 @@ import { Notifier } from '../notify/notifier.js';
 import { finishedFrom } from '../notify/input.js';
 import type { OutboxEntry } from '../notify/types.js';
 import type { Plan } from '../notify/planner.js';
+import { writerAuditKey } from './audit-key.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
 // The notifier as commands use it (`notify`, `replay --notify`, `compare --notify`): deliveries are
@@ -34,7 +35,13 @@ export function commandNotifier(io: CliIO, config: Config, parts?: NotifyParts):
     const log = createLogger({ level: config.log.level, format: config.log.format, redactor });
     for (const problem of secrets.problems)
       log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
-    own = { log, redactor, audit: new AuditLogImpl({ redactor }), secrets: secrets.values };
+    const key = writerAuditKey(config, secrets.values, log, 'use');
+    own = {
+      log,
+      redactor,
+      audit: new AuditLogImpl({ redactor, ...(key ? { key } : {}) }),
+      secrets: secrets.values,
+    };
   }
   return new Notifier({
     notify: config.notify,

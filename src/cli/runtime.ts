@@ -1,11 +1,12 @@
 import { AuditLog } from '../audit/log.js';
 import type { Config } from '../config/schema.js';
-import { agentSecrets, auditKey, resolveSecrets } from '../config/secrets.js';
+import { agentSecrets, resolveSecrets } from '../config/secrets.js';
 import { createRunExecutor } from '../daemon/run/pipeline.js';
 import type { PipelineMetrics, RunExecutor } from '../daemon/types.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor, weakSecretMessage } from '../log/redact.js';
-import { CliExit, EXIT, type CliIO } from './io.js';
+import { writerAuditKey } from './audit-key.js';
+import type { CliIO } from './io.js';
 
 /** What every command that runs the pipeline needs: secrets read once, a redacting logger, the executor. */
 export interface Runtime {
@@ -33,12 +34,7 @@ export function buildRuntime(
       { secret: weak.name, problem: weakSecretMessage(weak.name, weak.reason) },
       'secret too weak to redact',
     );
-  let key: string | undefined;
-  try {
-    key = auditKey(config, secrets.values);
-  } catch (err) {
-    throw new CliExit(EXIT.usage, (err as Error).message);
-  }
+  const key = writerAuditKey(config, secrets.values, log, 'make');
   const audit = new AuditLog({ redactor, ...(key ? { key } : {}) });
   const executor = createRunExecutor({
     config,

@@ -24,6 +24,7 @@ export const PATH_KEYS: readonly string[][] = [
   ['system_prompt_file'],
   ['user_prompt_file'],
   ['kubeconfig'],
+  ['audit', 'key_file'],
 ];
 
 export interface PathBases {

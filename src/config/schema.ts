@@ -663,7 +663,14 @@ const baseSchema = z.strictObject({
         .regex(/^[A-Z_][A-Z0-9_]*$/, 'the name of an entry under secrets:')
         .optional()
         .describe(
-          'keys the audit chain: each entry carries an HMAC with this secret, so a forged line with recomputed hashes is detected by audit verify',
+          'keys the audit chain with this secret instead of the key file: each entry carries an HMAC with it, so a forged line with recomputed hashes is detected by audit verify',
+        ),
+      key_file: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'where the audit key is kept when audit.hmac_secret is not set (default <workspaces_root>/.triage/audit.key); the daemon makes it, mode 0600, on its first start; never inside an incident workspace',
         ),
     })
     .prefault({})

@@ -296,12 +296,38 @@ function oneLine(text: string): string {
   return flat.length > CAUSE_CHARS ? `${flat.slice(0, CAUSE_CHARS - 1)}…` : flat;
 }
 
-/** One index line: when, how it was graded, the cause, and where its report is (the agent's path). */
+/** Dots a reader could take for the index line's own ` · ` field separators. */
+const SEPARATOR_LIKE = /[\u00b7\u2022\u2027\u2219\u22c5\u30fb\uff65]/g;
+
+/**
+ * Words someone else wrote (an agent's answer, a responder's cause, a producer's fault type) as one
+ * JSON string on one line: no separator, newline, quote or angle bracket of theirs stands unescaped,
+ * so they can never read as the line's own fields ("rated correct · cause (responder): …") or a tag.
+ */
+function quotedWords(text: string): string {
+  return JSON.stringify(oneLine(text).replace(SEPARATOR_LIKE, '-'))
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e');
+}
+
+/** The evidence verdicts a run records (grounded answers); anything else in a result.json is not shown. */
+const EVIDENCE_VERDICTS: ReadonlySet<string> = new Set(['grounded', 'partial', 'ungrounded']);
+
+/** A fault type as written when it is a plain name (`CrashLoop`), quoted like other words otherwise. */
+const faultTypeText = (faultType: string): string =>
+  /^[A-Za-z0-9._:-]{1,64}$/.test(faultType) ? faultType : quotedWords(faultType);
+
+/**
+ * One index line: when, how it was graded, the cause, and where its report is (the agent's path). Only
+ * the daemon's own words stand bare; the cause is quoted (`quotedWords`), so an agent's earlier answer
+ * cannot pass itself off as a responder's rating.
+ */
 export function previousLine(p: PreviousInvestigation, reportAgentPath: string): string {
   const graded = p.feedback ? `rated ${p.feedback.verdict}` : 'unrated';
-  const evidence = p.evidence ? ` · ${p.evidence}` : '';
-  const cause = p.feedback?.cause ? 'cause (responder)' : 'answer';
-  return `- ${p.finishedAt.slice(0, 10)} · ${p.match === 'workload' ? 'same workload' : `same fault ${p.faultType}`} · ${graded}${evidence} · ${cause}: ${p.cause} · report: ${reportAgentPath}`;
+  const evidence = p.evidence && EVIDENCE_VERDICTS.has(p.evidence) ? ` · ${p.evidence}` : '';
+  const cause = p.feedback?.cause ? 'cause (responder)' : "agent's answer";
+  const match = p.match === 'workload' ? 'same workload' : `same fault ${faultTypeText(p.faultType)}`;
+  return `- ${p.finishedAt.slice(0, 10)} · ${match} · ${graded}${evidence} · ${cause}: ${quotedWords(p.cause)} · report: ${reportAgentPath}`;
 }
 
 const PREAMBLE =

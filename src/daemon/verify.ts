@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileDigest, folderDigests, stateDigest } from '../audit/digest.js';
 import { RUN_FILES } from '../audit/bundle.js';
 import { STATE_FILE, TRIAGE_DIR, auditLogPath, runDirOf, triageDir } from '../shared/triage-paths.js';
-import { verifyAuditLog, type AuditEntry, type VerifyOptions } from '../audit/log.js';
+import { verifyAuditLog, type AuditEntry, type ChainKeying, type VerifyOptions } from '../audit/log.js';
 import { promptDigest } from '../context/build.js';
 import type { PromptParts } from '../context/types.js';
 import { readState } from '../incident/store.js';
@@ -13,7 +13,7 @@ import { readState } from '../incident/store.js';
 // state record (the last event carrying `stateSha256`). What each mode detects: docs/architecture.md.
 
 export type WorkspaceVerifyResult =
-  | { ok: true; entries: number; bundles: number; keyed: boolean }
+  | { ok: true; entries: number; bundles: number; keyed?: ChainKeying }
   | { ok: false; entries: number; line: number; problem: string };
 
 /** Verifies `<workspace>/.triage/`; line numbers are 1-based lines of audit.jsonl. */
@@ -75,7 +75,12 @@ export async function verifyWorkspaceAudit(
         `${TRIAGE_DIR}/${STATE_FILE} was changed after this line recorded it (its content no longer matches sha256 ${String(recorded)})`,
       );
   }
-  return { ok: true, entries: lines.length, bundles: bundles.size, keyed: options.key !== undefined };
+  return {
+    ok: true,
+    entries: lines.length,
+    bundles: bundles.size,
+    ...(chain.keyed ? { keyed: chain.keyed } : {}),
+  };
 }
 
 /** Every file the run wrote, as the `finished` event recorded it: changed, removed or added since. */

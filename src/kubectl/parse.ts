@@ -1,21 +1,17 @@
 import { flagTable, type FlagSpec, type FlagTable } from './flags.js';
-import { findResourceType, type ResourceType } from './resources.js';
+import { shapePositionals, type KubectlTarget } from './positionals.js';
+import { KUBECTL_VERBS, SUBCOMMANDS } from './verbs.js';
+
+export type { KubectlTarget } from './positionals.js';
+export { CREATE_TYPES, KUBECTL_VERBS, SUBCOMMANDS, TOP_ALIASES } from './verbs.js';
 
 // A pure kubectl command-line parser: flags anywhere (pflag rules: `-n x`, `-nx`, `-n=x`, `--namespace
-// x`, `--namespace=x`, `-ojson`, `-Ao wide`, `--`), the verb and its subcommand, the resources named
-// (`pods`, `po`, `pod/name`, `deploy,rs`, `deployments.apps`). Syntax only: what a call would do to a
+// x`, `--namespace=x`, `-ojson`, `-Ao wide`; `--` ends the flags and its words are positionals like
+// the others), the verb and what the words after it are for that verb (positionals.ts). Syntax only: what a call would do to a
 // cluster (read, mutate, …) is decided in kubectl/policy/classify.ts, so that a change made here for
 // the frozen-cluster shim cannot silently change what the guard allows.
 
 export type RawMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
-
-export interface KubectlTarget {
-  /** The type as typed (`po`, `deploy.apps`). */
-  text: string;
-  /** Undefined when kubectl would not know the type (`the server doesn't have a resource type`). */
-  type?: ResourceType;
-  names: string[];
-}
 
 export interface KubectlCommand {
   argv: readonly string[];
@@ -35,7 +31,11 @@ export interface KubectlCommand {
   raw?: { method: RawMethod; path: string };
   /** A command kubectl does not have: the plugin executable it would look for (`kubectl-foo`). */
   plugin?: string;
-  /** Arguments after `--` (the command of exec, debug). */
+  /**
+   * The command after `--` of the verbs that run one (exec, debug, run, create job/deployment/cronjob).
+   * Every other verb takes the words after `--` as arguments like those before it (pflag ends flags
+   * there, nothing more), so they are in `targets` and `args` and this is empty.
+   */
   afterDashDash: string[];
   /** A usage error kubectl itself would print (`unknown flag: --foo`). */
   error?: string;
@@ -43,133 +43,20 @@ export interface KubectlCommand {
   normalized: string;
 }
 
-/** Every command kubectl has (its root's subcommands); anything else is a plugin name. */
-export const KUBECTL_VERBS: ReadonlySet<string> = new Set([
-  'get',
-  'describe',
-  'logs',
-  'top',
-  'events',
-  'explain',
-  'api-resources',
-  'api-versions',
-  'cluster-info',
-  'version',
-  'diff',
-  'wait',
-  'kustomize',
-  'completion',
-  'help',
-  'options',
-  'plugin',
-  'apply',
-  'create',
-  'delete',
-  'edit',
-  'patch',
-  'replace',
-  'scale',
-  'autoscale',
-  'label',
-  'annotate',
-  'set',
-  'expose',
-  'run',
-  'cordon',
-  'uncordon',
-  'drain',
-  'taint',
-  'certificate',
-  'exec',
-  'attach',
-  'port-forward',
-  'cp',
-  'debug',
-  'proxy',
-  'rollout',
-  'config',
-  'auth',
-  'alpha',
-]);
-/** Verbs with subcommands: the subcommands kubectl has. */
-export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
-  rollout: ['status', 'history', 'undo', 'restart', 'pause', 'resume'],
-  config: [
-    'view',
-    'current-context',
-    'get-contexts',
-    'get-clusters',
-    'get-users',
-    'use-context',
-    'use',
-    'set-context',
-    'set-cluster',
-    'set-credentials',
-    'set',
-    'unset',
-    'delete-context',
-    'delete-cluster',
-    'delete-user',
-    'rename-context',
-  ],
-  auth: ['can-i', 'whoami', 'reconcile'],
-  top: ['pod', 'node'],
-  apply: ['view-last-applied', 'set-last-applied', 'edit-last-applied'],
-  'cluster-info': ['dump'],
-  plugin: ['list'],
-  certificate: ['approve', 'deny'],
-  set: ['image', 'env', 'resources', 'selector', 'serviceaccount', 'subject'],
-};
-/** `kubectl create <what>`: the type each subcommand creates. */
-export const CREATE_TYPES: Record<string, string> = {
-  clusterrole: 'clusterroles',
-  clusterrolebinding: 'clusterrolebindings',
-  configmap: 'configmaps',
-  cm: 'configmaps',
-  cronjob: 'cronjobs',
-  cj: 'cronjobs',
-  deployment: 'deployments',
-  deploy: 'deployments',
-  ingress: 'ingresses',
-  ing: 'ingresses',
-  job: 'jobs',
-  namespace: 'namespaces',
-  ns: 'namespaces',
-  poddisruptionbudget: 'poddisruptionbudgets',
-  pdb: 'poddisruptionbudgets',
-  priorityclass: 'priorityclasses',
-  pc: 'priorityclasses',
-  quota: 'resourcequotas',
-  resourcequota: 'resourcequotas',
-  role: 'roles',
-  rolebinding: 'rolebindings',
-  secret: 'secrets',
-  service: 'services',
-  svc: 'services',
-  serviceaccount: 'serviceaccounts',
-  sa: 'serviceaccounts',
-  token: 'serviceaccounts',
-};
-export const TOP_ALIASES: Readonly<Record<string, string>> = {
-  pod: 'pod',
-  pods: 'pod',
-  po: 'pod',
-  node: 'node',
-  nodes: 'node',
-  no: 'node',
-};
 interface Scan {
   flags: Record<string, string>;
+  /** Every positional, those after `--` included (pflag's Args()). */
   positionals: string[];
-  afterDashDash: string[];
+  /** How many positionals came before `--`; -1 without one (cobra's ArgsLenAtDash). */
+  dashAt: number;
   error?: string;
 }
 
-/** pflag's parse of argv against a flag table: flags anywhere, `--` ends them. */
+/** pflag's parse of argv against a flag table: flags anywhere, `--` ends them, the words after it are positionals. */
 function scan(argv: readonly string[], table: FlagTable): Scan {
   const flags: Record<string, string> = {};
   const positionals: string[] = [];
-  const out: Scan = { flags, positionals, afterDashDash: [] };
+  const out: Scan = { flags, positionals, dashAt: -1 };
   const set = (spec: FlagSpec, value: string | undefined, display: string): string | undefined => {
     if (!spec.value) {
       const text = value ?? 'true';
@@ -186,7 +73,8 @@ function scan(argv: readonly string[], table: FlagTable): Scan {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') {
-      out.afterDashDash = argv.slice(i + 1);
+      out.dashAt = positionals.length;
+      positionals.push(...argv.slice(i + 1));
       break;
     }
     if (arg.startsWith('--') && arg.length > 2) {
@@ -238,147 +126,6 @@ export function normalizeOutput(text: string): string {
   return `${text.slice(0, eq).toLowerCase()}=${text.slice(eq + 1)}`;
 }
 
-function resolveTargets(words: string[]): { targets: KubectlTarget[]; rest: string[] } {
-  if (words.length === 0) return { targets: [], rest: [] };
-  const first = words[0] as string;
-  if (first.includes('/')) {
-    // `type/name` form: every argument is one.
-    const targets: KubectlTarget[] = [];
-    const rest: string[] = [];
-    for (const word of words) {
-      const slash = word.indexOf('/');
-      if (slash <= 0) {
-        rest.push(word);
-        continue;
-      }
-      const text = word.slice(0, slash);
-      const name = word.slice(slash + 1);
-      const existing = targets.find((t) => t.text === text);
-      if (existing) existing.names.push(name);
-      else targets.push(withType({ text, names: [name] }));
-    }
-    return { targets, rest };
-  }
-  const targets = first
-    .split(',')
-    .filter((s) => s !== '')
-    .map((text) => withType({ text, names: words.slice(1) }));
-  return { targets, rest: [] };
-}
-
-function withType(target: KubectlTarget): KubectlTarget {
-  const type = findResourceType(target.text);
-  return type ? { ...target, type } : target;
-}
-
-/** Splits positionals after the verb into subcommand, targets and plain args, per command shape. */
-function shape(
-  verb: string,
-  words: string[],
-): { subcommand?: string; targets: KubectlTarget[]; args: string[] } {
-  const sub = SUBCOMMANDS[verb];
-  switch (verb) {
-    case 'get':
-    case 'describe':
-    case 'delete':
-    case 'edit':
-    case 'patch':
-    case 'scale':
-    case 'autoscale':
-    case 'expose':
-    case 'wait':
-    case 'explain': {
-      if (verb === 'explain' && words[0]) {
-        const [type = ''] = (words[0] as string).split('.');
-        return { targets: [withType({ text: type, names: [] })], args: words.slice(1) };
-      }
-      const { targets, rest } = resolveTargets(words);
-      return { targets, args: rest };
-    }
-    case 'label':
-    case 'annotate':
-    case 'taint': {
-      const isAssignment = (w: string) =>
-        w.includes('=') || w.endsWith('-') || (verb === 'taint' && w.includes(':'));
-      const { targets, rest } = resolveTargets(words.filter((w) => !isAssignment(w)));
-      return { targets, args: [...rest, ...words.filter(isAssignment)] };
-    }
-    case 'logs':
-    case 'exec':
-    case 'attach':
-    case 'port-forward':
-    case 'debug': {
-      const [first, ...rest] = words;
-      if (first === undefined) return { targets: [], args: [] };
-      if (first.includes('/')) {
-        const { targets } = resolveTargets([first]);
-        return { targets, args: rest };
-      }
-      return { targets: [withType({ text: 'pods', names: [first] })], args: rest };
-    }
-    case 'cp': {
-      const remote = words.find((w) => /^[^/:]*(\/[^/:]+)?:/.test(w) && !w.startsWith('/'));
-      if (!remote) return { targets: [], args: words };
-      const podPart = remote.slice(0, remote.indexOf(':'));
-      const pod = podPart.includes('/') ? podPart.slice(podPart.indexOf('/') + 1) : podPart;
-      return { targets: [withType({ text: 'pods', names: [pod] })], args: words };
-    }
-    case 'cordon':
-    case 'uncordon':
-    case 'drain':
-      return { targets: [withType({ text: 'nodes', names: words })], args: [] };
-    case 'run':
-      return {
-        targets: words[0] ? [withType({ text: 'pods', names: [words[0]] })] : [],
-        args: words.slice(1),
-      };
-    case 'create': {
-      const [what, ...rest] = words;
-      const type = what === undefined ? undefined : CREATE_TYPES[what];
-      if (what === undefined || type === undefined) return { targets: [], args: words };
-      // `create secret generic NAME`, `create service clusterip NAME`
-      const named = what === 'secret' || what === 'service' || what === 'svc' ? rest.slice(1) : rest;
-      const [name, ...more] = named;
-      return {
-        subcommand: what,
-        targets: [withType({ text: type, names: name === undefined ? [] : [name] })],
-        args: more,
-      };
-    }
-    case 'top': {
-      const [what, ...rest] = words;
-      const sub = what === undefined ? undefined : TOP_ALIASES[what];
-      if (!sub) return { targets: [], args: words };
-      return {
-        subcommand: sub,
-        targets: [withType({ text: sub === 'pod' ? 'pods' : 'nodes', names: rest })],
-        args: [],
-      };
-    }
-    case 'auth':
-    case 'config':
-    case 'cluster-info':
-    case 'plugin':
-    case 'certificate': {
-      const [what, ...rest] = words;
-      if (what === undefined || !sub?.includes(what)) return { targets: [], args: words };
-      return { subcommand: what, targets: [], args: rest };
-    }
-    case 'rollout':
-    case 'set':
-    case 'apply': {
-      const [what, ...rest] = words;
-      if (what === undefined || !sub?.includes(what)) return { targets: [], args: words };
-      const resourceWords = verb === 'set' ? rest.filter((w) => !w.includes('=')) : rest;
-      const { targets, rest: left } = resolveTargets(resourceWords);
-      const assignments = verb === 'set' ? rest.filter((w) => w.includes('=')) : [];
-      return { subcommand: what, targets, args: [...left, ...assignments] };
-    }
-    default:
-      return { targets: [], args: words };
-  }
-}
-
 const RAW_METHODS: Record<string, RawMethod> = {
   get: 'GET',
   create: 'POST',
@@ -392,7 +139,11 @@ export function shellQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-function normalize(cmd: Omit<KubectlCommand, 'normalized'>): string {
+/**
+ * `argsAfterDash`: the args only stay args because `--` came before them (`kubectl -- get secrets`,
+ * `kubectl rollout -- status x`); they are shown after a `--` so that they never read as the command.
+ */
+function normalize(cmd: Omit<KubectlCommand, 'normalized'>, argsAfterDash: boolean): string {
   const parts: string[] = [];
   if (cmd.verb) parts.push(cmd.verb);
   if (cmd.subcommand) parts.push(cmd.subcommand);
@@ -405,7 +156,7 @@ function normalize(cmd: Omit<KubectlCommand, 'normalized'>): string {
   } else {
     for (const t of cmd.targets) for (const n of t.names) parts.push(`${typeName(t)}/${n}`);
   }
-  parts.push(...cmd.args);
+  if (!argsAfterDash) parts.push(...cmd.args);
   const flags = Object.entries(cmd.flags)
     .filter(([, value]) => value !== 'false')
     .map(([name, value]) => {
@@ -415,6 +166,7 @@ function normalize(cmd: Omit<KubectlCommand, 'normalized'>): string {
     .sort();
   parts.push(...flags);
   if (cmd.afterDashDash.length > 0) parts.push('--', ...cmd.afterDashDash);
+  else if (argsAfterDash && cmd.args.length > 0) parts.push('--', ...cmd.args);
   return parts.map(shellQuote).join(' ');
 }
 
@@ -424,12 +176,15 @@ function normalize(cmd: Omit<KubectlCommand, 'normalized'>): string {
  */
 export function parseKubectl(argv: readonly string[]): KubectlCommand {
   // First pass: find the verb, skipping the values of flags given before it.
+  // cobra looks for the command only before `--`: a first word after it leaves kubectl at its root.
   const first = scan(argv, flagTable(undefined));
-  const verb = first.positionals[0];
+  const verb = first.dashAt === 0 ? undefined : first.positionals[0];
   const known = verb === undefined || KUBECTL_VERBS.has(verb);
   const second = known ? scan(argv, flagTable(verb)) : first;
-  const words = second.positionals.slice(1);
-  const shaped = verb && known ? shape(verb, words) : { targets: [], args: words };
+  const words = verb === undefined ? second.positionals : second.positionals.slice(1);
+  const dash = second.dashAt === -1 || verb === undefined ? second.dashAt : second.dashAt - 1;
+  const shaped =
+    verb && known ? shapePositionals(verb, words, dash) : { targets: [], args: words, command: [] };
   const flags = second.flags;
   const base: Omit<KubectlCommand, 'normalized'> = {
     argv,
@@ -439,7 +194,7 @@ export function parseKubectl(argv: readonly string[]): KubectlCommand {
     args: shaped.args,
     flags,
     allNamespaces: flags['all-namespaces'] === 'true',
-    afterDashDash: second.afterDashDash,
+    afterDashDash: shaped.command,
   };
   if (flags.namespace !== undefined) base.namespace = flags.namespace;
   if (flags.output !== undefined) base.output = normalizeOutput(flags.output);
@@ -455,7 +210,12 @@ export function parseKubectl(argv: readonly string[]): KubectlCommand {
     if (method) base.raw = { method, path: rawPath };
     else base.error ??= `--raw is not supported by kubectl ${verb}`;
   }
-  return { ...base, normalized: normalize(base) };
+  // Words after `--` where a command or subcommand would otherwise be read.
+  const argsAfterDash =
+    dash === 0 &&
+    shaped.subcommand === undefined &&
+    (verb === undefined || SUBCOMMANDS[verb] !== undefined || verb === 'create');
+  return { ...base, normalized: normalize(base, argsAfterDash) };
 }
 
 /**

@@ -24,6 +24,7 @@ import { flagLayer, intOption } from '../config.js';
 import { checkedConfig } from '../config-check.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { buildRuntime } from '../runtime.js';
+import { resolveSecrets } from '../../config/secrets.js';
 
 // `triage-runner daemon`: the long-running service (watch, claim, queue, run, record).
 
@@ -93,6 +94,12 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       ['http.port', opts.httpPort],
     ]),
   );
+  // Refused before anything is made: an exposed listener without a token (or one short enough to guess).
+  const token = resolveSecrets(config, io.env).values.HTTP_TOKEN;
+  const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
+  if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
+  // The root first: the audit key is made in its .triage/ folder on the first start.
+  await ensureRoot(config.workspaces_root, opts.createRoot === true);
   const metrics = createMetrics();
   const daemonId = newDaemonId();
   const runtime = buildRuntime(io, config, { daemonId, metrics });
@@ -105,10 +112,6 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
     log,
     registry: metrics.registry,
   });
-  const token = secrets.HTTP_TOKEN;
-  const exposed = config.http.port === 0 ? undefined : exposureProblem(config.http.host, token);
-  if (exposed) throw new CliExit(EXIT.usage, `daemon cannot start: ${exposed}`);
-  await ensureRoot(config.workspaces_root, opts.createRoot === true);
   // The status index (status, the API, the status page): kept from every change, and every folder read
   // once after start-up (listings wait for that, so that the daemon's own scan is not slowed).
   const index = new IncidentIndex({ root: config.workspaces_root, log });

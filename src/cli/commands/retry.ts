@@ -4,13 +4,14 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { AuditLog } from '../../audit/log.js';
 import type { Config } from '../../config/schema.js';
-import { auditKey, resolveSecrets } from '../../config/secrets.js';
+import { resolveSecrets } from '../../config/secrets.js';
 import { IncidentStore } from '../../incident/store.js';
 import { createLogger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
 import { requestRetry } from '../../status/client.js';
 import { retryIncident, type RetryOutcome } from '../../status/retry.js';
 import { formatMs } from '../../daemon/lifecycle.js';
+import { writerAuditKey } from '../audit-key.js';
 import { commandConfig } from '../config.js';
 import { daemonFor } from '../daemon-api.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
@@ -88,14 +89,9 @@ export async function runRetry(workspace: string, file: string | undefined, io: 
 async function retryHere(dir: string, config: Config, io: CliIO): Promise<RetryOutcome> {
   const secrets = resolveSecrets(config, io.env);
   const redactor = new Redactor(secrets.values);
-  let key: string | undefined;
-  try {
-    key = auditKey(config, secrets.values);
-  } catch (err) {
-    throw new CliExit(EXIT.usage, (err as Error).message);
-  }
   // The store's own log line ("retry requested") is the daemon's business; this command says it itself.
   const log = createLogger({ level: 'warn', redactor });
+  const key = writerAuditKey(config, secrets.values, log, 'use');
   const store = new IncidentStore({
     audit: new AuditLog({ redactor, ...(key ? { key } : {}) }),
     log,

@@ -67,8 +67,8 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
   checks.push(...(await clusterChecks(env.clusterAccess)));
   // Only engines that give runs a kubectl broker have one whose identity matters.
-  const identity = brokerIdentityProbe(config, env.env);
-  if (identity && made?.capabilities.bundleSockets === true) checks.push(await identity());
+  const identity = brokerIdentityProbe(config, env.env, env.clusters);
+  if (identity && made?.capabilities.bundleSockets === true) checks.push(...(await identity()));
   return { ok: checks.every((c) => c.ok), degraded: checks.some((c) => c.degraded), checks };
 }
 

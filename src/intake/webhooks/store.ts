@@ -27,12 +27,12 @@ import {
 } from './disk.js';
 import { AlertsDocCache, alertsDocText } from './alerts-file.js';
 import type { IntakeHooks, IntakeState } from './hooks.js';
-import { incidentFromAlert } from './incident.js';
+import { alertProblem, alertRef, incidentFromAlert } from './incident.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
 import { withFileLock } from './locks.js';
 import { compactStamp } from '../../util/time.js';
 import { folderName } from './names.js';
-import type { MappedAlert } from './types.js';
+import type { AlertRef, MappedAlert } from './types.js';
 import { allEnded } from '../../util/promises.js';
 
 // HTTP intake's one writer: turns mapped alerts and posted incidents into workspaces exactly like a
@@ -57,7 +57,8 @@ export interface IntakeStoreOptions {
   sweepIntervalMs?: number;
 }
 
-export type IntakeStatus = 'created' | 'joined' | 'duplicate' | 'resolved' | 'ignored';
+/** `refused`: the alert cannot become an incident (its `reason` says why); the others of its delivery are taken. */
+export type IntakeStatus = 'created' | 'joined' | 'duplicate' | 'resolved' | 'ignored' | 'refused';
 
 export interface IntakeOutcome {
   status: IntakeStatus;
@@ -67,6 +68,8 @@ export interface IntakeOutcome {
   /** Joined another group's incident because its storm key had storm_limit incidents open. */
   storm?: true;
   reason?: string;
+  /** A refused alert: which one of the delivery. */
+  alert?: AlertRef;
 }
 
 type Item = { kind: 'alert'; alert: MappedAlert } | { kind: 'incident'; incident: Incident; key: string };
@@ -141,9 +144,20 @@ export class IntakeStore {
     }
   }
 
-  /** Alerts of one delivery (one webhook), each routed to its storm key's batch. */
+  /**
+   * Alerts of one delivery (one webhook), one outcome each, in order. An alert that cannot become an
+   * incident is refused here, on its own: it never joins a batch, where it would fail every alert
+   * written with it (other deliveries' too).
+   */
   submitAlerts(alerts: readonly MappedAlert[]): Promise<IntakeOutcome[]> {
-    return Promise.all(alerts.map((alert) => this.submit(ALERTS_QUEUE, { kind: 'alert', alert })));
+    return Promise.all(
+      alerts.map((alert, index) => {
+        const reason = alertProblem(alert);
+        return reason === undefined
+          ? this.submit(ALERTS_QUEUE, { kind: 'alert', alert })
+          : Promise.resolve<IntakeOutcome>({ status: 'refused', reason, alert: alertRef(alert, index) });
+      }),
+    );
   }
 
   /** A posted incident.json; `key` is the Idempotency-Key header or its incidentId. */

@@ -36,6 +36,18 @@ export interface AlertFields {
   container?: string;
 }
 
+/**
+ * Which alert of a delivery an answer is about: its place in the delivery (0-based), its upstream id
+ * (Alertmanager's fingerprint, the PagerDuty incident id), its alertname and, from Alertmanager, its labels.
+ */
+export interface AlertRef {
+  index: number;
+  source: AlertSource;
+  id: string;
+  alertname: string;
+  labels?: Record<string, string>;
+}
+
 /** One alert (or PagerDuty event) ready for the store. */
 export interface MappedAlert {
   source: AlertSource;

@@ -4,7 +4,8 @@ import { runProcessGroup } from '../../util/process-group.js';
 // can-i` through the configured kubectl: the guard's parser is one line of defence, RBAC should be the
 // other. When the broker could change the cluster, read Secrets, exec into or proxy to workloads, the
 // daemon reports the `broker-identity` check as degraded with the fix (a read-only identity through
-// kubectl.kubeconfig or kubectl.as), at start and in /readyz.
+// kubectl.kubeconfig or kubectl.as), at start and in /readyz. With a cluster registry each entry is its
+// own identity, asked with its kubeconfig and context and named in its check (`broker-identity:<entry>`).
 
 export const BROKER_IDENTITY_CHECK = 'broker-identity';
 
@@ -38,25 +39,32 @@ export interface BrokerIdentityOptions {
   env: Record<string, string>;
   /** kubectl.as: the user the broker impersonates, if any. */
   as?: string;
+  /** The cluster registry entry asked about: named in the check and its detail. */
+  cluster?: string;
+  /** The entry's kubeconfig context (absent: the kubeconfig's current-context). */
+  context?: string;
   timeoutMs?: number;
 }
 
 export interface IdentityCheck {
-  name: typeof BROKER_IDENTITY_CHECK;
+  /** `broker-identity`, or `broker-identity:<entry>` for a cluster registry entry. */
+  name: string;
   ok: boolean;
   degraded?: boolean;
   detail?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-const FIX =
-  'give the broker a read-only identity: kubectl.kubeconfig with a ServiceAccount bound to the `view` ClusterRole (which has no Secrets), or kubectl.as naming such a user (see the README, "Security")';
+/** What to do about an identity that may do too much; a registry entry's kubeconfig is its own. */
+const fix = (cluster: string | undefined): string =>
+  `give the broker a read-only identity: ${cluster === undefined ? 'kubectl.kubeconfig' : `clusters.${cluster}.kubeconfig`} with a ServiceAccount bound to the \`view\` ClusterRole (which has no Secrets), or kubectl.as naming such a user (see the README, "Security")`;
 
 const describe = (q: AccessQuestion) => `${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ''}`;
 
 /** The argv of one question (after `kubectl`). */
-export function canIArgs(q: AccessQuestion, as?: string): string[] {
+export function canIArgs(q: AccessQuestion, as?: string, context?: string): string[] {
   return [
+    ...(context ? [`--context=${context}`] : []),
     ...(as ? [`--as=${as}`] : []),
     'auth',
     'can-i',
@@ -73,7 +81,7 @@ async function ask(q: AccessQuestion, options: BrokerIdentityOptions): Promise<A
   let stdout = '';
   const result = await runProcessGroup({
     command: options.command,
-    args: canIArgs(q, options.as),
+    args: canIArgs(q, options.as, options.context),
     cwd: '/',
     env: options.env,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -94,6 +102,13 @@ async function ask(q: AccessQuestion, options: BrokerIdentityOptions): Promise<A
   return { kind: 'unknown', why: why || `exit ${String(result.exitCode)}` };
 }
 
+/** The identity in words: `the broker's kubeconfig`, `cluster prod's broker identity (as viewer)`. */
+function identityName(options: BrokerIdentityOptions): string {
+  const whose = options.cluster === undefined ? "the broker's" : `cluster ${options.cluster}'s broker`;
+  const context = options.context ? ` (context ${options.context})` : '';
+  return options.as ? `${whose} identity (as ${options.as})${context}` : `${whose} kubeconfig${context}`;
+}
+
 /** Asks the cluster what the broker's identity may do and turns it into the `broker-identity` check. */
 export async function checkBrokerIdentity(
   options: BrokerIdentityOptions,
@@ -102,23 +117,25 @@ export async function checkBrokerIdentity(
   const answers = await Promise.all(questions.map(async (q) => ({ q, a: await ask(q, options) })));
   const allowed = answers.filter((x) => x.a.kind === 'yes').map((x) => describe(x.q));
   const unknown = answers.flatMap((x) => (x.a.kind === 'unknown' ? [x.a.why] : []));
-  const who = options.as ? `the broker's identity (as ${options.as})` : "the broker's kubeconfig";
+  const who = identityName(options);
+  const name =
+    options.cluster === undefined ? BROKER_IDENTITY_CHECK : `${BROKER_IDENTITY_CHECK}:${options.cluster}`;
   if (allowed.length > 0)
     return {
-      name: BROKER_IDENTITY_CHECK,
+      name,
       ok: true,
       degraded: true,
-      detail: `${who} may ${allowed.join(', ')}: only the guard's parser stands between an agent and these; ${FIX}`,
+      detail: `${who} may ${allowed.join(', ')}: only the guard's parser stands between an agent and these; ${fix(options.cluster)}`,
     };
   if (unknown.length === answers.length)
     return {
-      name: BROKER_IDENTITY_CHECK,
+      name,
       ok: true,
       degraded: true,
       detail: `could not ask the cluster what ${who} may do (kubectl auth can-i: ${unknown[0] ?? 'no answer'}); check kubectl.command and the kubeconfig`,
     };
   return {
-    name: BROKER_IDENTITY_CHECK,
+    name,
     ok: true,
     ...(unknown.length > 0
       ? {
@@ -130,12 +147,12 @@ export async function checkBrokerIdentity(
 }
 
 /** The check, asked at most once per `ttlMs` (it starts a dozen kubectl processes). */
-export function cachedIdentityCheck(
-  check: () => Promise<IdentityCheck>,
+export function cachedIdentityCheck<T = IdentityCheck>(
+  check: () => Promise<T>,
   ttlMs: number,
   now: () => number = Date.now,
-): () => Promise<IdentityCheck> {
-  let last: { at: number; value: Promise<IdentityCheck> } | undefined;
+): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | undefined;
   return () => {
     const t = now();
     if (!last || t - last.at >= ttlMs) last = { at: t, value: check() };

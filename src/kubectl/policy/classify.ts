@@ -169,7 +169,9 @@ export function classify(cmd: KubectlCommand): Verdict {
     return { category: 'unknown', readOnly: false, reason: `not a kubectl command: ${cmd.verb}` };
   const verdict = verbVerdict(cmd);
   if (verdict.category !== 'read') return verdict;
-  const secrets = cmd.targets.some((t) => t.type?.name === 'secrets');
+  // `explain` names a type only to print its schema (the OpenAPI document): it fetches no object.
+  const fetched = cmd.verb === 'explain' ? [] : cmd.targets;
+  const secrets = fetched.some((t) => t.type?.name === 'secrets');
   const output = cmd.output ?? (cmd.flags.template !== undefined ? 'go-template' : undefined);
   if (cmd.verb === 'get' && secrets && output !== undefined && DATA_OUTPUTS.test(output)) {
     const format = output.split('=')[0] ?? output;
@@ -179,7 +181,7 @@ export function classify(cmd: KubectlCommand): Verdict {
   // identity should not be able to read them at all (see the broker-identity check).
   if (secrets)
     return { category: 'secret-read', readOnly: false, reason: 'a call on Secrets', secretMetadata: true };
-  if (cmd.verb === 'describe' && cmd.targets.some((t) => t.type?.name === 'serviceaccounts'))
+  if (cmd.verb === 'describe' && fetched.some((t) => t.type?.name === 'serviceaccounts'))
     return {
       category: 'secret-read',
       readOnly: false,

@@ -1,5 +1,5 @@
 import { GLOBAL_FLAGS, type FlagSpec } from '../flags.js';
-import { CREATE_TYPES, KUBECTL_VERBS, SUBCOMMANDS, TOP_ALIASES } from '../parse.js';
+import { CREATE_TYPES, KUBECTL_VERBS, SUBCOMMANDS, TOP_ALIASES } from '../verbs.js';
 
 // Which command kubectl itself would run for an argv, found the way kubectl's command library (cobra)
 // finds it: before each command word it skips flags, and a flag it does not know at that level, or one

@@ -42,8 +42,12 @@ const LOCAL_FILE_FLAGS = [
   'key',
   'custom-profile',
 ];
-/** Above this, kubectl logs request headers and where its credentials come from. */
-const MAX_VERBOSITY = 6;
+/**
+ * Above this, kubectl logs the daemon's side of the call: from -v=6 the kubeconfig file it loaded and
+ * every request URL, from -v=7 request headers, from -v=8 bodies, at -v=9 curl lines (the differential
+ * test checks, with the real kubectl, that nothing up to here prints the kubeconfig path or token).
+ */
+export const MAX_VERBOSITY = 5;
 /** Output formats read from a file. */
 const FILE_OUTPUT = /^(jsonpath-file|go-template-file|templatefile|custom-columns-file)(=|$)/;
 
@@ -146,7 +150,7 @@ function invariant(request: CallRequest, parsed: Parsed): CallDecision | undefin
     return refuse(
       parsed,
       'guard: --vmodule',
-      `--vmodule raises the log level per file, past the -v=${MAX_VERBOSITY} cap (request headers, client configuration); use -v=${MAX_VERBOSITY} or less`,
+      `--vmodule raises the log level per file, past the -v=${MAX_VERBOSITY} cap (where kubectl prints the daemon's kubeconfig path, request URLs and headers); use -v=${MAX_VERBOSITY} or less`,
     );
   }
   const verbosity = Number(cmd.flags.v ?? '0');
@@ -154,7 +158,7 @@ function invariant(request: CallRequest, parsed: Parsed): CallDecision | undefin
     return refuse(
       parsed,
       'guard: -v',
-      `-v=${cmd.flags.v ?? ''} prints request headers and the daemon's client configuration; use -v=${MAX_VERBOSITY} or less`,
+      `-v=${cmd.flags.v ?? ''} makes kubectl print the daemon's side of the call (from -v=6 the path of the daemon's kubeconfig and every request URL, from -v=7 request headers); it was not run: run it again with -v=${MAX_VERBOSITY} or less, or without -v`,
     );
   }
   if (cmd.verb === 'kustomize') {

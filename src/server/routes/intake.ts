@@ -19,6 +19,14 @@ import type { RouteModule } from '../types.js';
 // POST /v1/alerts/alertmanager, /v1/alerts/pagerduty and /v1/incidents: validate, map, hand to the
 // intake store, answer 202 {incidentId, workspace} (and every incident the delivery touched), or a
 // 4xx saying what is wrong.
+//
+// Alerts are answered one by one. Alertmanager counts any 2xx as delivered and retries only a 5xx
+// (its notify.Retrier; a 4xx is logged as failed, with our body, and dropped), and it sends every alert
+// of a group in one notification. So an alert that cannot become an incident never makes the answer
+// 5xx (that would be retried forever into the same answer, holding back the good alerts sent with
+// it): the others are taken and the answer is 207 naming the refused ones; when none could be taken
+// it is 422, which Alertmanager logs with our message and does not retry. Only a failure of ours (a
+// full disk, a replica's lock) is 503, which it retries.
 
 export interface IntakeRoutesOptions {
   store: IntakeStore;
@@ -28,11 +36,17 @@ export interface IntakeRoutesOptions {
   log?: Logger;
 }
 
-/** Body of an accepted delivery. `incidentId`/`workspace` name the first incident it touched. */
+/**
+ * Body of an answered delivery. `incidentId`/`workspace` name the first incident it touched;
+ * `incidents` holds one outcome per alert, in order (a refused one says which and why); `message`
+ * sums up the refused ones.
+ */
 export interface IntakeReply {
   incidentId: string | null;
   workspace: string | null;
   incidents: IntakeOutcome[];
+  message?: string;
+  error?: string;
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
@@ -40,14 +54,49 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 const problem = (reply: FastifyReply, status: number, error: string, message: string) =>
   reply.code(status).send({ error, message });
 
-function accepted(reply: FastifyReply, outcomes: IntakeOutcome[]): FastifyReply {
+/** Some alerts refused, others taken (207, Multi-Status: a 2xx, so not sent again). */
+const PARTLY_TAKEN = 207;
+/** Every alert of the delivery refused (a 4xx: the sender logs it and does not send it again). */
+const NONE_TAKEN = 422;
+
+/** One line for the refused alerts of a delivery of `total`. */
+function refusedMessage(refused: readonly IntakeOutcome[], total: number): string {
+  const each = refused.map((o) => {
+    const a = o.alert;
+    const which = a
+      ? `alert ${a.index} (${a.source === 'alertmanager' ? 'fingerprint' : `${a.source} id`} ${a.id}, alertname ${a.alertname})`
+      : 'an alert';
+    return `${which}: ${o.reason ?? 'refused'}`;
+  });
+  const others = total - refused.length;
+  const taken =
+    others === 0 ? 'none was taken' : `the other ${others} ${others === 1 ? 'was' : 'were'} taken`;
+  return `${refused.length} of ${total} alert${total === 1 ? '' : 's'} refused, ${taken}: ${each.join('; ')}. Fix the labels of the alerting rule that sends ${refused.length === 1 ? 'it' : 'them'}; sending the same alerts again changes nothing for those taken`;
+}
+
+function accepted(reply: FastifyReply, outcomes: IntakeOutcome[], log?: Logger): FastifyReply {
   const first = outcomes.find((o) => o.workspace !== undefined);
   const body: IntakeReply = {
     incidentId: first?.incidentId ?? null,
     workspace: first?.workspace ?? null,
     incidents: outcomes,
   };
-  return reply.code(202).send(body);
+  const refused = outcomes.filter((o) => o.status === 'refused');
+  if (refused.length === 0) return reply.code(202).send(body);
+  for (const o of refused)
+    log?.warn(
+      {
+        source: o.alert?.source,
+        index: o.alert?.index,
+        id: o.alert?.id,
+        alertname: o.alert?.alertname,
+        reason: o.reason,
+      },
+      'alert refused: it cannot become an incident',
+    );
+  const message = refusedMessage(refused, outcomes.length);
+  if (refused.length < outcomes.length) return reply.code(PARTLY_TAKEN).send({ ...body, message });
+  return reply.code(NONE_TAKEN).send({ error: 'invalid_alerts', message, ...body });
 }
 
 export function groupingOptions(config: Config): GroupingOptions {
@@ -88,7 +137,7 @@ export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
         const parsed = parseAlertmanager(request.body);
         if (!parsed.ok) return problem(reply, 400, 'invalid_payload', parsed.message);
         try {
-          return accepted(reply, await store.submitAlerts(mapAlertmanager(parsed.value, grouping)));
+          return accepted(reply, await store.submitAlerts(mapAlertmanager(parsed.value, grouping)), log);
         } catch (err) {
           return failed(reply, request, err);
         }
@@ -118,7 +167,7 @@ export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
             .code(200)
             .send({ incidentId: null, workspace: null, incidents: [], ignored: event.reason });
         try {
-          return accepted(reply, await store.submitAlerts([event.alert]));
+          return accepted(reply, await store.submitAlerts([event.alert]), log);
         } catch (err) {
           return failed(reply, request, err);
         }

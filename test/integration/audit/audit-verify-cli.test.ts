@@ -29,12 +29,13 @@ async function workspaceWithLog(events: number): Promise<string> {
 }
 
 describe('triage-runner audit verify', () => {
-  it('exits 0 with a one-line summary for an intact log', async () => {
+  it('exits 0 with a one-line summary for an intact unkeyed log, saying plainly that an unkeyed chain cannot detect an appended line', async () => {
     await workspaceWithLog(3);
     expect(await runCli(['audit', 'verify', 'inc-1'], io())).toBe(0);
     expect(out.join('')).toMatch(
-      /audit\.jsonl: intact \(3 entries, hash chain verified; 0 run bundles, the report and state.json match what it recorded\)\n$/,
+      /audit\.jsonl: intact \(3 entries, UNKEYED hash chain verified; 0 run bundles, the report and state.json match what it recorded\)\n$/,
     );
+    expect(err.join('')).toMatch(/the chain is unkeyed .*an unkeyed chain cannot detect an appended line/);
   });
 
   it('exits 1 naming the first bad line (1-based) when a line was deleted', async () => {

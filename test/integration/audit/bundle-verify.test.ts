@@ -58,7 +58,7 @@ describe('triage-runner audit verify on a real run', () => {
     const t = cli();
     expect(await runCli(['audit', 'verify', ws], t.io)).toBe(0);
     expect(t.out()).toMatch(
-      /intact \(\d+ entries, hash chain verified; 1 run bundle, the report and state.json match/,
+      /intact \(\d+ entries, UNKEYED hash chain verified; 1 run bundle, the report and state.json match/,
     );
   });
 

@@ -1,14 +1,14 @@
 // What `audit verify` covers beyond the run bundles: state.json edited afterwards, and — with a keyed chain —
 // a forged line whose hashes and audit.head were recomputed by someone without the key.
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AuditLog, stableStringify } from '../../../src/audit/log.js';
+import { AuditLog } from '../../../src/audit/log.js';
 import { verifyWorkspaceAudit } from '../../../src/daemon/verify.js';
 import { IncidentStore } from '../../../src/incident/store.js';
 import { statePath } from '../../../src/shared/triage-paths.js';
 import { silentLogger } from '../../../src/log/logger.js';
+import { forgeLine } from '../../support/audit-forge.js';
 import { tempRoot } from '../../support/incidents.js';
 
 let root: string;
@@ -17,7 +17,6 @@ beforeEach(async () => ({ root, cleanup } = await tempRoot()));
 afterEach(async () => cleanup());
 
 const policy = { max_attempts: 3, retry_base_delay: 1000, retry_max_delay: 60_000 };
-const sha256 = (t: string) => createHash('sha256').update(t).digest('hex');
 
 async function finishedWorkspace(key?: string): Promise<string> {
   const dir = path.join(root, 'ws');
@@ -27,20 +26,6 @@ async function finishedWorkspace(key?: string): Promise<string> {
   await store.apply(dir, { type: 'Claimed', runId: 'r1', holder: 'd:1' });
   await store.apply(dir, { type: 'Finished', runId: 'r1', outcome: { status: 'failed', exitCode: 2 } });
   return dir;
-}
-
-/** Appends a line the way a forger without the key would: valid seq, prev, hash and audit.head. */
-async function forgeLine(dir: string, event: Record<string, unknown>): Promise<void> {
-  const file = path.join(dir, '.triage', 'audit.jsonl');
-  const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
-  const last = lines.at(-1) as string;
-  const base = { ...event, seq: lines.length, ts: new Date().toISOString(), prev: sha256(last) };
-  const line = JSON.stringify({ ...base, hash: sha256(stableStringify(base)) });
-  await writeFile(file, `${lines.join('\n')}\n${line}\n`);
-  await writeFile(
-    path.join(dir, '.triage', 'audit.head'),
-    JSON.stringify({ seq: lines.length, line: sha256(line) }),
-  );
 }
 
 describe('audit verify coverage', () => {
@@ -65,13 +50,13 @@ describe('audit verify coverage', () => {
     const keyed = await finishedWorkspace('audit-key-0123456789');
     expect(await verifyWorkspaceAudit(keyed, { key: 'audit-key-0123456789' })).toMatchObject({
       ok: true,
-      keyed: true,
+      keyed: { from: 1, checked: true },
     });
     await forgeLine(keyed, { type: 'note', incidentId: 'inc-1', text: 'forged' });
     expect(await verifyWorkspaceAudit(keyed, { key: 'audit-key-0123456789' })).toMatchObject({
       ok: false,
       line: 5,
-      problem: expect.stringMatching(/carries no HMAC though the log is keyed/),
+      problem: expect.stringMatching(/carries no HMAC though the log is keyed from line 1/),
     });
     expect(await verifyWorkspaceAudit(keyed, { key: 'another-key' })).toMatchObject({
       ok: false,

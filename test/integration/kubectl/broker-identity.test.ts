@@ -5,8 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker } from '../../../src/kubectl/broker/broker.js';
 import { encodeRequest } from '../../../src/kubectl/guard/protocol.js';
 import { checkBrokerIdentity } from '../../../src/kubectl/broker/identity.js';
+import { brokerIdentityProbe } from '../../../src/daemon/broker-identity.js';
 import { compilePolicy, DEFAULT_HELPERS } from '../../../src/kubectl/policy/policy.js';
-import { tempDir } from '../../support/runs.js';
+import { tempDir, testConfig } from '../../support/runs.js';
 import {
   startStandInApiServer,
   type AccessReview,
@@ -23,6 +24,7 @@ const KUBECTL = process.env.TRIAGE_TEST_KUBECTL ?? 'kubectl';
 
 let root: { dir: string; cleanup: () => Promise<void> };
 let server: StandInApiServer | undefined;
+let others: StandInApiServer[] = [];
 
 beforeEach(async () => {
   execFileSync(KUBECTL, ['version', '--client'], { stdio: 'ignore' });
@@ -31,17 +33,25 @@ beforeEach(async () => {
 afterEach(async () => {
   await server?.close();
   server = undefined;
+  await Promise.all(others.map((o) => o.close()));
+  others = [];
   await root.cleanup();
 });
 
 async function cluster(allows: (r: AccessReview) => boolean): Promise<Record<string, string>> {
   server = await startStandInApiServer({ allows });
-  const kubeconfig = path.join(root.dir, 'kubeconfig.yaml');
+  const kubeconfig = await kubeconfigFor(server, 'kubeconfig.yaml');
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root.dir, KUBECONFIG: kubeconfig };
+}
+
+/** A kubeconfig for `api` with two contexts on it, `c` (the current one) and `readonly`. */
+async function kubeconfigFor(api: StandInApiServer, file: string): Promise<string> {
+  const kubeconfig = path.join(root.dir, file);
   await writeFile(
     kubeconfig,
-    `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server.url}"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${api.url}"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}, {name: readonly, context: {cluster: c, user: u}}]\ncurrent-context: c\n`,
   );
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root.dir, KUBECONFIG: kubeconfig };
+  return kubeconfig;
 }
 
 describe('broker-identity check', () => {
@@ -96,6 +106,36 @@ describe('broker-identity check', () => {
     const calls = server?.take().filter((r) => r.path.startsWith('/api/v1/namespaces/payments/pods')) ?? [];
     expect(calls.length).toBeGreaterThan(0);
     for (const c of calls) expect(c.as).toBe('triage-readonly');
+  });
+
+  it('asks every cluster registry entry, and flags the cluster-admin one by name', async () => {
+    const admin = await startStandInApiServer({ allows: () => true });
+    const viewer = await startStandInApiServer({
+      allows: (r) => r.verb === 'get' && r.resource === 'pods' && r.subresource === '',
+    });
+    others = [admin, viewer];
+    const config = testConfig(root.dir, {
+      kubectl: { command: KUBECTL },
+      clusters: {
+        prod: { kubeconfig: await kubeconfigFor(admin, 'prod.yaml') },
+        staging: { kubeconfig: await kubeconfigFor(viewer, 'staging.yaml'), context: 'readonly' },
+      },
+    });
+    const probe = brokerIdentityProbe(config, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root.dir });
+    const checks = (await probe?.()) ?? [];
+    expect(checks.map((c) => [c.name, c.degraded === true])).toEqual([
+      ['broker-identity:prod', true],
+      ['broker-identity:staging', false],
+    ]);
+    expect(checks[0]?.detail).toMatch(
+      /^cluster prod's broker kubeconfig may create pods, delete pods, .*get secrets, list secrets, create pods\/exec/,
+    );
+    expect(checks[1]?.detail).toBe(
+      "cluster staging's broker kubeconfig (context readonly) is read-only: it cannot change the cluster, read Secrets or reach workloads",
+    );
+    // Each entry was asked on its own cluster.
+    expect(admin.take().filter((r) => r.method === 'POST')).toHaveLength(12);
+    expect(viewer.take().filter((r) => r.method === 'POST')).toHaveLength(12);
   });
 
   it('says when the cluster cannot be asked, without failing readiness', async () => {

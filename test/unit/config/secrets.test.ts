@@ -50,7 +50,10 @@ describe('listen address exposure', () => {
   ])('%s is loopback: %s', (host, loopback) => {
     expect(isLoopbackHost(host)).toBe(loopback);
     expect(exposureProblem(host, undefined) === undefined).toBe(loopback);
-    expect(exposureProblem(host, 'a-token')).toBeUndefined();
+    expect(exposureProblem(host, 'a-token-of-16-ch')).toBeUndefined();
+    // A token short enough to guess is refused only where other machines can reach the port.
+    expect(exposureProblem(host, 'x') === undefined).toBe(loopback);
+    expect(exposureProblem(host, 'a-token-of-15-c') === undefined).toBe(loopback);
   });
 });
 

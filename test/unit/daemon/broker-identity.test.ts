@@ -56,6 +56,48 @@ describe('readiness: broker-identity', () => {
     expect(asked).toContain('/etc/broker.yaml --as=viewer auth can-i delete pods --all-namespaces');
   });
 
+  it('asks every cluster registry entry with its own kubeconfig and context, and names each in its check', async () => {
+    const engine = new FakeEngine();
+    Object.assign(engine, { capabilities: { ...engine.capabilities, bundleSockets: true } });
+    // The stand-in answers yes to `delete pods` for any kubeconfig: prod's is a cluster-admin one.
+    await writeFile(
+      path.join(root.dir, 'kubectl'),
+      `#!/bin/sh\necho "$KUBECONFIG $*" >> "$(dirname "$0")/asked.txt"\ncase "$KUBECONFIG $*" in */prod.yaml*"can-i delete pods "*) echo yes ;; *) echo no; exit 1 ;; esac\n`,
+      { mode: 0o755 },
+    );
+    const r = await readiness(engine, {
+      kubectl: { command: path.join(root.dir, 'kubectl') },
+      clusters: {
+        prod: { kubeconfig: '/etc/clusters/prod.yaml' },
+        staging: { kubeconfig: '/etc/clusters/staging.yaml', context: 'readonly' },
+      },
+    });
+    const identity = r.checks.filter((c) => c.name.startsWith('broker-identity'));
+    expect(identity).toEqual([
+      {
+        name: 'broker-identity:prod',
+        ok: true,
+        degraded: true,
+        detail: expect.stringMatching(
+          /^cluster prod's broker kubeconfig may delete pods: .*clusters\.prod\.kubeconfig with a ServiceAccount/,
+        ),
+      },
+      {
+        name: 'broker-identity:staging',
+        ok: true,
+        detail:
+          "cluster staging's broker kubeconfig (context readonly) is read-only: it cannot change the cluster, read Secrets or reach workloads",
+      },
+    ]);
+    expect(r.degraded).toBe(true);
+    const asked = (await readFile(path.join(root.dir, 'asked.txt'), 'utf8')).trim().split('\n');
+    expect(asked).toHaveLength(24);
+    expect(asked).toContain('/etc/clusters/prod.yaml auth can-i delete pods --all-namespaces');
+    expect(asked).toContain(
+      '/etc/clusters/staging.yaml --context=readonly auth can-i delete pods --all-namespaces',
+    );
+  });
+
   it('has no broker-identity check when the engine has no broker or the guard is off', async () => {
     const plain = await readiness(new FakeEngine(), { kubectl: { command: path.join(root.dir, 'kubectl') } });
     expect(plain.checks.map((c) => c.name)).not.toContain('broker-identity');

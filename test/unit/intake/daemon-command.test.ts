@@ -41,6 +41,32 @@ describe('triage-runner daemon flags', () => {
     );
   });
 
+  it('exits 2 before serving when http.host is not loopback and HTTP_TOKEN is one character; validate-config reports it with what to do', async () => {
+    const root = scratchDir('tr-short-token-');
+    const env = {
+      TRIAGE_RUNNER_HTTP_HOST: '0.0.0.0',
+      TRIAGE_RUNNER_HTTP_TOKEN: 'x',
+      TRIAGE_RUNNER_WORKSPACES_ROOT: root,
+    };
+    const daemon = { ...io(), env };
+    expect(await runCli(['daemon', '--engine', 'process'], daemon)).toBe(2);
+    const shortToken =
+      /secrets\.HTTP_TOKEN: http\.host 0\.0\.0\.0 is not a loopback address, so the HTTP_TOKEN secret guards \/v1\/\* from the network, but it holds only 1 character \(at least 16 are needed\): make one with `openssl rand -hex 32`/;
+    expect(daemon.err.join('')).toMatch(shortToken);
+    const check = { ...io(), env };
+    expect(await runCli(['validate-config'], check)).toBe(2);
+    expect(check.err.join('')).toMatch(shortToken);
+    // Loopback keeps taking any token, and 16 characters are enough beyond it.
+    for (const ok of [
+      { ...env, TRIAGE_RUNNER_HTTP_HOST: '127.0.0.1' },
+      { ...env, TRIAGE_RUNNER_HTTP_TOKEN: 'a'.repeat(15) + 'b' },
+    ]) {
+      const cli = { ...io(), env: ok };
+      await runCli(['validate-config'], cli);
+      expect(cli.err.join('')).not.toContain('HTTP_TOKEN secret guards');
+    }
+  });
+
   it('exits 2 naming a workspaces root that does not exist, and creates nothing', async () => {
     const typo = path.join(scratchDir('tr-root-'), 'incidnets');
     const cli = io();

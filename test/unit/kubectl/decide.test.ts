@@ -67,8 +67,20 @@ describe('decideCall: rules no persona can lift', () => {
     expect(call('logs web-1 -f -n shop').allowed).toBe(true);
   });
 
-  it('allows verbosity up to -v=6', () => {
-    expect(call('get pods -v=6').allowed).toBe(true);
+  it('allows verbosity up to -v=5 and refuses -v=6 and above, which print the daemon-side kubeconfig path', () => {
+    for (const line of ['get pods -v=5', 'get pods -v 4', '-v=0 get pods', 'get pods --v=-1'])
+      expect(call(line).allowed, line).toBe(true);
+    for (const line of [
+      'get pods -v=6',
+      'get pods -v6',
+      '--v=9 get pods',
+      'get pods -v 06',
+      'get pods -v=+7',
+    ]) {
+      const d = call(line);
+      expect(d, line).toMatchObject({ allowed: false, rule: 'guard: -v' });
+      expect(d.message).toMatch(/the path of the daemon's kubeconfig .*run it again with -v=5 or less/);
+    }
   });
 });
 

@@ -63,6 +63,37 @@ describe('guard: the command kubectl would run is the one decided on', () => {
   });
 });
 
+describe('guard: -- ends the flags, not the resources', () => {
+  it.each([
+    'get -o yaml -- secrets',
+    'get -A -- secrets',
+    'get -- secrets -o yaml',
+    'get pods,secrets -- -o',
+    'wait --for=delete --timeout=1s -- secret/x',
+    'describe -- sa',
+    'describe -- secrets',
+    'describe sa -- default',
+    'logs -- secret/x',
+    'rollout status -- secret/x',
+    'apply view-last-applied -- secret/x',
+  ])('refuses `kubectl %s`: kubectl reads the words after -- as the resources', (line) => {
+    const d = call(line);
+    expect(d, line).toMatchObject({ allowed: false, rule: 'exclude "kubectl @secret-read"' });
+  });
+
+  it('still allows the reads an agent writes with --', () => {
+    for (const line of [
+      'get -- pods',
+      'get pods -n payments -- web-1',
+      'logs -n payments -- web-1 app',
+      'top pod -- web-1',
+    ])
+      expect(call(line), line).toMatchObject({ allowed: true, rule: 'include "kubectl @read"' });
+    // `explain` reads the schema, never an object: naming Secrets there fetches none.
+    expect(call('explain -- secrets').allowed).toBe(true);
+  });
+});
+
 describe('guard: credentials, encodings and verbosity', () => {
   it.each(['config view --flatten', 'config view --raw', 'config view', 'config view --minify -o json'])(
     'refuses `kubectl %s`: it prints the daemon kubeconfig',

@@ -99,6 +99,43 @@ describe('parseKubectl: fields', () => {
     expect(cmd.targets[0]?.names).toEqual(['api-1']);
   });
 
+  it('reads the words after -- as resources, as pflag does for every verb that runs no command', () => {
+    expect(parse('get -o yaml -- secrets')).toMatchObject({
+      targets: [{ text: 'secrets', names: [] }],
+      afterDashDash: [],
+      normalized: 'get secrets --output=yaml',
+    });
+    expect(parse('get -- pods').normalized).toBe(parse('get pods').normalized);
+    expect(parse('get pods -- web-1').targets).toEqual([
+      expect.objectContaining({ text: 'pods', names: ['web-1'] }),
+    ]);
+    expect(parse('wait --for=delete -- secret/x').targets[0]).toMatchObject({ text: 'secret', names: ['x'] });
+    expect(parse('logs -- web-1 app')).toMatchObject({ targets: [{ names: ['web-1'] }], args: ['app'] });
+    expect(parse('top pod -- web-1')).toMatchObject({ subcommand: 'pod', targets: [{ names: ['web-1'] }] });
+  });
+
+  it('finds a subcommand only before --, where cobra looks for it', () => {
+    expect(parse('rollout -- status deploy/api')).toMatchObject({
+      verb: 'rollout',
+      args: ['status', 'deploy/api'],
+      normalized: 'rollout -- status deploy/api',
+    });
+    expect(parse('rollout status -- deploy/api')).toMatchObject({
+      subcommand: 'status',
+      targets: [{ text: 'deploy', names: ['api'] }],
+    });
+    expect(parse('-- get secrets')).toMatchObject({ args: ['get', 'secrets'], normalized: '-- get secrets' });
+    expect(parse('-- get secrets').verb).toBeUndefined();
+  });
+
+  it('keeps the command after -- of create job, as kubectl reads NAME before it', () => {
+    expect(parse('create job probe --image=busybox -- wget -q x')).toMatchObject({
+      subcommand: 'job',
+      targets: [{ text: 'jobs', names: ['probe'] }],
+      afterDashDash: ['wget', '-q', 'x'],
+    });
+  });
+
   it('names the plugin kubectl would look for', () => {
     expect(parse('neat get pod x')).toMatchObject({ plugin: 'kubectl-neat', category: 'unknown' });
   });
