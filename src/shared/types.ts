@@ -66,8 +66,37 @@ export const AGENT_TOOLS = [
   'todo',
   'skill',
   'subagent',
+  'schedule',
+  'workflow',
 ] as const;
 export type AgentTool = (typeof AGENT_TOOLS)[number];
+
+/**
+ * What an investigation needs, offered to every CLI (when the persona's policy allows it): running
+ * commands (`kubectl`), reading files, writing the report, searching files, and the skills.
+ */
+export const INVESTIGATION_TOOLS = [
+  'shell',
+  'read',
+  'write',
+  'search',
+  'skill',
+] as const satisfies readonly AgentTool[];
+
+/**
+ * Tools an investigation does without, off unless `agent.extra_tools` names them: each one's
+ * definition is sent again with every model call. Editing files (the report is written whole), web
+ * access, a todo list, sub-agents, scheduling and workflows.
+ */
+export const EXTRA_AGENT_TOOLS = [
+  'edit',
+  'web',
+  'todo',
+  'subagent',
+  'schedule',
+  'workflow',
+] as const satisfies readonly AgentTool[];
+export type ExtraAgentTool = (typeof EXTRA_AGENT_TOOLS)[number];
 
 /**
  * A persona's tool policy as every CLI can be told it (src/kubectl/policy/permissions.ts derives it from the
