@@ -15,6 +15,7 @@ import { indexSkills } from '../src/context/disclosure/skills-index.js';
 import type { AgentView, SkillsSnapshot } from '../src/context/types.js';
 import type { Incident } from '../src/intake/types.js';
 import { silentLogger } from '../src/log/logger.js';
+import { seededRandom } from '../test/support/random.js';
 
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 50);
 const BRIEFS = Number(process.env.BENCH_BRIEFS ?? 100);
@@ -46,16 +47,8 @@ const INCIDENT: Incident = {
   timestamp: '2026-11-22T00:00:00Z',
 };
 
-// Deterministic pseudo-random text (mulberry32), so every run measures the same content.
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Deterministic pseudo-random text, so every run measures the same content.
+const rng = seededRandom;
 const TOPICS = [
   'pod crash loops',
   'memory pressure',

@@ -28,7 +28,8 @@ const EVENTS = Number(process.env.BENCH_GATEWAY_EVENTS ?? 2000);
 const PACED = Number(process.env.BENCH_GATEWAY_PACED ?? 5);
 
 // The provider stand-in: a small JSON answer; EVENTS Anthropic-shaped SSE text deltas of 20–100 bytes
-// on a 1 ms schedule (`?paced`); or MIB MiB of 4 KB deltas as fast as the socket takes them (`?stream`).
+// on a 1 ms schedule (`x-bench: paced`); or MIB MiB of 4 KB deltas as fast as the socket takes them
+// (`x-bench: stream`). The mode is a header: the gateway passes on only the query an endpoint takes.
 const PROVIDER = `
 const http = require('node:http');
 const delta = 'event: content_block_delta\\ndata: ' + JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(4000) } }) + '\\n\\n';
@@ -38,7 +39,8 @@ const small = JSON.stringify({ id: 'm', model: 'claude-sonnet-4-5', content: [{ 
 const server = http.createServer({ keepAlive: true }, (req, res) => {
   req.resume();
   req.on('end', () => {
-    if (req.url.includes('paced')) {
+    const mode = req.headers['x-bench'] || '';
+    if (mode === 'paced') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(start);
       // Event i leaves at t0 + i ms (on schedule, not 1 ms after the previous one), so timer jitter
@@ -57,7 +59,7 @@ const server = http.createServer({ keepAlive: true }, (req, res) => {
       tick();
       return;
     }
-    if (!req.url.includes('stream')) { res.writeHead(200, { 'content-type': 'application/json' }); res.end(small); return; }
+    if (mode !== 'stream') { res.writeHead(200, { 'content-type': 'application/json' }); res.end(small); return; }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(start);
     let left = Math.ceil(${MIB} * 1048576 / Buffer.byteLength(delta));
@@ -73,12 +75,12 @@ const CLIENT = `
 const http = require('node:http');
 const [targets, calls, streams, paced] = JSON.parse(process.argv[1]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-const call = (t, path) => new Promise((resolve, reject) => {
-  const u = new URL(t.url + path);
+const call = (t, mode) => new Promise((resolve, reject) => {
+  const u = new URL(t.url + '/v1/messages');
   const t0 = performance.now();
   let bytes = 0;
   let first = 0;
-  const req = http.request(u, { method: 'POST', agent, headers: { 'x-api-key': t.key, 'content-type': 'application/json' } }, (res) => {
+  const req = http.request(u, { method: 'POST', agent, headers: { 'x-api-key': t.key, 'content-type': 'application/json', 'x-bench': mode } }, (res) => {
     res.on('data', (c) => { if (!bytes) first = performance.now() - t0; bytes += c.length; });
     res.on('end', () => resolve({ ms: performance.now() - t0, first, bytes }));
   });
@@ -87,14 +89,14 @@ const call = (t, path) => new Promise((resolve, reject) => {
 });
 (async () => {
   const out = targets.map(() => ({ calls: [], streams: [], paced: [] }));
-  for (let w = 0; w < 20; w++) for (const t of targets) await call(t, '/v1/messages');
-  for (let i = 0; i < calls; i++) for (const [k, t] of targets.entries()) out[k].calls.push((await call(t, '/v1/messages')).ms);
+  for (let w = 0; w < 20; w++) for (const t of targets) await call(t, '');
+  for (let i = 0; i < calls; i++) for (const [k, t] of targets.entries()) out[k].calls.push((await call(t, '')).ms);
   for (let i = 0; i < paced; i++) for (const [k, t] of targets.entries()) {
-    const r = await call(t, '/v1/messages?paced');
+    const r = await call(t, 'paced');
     out[k].paced.push({ first: r.first, last: r.ms, bytes: r.bytes });
   }
   for (let i = 0; i < streams; i++) for (const [k, t] of targets.entries()) {
-    const r = await call(t, '/v1/messages?stream');
+    const r = await call(t, 'stream');
     out[k].streams.push(r.bytes / 1048576 / (r.ms / 1000));
   }
   process.stdout.write(JSON.stringify(out));
@@ -137,6 +139,7 @@ try {
   const viaTcp = openRunGateway({
     gateway,
     runId: 'bench-tcp',
+    provider: 'anthropic',
     bundleDir: dir,
     route: { kind: 'tcp', url: tcp.address },
     redact: (t) => t,
@@ -148,6 +151,7 @@ try {
   const viaBridge = openRunGateway({
     gateway,
     runId: 'bench-bridge',
+    provider: 'anthropic',
     bundleDir: bridgeDir,
     route: { kind: 'bridge', port: await freePort(), agentRunDir: bridgeDir },
     redact: (t) => t,

@@ -357,6 +357,34 @@ const baseSchema = z.strictObject({
         .describe(
           'USD per million tokens by model id prefix, added to and overriding the built-in list (cost and budget.max_usd)',
         ),
+      max_request_body: bytes(
+        '16MiB',
+        'largest model request body the gateway reads (a long investigation sends a few MB); a larger one is answered 413 unread',
+      )
+        .refine((n) => n >= 1024, 'expected at least 1KiB')
+        .describe(
+          'largest model request body the gateway reads (a long investigation sends a few MB); a larger one is answered 413 unread',
+        ),
+      max_calls_in_flight: int(1, 1000)
+        .default(8)
+        .describe('model calls one run may have under way at once; one more is answered 429 until one ends'),
+      max_connections: int(1, 100_000)
+        .default(256)
+        .describe(
+          "connections each gateway listener holds at once (a run's socket, the TCP listener, the pod port)",
+        ),
+      headers_timeout: duration(
+        '10s',
+        "a request's headers must arrive within this (408 and closed otherwise)",
+      )
+        .refine((ms) => ms > 0, 'expected more than 0')
+        .describe("a request's headers must arrive within this (408 and closed otherwise)"),
+      request_timeout: duration(
+        '60s',
+        'a whole request, body included, must arrive within this; answers are not timed',
+      )
+        .refine((ms) => ms > 0, 'expected more than 0')
+        .describe('a whole request, body included, must arrive within this; answers are not timed'),
     })
     .prefault({})
     .describe('the model gateway: one identity per run, every model call recorded'),
@@ -371,6 +399,14 @@ const baseSchema = z.strictObject({
         .optional()
         .describe(
           "model spend across runs per UTC day; the day's spend is kept in <workspaces_root>/.triage/model-spend.json and outlives a restart",
+        ),
+      reserve_output_tokens: z
+        .number()
+        .int()
+        .min(0)
+        .default(16_384)
+        .describe(
+          "output tokens a model call under way is held to use (less if its request's max_tokens says so) until its usage is known",
         ),
     })
     .prefault({})

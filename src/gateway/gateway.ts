@@ -1,24 +1,31 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { createLimitedServer, type ListenerLimits } from '../util/http-limits.js';
 import { listenUnix, type SocketAccess } from '../util/unix-socket.js';
 import type { Price } from './prices.js';
-import { createProxy, type Upstream } from './proxy.js';
+import { createProxy } from './proxy.js';
+import type { Upstream } from './upstream.js';
 import { DailyLedger } from './ledger.js';
 import { RunSession, type SessionHooks } from './session.js';
-import type { CapReached, Caps, ProviderId } from './types.js';
+import type { CapReached, Caps, GatewayLimits, ProviderId } from './types.js';
 
 // The daemon's model gateway: one identity per run. A run gets a random token that its agent uses as
 // its API key; the gateway accepts only live tokens, swaps in the real key and forwards. Listeners are
 // pluggable: a unix socket per run (bound to that run's token; a container reaches it through its
-// bridge) or one TCP listener keyed by token (the process engine; pods over the cluster network).
+// bridge) or one TCP listener keyed by token (the process engine; pods over the cluster network). A
+// token opens only its run's provider and that provider's model endpoints.
 
 export interface GatewayOptions {
   upstreams: Record<ProviderId, Upstream>;
   prices: Readonly<Record<string, Price>>;
   recordBodies: boolean;
   caps: Caps;
+  /** Body size, calls in flight, output reserve (config `gateway.*`); a limit left out is not applied. */
+  limits?: Partial<GatewayLimits>;
+  /** Connections and header/body timeouts of every listener the gateway opens. */
+  listeners?: ListenerLimits;
   now?: () => Date;
   sleep?: (ms: number) => Promise<void>;
   /** Where the day's spend across runs is kept (`budget.daily_usd`); in memory without one. */
@@ -72,6 +79,7 @@ export class ModelGateway {
       upstreams: options.upstreams,
       prices: options.prices,
       recordBodies: options.recordBodies,
+      ...(options.limits ? { limits: options.limits } : {}),
       lookup: (token) => this.sessions.get(tokenHash(token)),
       ready: () => this.ledger.ready(),
       ...(options.now ? { now: options.now } : {}),
@@ -79,30 +87,52 @@ export class ModelGateway {
     });
   }
 
-  /** Issues a run's token; its calls go to `hooks.onCall`. */
-  openRun(runId: string, hooks: Pick<SessionHooks, 'onCall'>, caps: Caps = this.options.caps): RunSession {
-    return this.register(runId, newRunToken(), hooks, caps);
+  /** Issues a run's token, good for `provider` only; its calls go to `hooks.onCall`. */
+  openRun(
+    runId: string,
+    provider: ProviderId,
+    hooks: Pick<SessionHooks, 'onCall'>,
+    caps: Caps = this.options.caps,
+  ): RunSession {
+    return this.register({ runId, provider, token: newRunToken(), hooks, caps });
   }
 
   /**
    * Takes back a run a dead daemon launched, by its token's hash (the agent still holds the token);
    * `session.token` is then empty: the daemon never learns the token again.
    */
-  resumeRun(runId: string, hash: string, hooks: Pick<SessionHooks, 'onCall'>): RunSession {
-    return this.register(runId, '', hooks, this.options.caps, hash);
+  resumeRun(
+    runId: string,
+    provider: ProviderId,
+    hash: string,
+    hooks: Pick<SessionHooks, 'onCall'>,
+  ): RunSession {
+    return this.register({ runId, provider, token: '', hooks, caps: this.options.caps }, hash);
   }
 
   private register(
-    runId: string,
-    token: string,
-    hooks: Pick<SessionHooks, 'onCall'>,
-    caps: Caps,
-    hash = tokenHash(token),
+    run: {
+      runId: string;
+      provider: ProviderId;
+      token: string;
+      hooks: Pick<SessionHooks, 'onCall'>;
+      caps: Caps;
+    },
+    hash = tokenHash(run.token),
   ): RunSession {
-    const session = new RunSession(runId, token, caps, this.ledger, {
-      onCall: hooks.onCall,
-      ...(this.options.onCap ? { onCap: this.options.onCap } : {}),
-      ...(this.options.onRetry ? { onRetry: this.options.onRetry } : {}),
+    const max = this.options.limits?.maxCallsInFlight;
+    const session = new RunSession({
+      runId: run.runId,
+      token: run.token,
+      provider: run.provider,
+      caps: run.caps,
+      ledger: this.ledger,
+      hooks: {
+        onCall: run.hooks.onCall,
+        ...(this.options.onCap ? { onCap: this.options.onCap } : {}),
+        ...(this.options.onRetry ? { onRetry: this.options.onRetry } : {}),
+      },
+      ...(max !== undefined ? { maxCallsInFlight: max } : {}),
     });
     this.keys.set(session, hash);
     this.sessions.set(hash, session);
@@ -140,9 +170,13 @@ export class ModelGateway {
     return this.handler();
   }
 
+  private server(bound?: RunSession): http.Server {
+    return createLimitedServer(this.options.listeners ?? {}, this.handler(bound), { keepAlive: true });
+  }
+
   /** One run's unix socket: only that run's token is accepted on it. */
   async listenUnix(socketPath: string, session: RunSession, access: SocketAccess): Promise<Listening> {
-    const server = http.createServer({ keepAlive: true }, this.handler(session));
+    const server = this.server(session);
     const stop = serve(server);
     await listenUnix(server, socketPath, access);
     const close = async () => {
@@ -154,7 +188,7 @@ export class ModelGateway {
 
   /** One TCP listener for every run, keyed by token. */
   async listenTcp(host: string, port = 0): Promise<Listening> {
-    const server = http.createServer({ keepAlive: true }, this.handler());
+    const server = this.server();
     const close = serve(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

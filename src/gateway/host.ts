@@ -1,9 +1,10 @@
 import type { Config } from '../config/schema.js';
 import { errorMessage } from '../util/errors.js';
+import type { ListenerLimits } from '../util/http-limits.js';
 import { ModelGateway, type Listening } from './gateway.js';
 import { DEFAULT_PRICES } from './prices.js';
 import { PROVIDERS } from './providers.js';
-import type { Upstream } from './proxy.js';
+import type { Upstream } from './upstream.js';
 import type { CapReached, ProviderId } from './types.js';
 
 // The daemon's one gateway: built from the configuration and the resolved secrets, with its shared TCP
@@ -69,6 +70,15 @@ export function upstreams(
   };
 }
 
+/** The limits of every listener that serves the gateway: each run's socket, the TCP listener, the pod broker's port. */
+export function listenerLimits(config: Pick<Config, 'gateway'>): ListenerLimits {
+  return {
+    maxConnections: config.gateway.max_connections,
+    headersTimeoutMs: config.gateway.headers_timeout,
+    requestTimeoutMs: config.gateway.request_timeout,
+  };
+}
+
 /** A provider's list of models: free, and answered only for a valid key. */
 const MODELS_PATH: Record<ProviderId, string> = {
   anthropic: '/v1/models',
@@ -99,6 +109,12 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
     upstreams: routes,
     prices: { ...DEFAULT_PRICES, ...config.gateway.prices },
     recordBodies: config.gateway.record_bodies,
+    limits: {
+      maxRequestBytes: config.gateway.max_request_body,
+      maxCallsInFlight: config.gateway.max_calls_in_flight,
+      reserveOutputTokens: config.budget.reserve_output_tokens,
+    },
+    listeners: listenerLimits(config),
     caps: {
       ...(config.budget.max_tokens !== undefined ? { maxTokens: config.budget.max_tokens } : {}),
       ...(config.budget.max_usd !== undefined ? { maxUsd: config.budget.max_usd } : {}),
@@ -152,7 +168,12 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
 
   const probe = async (provider: ProviderId): Promise<string | undefined> => {
     // A session of its own, outside any budget: the check is not a run's spend.
-    const session = gateway.openRun(`preflight-${provider}`, { onCall: () => Promise.resolve() }, {});
+    const session = gateway.openRun(
+      `preflight-${provider}`,
+      provider,
+      { onCall: () => Promise.resolve() },
+      {},
+    );
     try {
       const res = await fetch(`${await tcpUrl()}/${provider}${MODELS_PATH[provider]}`, {
         headers: { authorization: `Bearer ${session.token}` },

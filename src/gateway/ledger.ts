@@ -4,7 +4,8 @@ import { writeFileAtomic } from '../util/fs.js';
 
 // Model spend across runs per UTC day, for `budget.daily_usd`. With a file the day's spend outlives the
 // daemon: it is read back at start (a file from an earlier UTC day counts as nothing spent) and written
-// again, atomically, after each call that cost something, so a restart mid-day keeps the cap.
+// again, atomically, after each call that cost something, so a restart mid-day keeps the cap. Calls under
+// way hold their estimated spend here too (never written), so that parallel calls see each other.
 
 interface Stored {
   /** UTC day, `YYYY-MM-DD`. */
@@ -24,6 +25,8 @@ export interface LedgerOptions {
 export class DailyLedger {
   private day = '';
   private usd = 0;
+  /** Estimated spend of calls under way, across runs (memory only: a call in flight ends with the daemon). */
+  private heldUsd = 0;
   private readonly loading: Promise<void>;
   private saving: Promise<void> = Promise.resolve();
   private dirty = false;
@@ -81,6 +84,17 @@ export class DailyLedger {
   spent(): number {
     this.roll();
     return this.usd;
+  }
+
+  /** Holds (or, negative, releases) a call's estimated spend while it is under way. */
+  hold(usd: number): void {
+    // To the nano-dollar: holds given back add up to exactly nothing.
+    this.heldUsd = Math.max(0, Math.round((this.heldUsd + usd) * 1e9) / 1e9);
+  }
+
+  /** What calls under way may still spend today, by their estimates. */
+  held(): number {
+    return this.heldUsd;
   }
 
   /** Resolves once every spend added so far is on disk. */

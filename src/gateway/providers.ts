@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { topLevelFields } from './json-fields.js';
 import type { ProviderId, Usage } from './types.js';
 
 // What the gateway knows about each provider API: where it lives by default, where a client puts its
@@ -176,22 +177,56 @@ export function clientKey(headers: IncomingHttpHeaders, search: URLSearchParams)
   );
 }
 
+/** What the gateway reads from a request before forwarding it: the model, and the output it may ask for. */
+export interface RequestFacts {
+  model?: string;
+  /** The most output tokens the request asks for (max_tokens, max_output_tokens, maxOutputTokens…). */
+  maxOutput?: number;
+}
+
+const positive = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+
+/** Gemini's model in its `/models/<model>:<method>` path. */
+export function pathModel(pathname: string): string | undefined {
+  const m = /\/models\/([^/:]+):/.exec(pathname);
+  if (!m?.[1]) return undefined;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    // A malformed escape is the agent's to answer for: the provider will say so; the record keeps it raw.
+    return m[1];
+  }
+}
+
+/** The top-level members of a model request the gateway reads. */
+const REQUEST_FIELDS: ReadonlySet<string> = new Set([
+  'model',
+  'max_tokens',
+  'max_output_tokens',
+  'max_completion_tokens',
+  'generationConfig',
+]);
+
+/**
+ * The model a request names (`model` in its JSON body, else Gemini's path) and its output limit, in
+ * each provider's field: Anthropic's and Chat Completions' `max_tokens` / `max_completion_tokens`, the
+ * Responses API's `max_output_tokens`, Gemini's `generationConfig.maxOutputTokens`. Only those members
+ * are parsed (topLevelFields): the conversation around them is never held a second time.
+ */
+export function requestFacts(pathname: string, body: Buffer): RequestFacts {
+  const fromPath = pathModel(pathname);
+  const value = topLevelFields(body, REQUEST_FIELDS);
+  const model = fromPath ?? (typeof value?.model === 'string' ? value.model : undefined);
+  const maxOutput =
+    positive(value?.max_tokens) ??
+    positive(value?.max_output_tokens) ??
+    positive(value?.max_completion_tokens) ??
+    positive(rec(value?.generationConfig)?.maxOutputTokens);
+  return { ...(model !== undefined ? { model } : {}), ...(maxOutput !== undefined ? { maxOutput } : {}) };
+}
+
 /** The model a request names: `model` in its JSON body, else Gemini's `/models/<model>:<method>` path. */
 export function requestModel(pathname: string, body: Buffer): string | undefined {
-  const m = /\/models\/([^/:]+):/.exec(pathname);
-  if (m?.[1]) {
-    try {
-      return decodeURIComponent(m[1]);
-    } catch {
-      // A malformed escape is the agent's to answer for: the provider will say so; the record keeps it raw.
-      return m[1];
-    }
-  }
-  if (body.length === 0 || body[0] !== 0x7b) return undefined;
-  try {
-    const model = (JSON.parse(body.toString('utf8')) as { model?: unknown }).model;
-    return typeof model === 'string' ? model : undefined;
-  } catch {
-    return undefined;
-  }
+  return requestFacts(pathname, body).model;
 }

@@ -6,7 +6,7 @@ import { BRIDGE_PORT_ENV, BRIDGE_SOCKET_ENV, installBridge } from './install-bri
 import { launchWithPodToken, removePodToken, writePodToken } from './pod-route.js';
 import { PROVIDERS } from './providers.js';
 import { capMessage, type RunSession } from './session.js';
-import { PROVIDER_IDS, type CapReached, type ModelCallRecord, type Usage } from './types.js';
+import { PROVIDER_IDS, type CapReached, type ModelCallRecord, type ProviderId, type Usage } from './types.js';
 
 // One run at the gateway, joined to the pipeline: the token its agent gets as every model key, the
 // provider URLs it calls (the bridge's loopback port in a container, the daemon's TCP listener on the
@@ -83,6 +83,8 @@ export interface RunGateway {
 export interface RunGatewayInput {
   gateway: ModelGateway;
   runId: string;
+  /** The provider the run's agent calls: its token opens that one only. */
+  provider: ProviderId;
   bundleDir: string;
   route: GatewayRoute;
   redact: (text: string) => string;
@@ -111,8 +113,8 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
     },
   };
   const session = input.resume
-    ? gateway.resumeRun(input.runId, input.resume.hash, hooks)
-    : gateway.openRun(input.runId, hooks);
+    ? gateway.resumeRun(input.runId, input.provider, input.resume.hash, hooks)
+    : gateway.openRun(input.runId, input.provider, hooks);
   for (const call of input.resume?.calls ?? []) {
     if (call.refused) refused++;
     session.restore(call);

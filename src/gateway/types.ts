@@ -33,7 +33,10 @@ export interface ModelCallRecord {
   retries: number;
   /** The answer asks the agent to call a tool (a tool_use block, a function call). */
   toolUse?: boolean;
-  /** Set when the gateway refused the call itself: the cap that was reached. */
+  /**
+   * Set when the gateway refused the call itself, never forwarding it: the cap (`budget.max_tokens`, …)
+   * or the gateway's own rule (a RefusalReason) that stopped it.
+   */
   refused?: string;
   /** The call failed without a provider answer (connection refused, reset). */
   error?: string;
@@ -50,11 +53,41 @@ export interface Caps {
   dailyUsd?: number;
 }
 
+export type CapName = 'budget.max_tokens' | 'budget.max_usd' | 'budget.max_model_calls' | 'budget.daily_usd';
+
 /** A cap the run reached: named as the user configures it. */
 export interface CapReached {
-  cap: 'budget.max_tokens' | 'budget.max_usd' | 'budget.max_model_calls' | 'budget.daily_usd';
+  cap: CapName;
   limit: number;
   used: number;
+}
+
+/**
+ * Why the gateway refused a call itself (`refused` in model-calls.jsonl): a spend cap, or one of its own
+ * rules: the call was for another provider than the run's, or not one of the model endpoints, its body
+ * was over `gateway.max_request_body`, or the run had `gateway.max_calls_in_flight` calls under way.
+ */
+export type RefusalReason =
+  | CapName
+  | 'gateway.provider'
+  | 'gateway.endpoint'
+  | 'gateway.max_request_body'
+  | 'gateway.max_calls_in_flight';
+
+/** What a call not yet answered may still spend; held against the caps until its usage is known. */
+export interface Estimate {
+  tokens: number;
+  usd: number;
+}
+
+/** The gateway's limits on what it takes in (config `gateway.*`). */
+export interface GatewayLimits {
+  /** Largest request body read; a larger one is answered 413 unread. */
+  maxRequestBytes: number;
+  /** Calls one run may have under way at once; one more is answered 429. */
+  maxCallsInFlight: number;
+  /** Output tokens a call is assumed to produce, at most, until its usage is known (budget.reserve_output_tokens). */
+  reserveOutputTokens: number;
 }
 
 /** A run's spend so far. */

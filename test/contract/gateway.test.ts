@@ -1,7 +1,8 @@
 // Contract: the real Claude, Codex and Gemini CLIs, configured by their adapters with the model
 // gateway's provider URLs and a run token as their key, go through the gateway to local provider
 // stand-ins: each call reaches the stand-in with the real key, never the token; model-calls.jsonl
-// lists the stand-in's calls one for one; the gateway's token counts equal what the CLI itself reports.
+// lists the stand-in's calls one for one (so every endpoint the CLI calls is one its token opens); the
+// gateway's token counts equal what the CLI itself reports.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,11 +14,13 @@ import type { AgentAdapter } from '../../src/agents/types.js';
 import { readModelCalls } from '../../src/gateway/calls.js';
 import { createGatewayHost, type GatewayHost } from '../../src/gateway/host.js';
 import { openRunGateway } from '../../src/gateway/run.js';
+import type { ProviderId } from '../../src/gateway/types.js';
 import { makeAgentPaths, requireCli, runInvocation, type CliName } from '../support/agent-clis.js';
 import { startAnthropic } from '../support/providers/anthropic.js';
 import { startGemini } from '../support/providers/gemini.js';
 import { startOpenAI } from '../support/providers/openai.js';
 import type { FakeProvider } from '../support/providers/server.js';
+import { gatewayConfig } from '../support/gateway/config.js';
 
 const RUN_TIMEOUT_MS = 90_000;
 const KEYS = {
@@ -29,6 +32,8 @@ const KEYS = {
 interface Case {
   cli: CliName;
   adapter: AgentAdapter;
+  /** The provider the CLI calls: the only one its run token opens. */
+  provider: ProviderId;
   model: string;
   start: () => Promise<FakeProvider>;
   /** The header the stand-in finds the key in, and how the real key looks there. */
@@ -42,6 +47,7 @@ const CASES: Case[] = [
   {
     cli: 'claude',
     adapter: claude,
+    provider: 'anthropic',
     model: 'sonnet',
     start: startAnthropic,
     header: 'x-api-key',
@@ -50,6 +56,7 @@ const CASES: Case[] = [
   {
     cli: 'codex',
     adapter: codex,
+    provider: 'openai',
     model: 'gpt-5-codex',
     start: startOpenAI,
     header: 'authorization',
@@ -59,6 +66,7 @@ const CASES: Case[] = [
   {
     cli: 'gemini',
     adapter: gemini,
+    provider: 'gemini',
     model: 'gemini-2.5-pro',
     start: startGemini,
     header: 'x-goog-api-key',
@@ -81,15 +89,13 @@ describe.each(CASES)('$cli CLI through the model gateway', (c) => {
   beforeAll(async () => {
     provider = await c.start();
     host = createGatewayHost({
-      config: {
+      config: gatewayConfig({
         providers: {
           anthropic_base_url: provider.url,
           openai_base_url: `${provider.url}/v1`,
           gemini_base_url: provider.url,
         },
-        gateway: { enabled: true, record_bodies: false, bridge_port: 4180, host: '127.0.0.1', prices: {} },
-        budget: {},
-      },
+      }),
       secrets: KEYS,
       env: {},
     });
@@ -111,6 +117,7 @@ describe.each(CASES)('$cli CLI through the model gateway', (c) => {
       const run = openRunGateway({
         gateway: host.gateway,
         runId: `contract-${c.cli}`,
+        provider: c.provider,
         bundleDir,
         route: { kind: 'tcp', url: await host.tcpUrl() },
         redact: (t) => t,
@@ -154,6 +161,8 @@ describe.each(CASES)('$cli CLI through the model gateway', (c) => {
       );
       const summary = run.summary();
       expect({ input: summary.tokens.input, output: summary.tokens.output }).toEqual(outcome.tokens);
+      // Every endpoint the CLI called is one its run token opens: the gateway refused none.
+      expect(summary.refused).toBe(0);
       // A dead token is refused.
       const after = await fetch(`${run.providers.anthropicBaseUrl}/v1/messages`, {
         method: 'POST',

@@ -113,6 +113,8 @@ export async function reattach(
     ? await resumeModelGateway({
         config,
         host: env.gateway,
+        agent: start.agent,
+        env: env.env,
         engine,
         runId: start.request.runId,
         bundleDir: bundle.dir,

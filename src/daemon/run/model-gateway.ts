@@ -10,6 +10,7 @@ import {
   type GatewayRoute,
   type RunGateway,
 } from '../../gateway/run.js';
+import type { ProviderId } from '../../gateway/types.js';
 import { errorMessage } from '../../util/errors.js';
 
 // The model gateway of one run, joined to the pipeline: how its agent reaches the daemon's gateway on
@@ -44,6 +45,15 @@ export async function gatewayRoute(
   return { kind: 'bridge', port: config.gateway.bridge_port, agentRunDir, ...(owner ? { owner } : {}) };
 }
 
+/** The provider an agent's model calls go to, the only one its run token opens (Goose: by its setting). */
+function agentProvider(
+  config: Pick<Config, 'providers'>,
+  agent: string,
+  env: Record<string, string | undefined>,
+): ProviderId | undefined {
+  return providerOfAgent(agent, config.providers.goose_provider ?? env.GOOSE_PROVIDER);
+}
+
 /** Opens the run at the gateway (token issued) and installs what its agent needs; undefined without one. */
 export async function planRunGateway(input: {
   config: Config;
@@ -61,7 +71,7 @@ export async function planRunGateway(input: {
   redact: (text: string) => string;
 }): Promise<RunGateway | undefined> {
   const { host, config } = input;
-  const provider = providerOfAgent(input.agent, config.providers.goose_provider ?? input.env.GOOSE_PROVIDER);
+  const provider = agentProvider(config, input.agent, input.env);
   // Neither a key nor a configured base URL for the agent's provider (a fake agent): nothing to carry.
   if (!host || !provider || !host.serves(provider)) return undefined;
   const route = await gatewayRoute(input.config, host, input.engine, input.agentRunDir, input.podBroker);
@@ -69,6 +79,7 @@ export async function planRunGateway(input: {
   const run = openRunGateway({
     gateway: host.gateway,
     runId: input.runId,
+    provider,
     bundleDir: input.bundleDir,
     route,
     redact: input.redact,
@@ -95,6 +106,9 @@ export interface ResumedGateway {
 export async function resumeModelGateway(input: {
   config: Config;
   host: GatewayHost | undefined;
+  /** The run's agent CLI: its token opens that agent's provider only. */
+  agent: string;
+  env: Record<string, string | undefined>;
   engine: Pick<Engine, 'placement' | 'capabilities'>;
   runId: string;
   bundleDir: string;
@@ -104,10 +118,12 @@ export async function resumeModelGateway(input: {
   redact: (text: string) => string;
 }): Promise<ResumedGateway | undefined> {
   const { host } = input;
-  if (!host) return undefined;
+  const provider = agentProvider(input.config, input.agent, input.env);
+  if (!host || !provider) return undefined;
   const common = {
     gateway: host.gateway,
     runId: input.runId,
+    provider,
     bundleDir: input.bundleDir,
     redact: input.redact,
   };

@@ -6,7 +6,7 @@ import type { AgentAdapter } from '../../agents/types.js';
 import type { AuditLog } from '../../audit/log.js';
 import type { AgentName, Config, EngineName } from '../../config/schema.js';
 import { createEngine } from '../../engines/index.js';
-import { createGatewayHost, type GatewayHost } from '../../gateway/host.js';
+import { createGatewayHost, listenerLimits, type GatewayHost } from '../../gateway/host.js';
 import { PROVIDER_IDS } from '../../gateway/types.js';
 import { modelSpendPath } from '../../shared/triage-paths.js';
 import type { Engine } from '../../engines/types.js';
@@ -100,7 +100,10 @@ function podBrokerOf(config: Config, log: Logger, gateway: GatewayHost | undefin
         tokens: new RunTokens(),
         log: log.child({ component: 'pod-broker' }),
         ...(gateway
-          ? { gateway: { prefixes: PROVIDER_IDS, listener: gateway.gateway.requestListener() } }
+          ? {
+              gateway: { prefixes: PROVIDER_IDS, listener: gateway.gateway.requestListener() },
+              limits: listenerLimits(config),
+            }
           : {}),
       });
     });

@@ -1,14 +1,9 @@
 import { closeSync, openSync, constants as fsConstants } from 'node:fs';
-import {
-  createServer,
-  type IncomingMessage,
-  type RequestListener,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
+import { createLimitedServer, type ListenerLimits } from '../../util/http-limits.js';
 import { MAX_REQUEST_BYTES } from '../guard/protocol.js';
 import type { RunTokens } from './tokens.js';
 
@@ -38,6 +33,8 @@ export interface PodBrokerOptions {
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
   /** Served on the same port: requests whose first path segment is one of `prefixes` go to `listener`. */
   gateway?: { prefixes: readonly string[]; listener: RequestListener };
+  /** Connections and header/body timeouts of the port (the model gateway's, when it serves one). */
+  limits?: ListenerLimits;
 }
 
 export interface PodBroker {
@@ -165,13 +162,14 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
   };
 
   const gatewayPrefixes = new Set(options.gateway?.prefixes ?? []);
-  const server: Server = createServer((req, res) => {
+  // A kubectl call's body is read within REQUEST_TIMEOUT_MS by its handler; the limits given bound
+  // every connection, a model call's included.
+  const limits = { headersTimeoutMs: REQUEST_TIMEOUT_MS, requestTimeoutMs: 0, ...options.limits };
+  const server: Server = createLimitedServer(limits, (req, res) => {
     const first = (req.url ?? '/').split(/[/?]/)[1] ?? '';
     if (options.gateway && gatewayPrefixes.has(first)) return options.gateway.listener(req, res);
     handle(req, res).catch(() => refuse(res, 500, 'the broker failed to handle the call'));
   });
-  server.requestTimeout = 0;
-  server.headersTimeout = REQUEST_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

@@ -42,8 +42,13 @@ describe('readModelCalls', () => {
     const read = await readModelCalls(file);
     expect(read).toEqual(written);
     // What an adopting daemon does with them: restored into a session's totals without a throw.
-    const session = new RunSession('run-1', 'trg-x', {}, new DailyLedger(() => new Date(call.at)), {
-      onCall: () => Promise.resolve(),
+    const session = new RunSession({
+      runId: 'run-1',
+      token: 'trg-x',
+      provider: 'anthropic',
+      caps: {},
+      ledger: new DailyLedger(() => new Date(call.at)),
+      hooks: { onCall: () => Promise.resolve() },
     });
     for (const r of read) session.restore(r);
     expect(session.totals).toMatchObject({ calls: 1, tokens: { input: 100, output: 20 } });

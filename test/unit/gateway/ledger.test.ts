@@ -34,7 +34,14 @@ const paid = (costUsd: number): ModelCallRecord => ({
   retries: 0,
 });
 const sessionOn = (ledger: DailyLedger, dailyUsd: number) =>
-  new RunSession('run', 'trg-x', { dailyUsd }, ledger, { onCall: () => Promise.resolve() });
+  new RunSession({
+    runId: 'run',
+    token: 'trg-x',
+    provider: 'anthropic',
+    caps: { dailyUsd },
+    ledger,
+    hooks: { onCall: () => Promise.resolve() },
+  });
 
 describe("the day's model spend (budget.daily_usd)", () => {
   it('is read back by a restarted daemon mid-day, so the cap still holds', async () => {

@@ -21,8 +21,13 @@ const call = (atMs: number, latencyMs: number, over: Partial<ModelCallRecord> = 
 });
 
 async function measured(calls: ModelCallRecord[]) {
-  const session = new RunSession('run', 'trg-x', {}, new DailyLedger(() => START), {
-    onCall: () => Promise.resolve(),
+  const session = new RunSession({
+    runId: 'run',
+    token: 'trg-x',
+    provider: 'anthropic',
+    caps: {},
+    ledger: new DailyLedger(() => START),
+    hooks: { onCall: () => Promise.resolve() },
   });
   for (const c of calls) await session.record(c, new Date(c.at));
   const t = session.totals;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../../src/gateway/prices.js';
 import { clientKey, PROVIDERS, requestModel } from '../../../src/gateway/providers.js';
-import { retryDelayMs } from '../../../src/gateway/proxy.js';
+import { retryDelayMs } from '../../../src/gateway/upstream.js';
 import { UsageReader } from '../../../src/gateway/usage.js';
 
 /** Feeds `text` to a reader in chunks of `size` bytes (cutting events, lines and UTF-8 characters). */
