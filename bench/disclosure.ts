@@ -4,7 +4,7 @@
 // rendering them all in full.
 //   npx tsx bench/disclosure.ts
 //   BENCH_SKILLS=50 BENCH_BRIEFS=100 BENCH_TIMING_SKILLS=1000 BENCH_ITERATIONS=20 npx tsx bench/disclosure.ts
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,7 +15,7 @@ import { indexSkills } from '../src/context/disclosure/skills-index.js';
 import type { AgentView, SkillsSnapshot } from '../src/context/types.js';
 import type { Incident } from '../src/intake/types.js';
 import { silentLogger } from '../src/log/logger.js';
-import { seededRandom } from '../test/support/random.js';
+import { writeBriefs, writeSkills } from '../test/support/level1-corpus.js';
 
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 50);
 const BRIEFS = Number(process.env.BENCH_BRIEFS ?? 100);
@@ -46,90 +46,6 @@ const INCIDENT: Incident = {
   severity: 'high',
   timestamp: '2026-11-22T00:00:00Z',
 };
-
-// Deterministic pseudo-random text, so every run measures the same content.
-const rng = seededRandom;
-const TOPICS = [
-  'pod crash loops',
-  'memory pressure',
-  'DNS resolution',
-  'ingress routing',
-  'certificate expiry',
-  'PVC binding',
-  'node drain',
-  'HPA scaling',
-  'image pulls',
-  'network policy',
-  'etcd latency',
-  'quota limits',
-];
-const VERBS = ['Diagnose', 'Investigate', 'Triage', 'Explain', 'Audit', 'Trace'];
-const WORDS = (
-  'kubectl describe events logs previous container restart exit code probe readiness liveness ' +
-  'deployment replicaset node taint toleration affinity scheduler quota limit request namespace selector label ' +
-  'service endpoint ingress certificate secret configmap volume claim storage class rollout history'
-).split(' ');
-
-function skillText(i: number): { name: string; text: string } {
-  const r = rng(i + 1);
-  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)] as T;
-  const topic = pick(TOPICS);
-  const name = `${topic.replace(/\s+/g, '-').toLowerCase()}-${i}`;
-  // ~300 characters: what it does, when to use it, what it needs.
-  const description =
-    `${pick(VERBS)} ${topic} in Kubernetes clusters using read-only kubectl, events and container logs. ` +
-    `Use when an incident mentions ${topic} or ${pick(TOPICS)}, when pods show ${pick(WORDS)} or ${pick(WORDS)} ` +
-    `symptoms, or before recommending a ${pick(WORDS)} change. Needs bash, kubectl and jq.`;
-  const sections: string[] = [`# ${name}`, '', description, ''];
-  for (let s = 1; s <= 8; s++) {
-    sections.push(`## ${s}. ${pick(VERBS)} the ${pick(WORDS)}`, '');
-    for (let p = 0; p < 4; p++) {
-      sections.push(Array.from({ length: 18 }, () => pick(WORDS)).join(' ') + '.');
-    }
-    sections.push(
-      '',
-      '```bash',
-      `kubectl get ${pick(WORDS)} -n "$NS" -o json | jq '.items[] | .metadata.name'`,
-      '```',
-      '',
-    );
-  }
-  return {
-    name,
-    text: `---\nname: ${name}\ndescription: "${description}"\nlicense: Apache-2.0\n---\n${sections.join('\n')}\n`,
-  };
-}
-
-function writeSkills(root: string, count: number): SkillsSnapshot {
-  const dir = path.join(root, `skills-${count}`);
-  for (let i = 0; i < count; i++) {
-    const { name, text } = skillText(i);
-    mkdirSync(path.join(dir, 'skills', name), { recursive: true });
-    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), text);
-  }
-  return {
-    sources: [{ name: 'bench', scope: 'project', dir, commit: 'local:bench' }],
-    unavailable: [],
-    release() {},
-  };
-}
-
-const FOLDERS = ['runbooks', 'practices', 'reference', 'postmortems'];
-
-/** `count` briefs of a few hundred words each, in a handful of folders, as a team's briefs_dir grows. */
-function writeBriefs(root: string, count: number): string {
-  const dir = path.join(root, `briefs-${count}`);
-  for (let i = 0; i < count; i++) {
-    const r = rng(1000 + i);
-    const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)] as T;
-    const folder = FOLDERS[i % FOLDERS.length] as string;
-    const name = `${pick(TOPICS).replace(/\s+/g, '-').toLowerCase()}-${pick(WORDS)}-${i}.md`;
-    const body = Array.from({ length: 12 }, () => Array.from({ length: 24 }, () => pick(WORDS)).join(' '));
-    mkdirSync(path.join(dir, folder), { recursive: true });
-    writeFileSync(path.join(dir, folder, name), `# ${name}\n\n${body.join('.\n\n')}.\n`);
-  }
-  return dir;
-}
 
 function config(root: string, boot: string | null, briefsDir = path.join(root, 'no-briefs')): Config {
   const bootFile = path.join(root, `boot-${Math.random().toString(36).slice(2)}.yml`);
