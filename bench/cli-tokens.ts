@@ -222,6 +222,11 @@ function print(
         `${fmt(f.nextFirstCacheRead)} of ${fmt(f.nextFirstCall)} (${pct(f.nextFirstCacheRead, f.nextFirstCall)})`,
         b ? `before ${pct(b.nextFirstCacheRead, b.nextFirstCall)}` : '',
       ],
+      [
+        `${cli}: next incident's first request, not from cache`,
+        fmt(f.nextFirstCall - f.nextFirstCacheRead),
+        ratio(f.nextFirstCall - f.nextFirstCacheRead, b ? b.nextFirstCall - b.nextFirstCacheRead : undefined),
+      ],
     );
   }
   printTable(

@@ -20,6 +20,7 @@ export interface ScriptedOpenAI extends FakeProvider {
 }
 
 interface InputItem {
+  id?: string;
   type?: string;
   role?: string;
   output?: unknown;
@@ -76,7 +77,12 @@ function reply(req: RecordedRequest, model: ScriptedOpenAI): ProviderReply | und
   };
   const out = item(body, action);
   if (!model.usage) return responseStream(req, out);
-  const prefix = JSON.stringify([body.tools ?? [], body.instructions ?? '', input]);
+  // Item ids (`msg_<uuid>`) name items, they are not text the model reads: left out of the prefix.
+  const prefix = JSON.stringify([
+    body.tools ?? [],
+    body.instructions ?? '',
+    input.map(({ id: _id, ...item }) => item),
+  ]);
   const { input: tokens, cacheRead } = model.usage.measure(req.body, prefix);
   return responseStream(req, out, {
     input_tokens: tokens,
