@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import { runDirOf } from '../shared/triage-paths.js';
 import type { Redactor } from '../log/redact.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { fileModeFor, writeFileAtomic } from '../util/fs.js';
 import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
 
 // One audit bundle per run: `<workspace>/.triage/runs/<run-id>/`. Everything written here passes
@@ -121,7 +121,7 @@ export class RedactingLog {
       const fd = openSync(
         file,
         constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
-        0o644,
+        fileModeFor(file),
       );
       this.stream = createWriteStream('', { fd });
       this.stream.on('error', (err) => {

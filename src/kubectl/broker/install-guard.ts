@@ -1,6 +1,7 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fileModeFor, makeDirs } from '../../util/fs.js';
 import { shellQuote } from '../parse.js';
 import { SOCKET_ENV, TOKEN_FILE_ENV } from '../guard/client.js';
 
@@ -68,13 +69,15 @@ export function moduleSource(name: string): Promise<string> {
 /** Installs the guard into `dir` (created). */
 export async function installGuard(dir: string, options: GuardInstallOptions): Promise<GuardInstall> {
   const lib = path.join(dir, 'lib');
-  await mkdir(lib, { recursive: true, mode: 0o755 });
+  // Under a run folder the daemon's only, until the run shares it with its agent.
+  makeDirs(lib);
+  const mode = fileModeFor(lib);
   await Promise.all([
     ...MODULES.map(async (name) =>
-      writeFile(path.join(lib, `${name}.js`), await moduleSource(name), { mode: 0o644 }),
+      writeFile(path.join(lib, `${name}.js`), await moduleSource(name), { mode }),
     ),
     // The modules are ES modules; without this file node would read them as CommonJS.
-    writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 }),
+    writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode }),
   ]);
   const wrapper = [
     '#!/bin/sh',
@@ -90,7 +93,9 @@ export async function installGuard(dir: string, options: GuardInstallOptions): P
     '',
   ].join('\n');
   const kubectl = path.join(dir, 'kubectl');
-  await writeFile(kubectl, wrapper, { mode: 0o755 });
-  await chmod(kubectl, 0o755);
+  // Executable by whoever may read it.
+  const execMode = mode | ((mode & 0o444) >> 2);
+  await writeFile(kubectl, wrapper, { mode: execMode });
+  await chmod(kubectl, execMode);
   return { dir, kubectl };
 }
