@@ -53,6 +53,23 @@ export interface PipelineMetrics {
   modelCapReached?(cap: string): void;
   /** The model gateway retried a provider's 429/529 answer. */
   modelRetry?(provider: string): void;
+  /** What a run's model calls cost, as the gateway counted them (result.json `measures`). */
+  modelUsage?(usage: ModelUsage): void;
+}
+
+/** A run's model calls as the model gateway counted them. */
+export interface ModelUsage {
+  /** The model that did the run's work; `unknown` when the calls named none. */
+  model: string;
+  calls: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  firstCallInputTokens?: number;
+  /** From the run's start to its first model call, and to that call's first token. */
+  firstModelCallMs?: number;
+  firstTokenMs?: number;
 }
 
 /** The kinds of built-in tool an agent CLI has; each adapter maps them to its CLI's own tool names. */
