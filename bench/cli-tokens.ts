@@ -9,8 +9,9 @@
 //     result.json) and its cache-read share;
 //   - the first request of a second incident (another case, run right after): how much of it the
 //     cache serves, since what is the same for every incident comes first.
-// The ratio column compares with the figures recorded before the token work (bench/cli-tokens.before.json,
-// written by this bench with --record at that commit); token counts do not depend on the host's load.
+// The ratio column compares with the figures of the code before the token work (bench/cli-tokens.before.json:
+// this bench, with these stand-ins, run on that code with --record); token counts do not depend on the
+// host's load, only on the CLIs' versions and the prompt (a few tokens move with temporary paths).
 //   npx tsx bench/cli-tokens.ts [--record FILE]        (BENCH_CASES=a,b picks the two cases)
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

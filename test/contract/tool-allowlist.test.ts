@@ -6,9 +6,6 @@
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claude } from '../../src/agents/claude.js';
-import { codex } from '../../src/agents/codex.js';
-import { gemini } from '../../src/agents/gemini.js';
 import type { AgentAdapter, InvocationInput } from '../../src/agents/types.js';
 import { toolPermissions } from '../../src/kubectl/policy/permissions.js';
 import { loadToolPolicy } from '../../src/kubectl/policy/policy.js';
@@ -19,32 +16,18 @@ import {
   type ExtraAgentTool,
   type ToolPermissions,
 } from '../../src/shared/types.js';
-import {
-  fixtureSkillMounts,
-  makeAgentPaths,
-  requireCli,
-  runInvocation,
-  type CliName,
-} from '../support/agent-clis.js';
-import { messageRequests, startAnthropic } from '../support/providers/anthropic.js';
-import { generateRequests, startGemini } from '../support/providers/gemini.js';
-import { responsesRequests, startOpenAI } from '../support/providers/openai.js';
-import type { FakeProvider, RecordedRequest } from '../support/providers/server.js';
+import { fixtureSkillMounts, makeAgentPaths, requireCli, runInvocation } from '../support/agent-clis.js';
+import { CLI_STAND_INS, type CliStandIn } from '../support/cli-stand-ins.js';
+import type { RecordedRequest } from '../support/providers/server.js';
 import { REPO_ROOT } from '../support/runs.js';
 
 const RUN_TIMEOUT_MS = 90_000;
 const roots: string[] = [];
 afterAll(async () => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))));
 
-interface Case {
-  cli: CliName;
-  adapter: AgentAdapter;
-  start: () => Promise<FakeProvider>;
+interface Case extends CliStandIn {
   /** The model requests of the conversation, first one first. */
-  requests: (p: FakeProvider) => RecordedRequest[];
-  providers: (url: string) => InvocationInput['providers'];
-  secrets: Record<string, string>;
-  model?: string;
+  conversation: (requests: RecordedRequest[]) => RecordedRequest[];
   /** The tool definitions of a request body. */
   tools: (body: Record<string, unknown>) => unknown[];
 }
@@ -54,32 +37,14 @@ const list = (v: unknown): Record<string, unknown>[] =>
 
 const CASES: Case[] = [
   {
-    cli: 'claude',
-    adapter: claude,
-    start: startAnthropic,
-    requests: (p) => messageRequests(p).filter((r) => (JSON.parse(r.body) as { stream?: boolean }).stream),
-    providers: (url) => ({ anthropicBaseUrl: url }),
-    secrets: { ANTHROPIC_API_KEY: 'sk-ant-contract-test' },
-    model: 'sonnet',
+    ...CLI_STAND_INS.claude,
+    conversation: (rs) => rs.filter((r) => (JSON.parse(r.body) as { stream?: boolean }).stream),
     tools: (b) => list(b.tools),
   },
+  { ...CLI_STAND_INS.codex, conversation: (rs) => rs, tools: (b) => list(b.tools) },
   {
-    cli: 'codex',
-    adapter: codex,
-    start: startOpenAI,
-    requests: responsesRequests,
-    providers: (url) => ({ openaiBaseUrl: `${url}/v1` }),
-    secrets: { OPENAI_API_KEY: 'sk-openai-contract-test' },
-    model: 'gpt-5-codex',
-    tools: (b) => list(b.tools),
-  },
-  {
-    cli: 'gemini',
-    adapter: gemini,
-    start: startGemini,
-    requests: (p) => generateRequests(p).filter((r) => r.url.includes(':streamGenerateContent')),
-    providers: (url) => ({ geminiBaseUrl: url }),
-    secrets: { GEMINI_API_KEY: 'gemini-contract-test-key' },
+    ...CLI_STAND_INS.gemini,
+    conversation: (rs) => rs.filter((r) => r.url.includes(':streamGenerateContent')),
     tools: (b) => list(b.tools).flatMap((t) => list(t.functionDeclarations)),
   },
 ];
@@ -107,7 +72,7 @@ async function firstRequestTools(
     });
     const output = await runInvocation(invocation, paths, dirname(cli), RUN_TIMEOUT_MS, mounts);
     expect(c.adapter.parseOutput(output), output.stderr).toMatchObject({ status: 'succeeded' });
-    const first = c.requests(provider)[0];
+    const first = c.conversation(c.requests(provider))[0];
     expect(first, `a model request from ${c.cli}`).toBeDefined();
     const body = JSON.parse(first?.body ?? '{}') as Record<string, unknown>;
     return c.tools(body).map((t) => String((t as { name?: unknown }).name ?? (t as { type?: unknown }).type));

@@ -10,14 +10,8 @@ import {
   type MessagesBody,
   type ToolCall,
 } from './anthropic.js';
-import { nextAction, scriptAnswer, type Script } from './scripted.js';
-import {
-  jsonStrings,
-  startProvider,
-  type FakeProvider,
-  type ProviderReply,
-  type RecordedRequest,
-} from './server.js';
+import { nextAction, scriptAnswer, startScripted, type Script, type ScriptedProvider } from './scripted.js';
+import { jsonStrings, type ProviderReply, type RecordedRequest } from './server.js';
 import type { UsageModel } from './usage-model.js';
 
 export {
@@ -31,14 +25,8 @@ export {
   type ScriptStep,
 } from './scripted.js';
 
-export interface ScriptedModel extends FakeProvider {
-  /** Scripts by incident id; tests may replace one (a rule-breaking variant). */
-  scripts: Map<string, Script>;
-  /** Incident ids seen in prompts that had no script (each answered with genericScript). */
-  unscripted: Set<string>;
-  /** Counts the usage reported; absent: fixed figures. */
-  usage?: UsageModel;
-}
+/** Scripts by incident id (tests may replace one: a rule-breaking variant), the incidents seen without one. */
+export type ScriptedModel = ScriptedProvider;
 
 type Block = { type?: string; text?: string; content?: unknown; name?: string };
 
@@ -116,25 +104,21 @@ function reply(req: RecordedRequest, model: ScriptedModel): ProviderReply | unde
 }
 
 /** Starts the scripted model; point Claude Code at it with ANTHROPIC_BASE_URL (providers.anthropic_base_url). */
-export async function startScriptedModel(
+export function startScriptedModel(
   scripts: Map<string, Script>,
   port = 0,
   usage?: UsageModel,
 ): Promise<ScriptedModel> {
-  const model = {} as ScriptedModel;
-  const provider = await startProvider(
-    (req) => reply(req, model),
+  return startScripted<ScriptedModel>(
+    reply,
     (status) => ({
       type: 'error',
       error: { type: 'api_error', message: `scripted model answered ${status}` },
     }),
+    scripts,
+    usage,
     port,
   );
-  return Object.assign(model, provider, {
-    scripts,
-    unscripted: new Set<string>(),
-    ...(usage ? { usage } : {}),
-  });
 }
 
 export { messageRequests };

@@ -3,15 +3,18 @@
 // that tool is not offered), and ends with a text answer. With a usage model it reports counted tokens
 // and modelled cache reads (./usage-model.ts).
 import { generateRequests, generationOf } from './gemini.js';
-import { nextAction, type Script, type ScriptAction, writeFileCommand } from './scripted.js';
-import { jsonStrings, startProvider, type FakeProvider, type RecordedRequest } from './server.js';
+import {
+  nextAction,
+  startScripted,
+  writeFileCommand,
+  type Script,
+  type ScriptAction,
+  type ScriptedProvider,
+} from './scripted.js';
+import { jsonStrings, type ProviderReply, type RecordedRequest } from './server.js';
 import type { UsageModel } from './usage-model.js';
 
-export interface ScriptedGemini extends FakeProvider {
-  scripts: Map<string, Script>;
-  unscripted: Set<string>;
-  usage?: UsageModel;
-}
+export type ScriptedGemini = ScriptedProvider;
 
 interface Part {
   text?: string;
@@ -77,31 +80,29 @@ function turn(req: RecordedRequest, model: ScriptedGemini, side: boolean): unkno
   });
 }
 
+function route(req: RecordedRequest, model: ScriptedGemini): ProviderReply | undefined {
+  const path = req.url.split('?')[0] ?? '';
+  if (req.method !== 'POST') return undefined;
+  if (path.endsWith(':streamGenerateContent'))
+    return { kind: 'sse', events: [{ data: turn(req, model, false) }] };
+  if (path.endsWith(':generateContent')) return { kind: 'json', body: turn(req, model, true) };
+  if (path.endsWith(':countTokens')) return { kind: 'json', body: { totalTokens: 10 } };
+  return undefined;
+}
+
 /** Starts the scripted model; point the CLI at it with GOOGLE_GEMINI_BASE_URL = `url`. */
-export async function startScriptedGeminiModel(
+export function startScriptedGeminiModel(
   scripts: Map<string, Script>,
   usage?: UsageModel,
 ): Promise<ScriptedGemini> {
-  const model = {} as ScriptedGemini;
-  const provider = await startProvider(
-    (req) => {
-      const path = req.url.split('?')[0] ?? '';
-      if (req.method !== 'POST') return undefined;
-      if (path.endsWith(':streamGenerateContent'))
-        return { kind: 'sse', events: [{ data: turn(req, model, false) }] };
-      if (path.endsWith(':generateContent')) return { kind: 'json', body: turn(req, model, true) };
-      if (path.endsWith(':countTokens')) return { kind: 'json', body: { totalTokens: 10 } };
-      return undefined;
-    },
+  return startScripted<ScriptedGemini>(
+    route,
     (status) => ({
       error: { code: status, message: `scripted model answered ${status}`, status: 'INTERNAL' },
     }),
-  );
-  return Object.assign(model, provider, {
     scripts,
-    unscripted: new Set<string>(),
-    ...(usage ? { usage } : {}),
-  });
+    usage,
+  );
 }
 
 export { generateRequests };

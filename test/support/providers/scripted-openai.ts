@@ -3,21 +3,18 @@
 // offers that one), writes the report through the same shell, and ends with a text answer. With a
 // usage model it reports counted tokens and modelled cache reads (./usage-model.ts).
 import { messageItem, responseStream, responsesRequests } from './openai.js';
-import { nextAction, type Script, type ScriptAction, writeFileCommand } from './scripted.js';
 import {
-  jsonStrings,
-  startProvider,
-  type FakeProvider,
-  type ProviderReply,
-  type RecordedRequest,
-} from './server.js';
+  nextAction,
+  startScripted,
+  writeFileCommand,
+  type Script,
+  type ScriptAction,
+  type ScriptedProvider,
+} from './scripted.js';
+import { jsonStrings, type ProviderReply, type RecordedRequest } from './server.js';
 import type { UsageModel } from './usage-model.js';
 
-export interface ScriptedOpenAI extends FakeProvider {
-  scripts: Map<string, Script>;
-  unscripted: Set<string>;
-  usage?: UsageModel;
-}
+export type ScriptedOpenAI = ScriptedProvider;
 
 interface InputItem {
   id?: string;
@@ -92,22 +89,18 @@ function reply(req: RecordedRequest, model: ScriptedOpenAI): ProviderReply | und
 }
 
 /** Starts the scripted model; configure Codex with a provider whose base_url is `${url}/v1`. */
-export async function startScriptedOpenAI(
+export function startScriptedOpenAI(
   scripts: Map<string, Script>,
   usage?: UsageModel,
 ): Promise<ScriptedOpenAI> {
-  const model = {} as ScriptedOpenAI;
-  const provider = await startProvider(
-    (req) => reply(req, model),
+  return startScripted<ScriptedOpenAI>(
+    reply,
     (status) => ({
       error: { message: `scripted model answered ${status}`, type: 'server_error', code: null },
     }),
-  );
-  return Object.assign(model, provider, {
     scripts,
-    unscripted: new Set<string>(),
-    ...(usage ? { usage } : {}),
-  });
+    usage,
+  );
 }
 
 export { responsesRequests };

@@ -9,6 +9,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { startProvider, type FakeProvider, type ProviderReply, type RecordedRequest } from './server.js';
+import type { UsageModel } from './usage-model.js';
 
 export interface ScriptStep {
   /** A shell command the model runs with its Bash tool. */
@@ -164,6 +166,32 @@ export function nextAction(
     strings.map((s) => /Write your report to `([^`]+)`/.exec(s)?.[1]).find(Boolean) ??
     'output/investigation.md';
   return { kind: 'write', path: reportPath, content: renderTemplate(step.write_report ?? '', [...results]) };
+}
+
+/** A provider stand-in that plays scripts: what every scripted API shares. */
+export interface ScriptedProvider extends FakeProvider, ScriptBook {
+  /** Counts the usage reported; absent: fixed figures. */
+  usage?: UsageModel;
+}
+
+/**
+ * Starts a stand-in whose `route` answers with the provider itself in hand (its scripts, its usage
+ * model): the shared start of the Anthropic, OpenAI and Gemini scripted models.
+ */
+export async function startScripted<M extends ScriptedProvider>(
+  route: (req: RecordedRequest, model: M) => ProviderReply | undefined,
+  errorBody: (status: number) => unknown,
+  scripts: Map<string, Script>,
+  usage?: UsageModel,
+  port = 0,
+): Promise<M> {
+  const model = {} as M;
+  const provider = await startProvider((req) => route(req, model), errorBody, port);
+  return Object.assign(model, provider, {
+    scripts,
+    unscripted: new Set<string>(),
+    ...(usage ? { usage } : {}),
+  });
 }
 
 /** The answer of the incident's script (or of the generic one), for side requests that are not the conversation. */
