@@ -29,7 +29,11 @@ export interface RunFacts {
   kubectlGuard?: 'broker' | 'off' | 'unavailable';
   /** The engine that ran the agent (result.json `engine`). */
   engine?: string;
+  /** The run's model calls as the gateway counted them (result.json `measures`). */
+  measures?: RunMeasuresRecord;
 }
+
+export type RunMeasuresRecord = NonNullable<RunResult['measures']>;
 
 export interface RunArtifacts {
   result?: RunFacts;
@@ -54,6 +58,7 @@ function pickResult(result: RunResult): RunFacts {
     ...(result.evidence ? { evidence: result.evidence.verdict } : {}),
     engine: result.engine,
     ...(result.kubectl ? { kubectlGuard: result.kubectl.guard } : {}),
+    ...(result.measures ? { measures: result.measures } : {}),
   };
 }
 
