@@ -98,16 +98,32 @@ export async function finishedFrom(
   const report = await readReport(workspaceDir, limits.maxReportBytes);
   const resolvedAt = await alertsResolvedAt(workspaceDir);
   const feedback = await readFeedback(workspaceDir);
-  return {
-    workspaceDir,
+  return finishedIncident(workspaceDir, state, runId, {
     incident,
-    state,
-    runId,
+    ...(result ? { result } : {}),
+    ...(report ? { report } : {}),
     ...(resolvedAt ? { resolvedAt } : {}),
     ...(feedback
       ? { feedback: { verdict: feedback.verdict, ...(feedback.by ? { by: feedback.by } : {}) } }
       : {}),
-    ...(result ? { result } : {}),
+  });
+}
+
+/** A FinishedIncident from its parts, however they were come by. */
+function finishedIncident(
+  workspaceDir: string,
+  state: FinalStateRecord,
+  runId: string,
+  parts: Pick<FinishedIncident, 'incident' | 'result' | 'resolvedAt' | 'feedback'> & {
+    report?: { text: string; truncated?: { bytes: number } };
+  },
+): FinishedIncident {
+  const { report, ...rest } = parts;
+  return {
+    workspaceDir,
+    state,
+    runId,
+    ...rest,
     ...(report ? { report: report.text } : {}),
     ...(report?.truncated ? { reportTruncated: report.truncated } : {}),
   };
@@ -125,15 +141,10 @@ export function finishedFromRun(
   run: RunProducts,
   limits: Pick<ReadLimits, 'maxReportBytes'>,
 ): FinishedIncident {
-  const report = run.report !== undefined ? cutReport(run.report, limits.maxReportBytes) : undefined;
-  return {
-    workspaceDir,
+  return finishedIncident(workspaceDir, state, runId, {
     incident: run.incident,
-    state,
-    runId,
-    ...(state.resolvedAt ? { resolvedAt: state.resolvedAt } : {}),
     ...(run.result ? { result: run.result } : {}),
-    ...(report ? { report: report.text } : {}),
-    ...(report?.truncated ? { reportTruncated: report.truncated } : {}),
-  };
+    ...(run.report !== undefined ? { report: cutReport(run.report, limits.maxReportBytes) } : {}),
+    ...(state.resolvedAt ? { resolvedAt: state.resolvedAt } : {}),
+  });
 }

@@ -41,8 +41,6 @@ export const LEASE_FILE = 'lease';
 export const AUDIT_FILE = 'audit.jsonl';
 export const AUDIT_HEAD_FILE = 'audit.head';
 export const FEEDBACK_FILE = 'feedback.json';
-/** Serialises writers of feedback.json. */
-export const FEEDBACK_LOCK_FILE = 'feedback.lock';
 
 /** Daemon-owned paths of a workspace that must never be symlinks. */
 export const WORKSPACE_OWN_PATHS = [TRIAGE_DIR, RUNS_RELATIVE, OUTPUT_DIR] as const;
@@ -116,9 +114,9 @@ export const feedbackPath = (workspaceDir: string): string =>
 /** `<workspace>/.triage/outbox`: one file per notification delivery. */
 export const outboxDir = (workspaceDir: string): string => path.join(triageDir(workspaceDir), 'outbox');
 
-/** `<workspace>/.triage/feedback.lock`: held while feedback.json is replaced. */
+/** `<workspace>/.triage/feedback.lock`: held while feedback.json is replaced (serialises its writers). */
 export const feedbackLockPath = (workspaceDir: string): string =>
-  path.join(triageDir(workspaceDir), FEEDBACK_LOCK_FILE);
+  path.join(triageDir(workspaceDir), 'feedback.lock');
 
 /** `<workspace>/output/investigation.md`: the agent's report. */
 export const reportPath = (workspaceDir: string): string => path.join(workspaceDir, REPORT_REL);

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import type { SkillsSnapshot } from '../../src/context/types.js';
 import type { SkillsCacheLike } from '../../src/run/pipeline.js';
 import { readWorkspace, type Workspace } from '../../src/workspace/incident.js';
+import type { RunResult } from '../../src/workspace/run-record.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -74,6 +75,22 @@ export async function makeWorkspace(root: string, fields: Record<string, unknown
   const read = await readWorkspace(dir, { maxBytes: 1024 * 1024 });
   if (read.kind !== 'ok') throw new Error(`test workspace ${dir} did not read back: ${JSON.stringify(read)}`);
   return read.workspace;
+}
+
+/** A result.json as a succeeded run writes it (the fixed fields), with `over` on top. */
+export function sampleRunResult(over: Partial<RunResult> = {}): RunResult {
+  return {
+    status: 'succeeded',
+    exitCode: 0,
+    agent: 'claude',
+    engine: 'process',
+    startedAt: '2026-03-01T10:15:00.000Z',
+    finishedAt: '2026-03-01T10:19:12.000Z',
+    durationMs: 252_000,
+    tokens: { input: 100, output: 10 },
+    report: { path: '/workspace/output/investigation.md', bytes: 0, missingSections: [] },
+    ...over,
+  };
 }
 
 /** A skills cache with no sources: every run gets an empty snapshot. */

@@ -12,6 +12,7 @@ import { Redactor } from '../../../src/log/redact.js';
 import { createResultsOut } from '../../../src/notify/results-out.js';
 import type { Incident } from '../../../src/workspace/incident.js';
 import { incidentJson } from '../../support/incidents.js';
+import { sampleRunResult } from '../../support/runs.js';
 import { SlackApi } from '../../support/notify-servers.js';
 import {
   auditEvents,
@@ -118,6 +119,26 @@ const updates = () => slack.requests.filter((r) => r.path === '/api/chat.update'
 const header = (m: { blocks: { type: string; text?: { text: string } }[] }) =>
   m.blocks.find((b) => b.type === 'header')!.text!.text;
 
+/** Results out as the daemon builds them, with one Slack sink. */
+function daemonResultsOut() {
+  const { config, env } = notifyConfig({
+    sinks: [
+      { name: 'oncall', type: 'slack', channel: '#oncall', secret: 'SLACK_BOT_TOKEN', api_url: slack.apiUrl },
+    ],
+    secrets: { SLACK_BOT_TOKEN: TOKEN },
+  });
+  const secrets = resolveSecrets(config, env).values;
+  const redactor = new Redactor(secrets);
+  const registry = new Registry();
+  return createResultsOut(config, {
+    secrets,
+    redactor,
+    audit: new AuditLog({ redactor }),
+    log: silentLogger(),
+    registry,
+  })!;
+}
+
 describe('slack sink: one parent from the run start', () => {
   it("posts the parent when the run starts (running, the incident's own page), then the answer replaces it in place", async () => {
     const s = setup();
@@ -215,27 +236,7 @@ describe('slack sink: one parent from the run start', () => {
   });
 
   it("the daemon's results-out posts the running parent when the store records the launch", async () => {
-    const { config, env } = notifyConfig({
-      sinks: [
-        {
-          name: 'oncall',
-          type: 'slack',
-          channel: '#oncall',
-          secret: 'SLACK_BOT_TOKEN',
-          api_url: slack.apiUrl,
-        },
-      ],
-      secrets: { SLACK_BOT_TOKEN: TOKEN },
-    });
-    const secrets = resolveSecrets(config, env).values;
-    const redactor = new Redactor(secrets);
-    const out = createResultsOut(config, {
-      secrets,
-      redactor,
-      audit: new AuditLog({ redactor }),
-      log: silentLogger(),
-      registry: new Registry(),
-    })!;
+    const out = daemonResultsOut();
     try {
       const dir = await finishedWorkspace(root, 'launched');
       const record = { ...running(), incidentId: 'inc-launched' } as unknown as StateChange['record'];
@@ -257,27 +258,7 @@ describe('slack sink: one parent from the run start', () => {
   });
 
   it("the daemon's results-out tells the sinks of a finished run from what the run produced, reading none of it back", async () => {
-    const { config, env } = notifyConfig({
-      sinks: [
-        {
-          name: 'oncall',
-          type: 'slack',
-          channel: '#oncall',
-          secret: 'SLACK_BOT_TOKEN',
-          api_url: slack.apiUrl,
-        },
-      ],
-      secrets: { SLACK_BOT_TOKEN: TOKEN },
-    });
-    const secrets = resolveSecrets(config, env).values;
-    const redactor = new Redactor(secrets);
-    const out = createResultsOut(config, {
-      secrets,
-      redactor,
-      audit: new AuditLog({ redactor }),
-      log: silentLogger(),
-      registry: new Registry(),
-    })!;
+    const out = daemonResultsOut();
     try {
       // The workspace as the run leaves it, but with incident.json, result.json and the report gone: a
       // notification read back from disk would have nothing to say.
@@ -302,18 +283,10 @@ describe('slack sink: one parent from the run start', () => {
             incidentId: 'inc-in-memory',
             resource: { apiVersion: 'v1', kind: 'Pod', name: 'cart-7', namespace: 'shop' },
           }) as Incident,
-          result: {
-            status: 'succeeded',
-            exitCode: 0,
-            agent: 'claude',
-            engine: 'process',
-            startedAt: '2026-03-01T10:15:00.000Z',
-            finishedAt: '2026-03-01T10:19:12.000Z',
-            durationMs: 252_000,
+          result: sampleRunResult({
             tokens: { input: 1, output: 1 },
-            report: { path: '/workspace/output/investigation.md', bytes: 40, missingSections: [] },
             answer: 'The cart-7 pod ran out of memory; raise its limit.',
-          },
+          }),
           report: '# Summary\n\nThe cart-7 pod ran out of memory.\n',
         },
       });

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { kubectlRecordOf, readRunArtifacts, type RunArtifacts } from '../../../src/eval/artifacts.js';
 import { CALLS_FILE, type KubectlCallRecord } from '../../../src/eval/shim/log.js';
 import { RUN_FILES } from '../../../src/workspace/layout.js';
-import { tempDir } from '../../support/runs.js';
+import { sampleRunResult, tempDir } from '../../support/runs.js';
 import { guardCall } from '../../support/cluster-calls.js';
 
 const shimCall: KubectlCallRecord = {
@@ -19,17 +19,7 @@ const shimCall: KubectlCallRecord = {
   stdoutBytes: 10,
   stderrBytes: 0,
 };
-const RESULT = {
-  status: 'succeeded',
-  exitCode: 0,
-  agent: 'claude',
-  engine: 'docker',
-  startedAt: '2026-11-23T10:00:00.000Z',
-  finishedAt: '2026-11-23T10:01:00.000Z',
-  durationMs: 60_000,
-  tokens: { input: 100, output: 10 },
-  report: { path: '/workspace/output/investigation.md', bytes: 0, missingSections: [] },
-};
+const RESULT = sampleRunResult({ engine: 'docker' });
 const lines = (records: object[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 describe('readRunArtifacts with the kubectl guard', () => {
