@@ -164,8 +164,22 @@ function statedHypothesis(nodes: Token[], loose: boolean): Hypothesis | undefine
     if (under) return under;
   }
   return (
-    labelledLine(nodes, LABEL_NAMES) ?? hypothesisTable(nodes) ?? (loose ? firstStatement(nodes) : undefined)
+    labelledLine(nodes, LABEL_NAMES) ??
+    hypothesisTable(nodes) ??
+    (loose ? firstStatement(nodes) : confidentStatement(nodes))
   );
+}
+
+/** A paragraph that states its confidence ("We have high confidence that …"): a hypothesis anywhere. */
+function confidentStatement(nodes: Token[]): Hypothesis | undefined {
+  for (const node of nodes) {
+    if (node.type !== 'paragraph') continue;
+    const text = plainText(node);
+    if (!confidenceIn(text) || /^\s*confidence\b/i.test(text)) continue;
+    const found = statementOf(text);
+    if (found) return { ...found, around: following(nodes, nodes.indexOf(node)) };
+  }
+  return undefined;
 }
 
 /** The first of the section's opening paragraphs or lists that states something ("TL;DR: see below" does not). */

@@ -2,9 +2,16 @@ import path from 'node:path';
 import { inEngine } from '../incident/queries.js';
 import { INCIDENT_STATES, type StateFile } from '../incident/types.js';
 import { REPORT_REL, type IncidentFacts } from './read.js';
-import type { IncidentView, StatusTotals, ViewProgress } from './types.js';
+import type { Evidence } from '../audit/run-record.js';
+import type { EvidenceBrief, IncidentView, StatusTotals, ViewProgress } from './types.js';
 
 // From what is on disk (or what the store just applied) to what status shows. Pure.
+
+/** A listing holds every incident's view: the evidence without its claims (the detail has them). */
+function briefEvidence(evidence: Evidence): EvidenceBrief {
+  const { claims: _claims, ...brief } = evidence;
+  return brief;
+}
 
 /** The view without `age`, which depends on when it is shown. */
 export type StoredView = Omit<IncidentView, 'age'>;
@@ -50,7 +57,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
           at: facts.feedback.at,
         }
       : null,
-    evidence: result?.evidence ?? null,
+    evidence: result?.evidence ? briefEvidence(result.evidence) : null,
     subject: facts.subject ?? null,
     duplicateOf: state.duplicateOf ?? null,
     measures: result?.measures

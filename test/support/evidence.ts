@@ -54,7 +54,7 @@ export const CITING_REPORT = `# Kubernetes Incident Triage Report
 ## 0. Executive Triage Card
 
 ### Primary Hypothesis
-The api container exits because DATABASE_URL is missing — Confidence: High
+The api container exits at start-up with exit code 1 [INF-1] — Confidence: High
 
 ### Top 3 Recommended Actions
 
@@ -66,7 +66,7 @@ The api container exits because DATABASE_URL is missing — Confidence: High
 
 ### Observed Facts
 - **[FACT-1]** api-7d9f-x2k9q restarted 14 times — Source: \`kubectl get pods -n shop\`
-- **[FACT-2]** The container exits with code 1 — Source: \`kubectl describe pod api-7d9f-x2k9q -n shop\`
+- **[FACT-2]** The container exits with exit code 1 — Source: \`kubectl describe pod api-7d9f-x2k9q -n shop\`
 
 ### Derived Inferences
 - **[INF-1]** The container fails at start-up — Confidence: High

@@ -1,0 +1,263 @@
+import { normalizeLine, quoteSegments, tokensOf, WILDCARD } from './normalize.js';
+
+// Whether a quoted line is in an output, and whether it could identify anything if it were. A quote is
+// held by a line when its parts (between elisions) appear in it in order; by two or three lines joined
+// (a line the report wrapped or joined); or, for a table row, when its cells are some of the row's
+// cells in order (a `get pods` row with columns left out). A masked value matches any one run of
+// non-space characters on either side. A quote made of status words, field labels and numbers, or held
+// by many lines of what it was searched in, identifies nothing and verifies nothing.
+
+export interface Quote {
+  raw: string;
+  segments: string[];
+  tokens: string[];
+  /** Text every line (or joined lines) holding the quote holds: its longest unmasked token. */
+  probe: string;
+}
+
+export type Held = 'line' | 'joined' | 'columns';
+
+/** A quote prepared for matching; undefined when nothing is left of it (only elisions or a comment). */
+export function prepareQuote(raw: string, yaml = false): Quote | undefined {
+  const segments = quoteSegments(raw, yaml);
+  if (segments.length === 0) return undefined;
+  const tokens = segments.flatMap(tokensOf);
+  const probe = tokens.flatMap((t) => t.split(WILDCARD)).reduce((a, b) => (b.length > a.length ? b : a), '');
+  return { raw, segments, tokens, probe };
+}
+
+/** The pieces of a token between wildcards. */
+const pieces = (token: string): string[] => token.split(WILDCARD);
+
+/** `a` (from the quote) against `b` (from the line): whole, a suffix of it, a prefix, or inside it. */
+function tokenHolds(a: string, b: string, mode: 'whole' | 'suffix' | 'prefix' | 'inside'): boolean {
+  const wildA = a.includes(WILDCARD);
+  const wildB = b.includes(WILDCARD);
+  if (!wildA && !wildB) {
+    if (mode === 'whole') return a === b;
+    if (mode === 'suffix') return b.endsWith(a);
+    if (mode === 'prefix') return b.startsWith(a);
+    return b.includes(a);
+  }
+  // One side masks a value: the other's text must hold its pieces, in order, around the masked part.
+  const [masked, plain] = wildB ? [b, a] : [a, b];
+  const parts = pieces(masked);
+  const first = parts[0] ?? '';
+  const last = parts.at(-1) ?? '';
+  let at = 0;
+  for (const part of parts) {
+    const found = plain.indexOf(part, at);
+    if (found < 0 && !(wildB && mode !== 'whole')) return false;
+    if (found >= 0) at = found + part.length;
+  }
+  if (mode === 'whole' || wildA) {
+    const startOk = mode === 'suffix' || mode === 'inside' || plain.startsWith(first);
+    const endOk = mode === 'prefix' || mode === 'inside' || plain.endsWith(last);
+    return startOk && endOk;
+  }
+  // The line masks a value: the quote's token is a cut of the line's, so it needs only to overlap a piece.
+  return parts.some((p) => p !== '' && (p.includes(plain) || plain.includes(p)));
+}
+
+/** Where `segment` ends in `line`, found at or after character `fromChar`; -1 when absent. */
+function segmentIn(segment: string, line: string, fromChar: number): number {
+  if (!segment.includes(WILDCARD) && !line.includes(WILDCARD)) {
+    const at = line.indexOf(segment, fromChar);
+    return at < 0 ? -1 : at + segment.length;
+  }
+  const want = tokensOf(segment);
+  const have = tokensOf(line);
+  let offset = 0;
+  const starts = have.map((t) => {
+    const start = offset;
+    offset += t.length + 1;
+    return start;
+  });
+  for (let i = 0; i + want.length <= have.length; i++) {
+    if ((starts[i] ?? 0) < fromChar) continue;
+    const ok = want.every((w, j) => {
+      const h = have[i + j] as string;
+      if (want.length === 1) return tokenHolds(w, h, 'inside');
+      if (j === 0) return tokenHolds(w, h, 'suffix');
+      if (j === want.length - 1) return tokenHolds(w, h, 'prefix');
+      return tokenHolds(w, h, 'whole');
+    });
+    const last = i + want.length - 1;
+    if (ok) return (starts[last] ?? 0) + (have[last] ?? '').length;
+  }
+  return -1;
+}
+
+/** Every segment in order. */
+function segmentsIn(segments: string[], line: string): boolean {
+  let at = 0;
+  for (const segment of segments) {
+    const end = segmentIn(segment, line, at);
+    if (end < 0) return false;
+    at = end;
+  }
+  return true;
+}
+
+/** The quote's tokens are some of the line's tokens, in order (a table row with columns left out). */
+function columnsIn(tokens: string[], line: string): boolean {
+  if (tokens.length < 2) return false;
+  const have = tokensOf(line);
+  let j = 0;
+  for (const h of have) if (j < tokens.length && tokenHolds(tokens[j] as string, h, 'whole')) j++;
+  return j === tokens.length;
+}
+
+/** How line `i` of `lines` holds the quote, if it does. */
+export function heldAt(quote: Quote, lines: readonly string[], i: number): Held | undefined {
+  const line = lines[i] ?? '';
+  // A line holding the quote holds its longest token, unless a masked value on the line stands for it.
+  const has = (l: string | undefined) => l !== undefined && (l.includes(quote.probe) || l.includes(WILDCARD));
+  const here = has(line);
+  if (!here && !has(lines[i + 1]) && !has(lines[i + 2])) return undefined;
+  if (here && segmentsIn(quote.segments, line)) return 'line';
+  let joined = line;
+  for (let k = 1; k <= 2 && i + k < lines.length; k++) {
+    joined = `${joined} ${lines[i + k] ?? ''}`;
+    if (segmentsIn(quote.segments, joined)) return 'joined';
+  }
+  return here && columnsIn(quote.tokens, line) ? 'columns' : undefined;
+}
+
+/** An output's lines, normalised for matching (empty lines dropped). */
+export function outputLines(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = normalizeLine(raw);
+    if (line) out.push(line);
+  }
+  return out;
+}
+
+/** How many of `lines` hold the quote (counting stops at `enough`). */
+export function countHeld(quote: Quote, lines: readonly string[], enough = Infinity): number {
+  let count = 0;
+  for (let i = 0; i < lines.length && count < enough; i++) if (heldAt(quote, lines, i)) count++;
+  return count;
+}
+
+/** Words that say what kind of thing a line is, not which one: a quote of only these identifies nothing. */
+const COMMON = new Set([
+  // pod and container states and reasons, event types
+  'running',
+  'pending',
+  'succeeded',
+  'failed',
+  'unknown',
+  'warning',
+  'normal',
+  'error',
+  'completed',
+  'terminated',
+  'waiting',
+  'true',
+  'false',
+  'ready',
+  'notready',
+  'crashloopbackoff',
+  'oomkilled',
+  'imagepullbackoff',
+  'errimagepull',
+  'containercreating',
+  'evicted',
+  'backoff',
+  'unhealthy',
+  'killing',
+  'pulled',
+  'created',
+  'started',
+  'scheduled',
+  'active',
+  'bound',
+  'available',
+  'ok',
+  'none',
+  '<none>',
+  // field labels and column names
+  'reason',
+  'state',
+  'last',
+  'status',
+  'type',
+  'exit',
+  'code',
+  'message',
+  'restart',
+  'restarts',
+  'count',
+  'age',
+  'name',
+  'namespace',
+  'image',
+  'limits',
+  'requests',
+  'memory',
+  'cpu',
+  'info',
+  'warn',
+  'debug',
+  'level',
+  'from',
+  'kubelet',
+  'events',
+  'conditions',
+  'phase',
+  'node',
+  // words
+  'the',
+  'a',
+  'an',
+  'of',
+  'in',
+  'on',
+  'to',
+  'is',
+  'was',
+  'and',
+  'or',
+  'for',
+  'with',
+  'by',
+  'at',
+  'pod',
+  'container',
+  'containers',
+  'pods',
+]);
+
+const bare = (token: string): string =>
+  token
+    .toLowerCase()
+    .replace(/^[^\p{L}\p{N}<]+|[^\p{L}\p{N}>]+$/gu, '')
+    .replace(/^level=/, '');
+
+/** The quote's words that could tell one line from another. */
+export function telling(quote: Quote): string[] {
+  return quote.tokens
+    .map(bare)
+    .filter(
+      (t) =>
+        t.length >= 2 &&
+        !COMMON.has(t) &&
+        !t.includes(WILDCARD) &&
+        !t.startsWith('⟨') &&
+        !/^\d{1,2}$/.test(t) &&
+        /[\p{L}\p{N}]/u.test(t),
+    );
+}
+
+/** Why a quote identifies nothing, or undefined when it could identify a line. */
+export function tooWeak(quote: Quote): string | undefined {
+  const words = telling(quote);
+  if (words.length === 0) return 'only status words, labels or numbers';
+  if (words.length === 1 && (words[0] ?? '').length < 10) return 'too short to identify a line';
+  return undefined;
+}
+
+/** Held by many lines of what it was searched in: it does not say which. */
+export const tooCommon = (held: number, searched: number): boolean => held >= 4 && held * 10 >= searched * 3;
