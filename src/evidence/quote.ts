@@ -26,37 +26,53 @@ export function prepareQuote(raw: string, yaml = false): Quote | undefined {
   return { raw, segments, tokens, probe };
 }
 
-/** The pieces of a token between wildcards. */
+/** The pieces of a token between masks. */
 const pieces = (token: string): string[] => token.split(WILDCARD);
 
+type Mode = 'whole' | 'suffix' | 'prefix' | 'inside';
+
+const escapeRe = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const reverse = (text: string): string => [...text].reverse().join('');
+
+/** `plain` is a prefix of some way of filling the masks of `masked` (its pieces in order, masks non-empty). */
+function prefixOfMasked(plain: string, parts: string[]): boolean {
+  const [first = '', ...rest] = parts;
+  if (plain.length <= first.length) return first.startsWith(plain);
+  if (!plain.startsWith(first)) return false;
+  let tail = plain.slice(first.length);
+  for (const part of rest) {
+    // The mask takes at least one character, then the next piece, or the quote ends inside the mask.
+    const at = part === '' ? -1 : tail.indexOf(part, 1);
+    if (at < 0) return !/\s/.test(tail);
+    tail = tail.slice(at + part.length);
+  }
+  return tail === '';
+}
+
 /** `a` (from the quote) against `b` (from the line): whole, a suffix of it, a prefix, or inside it. */
-function tokenHolds(a: string, b: string, mode: 'whole' | 'suffix' | 'prefix' | 'inside'): boolean {
+function tokenHolds(a: string, b: string, mode: Mode): boolean {
   const wildA = a.includes(WILDCARD);
   const wildB = b.includes(WILDCARD);
-  if (!wildA && !wildB) {
+  // Plain text, or a mask on both sides (the same value masked): compared as they stand.
+  if (wildA === wildB) {
     if (mode === 'whole') return a === b;
     if (mode === 'suffix') return b.endsWith(a);
     if (mode === 'prefix') return b.startsWith(a);
     return b.includes(a);
   }
-  // One side masks a value: the other's text must hold its pieces, in order, around the masked part.
-  const [masked, plain] = wildB ? [b, a] : [a, b];
-  const parts = pieces(masked);
-  const first = parts[0] ?? '';
-  const last = parts.at(-1) ?? '';
-  let at = 0;
-  for (const part of parts) {
-    const found = plain.indexOf(part, at);
-    if (found < 0 && !(wildB && mode !== 'whole')) return false;
-    if (found >= 0) at = found + part.length;
+  if (wildA) {
+    // The quote masks a value: the line's text fills it, its pieces in order around it.
+    const body = pieces(a).map(escapeRe).join('\\S+');
+    const start = mode === 'whole' || mode === 'prefix' ? '^' : '';
+    const end = mode === 'whole' || mode === 'suffix' ? '$' : '';
+    return new RegExp(`${start}${body}${end}`).test(b);
   }
-  if (mode === 'whole' || wildA) {
-    const startOk = mode === 'suffix' || mode === 'inside' || plain.startsWith(first);
-    const endOk = mode === 'prefix' || mode === 'inside' || plain.endsWith(last);
-    return startOk && endOk;
-  }
-  // The line masks a value: the quote's token is a cut of the line's, so it needs only to overlap a piece.
-  return parts.some((p) => p !== '' && (p.includes(plain) || plain.includes(p)));
+  // The line masks a value (the record is redacted): the quote may hold the value itself.
+  const parts = pieces(b);
+  if (mode === 'whole') return new RegExp(`^${parts.map(escapeRe).join('\\S+')}$`).test(a);
+  if (mode === 'prefix') return prefixOfMasked(a, parts);
+  if (mode === 'suffix') return prefixOfMasked(reverse(a), parts.map(reverse).reverse());
+  return parts.some((p) => p.length >= 3 && (a.includes(p) || p.includes(a)));
 }
 
 /** Where `segment` ends in `line`, found at or after character `fromChar`; -1 when absent. */

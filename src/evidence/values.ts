@@ -96,6 +96,19 @@ function reasons(text: string, out: KeyValue[]): void {
 
 const QUANTITY = /(?<![\w.])(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|m)\b/g;
 
+/** "limit" or "request", whichever is said nearest the quantity (within its clause), if either. */
+function nearestRole(text: string, at: number): 'limit' | 'request' | undefined {
+  let best: { role: 'limit' | 'request'; distance: number } | undefined;
+  for (const m of text.matchAll(/\b(limit|request)/gi)) {
+    const distance = Math.abs((m.index ?? 0) - at);
+    const between = text.slice(Math.min(at, m.index ?? 0), Math.max(at, m.index ?? 0));
+    if (distance > 40 || /[;.]\s/.test(between)) continue;
+    if (!best || distance < best.distance)
+      best = { role: (m[1] ?? '').toLowerCase() as 'limit' | 'request', distance };
+  }
+  return best?.role;
+}
+
 /** The key values stated in `text`. */
 export function keyValues(text: string): KeyValue[] {
   const out: KeyValue[] = [];
@@ -120,7 +133,7 @@ export function keyValues(text: string): KeyValue[] {
       .toLowerCase();
     const resource = unit === 'm' ? 'cpu' : 'memory';
     if (unit === 'm' && !/\bcpu\b|millicore/.test(around)) continue;
-    const role = /\blimit/.test(around) ? 'limit' : /\brequest/.test(around) ? 'request' : undefined;
+    const role = nearestRole(text, m.index ?? 0);
     out.push({ kind: 'quantity', value: m[0], resource, ...(role ? { role } : {}) });
   }
   const image = /\bimage\b[^.;\n]{0,20}?[`"']?([a-z0-9][a-z0-9._/-]*:[A-Za-z0-9_][\w.-]*)/i.exec(text);
