@@ -4,6 +4,7 @@ import { parseKubectl, shellQuote, type KubectlCommand } from '../kubectl/parse.
 import { classifyFailure, type CallFailure } from './gaps.js';
 import { covers, parseCited } from './match.js';
 import { parseOutput, type ParsedOutput } from './parse/index.js';
+import { collapsedLines, normalizeCollapsed } from './normalize.js';
 import { outputLines } from './quote.js';
 import type { ValueSource } from './values.js';
 
@@ -21,6 +22,9 @@ export class RecordedCall {
   private fields: ParsedOutput | undefined;
   private normalized: string[] | undefined;
   private errors: string[] | undefined;
+  private named: string[] | undefined;
+  private lower: string | undefined;
+  private raw: string[] | undefined;
 
   constructor(
     readonly record: ClusterCallRecord,
@@ -49,8 +53,20 @@ export class RecordedCall {
   }
 
   lines(): string[] {
-    this.normalized ??= outputLines(this.output?.stdout ?? '');
+    this.normalized ??= normalizeCollapsed(this.rawLines());
     return this.normalized;
+  }
+
+  /** Its output's lines as printed, runs of spaces collapsed (a quote copied whole is one of them). */
+  rawLines(): string[] {
+    this.raw ??= collapsedLines(this.output?.stdout ?? '');
+    return this.raw;
+  }
+
+  /** Its output's lines in lower case, joined: what a statement's words are looked for in. */
+  lowerText(): string {
+    this.lower ??= this.rawLines().join('\n').toLowerCase();
+    return this.lower;
   }
 
   errorLines(): string[] {
@@ -60,11 +76,12 @@ export class RecordedCall {
 
   /** The objects the call named (`describe pod api-1` → api-1). */
   names(): string[] {
-    return this.command.targets.flatMap((t) => t.names);
+    this.named ??= this.command.targets.flatMap((t) => t.names);
+    return this.named;
   }
 
   asSource(): ValueSource {
-    return { label: this.label, parsed: this.parsed(), lines: this.lines(), names: this.names() };
+    return { label: this.label, parsed: this.parsed(), lines: () => this.rawLines(), names: this.names() };
   }
 }
 
@@ -99,9 +116,19 @@ export interface Resolved {
   nearest?: RecordedCall;
 }
 
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
 export class CallIndex {
   readonly calls: RecordedCall[];
   private readonly byVerb = new Map<string, RecordedCall[]>();
+  /** By verb and each object named: a citation naming one is compared with those calls only. */
+  private readonly byName = new Map<string, RecordedCall[]>();
+  /** Resolutions by the cited text: a report cites the same command many times. */
+  private readonly resolved = new Map<string, Resolved | undefined>();
 
   constructor(records: ClusterCallRecord[], outputs: CallOutputRecord[]) {
     const byNumber = new Map(outputs.map((o) => [o.call, o]));
@@ -110,17 +137,28 @@ export class CallIndex {
       .map((r) => new RecordedCall(r, r.call === undefined ? undefined : byNumber.get(r.call)));
     for (const call of this.calls) {
       const verb = call.command.verb ?? '';
-      const list = this.byVerb.get(verb);
-      if (list) list.push(call);
-      else this.byVerb.set(verb, [call]);
+      push(this.byVerb, verb, call);
+      for (const name of new Set(call.names())) push(this.byName, `${verb}\u0000${name}`, call);
     }
   }
 
   /** The recorded calls a cited command line describes, and what became of them. */
   resolve(text: string): Resolved | undefined {
+    if (this.resolved.has(text)) return this.resolved.get(text);
+    const result = this.resolveNew(text);
+    this.resolved.set(text, result);
+    return result;
+  }
+
+  private resolveNew(text: string): Resolved | undefined {
     const cited = parseCited(text);
     if (!cited) return undefined;
-    const candidates = (this.byVerb.get(cited.verb ?? '') ?? []).filter((c) => covers(c.command, cited));
+    const name = cited.targets.find((t) => t.names.length > 0)?.names[0];
+    const pool =
+      (name === undefined
+        ? this.byVerb.get(cited.verb ?? '')
+        : this.byName.get(`${cited.verb ?? ''}\u0000${name}`)) ?? [];
+    const candidates = pool.filter((c) => covers(c.command, cited));
     const calls = candidates.filter((c) => c.succeeded);
     if (calls.length > 0) return { status: 'succeeded', calls, failed: [] };
     const failed = candidates.filter((c) => c.record.decision === 'allowed');

@@ -193,7 +193,7 @@ function judgeHeadline(
     );
   if (!checks.some((c) => c.kind === 'confirmed')) {
     const words = tellingWords(statement).filter((w) => !subjects.includes(w));
-    const text = link.calls.map((c) => speaksOf(c, subjects).join('\n').toLowerCase()).join('\n');
+    const text = link.calls.map((c) => speaksOf(c, subjects)).join('\n');
     if (words.length > 0 && !words.some((w) => text.includes(w)))
       return result('unsupported', `nothing it rests on speaks of it (${words.slice(0, 5).join(', ')})`);
   }

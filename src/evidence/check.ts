@@ -6,7 +6,7 @@ import { CallIndex } from './calls.js';
 import { judgeChain } from './chain.js';
 import { readClaims } from './claims.js';
 import { callGaps } from './gaps.js';
-import { clip, judgeBlock, judgeFact, type JudgeContext, type Judged } from './judge.js';
+import { clip, judgeBlock, judgeFact, objectNames, type JudgeContext, type Judged } from './judge.js';
 import { QuoteChecker } from './quote-check.js';
 import { decideVerdict } from './verdict.js';
 
@@ -100,15 +100,15 @@ export function checkEvidence(input: EvidenceInput): Evidence {
   return checkClaims(input).evidence;
 }
 
-/** The evidence, and for each listed claim the output it cites (≤ EXCERPT_BYTES), for a second reader. */
-export function checkClaims(input: EvidenceInput): { evidence: Evidence; excerpts: string[] } {
+/** The evidence, and for each listed claim (by its index) the output it cites (≤ EXCERPT_BYTES), for a second reader. */
+export function checkClaims(input: EvidenceInput): { evidence: Evidence; excerpt: (i: number) => string } {
   const claims = readClaims(input.report);
   const index = new CallIndex(input.calls, input.outputs);
   const unrecorded = input.unrecorded !== undefined;
   const ctx: JudgeContext = {
     index,
     quotes: new QuoteChecker(index, [input.alertText ?? '', input.triageText ?? ''].join('\n'), unrecorded),
-    objects: index.objectNames(),
+    objects: objectNames(index.objectNames()),
     unrecorded,
   };
 
@@ -193,5 +193,6 @@ export function checkClaims(input: EvidenceInput): { evidence: Evidence; excerpt
     reason: clip(outcome.reason),
     checks: ['deterministic'],
   };
-  return { evidence, excerpts: listedClaims.map(excerptOf) };
+  // Read only by the second reader: made when it asks.
+  return { evidence, excerpt: (i) => (listedClaims[i] ? excerptOf(listedClaims[i]) : '') };
 }

@@ -25,8 +25,8 @@ export interface Judged extends EvidenceClaim {
 export interface JudgeContext {
   index: CallIndex;
   quotes: QuoteChecker;
-  /** Names of the objects the run's calls named or listed. */
-  objects: Set<string>;
+  /** Names of the objects the run's calls named or listed, and their workloads' prefixes (`api` of `api-7d9f-x2k9q`). */
+  objects: ObjectNames;
   unrecorded: boolean;
 }
 
@@ -34,13 +34,27 @@ const CLIP = 240;
 export const clip = (text: string): string => (text.length <= CLIP ? text : `${text.slice(0, CLIP - 1)}…`);
 const quoted = (text: string): string => `"${clip(text.trim()).slice(0, 120)}"`;
 
-/** The pods (or their workload's prefix) a text is about, among the objects the run saw. */
-export function subjectsOf(text: string, objects: Set<string>): string[] {
-  const found = new Set<string>();
-  for (const word of text.match(/[a-z0-9][a-z0-9.-]*[a-z0-9]/g) ?? []) {
-    if (objects.has(word)) found.add(word);
-    else if (word.length >= 3 && [...objects].some((o) => o.startsWith(`${word}-`))) found.add(word);
+export interface ObjectNames {
+  names: Set<string>;
+  prefixes: Set<string>;
+}
+
+/** The names and every dash-prefix of them of at least 3 characters. */
+export function objectNames(names: Iterable<string>): ObjectNames {
+  const out: ObjectNames = { names: new Set(), prefixes: new Set() };
+  for (const name of names) {
+    out.names.add(name);
+    for (let at = name.indexOf('-'); at >= 3; at = name.indexOf('-', at + 1))
+      out.prefixes.add(name.slice(0, at));
   }
+  return out;
+}
+
+/** The pods (or their workload's prefix) a text is about, among the objects the run saw. */
+export function subjectsOf(text: string, objects: ObjectNames): string[] {
+  const found = new Set<string>();
+  for (const word of text.match(/[a-z0-9][a-z0-9.-]*[a-z0-9]/g) ?? [])
+    if (objects.names.has(word) || objects.prefixes.has(word)) found.add(word);
   return [...found];
 }
 
@@ -169,7 +183,7 @@ export function judgeFact(fact: FactClaim, ctx: JudgeContext): Judged {
   // No value to compare: the cited output must at least speak of what the statement says, on its
   // lines about the statement's pods.
   const words = telling(statement).filter((w) => !subjects.includes(w));
-  const text = calls.map((c) => speaksOf(c, subjects).join('\n').toLowerCase()).join('\n');
+  const text = calls.map((c) => speaksOf(c, subjects)).join('\n');
   const shown = words.filter((w) => text.includes(w));
   if (cited.length > 0 && (words.length === 0 || shown.length * 2 >= words.length))
     return {
@@ -187,10 +201,14 @@ export function judgeFact(fact: FactClaim, ctx: JudgeContext): Judged {
   };
 }
 
-/** The lines of a call's output about `subjects`: all of them for a call that named one of them. */
-export function speaksOf(call: RecordedCall, subjects: string[]): string[] {
-  if (subjects.length === 0 || aboutSubject(call.names(), subjects)) return call.lines();
-  return call.lines().filter((l) => subjects.some((s) => l.includes(s)));
+/** A call's output about `subjects`, in lower case: all of it for a call that named one of them. */
+export function speaksOf(call: RecordedCall, subjects: string[]): string {
+  if (subjects.length === 0 || aboutSubject(call.names(), subjects)) return call.lowerText();
+  return call
+    .lines()
+    .filter((l) => subjects.some((s) => l.includes(s)))
+    .join('\n')
+    .toLowerCase();
 }
 
 /** Words of a statement that its evidence would mention. */

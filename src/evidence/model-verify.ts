@@ -113,14 +113,14 @@ export function lowered(evidence: Evidence, reading: ModelReading): Evidence {
 /** Asks the model about each supported claim (the headline and its chain first, `max` at most). */
 export async function readWithModel(
   evidence: Evidence,
-  excerpts: string[],
+  excerpt: (i: number) => string,
   ask: AskModel,
   max: number,
 ): Promise<Evidence> {
   const reading: ModelReading = { read: 0, lowered: [], failed: [] };
   const claims = evidence.claims ?? [];
   const asked = claims
-    .map((claim, i) => ({ claim, excerpt: excerpts[i] ?? '' }))
+    .map((claim, i) => ({ claim, i }))
     .filter(({ claim }) => claim.status === 'supported' && claim.kind !== 'inference')
     .sort(
       (a, b) =>
@@ -128,10 +128,10 @@ export async function readWithModel(
         Number(b.claim.chain ?? false) - Number(a.claim.chain ?? false),
     )
     .slice(0, max);
-  for (const { claim, excerpt } of asked) {
+  for (const { claim, i } of asked) {
     let text: string;
     try {
-      text = await ask(verifyPrompt(claim, excerpt));
+      text = await ask(verifyPrompt(claim, excerpt(i)));
     } catch (err) {
       reading.failed.push(`${claim.id ?? claim.kind}: ${err instanceof Error ? err.message : String(err)}`);
       continue;

@@ -1,7 +1,17 @@
 import type { CallIndex, RecordedCall } from './calls.js';
 import { applyPipes } from './pipes.js';
-import { countHeld, heldAt, outputLines, prepareQuote, tooCommon, tooWeak, type Quote } from './quote.js';
-import { tokensOf } from './normalize.js';
+import {
+  commonAt,
+  countHeld,
+  countLines,
+  heldAt,
+  outputLines,
+  prepareQuote,
+  tooCommon,
+  tooWeak,
+  type Quote,
+} from './quote.js';
+import { tokensOf, WILDCARD } from './normalize.js';
 
 // One quoted line against the run's record: first the output of the call it cites (through the pipes
 // the report shows, re-applied), then every other call's output (a quote from another pod's describe is
@@ -25,45 +35,87 @@ export interface CitedCall {
   pipes: string[];
 }
 
-/** Lines of every successful call's output, indexed by their tokens, for quotes that cite no call. */
-class AllOutputs {
-  private readonly byToken = new Map<string, number[]>();
-  private readonly at: { call: RecordedCall; line: number }[] = [];
+/**
+ * Words that find the outputs a quote may be in: names and numbers with a digit (`pod=api-7d9f`,
+ * `10.0.0.12`, `registry.example/shop/api:2.3.1`), 6 characters or more — not the words every line of
+ * a log repeats. A quote without one is looked for in every output.
+ */
+const anchorWord = (token: string): boolean => token.length >= 6 && /\d/.test(token);
 
-  constructor(calls: RecordedCall[]) {
+/**
+ * Every successful call's output, for quotes that cite no call: first by whole lines (a quote is most
+ * often a line copied whole), then, built on the first quote that is not, by the words each output holds.
+ */
+class AllOutputs {
+  private readonly whole = new Map<string, RecordedCall>();
+  /** Each anchor word and the calls whose output holds it, in order. */
+  private byToken: Map<string, number[]> | undefined;
+
+  constructor(private readonly calls: RecordedCall[]) {
     for (const call of calls)
-      call.lines().forEach((line, i) => {
-        const id = this.at.length;
-        this.at.push({ call, line: i });
-        for (const token of new Set(tokensOf(line))) {
-          const list = this.byToken.get(token);
-          if (list) list.push(id);
-          else this.byToken.set(token, [id]);
-        }
-      });
+      for (const line of call.rawLines()) if (!this.whole.has(line)) this.whole.set(line, call);
   }
 
-  /** The first call whose output holds the quote (looked up by its longest whole token). */
-  find(quote: Quote): RecordedCall | undefined {
-    const inner = quote.segments.flatMap((s) => tokensOf(s).slice(1, -1));
-    const whole = inner.length > 0 ? inner : quote.tokens.length >= 2 ? quote.tokens : [];
-    const anchor = whole.filter((t) => !t.includes('\u2217')).sort((a, b) => b.length - a.length)[0];
-    const ids = anchor === undefined ? this.at.map((_, i) => i) : (this.byToken.get(anchor) ?? []);
-    const tried = new Set<string>();
-    for (const id of ids) {
-      const entry = this.at[id];
-      if (!entry) continue;
-      // A quote of wrapped lines may start up to two lines before the anchor's.
-      for (let start = Math.max(0, entry.line - 2); start <= entry.line; start++) {
-        const key = `${id - (entry.line - start)}`;
-        if (tried.has(key)) continue;
-        tried.add(key);
-        if (heldAt(quote, entry.call.lines(), start)) return entry.call;
+  /** The call that printed this line as it stands (runs of spaces aside). */
+  exact(line: string): RecordedCall | undefined {
+    return this.whole.get(line);
+  }
+
+  private tokens(): Map<string, number[]> {
+    if (this.byToken) return this.byToken;
+    const byToken = new Map<string, number[]>();
+    // The outputs as printed (runs of spaces collapsed): an anchor is a word normalising leaves alone.
+    this.calls.forEach((call, n) => {
+      for (const line of call.rawLines()) {
+        // Words are cut out only when they can be anchors (no array of every word of every line).
+        for (let start = 0; start < line.length;) {
+          let end = line.indexOf(' ', start);
+          if (end < 0) end = line.length;
+          if (end - start >= 6) {
+            const token = line.slice(start, end);
+            if (anchorWord(token)) {
+              const list = byToken.get(token);
+              if (!list) byToken.set(token, [n]);
+              else if (list[list.length - 1] !== n) list.push(n);
+            }
+          }
+          start = end + 1;
+        }
       }
+    });
+    this.byToken = byToken;
+    return byToken;
+  }
+
+  /** The first call whose output holds the quote (found through the quote's rarest whole words). */
+  find(quote: Quote): RecordedCall | undefined {
+    const byToken = this.tokens();
+    // Whole words of the quote (its very first and last may be cut), rarest first.
+    const inner = quote.tokens.slice(1, -1);
+    const words = [
+      ...new Set(inner.length > 0 ? inner : quote.tokens.length >= 2 ? quote.tokens : []),
+    ].filter((t) => anchorWord(t) && !/[\u2217⟨⟩]/.test(t));
+    const ranked = words.map((t) => byToken.get(t) ?? []).sort((a, b) => a.length - b.length);
+    const [rarest, next] = ranked;
+    // An output printing typographic quotes or dashes has other words than the quote's normalised ones.
+    const typographic = /[\u2010-\u2015\u2018-\u201E\u2212]/.test(quote.raw);
+    const candidates =
+      rarest && !(typographic && rarest.length === 0)
+        ? next
+          ? rarest.filter((n) => next.includes(n))
+          : rarest
+        : this.calls.map((_, n) => n);
+    for (const n of candidates) {
+      const call = this.calls[n];
+      const lines = call?.lines() ?? [];
+      for (let i = 0; i < lines.length; i++) if (call && heldAt(quote, lines, i)) return call;
     }
     return undefined;
   }
 }
+
+/** Marks of text left out: a quote with one is not a whole line. */
+const ELIDED = /\.\.\.|…|\[\s*(?:snip|truncated|cut|omitted)\s*\]/i;
 
 export class QuoteChecker {
   private all: AllOutputs | undefined;
@@ -77,7 +129,29 @@ export class QuoteChecker {
     this.alertLines = outputLines(alertText);
   }
 
+  private allOutputs(): AllOutputs {
+    this.all ??= new AllOutputs(this.index.succeeded());
+    return this.all;
+  }
+
   check(text: string, cited: CitedCall[], yaml = false): QuoteVerdict | undefined {
+    // A line copied whole, as printed: found without normalising the quote or the outputs.
+    const copied = text.replace(/\s+/g, ' ').trim();
+    if (!yaml && copied && !ELIDED.test(copied)) {
+      const exact =
+        cited.length === 0
+          ? this.allOutputs().exact(copied)
+          : cited.find((c) => c.pipes.length === 0 && c.call.rawLines().includes(copied))?.call;
+      if (exact) {
+        const weak = tooWeak(tokensOf(copied));
+        if (weak) return { kind: 'weak', why: weak };
+        const lines = exact.rawLines();
+        const held = lines.reduce((n, l) => n + (l === copied ? 1 : 0), 0);
+        return tooCommon(held, lines.length)
+          ? { kind: 'weak', why: `it is on ${held} of ${lines.length} lines of \`${exact.label}\`` }
+          : { kind: 'found', call: exact };
+      }
+    }
     const quote = prepareQuote(text, yaml);
     if (!quote) return undefined;
     const weak = tooWeak(quote);
@@ -90,20 +164,20 @@ export class QuoteChecker {
         if (piped.kind === 'applied') lines = outputLines(piped.text);
         else derived = piped.why;
       }
-      let held = countHeld(quote, lines, lines.length);
+      let held = countHeld(quote, lines, 1);
       if (held === 0 && lines !== call.lines()) {
         lines = call.lines();
-        held = countHeld(quote, lines, lines.length);
+        held = countHeld(quote, lines, 1);
       }
+      if (held > 0) held = Math.max(held, countLines(quote, lines, commonAt(lines.length)));
       if (held > 0 && tooCommon(held, lines.length))
         return { kind: 'weak', why: `it is on ${held} of ${lines.length} lines of \`${call.label}\`` };
       if (held > 0) return { kind: 'found', call };
     }
-    this.all ??= new AllOutputs(this.index.succeeded());
-    const elsewhere = this.all.find(quote);
+    const elsewhere = this.allOutputs().find(quote);
     if (elsewhere) {
       if (cited.length > 0) return { kind: 'other', call: elsewhere };
-      const held = countHeld(quote, elsewhere.lines());
+      const held = countLines(quote, elsewhere.lines(), commonAt(elsewhere.lines().length));
       if (tooCommon(held, elsewhere.lines().length))
         return {
           kind: 'weak',

@@ -1,4 +1,4 @@
-import { normalizeLine, quoteSegments, tokensOf, WILDCARD } from './normalize.js';
+import { normalizeLines, quoteSegments, tokensOf, WILDCARD } from './normalize.js';
 
 // Whether a quoted line is in an output, and whether it could identify anything if it were. A quote is
 // held by a line when its parts (between elisions) appear in it in order; by two or three lines joined
@@ -115,39 +115,67 @@ function segmentsIn(segments: string[], line: string): boolean {
   return true;
 }
 
+/** Each output's lines split into tokens, once (a line is split only when a table-row quote asks). */
+const tokenCache = new WeakMap<readonly string[], (string[] | undefined)[]>();
+
+function lineTokens(lines: readonly string[], i: number): string[] {
+  let cache = tokenCache.get(lines);
+  if (!cache) {
+    cache = [];
+    tokenCache.set(lines, cache);
+  }
+  return (cache[i] ??= tokensOf(lines[i] ?? ''));
+}
+
 /** The quote's tokens are some of the line's tokens, in order (a table row with columns left out). */
-function columnsIn(tokens: string[], line: string): boolean {
+function columnsIn(tokens: string[], have: string[]): boolean {
   if (tokens.length < 2) return false;
-  const have = tokensOf(line);
   let j = 0;
   for (const h of have) if (j < tokens.length && tokenHolds(tokens[j] as string, h, 'whole')) j++;
   return j === tokens.length;
 }
 
+/** A line holding the quote holds its longest token, unless a masked value on the line stands for it. */
+const mayHold = (line: string | undefined, probe: string): boolean =>
+  line !== undefined && (line.includes(probe) || line.includes(WILDCARD));
+
 /** How line `i` of `lines` holds the quote, if it does. */
 export function heldAt(quote: Quote, lines: readonly string[], i: number): Held | undefined {
   const line = lines[i] ?? '';
-  // A line holding the quote holds its longest token, unless a masked value on the line stands for it.
-  const has = (l: string | undefined) => l !== undefined && (l.includes(quote.probe) || l.includes(WILDCARD));
-  const here = has(line);
-  if (!here && !has(lines[i + 1]) && !has(lines[i + 2])) return undefined;
+  const masked = line.includes(WILDCARD);
+  const here = mayHold(line, quote.probe);
+  if (!here && !mayHold(lines[i + 1], quote.probe) && !mayHold(lines[i + 2], quote.probe)) return undefined;
   if (here && segmentsIn(quote.segments, line)) return 'line';
-  let joined = line;
-  for (let k = 1; k <= 2 && i + k < lines.length; k++) {
-    joined = `${joined} ${lines[i + k] ?? ''}`;
-    if (segmentsIn(quote.segments, joined)) return 'joined';
+  // Joined lines: the quote starts on this line, so the line holds its first word (or masks it).
+  const first = quote.tokens[0] ?? '';
+  if (i + 1 < lines.length && (masked || line.includes(first.split(WILDCARD)[0] ?? ''))) {
+    let joined = line;
+    for (let k = 1; k <= 2 && i + k < lines.length; k++) {
+      joined = `${joined} ${lines[i + k] ?? ''}`;
+      if (segmentsIn(quote.segments, joined)) return 'joined';
+    }
   }
-  return here && columnsIn(quote.tokens, line) ? 'columns' : undefined;
+  // Some of a row's cells: every word of the quote is on the line.
+  if (
+    !here ||
+    quote.tokens.length < 2 ||
+    !(masked || quote.tokens.every((t) => t.includes(WILDCARD) || line.includes(t)))
+  )
+    return undefined;
+  return columnsIn(quote.tokens, lineTokens(lines, i)) ? 'columns' : undefined;
 }
 
 /** An output's lines, normalised for matching (empty lines dropped). */
-export function outputLines(text: string): string[] {
-  const out: string[] = [];
-  for (const raw of text.split('\n')) {
-    const line = normalizeLine(raw);
-    if (line) out.push(line);
+export const outputLines = (text: string): string[] => normalizeLines(text);
+
+/** How many of `lines` hold the quote as it stands, each on one line (counting stops at `enough`): how common it is. */
+export function countLines(quote: Quote, lines: readonly string[], enough = Infinity): number {
+  let count = 0;
+  for (let i = 0; i < lines.length && count < enough; i++) {
+    const line = lines[i] ?? '';
+    if (mayHold(line, quote.probe) && segmentsIn(quote.segments, line)) count++;
   }
-  return out;
+  return count;
 }
 
 /** How many of `lines` hold the quote (counting stops at `enough`). */
@@ -246,30 +274,33 @@ const COMMON = new Set([
   'pods',
 ]);
 
-const bare = (token: string): string =>
-  token
-    .toLowerCase()
-    .replace(/^[^\p{L}\p{N}<]+|[^\p{L}\p{N}>]+$/gu, '')
-    .replace(/^level=/, '');
-
-/** The quote's words that could tell one line from another. */
-export function telling(quote: Quote): string[] {
-  return quote.tokens
-    .map(bare)
-    .filter(
-      (t) =>
-        t.length >= 2 &&
-        !COMMON.has(t) &&
-        !t.includes(WILDCARD) &&
-        !t.startsWith('⟨') &&
-        !/^\d{1,2}$/.test(t) &&
-        /[\p{L}\p{N}]/u.test(t),
-    );
+function bare(token: string): string {
+  const lower = token.toLowerCase();
+  // Most words are ASCII letters and digits at both ends: nothing to strip.
+  const plain = /^[a-z0-9<]/.test(lower) && /[a-z0-9>]$/.test(lower);
+  const stripped = plain ? lower : lower.replace(/^[^\p{L}\p{N}<]+|[^\p{L}\p{N}>]+$/gu, '');
+  return stripped.startsWith('level=') ? stripped.slice(6) : stripped;
 }
 
-/** Why a quote identifies nothing, or undefined when it could identify a line. */
-export function tooWeak(quote: Quote): string | undefined {
-  const words = telling(quote);
+/** The quote's words that could tell one line from another. */
+export function telling(tokens: readonly string[]): string[] {
+  return tokens.map(bare).filter(
+    (t) =>
+      t.length >= 2 &&
+      !COMMON.has(t) &&
+      !t.includes(WILDCARD) &&
+      !t.startsWith('⟨') &&
+      // A time of day as printed (a quote matched before normalising), a mask.
+      !/\d:[0-5]\d/.test(t) &&
+      !/\*{3}|\[redacted/.test(t) &&
+      !/^\d{1,2}$/.test(t) &&
+      /[\p{L}\p{N}]/u.test(t),
+  );
+}
+
+/** Why a quote (its words) identifies nothing, or undefined when it could identify a line. */
+export function tooWeak(quote: Quote | readonly string[]): string | undefined {
+  const words = telling('tokens' in quote ? quote.tokens : quote);
   if (words.length === 0) return 'only status words, labels or numbers';
   if (words.length === 1 && (words[0] ?? '').length < 10) return 'too short to identify a line';
   return undefined;
@@ -277,3 +308,6 @@ export function tooWeak(quote: Quote): string | undefined {
 
 /** Held by many lines of what it was searched in: it does not say which. */
 export const tooCommon = (held: number, searched: number): boolean => held >= 4 && held * 10 >= searched * 3;
+
+/** How many held lines make a quote too common in `searched` lines: counting can stop there. */
+export const commonAt = (searched: number): number => Math.max(4, Math.ceil((searched * 3) / 10));

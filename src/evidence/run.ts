@@ -78,7 +78,7 @@ export async function recordOf(
 export async function runEvidence(input: RunEvidenceInput): Promise<Evidence | undefined> {
   const report = await readOwnFile(input.reportHostPath, MAX_REPORT_BYTES);
   if (report.kind !== 'ok') return undefined;
-  const { evidence, excerpts } = checkClaims({ report: report.text, ...(await recordOf(input)) });
+  const { evidence, excerpt } = checkClaims({ report: report.text, ...(await recordOf(input)) });
   if (!input.reader) return evidence;
-  return readWithModel(evidence, excerpts, input.reader.ask, input.reader.maxClaims);
+  return readWithModel(evidence, excerpt, input.reader.ask, input.reader.maxClaims);
 }

@@ -24,8 +24,8 @@ export interface ValueSource {
   /** The call as the report can be told (`kubectl describe pod api-1 -n shop`). */
   label: string;
   parsed: ParsedOutput;
-  /** Its lines, normalised. */
-  lines: string[];
+  /** Its lines (runs of spaces collapsed), read only when no field holds the value. */
+  lines: () => string[];
   /** The objects the call named (`describe pod api-1`): none for a listing. */
   names: string[];
 }
@@ -59,6 +59,11 @@ const ALSO: Record<string, string[]> = {
   ErrImagePull: ['ImagePullBackOff'],
 };
 
+/** Every reason of the vocabulary but Error and Completed (ordinary words, read only after a state word). */
+const NAMED = [...TERMINAL.filter((r) => r !== 'Error' && r !== 'Completed'), ...OTHER_REASONS];
+const VOCABULARY = new RegExp(`\\b(${NAMED.join('|')})\\b`, 'gi');
+const CANONICAL = new Map(NAMED.map((r) => [r.toLowerCase(), r]));
+
 const NEGATION =
   /\b(?:not|no|never|isn't|wasn't|aren't|without|rather than|instead of|unrelated|ruled out|rules out|excluded?|nor)\b[^.;:]{0,40}$/i;
 const AFTERWARDS =
@@ -82,9 +87,9 @@ function reasons(text: string, out: KeyValue[]): void {
     seen.add(reason);
     out.push(reasonWord(reason));
   };
-  for (const reason of [...TERMINAL.filter((r) => r !== 'Error' && r !== 'Completed'), ...OTHER_REASONS]) {
-    const m = new RegExp(`\\b${reason}\\b`, 'i').exec(text);
-    if (m) add(reason === 'OOMKilling' ? 'OOMKilled' : reason, m.index, m.index + m[0].length);
+  for (const m of text.matchAll(VOCABULARY)) {
+    const reason = CANONICAL.get((m[1] ?? '').toLowerCase()) ?? '';
+    add(reason === 'OOMKilling' ? 'OOMKilled' : reason, m.index, m.index + m[0].length);
   }
   const oom = /\bOOM(?:[- ]?kill(?:ed|s|ing)?)?\b|\bout[- ]of[- ]memory\b/i.exec(text);
   if (oom) add('OOMKilled', oom.index, oom.index + oom[0].length);
@@ -261,7 +266,7 @@ export function checkValue(value: KeyValue, sources: ValueSource[], subjects: re
   for (const source of sources) {
     const single =
       source.names.length > 0 && (subjects.length === 0 || source.names.some((n) => about(n, subjects)));
-    for (const line of source.lines) {
+    for (const line of source.lines()) {
       const lower = line.toLowerCase();
       if ((single || about(line, subjects)) && words.some((w) => lineHolds(lower, w, value.kind)))
         return { kind: 'confirmed', value, source: source.label };

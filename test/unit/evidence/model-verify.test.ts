@@ -89,7 +89,7 @@ describe('the model reader', () => {
       asked.push(text);
       return answers[text] ?? '';
     };
-    const contradicted = await readWithModel(GROUNDED, ['', '', '', ''], ask, 20);
+    const contradicted = await readWithModel(GROUNDED, () => '', ask, 20);
     expect(asked).toEqual(['api exits on a bad HTTP_PORT', 'the log says FATAL', 'web is ready']);
     expect(contradicted).toMatchObject({
       verdict: 'ungrounded',
@@ -103,9 +103,9 @@ describe('the model reader', () => {
 
     answers['the log says FATAL'] = '{"answer":"supported"}';
     answers['web is ready'] = '{"answer":"not enough information"}';
-    expect((await readWithModel(GROUNDED, [], ask, 20)).verdict).toBe('partial');
+    expect((await readWithModel(GROUNDED, () => '', ask, 20)).verdict).toBe('partial');
     answers['web is ready'] = '{"answer":"supported"}';
-    const agreed = await readWithModel(GROUNDED, [], ask, 20);
+    const agreed = await readWithModel(GROUNDED, () => '', ask, 20);
     expect(agreed).toMatchObject({
       verdict: 'grounded',
       claimsSupported: 4,
@@ -113,7 +113,7 @@ describe('the model reader', () => {
     });
     const ungrounded = await readWithModel(
       { ...GROUNDED, verdict: 'ungrounded' },
-      [],
+      () => '',
       async () => '{"answer":"supported"}',
       20,
     );
@@ -124,7 +124,7 @@ describe('the model reader', () => {
     const asked: string[] = [];
     const evidence = await readWithModel(
       GROUNDED,
-      [],
+      () => '',
       async ({ user }) => {
         asked.push(user);
         throw new Error('no answer within 30000 ms (evidence.timeout)');

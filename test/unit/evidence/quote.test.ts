@@ -18,7 +18,8 @@ const held = (quote: string, text = LOG): boolean => {
 
 describe('quoted lines against recorded output', () => {
   it('reads timestamps, typographic quotes and dashes, and masks the same on both sides', () => {
-    expect(normalizeLine('Sat, 28 Nov 2026 16:37:14 +0000')).toBe('⟨16:37⟩');
+    expect(normalizeLine('Sat, 28 Nov 2026 16:37:14 +0000')).toBe('Sat, 28 Nov 2026 ⟨16:37⟩ +0000');
+    expect(normalizeLine('[28/Nov/2026:16:20:11 +0000]')).toBe('[28/Nov/2026:16:20:11 +0000]');
     expect(normalizeLine('2026-11-28T16:35:01.902Z  FATAL')).toBe(normalizeLine('16:35:01 FATAL'));
     expect(normalizeLine('“8O80” — x')).toBe('"8O80" - x');
     expect(normalizeLine('pass=******** and [REDACTED:DB_PASSWORD]')).toBe('pass=∗ and ∗');

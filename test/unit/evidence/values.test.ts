@@ -4,7 +4,7 @@ import { keyValues, checkValue, type ValueSource } from '../../../src/evidence/v
 const describeApi: ValueSource = {
   label: 'kubectl describe pod api-1 -n shop',
   names: ['api-1'],
-  lines: [],
+  lines: () => [],
   parsed: {
     pods: [
       {
