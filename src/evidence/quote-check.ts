@@ -11,7 +11,7 @@ import {
   tooWeak,
   type Quote,
 } from './quote.js';
-import { tokensOf, WILDCARD } from './normalize.js';
+import { tokensOf } from './normalize.js';
 
 // One quoted line against the run's record: first the output of the call it cites (through the pipes
 // the report shows, re-applied), then every other call's output (a quote from another pod's describe is
