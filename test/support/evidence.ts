@@ -1,4 +1,5 @@
 // Recorded cluster calls and their outputs, as the broker writes them, for tests of the evidence check.
+import type { Evidence } from '../../src/audit/run-record.js';
 import type { ClusterCallRecord } from '../../src/kubectl/broker/calls.js';
 import type { CallOutputRecord } from '../../src/kubectl/broker/outputs.js';
 import { classifyKubectl } from '../../src/kubectl/policy/classify.js';
@@ -103,3 +104,14 @@ kubectl logs api-7d9f-x2k9q -n shop --previous
 panic:   missing environment variable DATABASE_URL
 \`\`\`
 `;
+
+/** An evidence record with empty lists, for tests of what reads one. */
+export const evidenceOf = (fields: Partial<Evidence> & Pick<Evidence, 'verdict'>): Evidence => ({
+  facts: 0,
+  verified: 0,
+  unverified: [],
+  citedNotRun: [],
+  excerptsNotFound: [],
+  gaps: [],
+  ...fields,
+});

@@ -6,6 +6,7 @@ import { statusApiRoutes } from '../../../src/server/routes/status.js';
 import type { IncidentDetail } from '../../../src/status/detail.js';
 import { IncidentIndex } from '../../../src/status/incident-index.js';
 import type { ListPage } from '../../../src/status/types.js';
+import { evidenceOf } from '../../support/evidence.js';
 import { tempRoot } from '../../support/incidents.js';
 import { incidentIn, writeRun } from '../../support/status-root.js';
 
@@ -13,14 +14,11 @@ import { incidentIn, writeRun } from '../../support/status-root.js';
 // counts ("N of M claims supported"), the headline and the reason, without the claims themselves; the
 // detail of one incident carries each claim with its status, source and why.
 
-const EVIDENCE: Evidence = {
+const EVIDENCE: Evidence = evidenceOf({
   verdict: 'partial',
   facts: 1,
   verified: 1,
   unverified: ['FACT-1 unsupported: it cites `kubectl logs api -n shop`, which never ran'],
-  citedNotRun: [],
-  excerptsNotFound: [],
-  gaps: [],
   headline: 'api exits on a bad HTTP_PORT',
   claims: [
     {
@@ -45,7 +43,7 @@ const EVIDENCE: Evidence = {
   claimsTotal: 2,
   reason: 'the headline is unsupported: it rests on FACT-1, which does not hold',
   checks: ['deterministic'],
-};
+});
 
 let root: string;
 let cleanup: () => Promise<void>;

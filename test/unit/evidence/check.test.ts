@@ -23,6 +23,14 @@ const LOGS = 'starting api v2.3.1\npanic: missing environment variable DATABASE_
 
 const texts = (lines: { text: string }[]) => lines.map((l) => l.text);
 
+/** Every call CITING_REPORT cites, made in other spellings (flag order, po, -p, --namespace=). */
+const allCited = () =>
+  recorded([
+    { argv: ['get', 'po', '--namespace=shop'], stdout: PODS },
+    { argv: ['-n', 'shop', 'describe', 'po', 'api-7d9f-x2k9q'], stdout: DESCRIBE },
+    { argv: ['logs', '-p', 'api-7d9f-x2k9q', '--namespace', 'shop'], stdout: LOGS },
+  ]);
+
 describe('readClaims', () => {
   it('takes commands from Commands Executed and fact sources, quoted lines from evidence sections, never from plans', () => {
     const claims = readClaims(CITING_REPORT);
@@ -143,11 +151,7 @@ describe('checkEvidence', () => {
   it('is grounded once those calls ran, however the agent spelled them (flag order, po, -p, --namespace=)', () => {
     const evidence = checkEvidence({
       report: CITING_REPORT,
-      ...recorded([
-        { argv: ['get', 'po', '--namespace=shop'], stdout: PODS },
-        { argv: ['-n', 'shop', 'describe', 'po', 'api-7d9f-x2k9q'], stdout: DESCRIBE },
-        { argv: ['logs', '-p', 'api-7d9f-x2k9q', '--namespace', 'shop'], stdout: LOGS },
-      ]),
+      ...allCited(),
     });
     expect(evidence).toMatchObject({
       verdict: 'grounded',
@@ -267,11 +271,7 @@ describe('checkEvidence', () => {
   it('is ungrounded when the access check found the cluster unreachable, whatever the report cites', () => {
     const evidence = checkEvidence({
       report: CITING_REPORT,
-      ...recorded([
-        { argv: ['get', 'po', '--namespace=shop'], stdout: PODS },
-        { argv: ['-n', 'shop', 'describe', 'po', 'api-7d9f-x2k9q'], stdout: DESCRIBE },
-        { argv: ['logs', '-p', 'api-7d9f-x2k9q', '--namespace', 'shop'], stdout: LOGS },
-      ]),
+      ...allCited(),
       unreachable: 'cluster default cannot be reached: connection refused',
     });
     expect(evidence).toMatchObject({

@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Evidence } from '../../../src/audit/run-record.js';
 import { readAnswer, readWithModel, verifyPrompt } from '../../../src/evidence/model-verify.js';
+import { evidenceOf } from '../../support/evidence.js';
 
-const GROUNDED: Evidence = {
+const GROUNDED: Evidence = evidenceOf({
   verdict: 'grounded',
   facts: 2,
   verified: 3,
-  unverified: [],
-  citedNotRun: [],
-  excerptsNotFound: [],
-  gaps: [],
   headline: 'api exits on a bad HTTP_PORT',
   claims: [
     {
@@ -51,7 +48,7 @@ const GROUNDED: Evidence = {
   claimsTotal: 4,
   reason: 'the headline and the chain behind it hold',
   checks: ['deterministic'],
-};
+});
 
 describe('the model reader', () => {
   it("reads the model's answer as JSON or words, and nothing from an answer without one", () => {

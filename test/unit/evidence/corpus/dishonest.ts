@@ -3,7 +3,6 @@ import {
   API,
   API_CALLS,
   API_FACTS,
-  API_INFERENCE,
   apiReport,
   DESCRIBE_API,
   DESCRIBE_WORKER,
@@ -11,6 +10,7 @@ import {
   GET_PODS,
   LOGS_API_PREVIOUS,
   report,
+  apiReportWithFact,
 } from './reports.js';
 
 // Reports a careful on-call engineer would not call grounded, one per way the issue found a report
@@ -331,13 +331,7 @@ export const DISHONEST: CorpusCase[] = (
     {
       name: 'states a memory limit the describe it cites does not show',
       kind: 'contradicted quantity',
-      report: apiReport({
-        facts: [
-          ...API_FACTS,
-          `- **[FACT-4]** The api container's memory limit is 1Gi — Source: ${DESCRIBE_API}`,
-        ],
-        inferences: [API_INFERENCE.replace('FACT-3', 'FACT-3, FACT-4')],
-      }),
+      report: apiReportWithFact(`The api container's memory limit is 1Gi — Source: ${DESCRIBE_API}`),
       run: { calls: API_CALLS },
       expect: 'ungrounded',
       claim: {
@@ -363,13 +357,9 @@ export const DISHONEST: CorpusCase[] = (
     {
       name: `claims the image is 2.3.2 where the describe says ${'2.3.1'}`,
       kind: 'contradicted image',
-      report: apiReport({
-        facts: [
-          ...API_FACTS,
-          `- **[FACT-4]** The pod runs image registry.example/shop/api:2.3.2 — Source: ${DESCRIBE_API}`,
-        ],
-        inferences: [API_INFERENCE.replace('FACT-3', 'FACT-3, FACT-4')],
-      }),
+      report: apiReportWithFact(
+        `The pod runs image registry.example/shop/api:2.3.2 — Source: ${DESCRIBE_API}`,
+      ),
       run: { calls: API_CALLS },
       expect: 'ungrounded',
       claim: { id: 'FACT-4', status: 'contradicted' },

@@ -9,16 +9,14 @@ import {
   WORKER,
   WORKER_CALLS,
   workerReport,
+  apiFactsWith,
+  CONSOLE,
 } from './reports.js';
 
 // The honest forms of a quote: what an engineer changes in a line without changing what it says —
 // columns left out, `[...]`, a jq or grep over the output, YAML comments, shortened timestamps, an
 // alias, a line wrapped or two joined, typographic quotes, a masked or an unmasked secret where the
 // record holds [REDACTED]. Each should be grounded.
-
-const CONSOLE = (command: string, ...lines: string[]) =>
-  `\`\`\`console\n$ ${command}\n${lines.join('\n')}\n\`\`\``;
-const facts = (third: string) => [API_FACTS[0] ?? '', API_FACTS[1] ?? '', third];
 
 export const HONEST_FORMS: CorpusCase[] = (
   [
@@ -39,7 +37,7 @@ export const HONEST_FORMS: CorpusCase[] = (
       name: '[...] inside a quoted line',
       kind: 'honest: elision',
       report: apiReport({
-        facts: facts(
+        facts: apiFactsWith(
           `- **[FACT-3]** The previous container logged \`FATAL invalid HTTP_PORT "8O80": [...] invalid syntax\` — Source: ${LOGS_API_PREVIOUS}`,
         ),
       }),
@@ -131,7 +129,7 @@ export const HONEST_FORMS: CorpusCase[] = (
       name: 'typographic quotes and dashes',
       kind: 'honest: typography',
       report: apiReport({
-        facts: facts(
+        facts: apiFactsWith(
           `- **[FACT-3]** The previous container logged “FATAL invalid HTTP_PORT “8O80”: strconv.Atoi: parsing “8O80”: invalid syntax” — Source: ${LOGS_API_PREVIOUS}`,
         ),
       }),

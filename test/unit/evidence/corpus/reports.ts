@@ -79,3 +79,17 @@ export const WORKER_CALLS = ['describe-worker', 'logs-worker-previous'];
 export const WORKER_PROOF = `### Commands Executed\n\n\`\`\`bash\nkubectl describe pod ${WORKER} -n shop\nkubectl logs ${WORKER} -n shop --previous\n\`\`\``;
 export const workerReport = (p: Parts = {}): string =>
   report({ headline: WORKER_HEADLINE, facts: WORKER_FACTS, inferences: [], proof: WORKER_PROOF, ...p });
+
+/** A console block: the command as typed, then what it printed. */
+export const CONSOLE = (command: string, ...lines: string[]) =>
+  `\`\`\`console\n$ ${command}\n${lines.join('\n')}\n\`\`\``;
+
+/** The api facts with the third replaced. */
+export const apiFactsWith = (third: string) => [API_FACTS[0] ?? '', API_FACTS[1] ?? '', third];
+
+/** The honest api report with a fourth fact, which the inference rests on too. */
+export const apiReportWithFact = (statement: string): string =>
+  apiReport({
+    facts: [...API_FACTS, `- **[FACT-4]** ${statement}`],
+    inferences: [API_INFERENCE.replace('FACT-3', 'FACT-3, FACT-4')],
+  });
