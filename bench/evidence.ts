@@ -16,6 +16,7 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 30);
 const CALLS = 500;
 const REPORT_LINES = 2000;
 const LIMIT_MS = 100;
+const WARM_UP = 5;
 
 const pod = (i: number) => `api-${(i * 7919).toString(16).padStart(6, '0')}-x${i % 97}`;
 const logLine = (i: number, j: number) =>
@@ -99,32 +100,49 @@ const time = (fn: () => unknown): number[] =>
     fn();
     return performance.now() - t0;
   });
-/** CPU milliseconds per call (user + system): on a loaded host, closer to what an idle one takes than wall time. */
-const cpu = (fn: () => unknown): number => {
-  const before = process.cpuUsage();
-  for (let i = 0; i < ITERATIONS; i++) fn();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000 / ITERATIONS;
+/**
+ * CPU milliseconds of each call (user + system). On this shared 2-core host one call's CPU time swings
+ * 2× from call to call (the other tenants' load, the frequency): the median is the check's cost, the
+ * mean and p90 show the swing.
+ */
+const cpuEach = (fn: () => unknown): number[] =>
+  Array.from({ length: ITERATIONS }, () => {
+    const before = process.cpuUsage();
+    fn();
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000;
+  });
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 };
+const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? 0;
 
-// Warm-up, then measure both in the same run.
-checkEvidence({ report: text, ...record });
+// Warm-up (the first calls compile the code), then measure both in the same run.
+for (let i = 0; i < WARM_UP; i++) checkEvidence({ report: text, ...record });
 const parse = time(() => parseMarkdown(text));
 const check = time(() => checkEvidence({ report: text, ...record }));
 const evidence = checkEvidence({ report: text, ...record });
-const parseCpu = cpu(() => parseMarkdown(text));
-const checkCpu = cpu(() => checkEvidence({ report: text, ...record }));
+const parseCpu = cpuEach(() => parseMarkdown(text));
+const checkCpu = cpuEach(() => checkEvidence({ report: text, ...record }));
 const p50 = percentile(check, 50);
 const base = Math.max(1, percentile(parse, 50));
+const checkMedian = median(checkCpu);
 printTable(
   `evidence check: ${text.split('\n').length}-line report, ${CALLS} recorded calls, ${ITERATIONS} runs`,
   [
     ['parse the report only (baseline), p50', `${percentile(parse, 50)} ms`, '1.00×'],
     ['evidence check, p50', `${p50} ms`, `${(p50 / base).toFixed(2)}×`],
     [
-      'CPU per call: parse / evidence check',
-      `${parseCpu.toFixed(1)} / ${checkCpu.toFixed(1)} ms`,
-      `${(checkCpu / Math.max(0.1, parseCpu)).toFixed(2)}×`,
+      'CPU per call, median: parse / evidence check',
+      `${median(parseCpu).toFixed(1)} / ${checkMedian.toFixed(1)} ms`,
+      `${(checkMedian / Math.max(0.1, median(parseCpu))).toFixed(2)}×`,
+    ],
+    [
+      'evidence check CPU per call: mean / p90',
+      `${mean(checkCpu).toFixed(1)} / ${p90(checkCpu).toFixed(1)} ms`,
+      '',
     ],
     ['evidence check, p90', `${percentile(check, 90)} ms`, `${(percentile(check, 90) / base).toFixed(2)}×`],
     [
@@ -134,10 +152,10 @@ printTable(
     ],
   ],
 );
-// The budget is the check's own cost: CPU time, which a host running other work does not inflate as it does wall time.
-if (checkCpu > LIMIT_MS) {
+// The budget is the check's own cost: its median CPU time per call.
+if (checkMedian > LIMIT_MS) {
   process.stderr.write(
-    `evidence check ${checkCpu.toFixed(1)} CPU ms per call is over the ${LIMIT_MS} ms budget\n`,
+    `evidence check ${checkMedian.toFixed(1)} CPU ms per call (median) is over the ${LIMIT_MS} ms budget\n`,
   );
   process.exitCode = 1;
 }

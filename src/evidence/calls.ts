@@ -127,6 +127,8 @@ export class CallIndex {
   private readonly byVerb = new Map<string, RecordedCall[]>();
   /** By verb and each object named: a citation naming one is compared with those calls only. */
   private readonly byName = new Map<string, RecordedCall[]>();
+  /** By verb and namespace (`*` for every namespace): a citation in one namespace is compared with those. */
+  private readonly byNamespace = new Map<string, RecordedCall[]>();
   /** Resolutions by the cited text: a report cites the same command many times. */
   private readonly resolved = new Map<string, Resolved | undefined>();
 
@@ -139,6 +141,12 @@ export class CallIndex {
       const verb = call.command.verb ?? '';
       push(this.byVerb, verb, call);
       for (const name of new Set(call.names())) push(this.byName, `${verb}\u0000${name}`, call);
+      // A call of every namespace may be the one a citation of any namespace describes.
+      push(
+        this.byNamespace,
+        `${verb}\u0000${call.command.allNamespaces ? '*' : (call.command.namespace ?? '')}`,
+        call,
+      );
     }
   }
 
@@ -154,10 +162,16 @@ export class CallIndex {
     const cited = parseCited(text);
     if (!cited) return undefined;
     const name = cited.targets.find((t) => t.names.length > 0)?.names[0];
+    const verb = cited.verb ?? '';
     const pool =
-      (name === undefined
-        ? this.byVerb.get(cited.verb ?? '')
-        : this.byName.get(`${cited.verb ?? ''}\u0000${name}`)) ?? [];
+      name !== undefined
+        ? (this.byName.get(`${verb}\u0000${name}`) ?? [])
+        : cited.namespace !== undefined && !cited.allNamespaces
+          ? [
+              ...(this.byNamespace.get(`${verb}\u0000${cited.namespace}`) ?? []),
+              ...(this.byNamespace.get(`${verb}\u0000*`) ?? []),
+            ]
+          : (this.byVerb.get(verb) ?? []);
     const candidates = pool.filter((c) => covers(c.command, cited));
     const calls = candidates.filter((c) => c.succeeded);
     if (calls.length > 0) return { status: 'succeeded', calls, failed: [] };
@@ -184,8 +198,10 @@ export class CallIndex {
   objectNames(): Set<string> {
     const names = new Set<string>();
     for (const call of this.succeeded()) {
-      for (const n of call.names()) names.add(n);
-      for (const pod of call.parsed().pods) if (pod.name) names.add(pod.name);
+      const named = call.names();
+      for (const n of named) names.add(n);
+      // A call that named its objects printed those; a listing is read for the pods it printed.
+      if (named.length === 0) for (const pod of call.parsed().pods) if (pod.name) names.add(pod.name);
     }
     return names;
   }

@@ -11,7 +11,7 @@ import {
   tooWeak,
   type Quote,
 } from './quote.js';
-import { tokensOf } from './normalize.js';
+import { needsRewrite, tokensOf } from './normalize.js';
 
 // One quoted line against the run's record: first the output of the call it cites (through the pipes
 // the report shows, re-applied), then every other call's output (a quote from another pod's describe is
@@ -42,6 +42,15 @@ export interface CitedCall {
  */
 const anchorWord = (token: string): boolean => token.length >= 6 && /\d/.test(token);
 
+/** `line` holds a digit between `start` and `end` (a word is cut out only when it is an anchor). */
+function hasDigit(line: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = line.charCodeAt(i);
+    if (c >= 48 && c <= 57) return true;
+  }
+  return false;
+}
+
 /**
  * Every successful call's output, for quotes that cite no call: first by whole lines (a quote is most
  * often a line copied whole), then, built on the first quote that is not, by the words each output holds.
@@ -53,7 +62,7 @@ class AllOutputs {
 
   constructor(private readonly calls: RecordedCall[]) {
     for (const call of calls)
-      for (const line of call.rawLines()) if (!this.whole.has(line)) this.whole.set(line, call);
+      for (const line of call.rawLines()) if (this.whole.get(line) === undefined) this.whole.set(line, call);
   }
 
   /** The call that printed this line as it stands (runs of spaces aside). */
@@ -71,13 +80,11 @@ class AllOutputs {
         for (let start = 0; start < line.length;) {
           let end = line.indexOf(' ', start);
           if (end < 0) end = line.length;
-          if (end - start >= 6) {
+          if (end - start >= 6 && hasDigit(line, start, end)) {
             const token = line.slice(start, end);
-            if (anchorWord(token)) {
-              const list = byToken.get(token);
-              if (!list) byToken.set(token, [n]);
-              else if (list[list.length - 1] !== n) list.push(n);
-            }
+            const list = byToken.get(token);
+            if (!list) byToken.set(token, [n]);
+            else if (list[list.length - 1] !== n) list.push(n);
           }
           start = end + 1;
         }
@@ -87,8 +94,8 @@ class AllOutputs {
     return byToken;
   }
 
-  /** The first call whose output holds the quote (found through the quote's rarest whole words). */
-  find(quote: Quote): RecordedCall | undefined {
+  /** The first call whose output holds the quote (found through its rarest whole words), and its lines. */
+  find(quote: Quote, plain: boolean): { call: RecordedCall; lines: readonly string[] } | undefined {
     const byToken = this.tokens();
     // Whole words of the quote (its very first and last may be cut), rarest first.
     const inner = quote.tokens.slice(1, -1);
@@ -107,8 +114,9 @@ class AllOutputs {
         : this.calls.map((_, n) => n);
     for (const n of candidates) {
       const call = this.calls[n];
-      const lines = call?.lines() ?? [];
-      for (let i = 0; i < lines.length; i++) if (call && heldAt(quote, lines, i)) return call;
+      if (!call) continue;
+      for (const lines of plain ? [call.rawLines(), call.lines()] : [call.lines()])
+        for (let i = 0; i < lines.length; i++) if (heldAt(quote, lines, i)) return { call, lines };
     }
     return undefined;
   }
@@ -127,6 +135,14 @@ export class QuoteChecker {
     private readonly unrecorded: boolean,
   ) {
     this.alertLines = outputLines(alertText);
+  }
+
+  /** Found in `lines` of `call`, unless it is on so many of them that it says nothing. */
+  private heldIn(quote: Quote, call: RecordedCall, lines: readonly string[]): QuoteVerdict {
+    const held = countLines(quote, lines, commonAt(lines.length));
+    return tooCommon(held, lines.length)
+      ? { kind: 'weak', why: `it is on ${held} of ${lines.length} lines of \`${call.label}\`` }
+      : { kind: 'found', call };
   }
 
   private allOutputs(): AllOutputs {
@@ -156,34 +172,28 @@ export class QuoteChecker {
     if (!quote) return undefined;
     const weak = tooWeak(quote);
     if (weak) return { kind: 'weak', why: weak };
+    // A quote that normalising leaves as it is (no time, typography or mask) is looked for in the
+    // output as printed first; only where that fails is the output normalised.
+    const plain = !needsRewrite(text);
     let derived: string | undefined;
     for (const { call, pipes } of cited) {
-      let lines = call.lines();
+      const searched: string[][] = [];
       if (pipes.length > 0) {
         const piped = applyPipes(call.output?.stdout ?? '', pipes);
-        if (piped.kind === 'applied') lines = outputLines(piped.text);
+        if (piped.kind === 'applied') searched.push(outputLines(piped.text));
         else derived = piped.why;
       }
-      let held = countHeld(quote, lines, 1);
-      if (held === 0 && lines !== call.lines()) {
-        lines = call.lines();
-        held = countHeld(quote, lines, 1);
+      if (plain) searched.push(call.rawLines());
+      searched.push(call.lines());
+      for (const lines of searched) {
+        const held = countHeld(quote, lines, 1);
+        if (held > 0) return this.heldIn(quote, call, lines);
       }
-      if (held > 0) held = Math.max(held, countLines(quote, lines, commonAt(lines.length)));
-      if (held > 0 && tooCommon(held, lines.length))
-        return { kind: 'weak', why: `it is on ${held} of ${lines.length} lines of \`${call.label}\`` };
-      if (held > 0) return { kind: 'found', call };
     }
-    const elsewhere = this.allOutputs().find(quote);
+    const elsewhere = this.allOutputs().find(quote, plain);
     if (elsewhere) {
-      if (cited.length > 0) return { kind: 'other', call: elsewhere };
-      const held = countLines(quote, elsewhere.lines(), commonAt(elsewhere.lines().length));
-      if (tooCommon(held, elsewhere.lines().length))
-        return {
-          kind: 'weak',
-          why: `it is on ${held} of ${elsewhere.lines().length} lines of \`${elsewhere.label}\``,
-        };
-      return { kind: 'found', call: elsewhere };
+      if (cited.length > 0) return { kind: 'other', call: elsewhere.call };
+      return this.heldIn(quote, elsewhere.call, elsewhere.lines);
     }
     if (countHeld(quote, this.alertLines, 1) > 0) return { kind: 'alert' };
     for (const call of this.index.calls)

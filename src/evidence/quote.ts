@@ -135,6 +135,12 @@ function columnsIn(tokens: string[], have: string[]): boolean {
   return j === tokens.length;
 }
 
+/** Every word of the quote is on the line (or is masked). */
+function everyWordOn(tokens: readonly string[], line: string): boolean {
+  for (const t of tokens) if (!t.includes(WILDCARD) && !line.includes(t)) return false;
+  return true;
+}
+
 /** A line holding the quote holds its longest token, unless a masked value on the line stands for it. */
 const mayHold = (line: string | undefined, probe: string): boolean =>
   line !== undefined && (line.includes(probe) || line.includes(WILDCARD));
@@ -156,12 +162,7 @@ export function heldAt(quote: Quote, lines: readonly string[], i: number): Held 
     }
   }
   // Some of a row's cells: every word of the quote is on the line.
-  if (
-    !here ||
-    quote.tokens.length < 2 ||
-    !(masked || quote.tokens.every((t) => t.includes(WILDCARD) || line.includes(t)))
-  )
-    return undefined;
+  if (!here || quote.tokens.length < 2 || !(masked || everyWordOn(quote.tokens, line))) return undefined;
   return columnsIn(quote.tokens, lineTokens(lines, i)) ? 'columns' : undefined;
 }
 
@@ -282,28 +283,28 @@ function bare(token: string): string {
   return stripped.startsWith('level=') ? stripped.slice(6) : stripped;
 }
 
-/** The quote's words that could tell one line from another. */
-export function telling(tokens: readonly string[]): string[] {
-  return tokens.map(bare).filter(
-    (t) =>
-      t.length >= 2 &&
-      !COMMON.has(t) &&
-      !t.includes(WILDCARD) &&
-      !t.startsWith('⟨') &&
-      // A time of day as printed (a quote matched before normalising), a mask.
-      !/\d:[0-5]\d/.test(t) &&
-      !/\*{3}|\[redacted/.test(t) &&
-      !/^\d{1,2}$/.test(t) &&
-      /[\p{L}\p{N}]/u.test(t),
-  );
+/** A word of a quote that could tell one line from another, lower case, or undefined. */
+function tells(token: string): string | undefined {
+  const t = bare(token);
+  if (t.length < 2 || COMMON.has(t)) return undefined;
+  // A mask, a time of day (normalised or as printed), a small number: nothing to tell lines apart by.
+  if (t.includes(WILDCARD) || t.startsWith('⟨') || /\d:[0-5]\d|\*{3}|\[redacted|^\d{1,2}$/.test(t))
+    return undefined;
+  return /[\p{L}\p{N}]/u.test(t) ? t : undefined;
 }
 
 /** Why a quote (its words) identifies nothing, or undefined when it could identify a line. */
 export function tooWeak(quote: Quote | readonly string[]): string | undefined {
-  const words = telling('tokens' in quote ? quote.tokens : quote);
-  if (words.length === 0) return 'only status words, labels or numbers';
-  if (words.length === 1 && (words[0] ?? '').length < 10) return 'too short to identify a line';
-  return undefined;
+  const tokens = 'tokens' in quote ? quote.tokens : quote;
+  let first: string | undefined;
+  for (const token of tokens) {
+    const word = tells(token);
+    if (word === undefined) continue;
+    // Two words that tell, or one long one, are enough: no need to read the rest.
+    if (first !== undefined || word.length >= 10) return undefined;
+    first = word;
+  }
+  return first === undefined ? 'only status words, labels or numbers' : 'too short to identify a line';
 }
 
 /** Held by many lines of what it was searched in: it does not say which. */

@@ -10,7 +10,17 @@ export interface DescribedPod extends PodFacts {
   events: EventFacts[];
 }
 
-const FIELD = /^( *)([^:]+?):(?:\s+(.*?))?\s*$/;
+/** `   Key:   value` → its indent, key and value; undefined for a line that is not a field. */
+function fieldOf(line: string): { indent: number; key: string; value: string } | undefined {
+  let indent = 0;
+  while (line.charCodeAt(indent) === 32) indent++;
+  const colon = line.indexOf(':', indent);
+  if (colon <= indent) return undefined;
+  // The key ends at the first colon, which a space or the end of the line follows.
+  const after = line.charCodeAt(colon + 1);
+  if (colon + 1 < line.length && after !== 32 && after !== 9) return undefined;
+  return { indent, key: line.slice(indent, colon), value: line.slice(colon + 1).trim() };
+}
 
 type Block = 'state' | 'last' | 'limits' | 'requests' | 'other';
 
@@ -82,11 +92,9 @@ export function parseDescribePods(text: string): DescribedPod[] {
       eventLines.push(line);
       continue;
     }
-    const m = FIELD.exec(line);
-    if (!m) continue;
-    const indent = m[1]?.length ?? 0;
-    const key = m[2] ?? '';
-    const value = m[3] ?? '';
+    const field = fieldOf(line);
+    if (!field) continue;
+    const { indent, key, value } = field;
     if (indent === 0) {
       if (key === 'Name') {
         close();
