@@ -21,6 +21,7 @@ export class RecordedCall {
   readonly label: string;
   private fields: ParsedOutput | undefined;
   private normalized: string[] | undefined;
+  private some: string[] | undefined;
   private errors: string[] | undefined;
   private named: string[] | undefined;
   private lower: string | undefined;
@@ -55,6 +56,13 @@ export class RecordedCall {
   lines(): string[] {
     this.normalized ??= normalizeCollapsed(this.rawLines());
     return this.normalized;
+  }
+
+  /** Line `i` normalised, alone (most quotes need only the lines that could hold them normalised). */
+  lineAt(i: number): string {
+    if (this.normalized) return this.normalized[i] ?? '';
+    this.some ??= [];
+    return (this.some[i] ??= normalizeCollapsed([this.rawLines()[i] ?? ''])[0] ?? '');
   }
 
   /** Its output's lines as printed, runs of spaces collapsed (a quote copied whole is one of them). */

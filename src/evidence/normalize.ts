@@ -103,7 +103,7 @@ export const normalizeLines = (text: string): string[] => normalizeCollapsed(col
 
 /** Whether normalising changes more than spaces in `text` (a time of day, typography, a mask). */
 export const needsRewrite = (text: string): boolean =>
-  /\d:[0-5]\d/.test(text) || TYPOGRAPHY.test(text) || MASK_HINT.test(text);
+  /\d:[0-5]\d/.test(text) || TYPOGRAPHY.test(text) || (MASK_HINT.test(text) && A_MASK.test(text));
 
 function rewrite(text: string): string {
   let out = text;
@@ -121,6 +121,8 @@ function rewrite(text: string): string {
 
 const TYPOGRAPHY = /[\u2010-\u2015\u2018-\u201E\u2026\u2032\u2033\u2212]/;
 const MASK_HINT = /[*•<[]|xxx|XXX/;
+/** MASKS without its global state, for a yes-or-no question. */
+const A_MASK = new RegExp(MASKS.source, 'iu');
 
 /** Marks that say text was left out of a quote: the parts around them must appear in order. */
 const ELISION =

@@ -95,7 +95,7 @@ class AllOutputs {
   }
 
   /** The first call whose output holds the quote (found through its rarest whole words), and its lines. */
-  find(quote: Quote, plain: boolean): { call: RecordedCall; lines: readonly string[] } | undefined {
+  find(quote: Quote, plain: boolean): { call: RecordedCall; held: number } | undefined {
     const byToken = this.tokens();
     // Whole words of the quote (its very first and last may be cut), rarest first.
     const inner = quote.tokens.slice(1, -1);
@@ -114,13 +114,43 @@ class AllOutputs {
         : this.calls.map((_, n) => n);
     for (const n of candidates) {
       const call = this.calls[n];
-      if (!call) continue;
-      for (const lines of plain ? [call.rawLines(), call.lines()] : [call.lines()])
-        for (let i = 0; i < lines.length; i++) if (heldAt(quote, lines, i)) return { call, lines };
+      const held = call ? heldCount(quote, call, plain) : 0;
+      if (call && held > 0) return { call, held };
     }
     return undefined;
   }
 }
+
+/**
+ * How many lines of `call`'s output hold the quote (0: none), normalising no more of it than needed:
+ * a plain quote (no time of day, typography or mask) in the output as printed; else only the lines
+ * holding every word of it normalising leaves alone; else (a quote across lines, words the output
+ * spells otherwise) all of it.
+ */
+function heldCount(quote: Quote, call: RecordedCall, plain: boolean): number {
+  const raw = call.rawLines();
+  if (plain && countHeld(quote, raw, 1) > 0) return countLines(quote, raw, commonAt(raw.length)) || 1;
+  // The words of the quote as written are in the line as printed (a shortened `09:07:00` is in
+  // `2026-11-26T09:07:00Z`), unless they are masks, elisions or typography.
+  const words = tokensOf(quote.raw.replace(/\s+/g, ' ').trim()).filter(
+    (t) =>
+      t.length >= 2 && !/\.\.\.|…|[[\]()]|[\u2010-\u2015\u2018-\u201E\u2212]/.test(t) && !A_MASK_WORD.test(t),
+  );
+  if (words.length > 0) {
+    let held = 0;
+    for (let i = 0; i < raw.length; i++) {
+      const line = raw[i] ?? '';
+      if (words.every((w) => line.includes(w)) && heldAt(quote, [call.lineAt(i)], 0)) held++;
+    }
+    if (held > 0) return held;
+  }
+  const lines = call.lines();
+  return countHeld(quote, lines, 1) > 0 ? countLines(quote, lines, commonAt(lines.length)) || 1 : 0;
+}
+
+/** A word that is a mask or a redaction marker. */
+const A_MASK_WORD =
+  /\*{3}|•{3}|<(?:redacted|hidden|masked|secret|removed)>|redacted|(?:^|[^\p{L}\p{N}])(?:x{3,}|X{3,})(?:$|[^\p{L}\p{N}])/iu;
 
 /** Marks of text left out: a quote with one is not a whole line. */
 const ELIDED = /\.\.\.|…|\[\s*(?:snip|truncated|cut|omitted)\s*\]/i;
@@ -137,11 +167,10 @@ export class QuoteChecker {
     this.alertLines = outputLines(alertText);
   }
 
-  /** Found in `lines` of `call`, unless it is on so many of them that it says nothing. */
-  private heldIn(quote: Quote, call: RecordedCall, lines: readonly string[]): QuoteVerdict {
-    const held = countLines(quote, lines, commonAt(lines.length));
-    return tooCommon(held, lines.length)
-      ? { kind: 'weak', why: `it is on ${held} of ${lines.length} lines of \`${call.label}\`` }
+  /** Found in `call`, on `held` of its `searched` lines: unless that is so many that it says nothing. */
+  private heldIn(call: RecordedCall, held: number, searched: number): QuoteVerdict {
+    return tooCommon(held, searched)
+      ? { kind: 'weak', why: `it is on ${held} of ${searched} lines of \`${call.label}\`` }
       : { kind: 'found', call };
   }
 
@@ -172,28 +201,25 @@ export class QuoteChecker {
     if (!quote) return undefined;
     const weak = tooWeak(quote);
     if (weak) return { kind: 'weak', why: weak };
-    // A quote that normalising leaves as it is (no time, typography or mask) is looked for in the
-    // output as printed first; only where that fails is the output normalised.
     const plain = !needsRewrite(text);
     let derived: string | undefined;
     for (const { call, pipes } of cited) {
-      const searched: string[][] = [];
       if (pipes.length > 0) {
         const piped = applyPipes(call.output?.stdout ?? '', pipes);
-        if (piped.kind === 'applied') searched.push(outputLines(piped.text));
-        else derived = piped.why;
+        if (piped.kind === 'derived') derived = piped.why;
+        else {
+          const lines = outputLines(piped.text);
+          if (countHeld(quote, lines, 1) > 0)
+            return this.heldIn(call, countLines(quote, lines), lines.length);
+        }
       }
-      if (plain) searched.push(call.rawLines());
-      searched.push(call.lines());
-      for (const lines of searched) {
-        const held = countHeld(quote, lines, 1);
-        if (held > 0) return this.heldIn(quote, call, lines);
-      }
+      const held = heldCount(quote, call, plain);
+      if (held > 0) return this.heldIn(call, held, call.rawLines().length);
     }
     const elsewhere = this.allOutputs().find(quote, plain);
     if (elsewhere) {
       if (cited.length > 0) return { kind: 'other', call: elsewhere.call };
-      return this.heldIn(quote, elsewhere.call, elsewhere.lines);
+      return this.heldIn(elsewhere.call, elsewhere.held, elsewhere.call.rawLines().length);
     }
     if (countHeld(quote, this.alertLines, 1) > 0) return { kind: 'alert' };
     for (const call of this.index.calls)
