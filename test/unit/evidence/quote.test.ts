@@ -20,7 +20,9 @@ describe('quoted lines against recorded output', () => {
   it('reads timestamps, typographic quotes and dashes, and masks the same on both sides', () => {
     expect(normalizeLine('Sat, 28 Nov 2026 16:37:14 +0000')).toBe('Sat, 28 Nov 2026 ⟨16:37⟩ +0000');
     expect(normalizeLine('[28/Nov/2026:16:20:11 +0000]')).toBe('[28/Nov/2026:16:20:11 +0000]');
-    expect(normalizeLine('2026-11-28 16:35:01,123+01:00 x 16:35 y 09:07:00Z')).toBe('⟨16:35⟩ x ⟨16:35⟩ y ⟨09:07⟩');
+    expect(normalizeLine('2026-11-28 16:35:01,123+01:00 x 16:35 y 09:07:00Z')).toBe(
+      '⟨16:35⟩ x ⟨16:35⟩ y ⟨09:07⟩',
+    );
     for (const untouched of ['16:35:01:99', '10.0.0.14:8080', 'db.shop:5432', 'at 9:05', '24:00', '12:60'])
       expect(normalizeLine(untouched), untouched).toBe(untouched);
     expect(normalizeLine('2026-11-28T16:35:01.902Z  FATAL')).toBe(normalizeLine('16:35:01 FATAL'));
