@@ -9,6 +9,7 @@ export const LAYERS = [
   ['config', 'util'],
   ['workspace', 'agents', 'kubectl', 'clusters', 'election'],
   ['audit', 'engines', 'gateway'],
+  ['report'],
   ['incident', 'feedback', 'evidence'],
   ['context', 'intake', 'notify', 'status'],
   ['run', 'server'],

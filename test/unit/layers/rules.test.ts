@@ -16,6 +16,9 @@ const { LAYERS } = (await import(pathToFileURL(path.join(ROOT, CONFIG_FILE)).hre
   LAYERS: string[][];
 };
 
+/** The name of the layer rule for `folder`'s layer (`layer-N`). */
+const ruleOf = (folder: string): string => `layer-${LAYERS.findIndex((folders) => folders.includes(folder))}`;
+
 /** `layer → folders` from docs/architecture.md's table under "The layers, and which way dependencies point". */
 function documentedLayers(): Map<number, string[]> {
   const doc = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
@@ -130,12 +133,12 @@ describe('the layers of src/ as lint rules', () => {
         'layer-1: src/util/planted.ts → src/cli/planted-cli.ts',
         'no-cli-imports: src/util/planted.ts → src/cli/planted-cli.ts',
         'agents-engines-apart: src/engines/planted.ts → src/agents/planted-agent.ts',
-        'layer-5: src/context/planted.ts → src/run/planted-run.ts',
+        `${ruleOf('context')}: src/context/planted.ts → src/run/planted-run.ts`,
         'nothing-below-run-imports-it: src/context/planted.ts → src/run/planted-run.ts',
         'no-circular: src/workspace/planted-a.ts → src/workspace/planted-b.ts',
         'in-a-layer: src/stray/planted.ts → src/shared/planted-shared.ts',
         'imports-a-folder-in-a-layer: src/cli/planted-cli.ts → src/stray/planted.ts',
-        'layer-9: src/cli/planted-cli.ts → src/stray/planted.ts',
+        `${ruleOf('cli')}: src/cli/planted-cli.ts → src/stray/planted.ts`,
         'self-contained: src/kubectl/guard/planted.ts → src/shared/planted-shared.ts',
       ].sort(),
     );
