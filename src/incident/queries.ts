@@ -7,6 +7,7 @@ import {
   RUN_ENDED,
   targets,
 } from './lifecycle.js';
+import type { Verdict } from '../shared/status.js';
 import { INCIDENT_STATES, type IncidentState, type StateFile } from '../workspace/state.js';
 
 // Questions about an incident's state, answered from the lifecycle's one table (lifecycle.ts) and its
@@ -75,7 +76,7 @@ export const lastRunEnded = (state: IncidentState): boolean =>
  * The verdict a run with this outcome status gives its incident when nothing re-queues it (a replay,
  * a comparison): the answered state for a success, failed for anything else.
  */
-export const verdictOfRun = (status: string): typeof RUN_ENDED.answered | typeof RUN_ENDED.failed =>
+export const verdictOfRun = (status: string): Verdict =>
   status === 'succeeded' ? RUN_ENDED.answered : RUN_ENDED.failed;
 
 const isIncidentState = (state: string): state is IncidentState =>

@@ -1,10 +1,12 @@
 import type { AuditEvent } from '../audit/log.js';
+import type { RunOutcomeStatus } from '../shared/status.js';
 import type { IncidentState, RunProgress, StateFile } from '../workspace/state.js';
 
 // What happens to an incident (the events its state machine, machine.ts, is told of) and what a
 // transition returns.
 
-export type RunOutcomeStatus = 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
+/** How a run ended (the one status vocabulary, shared/status.ts). */
+export type { RunOutcomeStatus } from '../shared/status.js';
 
 /** How a run ended, as the run pipeline reports it. */
 export interface RunOutcome {
