@@ -3,7 +3,7 @@
 // words, and a word means the same in each.
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { AgentOutcome } from '../../../src/agents/types.js';
-import { transition, type MachineContext, type RunOutcome } from '../../../src/incident/machine.js';
+import { transition, type RunOutcome } from '../../../src/incident/machine.js';
 import { hasVerdict, verdictOfRun } from '../../../src/incident/queries.js';
 import {
   RUN_OUTCOME_STATUSES,
@@ -15,20 +15,11 @@ import {
 import { runResultSchema, type RunResult } from '../../../src/workspace/run-record.js';
 import { INCIDENT_STATES, type StateFile } from '../../../src/workspace/state.js';
 import { sampleRunResult } from '../../support/runs.js';
+import { MACHINE_CTX, stateRecord } from '../../support/incident-machine.js';
 
-const ctx: MachineContext = {
-  now: Date.parse('2026-11-23T10:00:00.000Z'),
-  policy: { max_attempts: 3, retry_base_delay: 1000, retry_max_delay: 60_000 },
-  random: () => 1,
-};
+const ctx = MACHINE_CTX;
 
-const running: StateFile = {
-  incidentId: 'inc-1',
-  state: 'running',
-  attempts: 1,
-  updatedAt: '2026-11-23T09:00:00.000Z',
-  runs: [{ id: 'r1', status: 'running' }],
-};
+const running = stateRecord('running');
 
 describe('one status vocabulary', () => {
   it('every union is made from it (checked by the type checker)', () => {
