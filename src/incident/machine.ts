@@ -1,6 +1,6 @@
 import type { AuditEvent } from '../audit/log.js';
 import type { IncidentState, StateFile } from '../workspace/state.js';
-import { arrowFor, IllegalTransitionError, type Arrow, type RunEnding } from './lifecycle.js';
+import { arrowFor, IllegalTransitionError, type Arrow, type EventType, type RunEnding } from './lifecycle.js';
 import { isFirstJudgement } from './queries.js';
 import { finished, withRunStatus } from './run-end.js';
 import type { EventOf, IncidentEvent, MachineContext, Next, Step, Transition } from './types.js';
@@ -57,41 +57,36 @@ function byEnding(arrow: Arrow): Readonly<Record<RunEnding, IncidentState>> {
   return arrow.to;
 }
 
-/** What the move records and emits, in the state the table says. */
+/** An event's effect: what the move records and emits, in the state the table says. */
+type Effect<T extends EventType> = (step: Step, event: EventOf<T>, to: IncidentState) => Transition;
+
+/** Every event's effect but a run's end, which is judged first (run-end.ts). */
+const EFFECTS: { readonly [T in Exclude<EventType, 'Finished'>]: Effect<T> } = {
+  Invalid: invalid,
+  Duplicate: duplicate,
+  QueueFull: queueFull,
+  Validated: validated,
+  Claimed: claimed,
+  Launched: launched,
+  Progress: progress,
+  Gone: gone,
+  Interrupted: interrupted,
+  Adopted: adopted,
+  RetryRequested: retryRequested,
+  IncidentChanged: incidentChanged,
+  Resolved: resolved,
+};
+
 function effect(step: Step, event: IncidentEvent, arrow: Arrow, ctx: MachineContext): Transition {
-  switch (event.type) {
-    case 'Invalid':
-      return invalid(step, event, target(arrow));
-    case 'Duplicate':
-      return duplicate(step, event, target(arrow));
-    case 'QueueFull':
-      return queueFull(step, event, target(arrow));
-    case 'Validated':
-      return validated(step, event, target(arrow));
-    case 'Claimed':
-      return claimed(step, event, target(arrow));
-    case 'Launched':
-      return launched(step, event, target(arrow));
-    case 'Progress':
-      return {
-        record: { ...step.base, state: target(arrow), updatedAt: step.updatedAt, progress: event.progress },
-        audit: [],
-      };
-    case 'Finished':
-      return finished(step, event, byEnding(arrow), ctx);
-    case 'Gone':
-      return gone(step, event, target(arrow));
-    case 'Interrupted':
-      return interrupted(step, event, target(arrow));
-    case 'Adopted':
-      return adopted(step, event, target(arrow));
-    case 'RetryRequested':
-      return retryRequested(step, event, target(arrow));
-    case 'IncidentChanged':
-      return incidentChanged(step, event, target(arrow));
-    case 'Resolved':
-      return resolved(step, event, target(arrow));
-  }
+  if (event.type === 'Finished') return finished(step, event, byEnding(arrow), ctx);
+  // TypeScript does not tie an event to its own entry of EFFECTS; each entry is checked against its
+  // event's type where EFFECTS is written.
+  const apply = EFFECTS[event.type] as Effect<typeof event.type>;
+  return apply(step, event, target(arrow));
+}
+
+function progress({ base, updatedAt }: Step, event: EventOf<'Progress'>, to: IncidentState): Transition {
+  return { record: { ...base, state: to, updatedAt, progress: event.progress }, audit: [] };
 }
 
 function invalid({ record, id, next }: Step, event: EventOf<'Invalid'>, to: IncidentState): Transition {
