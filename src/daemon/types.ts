@@ -83,4 +83,9 @@ export interface RunOverrides {
    * under the workspaces root). Replays leave them out: the original's report would be the answer.
    */
   previousInvestigations?: boolean;
+  /**
+   * A Prometheus the run's `promql` and its alert preload ask instead of its cluster's endpoint (an eval's
+   * recorded answers), and the time it was recorded at, which the calls' relative times start from.
+   */
+  prometheus?: { url: string; now?: string };
 }

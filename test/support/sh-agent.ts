@@ -6,7 +6,7 @@ import { runDirOf } from '../../src/shared/triage-paths.js';
 import { AuditLog } from '../../src/audit/log.js';
 import type { Config } from '../../src/config/schema.js';
 import type { Engine } from '../../src/engines/types.js';
-import { createRunExecutor } from '../../src/daemon/run/pipeline.js';
+import { createRunExecutor, type ExecutorDeps } from '../../src/daemon/run/pipeline.js';
 import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/daemon/types.js';
 import type { Workspace } from '../../src/intake/types.js';
 import { createDockerEngine } from '../../src/engines/docker/index.js';
@@ -33,6 +33,8 @@ export function shScriptExecutor(
   env: Record<string, string | undefined> = {},
   /** 'configured': the skills cache of config.skills (a triage script runs); else none. */
   skills: 'none' | 'configured' = 'none',
+  /** More of the executor's dependencies (the Prometheus endpoints). */
+  extra: Partial<ExecutorDeps> = {},
 ): RunExecutor {
   const adapter = fakeAdapter('sh');
   return createRunExecutor({
@@ -48,6 +50,7 @@ export function shScriptExecutor(
       ...adapter,
       buildInvocation: (input) => ({ ...adapter.buildInvocation(input), args: ['-c', script] }),
     }),
+    ...extra,
   });
 }
 
@@ -60,9 +63,10 @@ export async function runShAgent(
   overrides?: RunOverrides,
   engine?: Engine,
   env?: Record<string, string | undefined>,
+  extra?: Partial<ExecutorDeps>,
 ): Promise<{ outcome: RunOutcome; bundle: string; stdout: string }> {
   const finish = engine?.placement === 'host' ? FINISH_ON_HOST : FINISH_LIKE_CLAUDE;
-  const executor = shScriptExecutor(config, [...lines, ...finish].join('\n'), engine, env);
+  const executor = shScriptExecutor(config, [...lines, ...finish].join('\n'), engine, env, 'none', extra);
   const outcome = await executor.run({
     workspace,
     runId,

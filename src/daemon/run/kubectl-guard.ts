@@ -18,6 +18,7 @@ import { loadToolPolicy, type ToolPolicy } from '../../kubectl/policy/policy.js'
 import type { Incident, ToolPermissions } from '../../shared/types.js';
 import type { RunBundle } from '../../audit/bundle.js';
 import { routedCluster, runKubeconfig } from './cluster.js';
+import { runPrometheus, runPromqlTool, type RunPrometheus } from './prometheus.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import type { RunStart } from './stages.js';
 
@@ -42,6 +43,16 @@ export interface KubectlSummary {
   refused: number;
   /** The call log, relative to the bundle. */
   log?: string;
+  /** The agent's `promql` calls to its cluster's Prometheus (recorded in the same log, tool `prometheus`). */
+  prometheus?: PrometheusSummary;
+}
+
+/** What result.json says about the run's metrics reads. */
+export interface PrometheusSummary {
+  /** configured: the run's cluster has an endpoint; unusable: its credentials are missing; none: no endpoint. */
+  endpoint: 'configured' | 'unusable' | 'none';
+  calls: number;
+  refused: number;
 }
 
 export interface RunGuard {
@@ -83,6 +94,8 @@ export interface GuardInput {
   cluster?: ClusterKubeconfig & { name?: string };
   /** The pod broker, for engines whose agents reach the daemon over the network. */
   podBroker?: PipelineEnv['podBroker'];
+  /** The run's Prometheus, which the broker's `promql` asks. */
+  prometheus?: RunPrometheus;
   redact: (text: string) => string;
   audit: AuditFn;
   now: () => Date;
@@ -169,6 +182,7 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
       ...(kubeconfig ? { kubeconfig } : {}),
     },
     ...(env.podBroker ? { podBroker: env.podBroker } : {}),
+    prometheus: runPrometheus(env, { ...start, cluster }),
     redact: (text) => env.redactor.redact(text),
     audit: start.audit,
     now: env.now,
@@ -254,7 +268,7 @@ async function recordCall(
   if (record.decision === 'refused') {
     await input.audit('kubectl_refused', {
       by: record.by,
-      command: `${record.tool} ${record.normalized}`,
+      command: record.tool === 'prometheus' ? record.normalized : `${record.tool} ${record.normalized}`,
       category: record.category,
       rule: record.rule,
     });
@@ -375,6 +389,7 @@ async function startAgentBroker(plan: GuardPlan, state: GuardState): Promise<voi
     callTimeoutMs: config.kubectl.call_timeout,
     ...(owner ? { owner } : {}),
     ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),
+    ...(input.prometheus ? { promql: runPromqlTool(input.prometheus) } : {}),
     onCall: (record, output) => recordCall(plan, state, record, output),
     now: input.now,
   });
@@ -410,10 +425,15 @@ async function finishGuard(
   for (const record of refusedByCli) await recordCall(plan, state, record);
   const log = state.log;
   const totals = log?.totals() ?? { calls: 0, refused: 0 };
+  const metrics = log?.totals('prometheus') ?? { calls: 0, refused: 0 };
   await stopGuard(state);
+  const endpoint = input.prometheus?.endpoint;
   return {
     guard: plan.brokered ? 'broker' : config.kubectl.guard ? 'unavailable' : 'off',
     ...totals,
     ...(log ? { log: CLUSTER_CALLS_FILE } : {}),
+    ...(plan.brokered
+      ? { prometheus: { endpoint: !endpoint ? 'none' : endpoint.ok ? 'configured' : 'unusable', ...metrics } }
+      : {}),
   };
 }

@@ -304,7 +304,7 @@ describe('kubectl broker with the guard client', () => {
     expect(await records()).toHaveLength(1);
     const after = await run(['get', 'pods']);
     expect(after.stderr).toMatch(
-      /^kubectl guard: cannot reach the kubectl broker at .*kubectl\.sock \(ENOENT\)/,
+      /^kubectl guard: cannot reach the broker at .*kubectl\.sock \(ENOENT\)/,
     );
   });
 

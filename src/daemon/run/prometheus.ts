@@ -1,0 +1,54 @@
+import type { BrokeredTool } from '../../kubectl/broker/tool-call.js';
+import type { EndpointResolution } from '../../prometheus/endpoint.js';
+import { limitsOf, promqlTool } from '../../prometheus/tool.js';
+import type { PromqlLimits } from '../../prometheus/types.js';
+import type { RunRequest } from '../types.js';
+import { routedCluster, type ClusterChoice } from './cluster.js';
+import type { PipelineEnv } from './env.js';
+
+// The run's Prometheus, joined to the pipeline: its own cluster's endpoint (credentials resolved by the
+// daemon, never the agent's), or the stand-in an eval points it at (RunOverrides.prometheus, with the
+// frozen clock); the `promql` its broker serves, and what the triage step preloads for an alert.
+
+export interface RunPrometheus {
+  /** The run's cluster (registry entry name). */
+  cluster: string;
+  /** Its endpoint; undefined when none is configured. */
+  endpoint: EndpointResolution | undefined;
+  limits: PromqlLimits;
+  /** The clock the calls' relative times resolve against (an eval's frozen time). */
+  now: () => Date;
+}
+
+type RunOf = { cluster?: ClusterChoice; request: Pick<RunRequest, 'workspace' | 'overrides'> };
+
+/** The clock of a stand-in frozen at `at`: time moves on from it as it does for the run. */
+function frozenClock(at: string, now: () => Date): () => Date {
+  const offset = Date.parse(at) - now().getTime();
+  return () => new Date(now().getTime() + offset);
+}
+
+/** The run's Prometheus (the run's cluster must route; throws ClusterRouteError as the guard does). */
+export function runPrometheus(env: PipelineEnv, run: RunOf): RunPrometheus {
+  const cluster = routedCluster(env, run).entry.name;
+  const limits = limitsOf(env.config.promql);
+  const override = run.request.overrides?.prometheus;
+  if (override)
+    return {
+      cluster,
+      endpoint: { ok: true, endpoint: { cluster, url: new URL(override.url), tls: {} } },
+      limits,
+      now: override.now ? frozenClock(override.now, env.now) : env.now,
+    };
+  return { cluster, endpoint: env.prometheus?.get(cluster), limits, now: env.now };
+}
+
+/** The `promql` the run's broker serves. */
+export function runPromqlTool(prometheus: RunPrometheus): BrokeredTool {
+  return promqlTool({
+    endpoint: prometheus.endpoint,
+    cluster: prometheus.cluster,
+    limits: prometheus.limits,
+    now: prometheus.now,
+  });
+}
