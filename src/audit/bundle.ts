@@ -32,6 +32,8 @@ export const RUN_FILES = {
    * read-only to it, so the daemon's records there cannot be changed whatever uid the agent runs as.
    */
   agentNotes: 'agent-notes',
+  /** The alert's expression evaluated when the run began, in full (the prompt's <alert_metrics> section is bounded). */
+  alertMetrics: 'alert-metrics.md',
 } as const;
 
 export type { RunResult } from './run-record.js';

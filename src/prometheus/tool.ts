@@ -136,8 +136,9 @@ export function promqlTool(options: PromqlToolOptions): BrokeredTool {
       if (!parsed.ok || 'help' in parsed || !endpoint) return failed('the call could not be read again');
       const over = checkCommand(parsed.command, options.limits);
       if (over) return failed(`refused: ${over.message}`, over.limit);
-      // Whole seconds: the times printed and recorded are the ones a person would type.
-      const now = Math.floor(options.now().getTime() / 1000) * 1000;
+      // Whole seconds, as a person would type them; rounded up, so that a sample scraped within the
+      // last second is not left out.
+      const now = Math.ceil(options.now().getTime() / 1000) * 1000;
       const request = upstreamRequest(parsed.command, now, options.limits.timeoutMs);
       const result = await promGet(endpoint, request, {
         timeoutMs: options.limits.timeoutMs,

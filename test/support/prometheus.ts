@@ -41,10 +41,10 @@ export async function startExporter(text: string): Promise<Exporter> {
   };
 }
 
-/** Prometheus scraping itself and `exporter` every second, with a TSDB in `dir`. */
+/** Prometheus scraping `exporter` every second, with a TSDB in `dir`; rules' alerts go to `alertmanager`. */
 export async function startScrapingPrometheus(
   binary: string,
-  options: { dir: string; exporter: Exporter; rules?: string },
+  options: { dir: string; exporter: Exporter; rules?: string; alertmanager?: Started },
 ): Promise<Started> {
   await mkdir(path.join(options.dir, 'tsdb'), { recursive: true });
   const config = path.join(options.dir, 'prometheus.yml');
@@ -57,6 +57,14 @@ export async function startScrapingPrometheus(
       '  scrape_interval: 1s',
       '  evaluation_interval: 1s',
       ...(options.rules ? ['rule_files:', `  - ${rules}`] : []),
+      ...(options.alertmanager
+        ? [
+            'alerting:',
+            '  alertmanagers:',
+            '    - static_configs:',
+            `        - targets: ['127.0.0.1:${options.alertmanager.port}']`,
+          ]
+        : []),
       'scrape_configs:',
       '  - job_name: exporter',
       '    static_configs:',
@@ -64,7 +72,11 @@ export async function startScrapingPrometheus(
       '',
     ].join('\n'),
   );
-  return launch(binary, config, [`--storage.tsdb.path=${path.join(options.dir, 'tsdb')}`]);
+  return launch(binary, config, [
+    `--storage.tsdb.path=${path.join(options.dir, 'tsdb')}`,
+    // Alerts found before Alertmanager is discovered are re-sent after this delay (1 m by default).
+    '--rules.alert.resend-delay=1s',
+  ]);
 }
 
 /** One request the proxy was sent. */

@@ -69,6 +69,10 @@ export interface RunGuard {
    * Undefined when kubectl.guard is off (the script then runs kubectl itself). Stop it when the script is done.
    */
   startTriage(): Promise<TriageBroker | undefined>;
+  /** The run's Prometheus, which its broker's `promql` asks (undefined without a broker). */
+  prometheus?: RunPrometheus;
+  /** Records a call the daemon made for the run itself (the triage step's promql) in the run's logs. */
+  record(record: ClusterCallRecord, output?: CapturedOutput): Promise<void>;
   /** Opens the call log and starts the broker; call right before the agent starts. */
   start(): Promise<void>;
   /** Records the CLI's own refusals, stops the broker; what result.json carries. */
@@ -247,6 +251,11 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     withholdKubeconfig: config.kubectl.guard,
     install: (agentRunDir) => installAgentGuard(plan, agentRunDir),
     startTriage: () => startTriageBroker(plan, state),
+    ...(input.prometheus ? { prometheus: input.prometheus } : {}),
+    record: async (record, output) => {
+      await openLogs(plan, state);
+      await recordCall(plan, state, record, output);
+    },
     start: () => startAgentBroker(plan, state),
     finish: (denials) => finishGuard(plan, state, denials),
     stop: () => stopGuard(state),

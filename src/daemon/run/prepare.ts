@@ -10,6 +10,7 @@ import type { RunCleanup } from './cleanup.js';
 import { prepareClusterAccess, routedCluster, type RunCluster } from './cluster.js';
 import type { PipelineEnv } from './env.js';
 import { guardFor } from './kubectl-guard.js';
+import { preloadAlertMetrics } from './alert-metrics.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
 import { refusePlantedAgentFiles } from './planted.js';
 import type { PreparedRun, RunStart } from './stages.js';
@@ -127,6 +128,12 @@ async function contextFor(
   // The triage script's kubectl calls go through the run's broker too, recorded `by: triage`.
   const runsScript = triage.mode === 'run' && !env.config.skills.disable_triage_preload;
   const triageBroker = runsScript ? await guard.startTriage() : undefined;
+  // The alert's own expression, evaluated beside the triage script (a replay that reuses or skips the
+  // triage skips it too: it would read today's values, not the incident's).
+  const alertMetrics =
+    triage.mode === 'run'
+      ? preloadAlertMetrics(env, { start, bundle, guard, runDir: layout.view.runDir })
+      : undefined;
   const context = await buildContext({
     config: env.config,
     workspace,
@@ -146,6 +153,7 @@ async function contextFor(
     cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
     ...(overrides.previousInvestigations === false ? {} : { previousRoot: env.config.workspaces_root }),
     ...(notice ? { clusterNotice: notice } : {}),
+    ...(alertMetrics ? { alertMetrics } : {}),
     signal: request.signal,
   }).finally(() => triageBroker?.stop());
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);

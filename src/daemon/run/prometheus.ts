@@ -1,4 +1,5 @@
-import type { BrokeredTool } from '../../kubectl/broker/tool-call.js';
+import { runToolCall, type BrokeredTool, type ToolResult } from '../../kubectl/broker/tool-call.js';
+import type { RunGuard } from './kubectl-guard.js';
 import type { EndpointResolution } from '../../prometheus/endpoint.js';
 import { limitsOf, promqlTool } from '../../prometheus/tool.js';
 import type { PromqlLimits } from '../../prometheus/types.js';
@@ -51,4 +52,30 @@ export function runPromqlTool(prometheus: RunPrometheus): BrokeredTool {
     limits: prometheus.limits,
     now: prometheus.now,
   });
+}
+
+/**
+ * One promql call of the triage step (the alert's expression preloaded), decided by the persona's
+ * policy and run by the daemon as the broker would, recorded `by: triage` beside the agent's calls.
+ */
+export async function triagePromql(
+  guard: Pick<RunGuard, 'policy' | 'prometheus' | 'record'>,
+  argv: string[],
+  signal: AbortSignal,
+  now: () => Date,
+): Promise<ToolResult> {
+  const call = await runToolCall(
+    {
+      tool: guard.prometheus ? runPromqlTool(guard.prometheus) : undefined,
+      policy: guard.policy,
+      by: 'triage',
+      now,
+      acquire: async () => true,
+      release: () => undefined,
+    },
+    argv,
+    signal,
+  );
+  await guard.record(call.record, call.output);
+  return call.result;
 }

@@ -2,7 +2,7 @@ import type net from 'node:net';
 import { FRAME_STDERR, FRAME_STDOUT, encodeFrame, exitFrame } from '../guard/protocol.js';
 import { decide, type PolicyDecision, type ToolPolicy } from '../policy/policy.js';
 import type { ClusterCallRecord } from './calls.js';
-import type { CapturedOutput, PrometheusExchange } from './outputs.js';
+import { Capture, type CapturedOutput, type PrometheusExchange } from './outputs.js';
 
 // A call to a tool the broker serves besides kubectl (the sandbox's `promql`), on the same socket, the
 // same frames, the same token and the same records as a kubectl call. The tool reads the call's words,
@@ -62,13 +62,19 @@ function answer(socket: net.Socket, result: Pick<ToolResult, 'stdout' | 'stderr'
   socket.end();
 }
 
-/** Decides, runs, answers and records one call to a tool other than kubectl. */
-export async function handleToolCall(
-  ctx: ToolCallContext,
-  socket: net.Socket,
+/** One call decided and run: what the caller is answered, and its record and output for the logs. */
+export interface ToolCall {
+  result: ToolResult;
+  record: ClusterCallRecord;
+  output: CapturedOutput;
+}
+
+/** Decides and runs one call to a tool other than kubectl (the broker's, or the triage step's own). */
+export async function runToolCall(
+  ctx: Omit<ToolCallContext, 'record'>,
   argv: string[],
-  abort: AbortController,
-): Promise<void> {
+  signal: AbortSignal,
+): Promise<ToolCall> {
   const at = ctx.now();
   const started = performance.now();
   const plan: ToolPlan = ctx.tool
@@ -80,7 +86,7 @@ export async function handleToolCall(
   else {
     decision = decide(ctx.policy, plan.names);
     if (!decision.allowed) result = refusedByPolicy(ctx.policy, plan, decision);
-    else if (!ctx.tool || !(await ctx.acquire(abort.signal)))
+    else if (!ctx.tool || !(await ctx.acquire(signal)))
       result = {
         exitCode: 1,
         stdout: '',
@@ -88,15 +94,16 @@ export async function handleToolCall(
       };
     else
       try {
-        result = await ctx.tool.run(argv, abort.signal);
+        result = await ctx.tool.run(argv, signal);
       } finally {
         ctx.release();
       }
   }
-  answer(socket, result);
   const refused = result.refusedBy !== undefined || decision?.allowed === false;
-  const stdoutBytes = Buffer.byteLength(result.stdout);
-  const stderrBytes = Buffer.byteLength(result.stderr);
+  const stdout = new Capture();
+  const stderr = new Capture();
+  stdout.add(Buffer.from(result.stdout));
+  stderr.add(Buffer.from(result.stderr));
   const record: ClusterCallRecord = {
     at: at.toISOString(),
     tool: ctx.tool?.recordAs ?? 'prometheus',
@@ -109,16 +116,29 @@ export async function handleToolCall(
     ...(refused ? { message: result.stderr.trim() } : {}),
     exitCode: result.exitCode,
     durationMs: Math.round(performance.now() - started),
-    stdoutBytes,
-    stderrBytes,
+    stdoutBytes: Buffer.byteLength(result.stdout),
+    stderrBytes: Buffer.byteLength(result.stderr),
   };
-  await ctx.record(record, {
-    stdout: Buffer.from(result.stdout),
-    stderr: Buffer.from(result.stderr),
-    droppedStdout: 0,
-    droppedStderr: 0,
+  const output: CapturedOutput = {
+    stdout: stdout.bytes(),
+    stderr: stderr.bytes(),
+    droppedStdout: stdout.dropped,
+    droppedStderr: stderr.dropped,
     ...(result.exchange ? { prometheus: result.exchange } : {}),
-  });
+  };
+  return { result, record, output };
+}
+
+/** Decides, runs, answers and records one call to a tool other than kubectl. */
+export async function handleToolCall(
+  ctx: ToolCallContext,
+  socket: net.Socket,
+  argv: string[],
+  abort: AbortController,
+): Promise<void> {
+  const call = await runToolCall(ctx, argv, abort.signal);
+  answer(socket, call.result);
+  await ctx.record(call.record, call.output);
 }
 
 function refusedByPolicy(

@@ -1,0 +1,115 @@
+import path from 'node:path';
+import { RUN_FILES, type RunBundle } from '../../audit/bundle.js';
+import type { AlertMetrics } from '../../context/types.js';
+import { shellQuote } from '../../kubectl/parse.js';
+import { alertExpressions, type AlertExpression } from '../../prometheus/alert-expr.js';
+import { formatPromDuration } from '../../prometheus/duration.js';
+import { ALERTS_FILE } from '../../intake/webhooks/alerts-file.js';
+import { readOwnFileBelow } from '../../util/safe-path.js';
+import type { PipelineEnv } from './env.js';
+import type { RunGuard } from './kubectl-guard.js';
+import { triagePromql } from './prometheus.js';
+import type { RunStart } from './stages.js';
+
+// The triage step's metrics: for an incident an Alertmanager alert opened, the alert's own PromQL
+// expression (from its generatorURL) evaluated now and over promql.preload_range, through the same
+// promql the agent has (recorded `by: triage`), preloaded as the <alert_metrics> section. The section
+// is bounded; every value is in the run folder's alert-metrics.md.
+
+/** Lines of one call's output put in the section; the rest is in the file. */
+const MAX_LINES_PER_CALL = 40;
+/** The section's text, at most (before the token budget, which may point at the file instead). */
+const MAX_SECTION_BYTES = 24 * 1024;
+const MAX_ALERTS_BYTES = 4 << 20;
+
+const LEAD =
+  "The alerting rule's expression, evaluated by the daemon when this run began with the same `promql` you have (these calls are recorded). Values are as Prometheus returned them; quote them as printed.";
+
+/** The alerts.json beside the incident, parsed; undefined when absent or unreadable. */
+async function alertsDoc(workspaceDir: string): Promise<unknown> {
+  const read = await readOwnFileBelow(
+    workspaceDir,
+    path.join(workspaceDir, ALERTS_FILE),
+    MAX_ALERTS_BYTES,
+  ).catch(() => undefined);
+  if (read?.kind !== 'ok') return undefined;
+  try {
+    return JSON.parse(read.text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One call as a person would have typed it, then what it printed (bounded when `limit` is given). */
+function block(argv: string[], output: string, limit?: number): string {
+  const lines = output.trimEnd().split('\n');
+  const shown =
+    limit !== undefined && lines.length > limit
+      ? [...lines.slice(0, limit), `… ${lines.length - limit} more lines in the file named below`]
+      : lines;
+  return [`$ promql ${argv.map(shellQuote).join(' ')}`, ...shown].join('\n');
+}
+
+interface Evaluated {
+  expression: AlertExpression;
+  calls: { argv: string[]; output: string }[];
+}
+
+/** The section's text (bounded) and the file's (whole). */
+function render(evaluated: Evaluated[], fullPath: string): { text: string; full: string } {
+  const head = (e: Evaluated) => `Alert ${e.expression.alertname ?? '(unnamed)'}: ${e.expression.expr}`;
+  const full = [
+    LEAD,
+    ...evaluated.map((e) => [head(e), ...e.calls.map((c) => block(c.argv, c.output))].join('\n')),
+  ].join('\n\n');
+  let text = [
+    LEAD,
+    ...evaluated.map((e) =>
+      [head(e), ...e.calls.map((c) => block(c.argv, c.output, MAX_LINES_PER_CALL))].join('\n'),
+    ),
+    `Every value: ${fullPath}.`,
+  ].join('\n\n');
+  if (Buffer.byteLength(text) > MAX_SECTION_BYTES)
+    text = `${Buffer.from(text)
+      .subarray(0, MAX_SECTION_BYTES)
+      .toString('utf8')
+      .replace(/\n[^\n]*$/, '')}\n… cut at ${MAX_SECTION_BYTES} bytes; every value: ${fullPath}.`;
+  return { text: `${text}\n`, full: `${full}\n` };
+}
+
+/**
+ * The alert's expressions evaluated for the run's prompt; undefined when the incident came from no
+ * Alertmanager alert with a generatorURL, or promql.preload is off.
+ */
+export async function preloadAlertMetrics(
+  env: PipelineEnv,
+  run: {
+    start: RunStart;
+    bundle: RunBundle;
+    guard: Pick<RunGuard, 'policy' | 'prometheus' | 'record'>;
+    runDir: string;
+  },
+): Promise<AlertMetrics | undefined> {
+  const { config } = env;
+  if (!config.promql.preload) return undefined;
+  const { workspace, signal } = run.start.request;
+  const expressions = alertExpressions(workspace.incident, await alertsDoc(workspace.dir));
+  if (expressions.length === 0) return undefined;
+  const since = formatPromDuration(config.promql.preload_range);
+  const evaluated: Evaluated[] = [];
+  for (const expression of expressions) {
+    const calls: Evaluated['calls'] = [];
+    for (const argv of [
+      ['query', expression.expr],
+      ['range', expression.expr, '--since', since],
+    ]) {
+      const result = await triagePromql(run.guard, argv, signal, env.now);
+      calls.push({ argv, output: `${result.stdout}${result.stderr}` });
+    }
+    evaluated.push({ expression, calls });
+  }
+  const fullPath = path.posix.join(run.runDir, RUN_FILES.alertMetrics);
+  const { text, full } = render(evaluated, fullPath);
+  await run.bundle.writeText(RUN_FILES.alertMetrics, full);
+  return { text, fullPath, expressions: evaluated.length };
+}
