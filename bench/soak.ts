@@ -22,6 +22,7 @@ import { createStatusRoutes } from '../src/server/routes/status.js';
 import { IncidentIndex } from '../src/status/incident-index.js';
 import { dropIncident, startStandInDaemon, writeStandInAgent } from './stand-in-daemon.js';
 import { silentLogger } from '../src/log/logger.js';
+import { Redactor } from '../src/log/redact.js';
 import { percentile, printTable } from './table.js';
 import { describeFolderCost, folderCost } from './folder-cost.js';
 
@@ -96,7 +97,13 @@ const { config, daemon } = await startStandInDaemon({
     onFinal();
   },
   server: (d, config) => ({
-    routes: createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+    routes: createStatusRoutes({
+      index,
+      host: d,
+      lease: { ttlMs: config.scheduling.lease_ttl },
+      redactor: new Redactor(),
+      log,
+    }),
     log,
   }),
 });

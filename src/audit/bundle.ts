@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import { runDirOf } from '../shared/triage-paths.js';
 import type { Redactor } from '../log/redact.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { fileModeFor, writeFileAtomic } from '../util/fs.js';
 import { assertNoSymlinkBelow, ensureOwnDir, readOwnFile, readOwnFileBelow } from '../util/safe-path.js';
 
 // One audit bundle per run: `<workspace>/.triage/runs/<run-id>/`. Everything written here passes
@@ -32,8 +32,9 @@ export const RUN_FILES = {
    * read-only to it, so the daemon's records there cannot be changed whatever uid the agent runs as.
    */
   agentNotes: 'agent-notes',
-  /** The alert's expression evaluated when the run began, in full (the prompt's <alert_metrics> section is bounded). */
-  alertMetrics: 'alert-metrics.md',
+  /** The alert's expression evaluated when the run began, in full (the prompt's <alert_metrics> section is bounded); the agent reads it. */
+  alertMetricsDir: 'alert-metrics',
+  alertMetrics: 'alert-metrics/values.md',
 } as const;
 
 export type { RunResult } from './run-record.js';
@@ -123,7 +124,7 @@ export class RedactingLog {
       const fd = openSync(
         file,
         constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
-        0o644,
+        fileModeFor(file),
       );
       this.stream = createWriteStream('', { fd });
       this.stream.on('error', (err) => {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { auditKey as secretAuditKey } from '../config/secrets.js';
 import { TRIAGE_DIR, triageDir } from '../shared/triage-paths.js';
-import { unlinkQuietly } from '../util/fs.js';
+import { dirModeFor, unlinkQuietly } from '../util/fs.js';
 import { randomHex } from '../util/random.js';
 
 // The audit chain's key. `audit.hmac_secret` names one among the secrets; without it the daemon makes
@@ -154,7 +154,7 @@ function createKeyFile(file: string): boolean {
 function ensureKeyDir(config: Pick<Config, 'audit' | 'workspaces_root'>, file: string): string | undefined {
   try {
     if (config.audit.key_file !== undefined) mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    else mkdirSync(path.dirname(file));
+    else mkdirSync(path.dirname(file), dirModeFor(path.dirname(file)));
     return undefined;
   } catch (err) {
     const code = codeOf(err);

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import type { Redactor } from '../log/redact.js';
 import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../shared/triage-paths.js';
 import { waitLock } from '../util/file-lock.js';
-import { fsyncFd, writeFileAtomic } from '../util/fs.js';
+import { fileModeFor, fsyncFd, writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 
@@ -202,7 +202,7 @@ export class AuditLog {
       const file = path.join(triageDir, AUDIT_FILE);
       const known = this.tails.get(file);
       // Synchronous file calls around the one fsync: see util/fs.ts.
-      const fd = openSync(file, OPEN_FOR_APPEND, 0o644);
+      const fd = openSync(file, OPEN_FOR_APPEND, fileModeFor(file));
       // One fstat: the file's kind, and (inode, size, mtime) for the tail check.
       const st = fstatSync(fd, { bigint: true });
       if (!st.isFile()) {
@@ -469,7 +469,7 @@ async function writeHead(triageDir: string, head: AuditHead): Promise<void> {
       closeSync(fd);
     }
   }
-  await writeFileAtomic(file, slot + slot, 0o644, { createDir: false });
+  await writeFileAtomic(file, slot + slot, fileModeFor(file), { createDir: false });
 }
 
 /**

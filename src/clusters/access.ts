@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileModeFor } from '../util/fs.js';
 import type { ClusterEntry } from './registry.js';
 
 // How kubectl is pointed at one registry entry without a flag on every call: KUBECONFIG lists a
@@ -30,6 +31,6 @@ export async function writeContextFile(entry: Pick<ClusterEntry, 'context'>, dir
   await writeFile(
     path.join(dir, CONTEXT_FILE),
     `apiVersion: v1\nkind: Config\ncurrent-context: ${JSON.stringify(entry.context)}\n`,
-    { mode: 0o644 },
+    { mode: fileModeFor(path.join(dir, CONTEXT_FILE)) },
   );
 }

@@ -15,7 +15,7 @@ export type SectionTag =
 export interface AlertMetrics {
   /** The section's body (not yet escaped): the calls as `promql` prints them, bounded. */
   text: string;
-  /** Where the agent reads every value (the run folder's alert-metrics.md), as the agent sees it. */
+  /** Where the agent reads every value (the run folder's alert-metrics/values.md), as the agent sees it. */
   fullPath: string;
   /** Expressions evaluated. */
   expressions: number;

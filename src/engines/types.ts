@@ -101,6 +101,11 @@ export interface EngineCapabilities {
    * broker serves it over HTTP with the run's token when the pod broker is configured. Absent means no.
    */
   networkBroker?: boolean;
+  /**
+   * A group the agent runs with that the daemon's files can be given to (a pod's fsGroup): what the agent
+   * reads of its run folder is shared with that group. Absent: the container's own user decides.
+   */
+  agentGroup?: number;
 }
 
 export interface Engine {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AuditLog } from '../audit/log.js';
 import { FEEDBACK_FILE, feedbackPath, triageDir } from '../shared/triage-paths.js';
 import { waitLock } from '../util/file-lock.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { PRIVATE_FILE_MODE, writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir, readOwnFileBelow } from '../util/safe-path.js';
 
 // A responder's verdict on an investigation: `.triage/feedback.json` holds the current one (changeable,
@@ -149,9 +149,14 @@ export async function recordFeedback(
       at: (deps.now?.() ?? new Date()).toISOString(),
       ...(deps.runId ? { runId: deps.runId } : {}),
     };
-    await writeFileAtomic(path.join(dir, FEEDBACK_FILE), `${JSON.stringify(feedback, null, 2)}\n`, 0o644, {
-      createDir: false,
-    });
+    await writeFileAtomic(
+      path.join(dir, FEEDBACK_FILE),
+      `${JSON.stringify(feedback, null, 2)}\n`,
+      PRIVATE_FILE_MODE,
+      {
+        createDir: false,
+      },
+    );
     await deps.audit.append(dir, {
       type: 'feedback_recorded',
       ...(deps.incidentId ? { incidentId: deps.incidentId } : {}),

@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { fileModeFor } from '../util/fs.js';
 import type { ModelCallRecord } from './types.js';
 
 // The run bundle's `model-calls.jsonl`: one JSON line per model call, written by the daemon through one
@@ -19,7 +20,7 @@ export class ModelCallLog {
 
   static async open(file: string, redact: (text: string) => string = (t) => t): Promise<ModelCallLog> {
     const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-    const handle = await open(file, flags, 0o644);
+    const handle = await open(file, flags, fileModeFor(file));
     if (!(await handle.stat()).isFile()) {
       await handle.close();
       throw new Error(`${file} is not a regular file; remove it so the run can record its model calls`);

@@ -3,7 +3,7 @@ import { stateDigest } from '../audit/digest.js';
 import type { AuditEvent, AuditLog } from '../audit/log.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
-import { readRegularFileSync, writeFileAtomic } from '../util/fs.js';
+import { PRIVATE_FILE_MODE, readRegularFileSync, writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 import {
   transition,
@@ -94,7 +94,7 @@ export async function writeState(
   const { incidentId, state, attempts, reason, updatedAt, runs, ...extra } = record;
   const ordered = { incidentId, state, attempts, reason, updatedAt, runs, ...extra };
   const clean = Object.fromEntries(Object.entries(ordered).filter(([, v]) => v !== undefined));
-  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`, 0o644, options);
+  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`, PRIVATE_FILE_MODE, options);
 }
 
 export interface StateChange {

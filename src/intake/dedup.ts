@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { fileModeFor } from '../util/fs.js';
 import { randomHex } from '../util/random.js';
 import { dedupDir } from '../shared/triage-paths.js';
 import { ensureOwnDir } from '../util/safe-path.js';
@@ -139,7 +140,7 @@ export class DedupStore {
     const handle = await open(
       own,
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o644,
+      fileModeFor(own),
     );
     try {
       await handle.writeFile(entry);

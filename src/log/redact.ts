@@ -1,19 +1,40 @@
+import { redactObjects } from './redact-objects.js';
 import { keyLike, redactPairs } from './redact-pairs.js';
 
 // Scrubs secret values from any text before it is logged or written: by value (the configured secrets
 // the daemon actually holds) and by shape (common API-key and token formats it does not know about).
 
 // Shapes start at a word boundary so that names such as `my-task-runner-…` or `disk-pressure-…` survive.
-// Each comes with the literal text every match of it contains: a text without it is not scanned.
-const TOKEN_SHAPES: [RegExp, string[]][] = [
+// Each comes with the literal text every match of it contains: a text without it is not scanned; and,
+// when part of the match stays (a webhook's host), the replacement.
+const TOKEN_SHAPES: [RegExp, string[], string?][] = [
   [/(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g, ['AIza']], // Google API key
   [/(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{30,}/g, ['gh']], // GitHub tokens
   [/(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{30,}/g, ['github_pat_']],
-  [/(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}/g, ['xox']], // Slack
+  [/(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g, ['glpat-']], // GitLab
+  [/(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}\b/g, ['npm_']], // npm
+  [/(?<![A-Za-z0-9_-])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}/g, ['xox', 'xapp-']], // Slack
+  [
+    /(https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/g,
+    ['hooks.slack.com'],
+    '$1[REDACTED]',
+  ],
+  [/(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g, ['_live_', '_test_']], // Stripe secret, restricted
+  [/(?<![A-Za-z0-9_])whsec_[A-Za-z0-9+/=]{20,}/g, ['whsec_']], // Stripe webhook signing secret
   [/\bA(?:KIA|SIA)[0-9A-Z]{16}\b/g, ['AKIA', 'ASIA']], // AWS access key id
   [/\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, ['eyJ']], // JWT (service-account tokens)
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, ['-----BEGIN ']],
+  // A key cut before its END line (an output cut at its bound): its base64 lines go.
+  [
+    /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:(?:\r?\n|\\r?\\n)[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n\\]*))*/g,
+    ['-----BEGIN '],
+  ],
 ];
+/** An AWS secret access key: 40 characters of base64, only recognisable next to its key id or name. */
+const AWS_SECRET = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
+const AWS_ANCHOR = /\bA(?:KIA|SIA)[0-9A-Z]{16}\b|secret[ _-](?:access[ _-])?key/gi;
+/** Characters either side of a key id or "secret access key" where a 40-character value is its secret. */
+const AWS_WINDOW = 320;
 /**
  * Anthropic (`sk-ant-…`) and OpenAI-style (`sk-…`, `sk-proj-…`) keys. `sk-` also starts ordinary
  * Kubernetes names (`sk-payments-api-7c9d8f6b5d-x2k9q`), so a match only counts when it is key-like
@@ -50,11 +71,39 @@ export function weakSecretReason(value: string): string | undefined {
   return undefined;
 }
 
+/**
+ * AWS secret access keys near their key id or their name ("secret access key", `aws_secret_access_key`):
+ * a 40-character base64 word mixing cases and digits (a git SHA is lower-case hex and stays).
+ */
+function redactAwsSecrets(text: string): string {
+  if (!/AKIA|ASIA|secret[ _-](?:access[ _-])?key/i.test(text)) return text;
+  // The windows around each anchor, merged; only they are scanned.
+  const windows: [number, number][] = [];
+  for (const m of text.matchAll(AWS_ANCHOR)) {
+    const from = Math.max(0, m.index - AWS_WINDOW);
+    const to = Math.min(text.length, m.index + m[0].length + AWS_WINDOW);
+    const last = windows.at(-1);
+    if (last && from <= last[1]) last[1] = to;
+    else windows.push([from, to]);
+  }
+  let out = '';
+  let at = 0;
+  for (const [from, to] of windows) {
+    const part = text.slice(from, to).replace(AWS_SECRET, (match) => {
+      const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[/+]/].filter((re) => re.test(match)).length;
+      return classes >= 3 ? '[REDACTED]' : match;
+    });
+    out += text.slice(at, from) + part;
+    at = to;
+  }
+  return out + text.slice(at);
+}
+
 /** Replaces token shapes (not configured values) with [REDACTED]. */
 function redactShapes(text: string): string {
-  let out = text;
-  for (const [re, literals] of TOKEN_SHAPES)
-    if (literals.some((literal) => out.includes(literal))) out = out.replace(re, '[REDACTED]');
+  let out = redactAwsSecrets(text);
+  for (const [re, literals, replacement] of TOKEN_SHAPES)
+    if (literals.some((literal) => out.includes(literal))) out = out.replace(re, replacement ?? '[REDACTED]');
   if (out.includes('sk-'))
     out = out.replace(SK_KEY, (match) =>
       keyLike(match.replace(/^sk-(?:ant-)?/, '')) ? '[REDACTED]' : match,
@@ -69,6 +118,15 @@ function redactShapes(text: string): string {
       : `${scheme}${gap}[REDACTED]`,
   );
   return out;
+}
+
+/**
+ * What a text is redacted for beyond configured values: Kubernetes objects (Secret data, multi-line
+ * credentials, JSON strings holding them, decoded and passed through this again), token shapes, and
+ * credential-named pairs.
+ */
+function redactSeen(text: string, depth: number): string {
+  return redactPairs(redactShapes(redactObjects(text, redactSeen, depth)));
 }
 
 /** True when a value has the shape of a credential. */
@@ -168,8 +226,7 @@ export class Redactor {
     for (const [value, name] of this.sorted) {
       if (out.includes(value)) out = out.split(value).join(`[REDACTED:${name}]`);
     }
-    out = redactShapes(out);
-    return redactPairs(out);
+    return redactSeen(out, 0);
   }
 
   /** Deep-redacts strings inside a JSON-like value. */

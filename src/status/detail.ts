@@ -4,6 +4,7 @@ import type { AuditEntry } from '../audit/log.js';
 import { MAX_REPORT_BYTES } from '../audit/report.js';
 import type { RunResult } from '../audit/run-record.js';
 import type { StateFile } from '../incident/types.js';
+import type { Redactor } from '../log/redact.js';
 import { auditLogPath } from '../shared/triage-paths.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { latestRunDir, readIncidentFacts, REPORT_REL, type IncidentFacts } from './read.js';
@@ -114,14 +115,23 @@ async function readAudit(root: string, dir: string): Promise<IncidentDetail['aud
 
 export type ReportRead = { kind: 'ok'; text: string; path: string } | { kind: 'none'; why: string };
 
-/** The report of `<root>/<folder>` as markdown, or why there is none. */
-export async function readIncidentReport(root: string, folder: string, now: number): Promise<ReportRead> {
+/**
+ * The report of `<root>/<folder>` as markdown, or why there is none; through the redactor, as the
+ * notifications send it: the file on disk is scrubbed when its run ends, but one read while the agent
+ * writes it, or left by a daemon that redacted less, is not.
+ */
+export async function readIncidentReport(
+  root: string,
+  folder: string,
+  now: number,
+  redactor: Pick<Redactor, 'redact'>,
+): Promise<ReportRead> {
   const facts = await readIncidentFacts(root, folder);
   if (!facts) return { kind: 'none', why: `no incident ${folder} under ${root}` };
   const file = path.join(facts.dir, REPORT_REL);
   if (facts.unsafe) return { kind: 'none', why: facts.state.reason ?? 'the folder cannot be read safely' };
   const read = await readOwnFileBelow(root, file, MAX_REPORT_BYTES);
-  if (read.kind === 'ok') return { kind: 'ok', text: read.text, path: file };
+  if (read.kind === 'ok') return { kind: 'ok', text: redactor.redact(read.text), path: file };
   if (read.kind === 'refused') return { kind: 'none', why: read.reason };
   return {
     kind: 'none',

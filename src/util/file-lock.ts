@@ -14,7 +14,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { randomHex } from './random.js';
 import { waitFor } from './backoff.js';
-import { fsyncFd, readRegularFileSync, unlinkQuietly } from './fs.js';
+import { dirModeFor, fileModeFor, fsyncFd, readRegularFileSync, unlinkQuietly } from './fs.js';
 import { isSameProcessAlive, processStartTime } from './process.js';
 
 // The one exclusive-file lock of the daemon (workspace leases, the audit log, the skills cache). A lock
@@ -286,14 +286,14 @@ async function createExclusive(
     fd = openSync(
       file,
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o644,
+      fileModeFor(file),
     );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return false;
     if (code === 'ENOENT' && makeParent) {
       try {
-        mkdirSync(path.dirname(file));
+        mkdirSync(path.dirname(file), dirModeFor(path.dirname(file)));
       } catch (mkdirErr) {
         const mkdirCode = (mkdirErr as NodeJS.ErrnoException).code;
         // The folder above is gone too (a removed workspace): nothing to lock.

@@ -7,6 +7,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeFileSync,
   writeSync,
@@ -14,6 +15,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { TRIAGE_DIR } from '../shared/triage-paths.js';
 import { randomHex } from './random.js';
 
 // The daemon's hot file writes. Opens, writes into the page cache, renames and closes are made
@@ -21,6 +23,54 @@ import { randomHex } from './random.js';
 // `fs/promises` costs 20–50 µs of CPU (a FileHandle, a thread-pool hand-off, a promise) and, over the
 // ~1,500 file calls of a run, was most of the daemon's CPU per run (docs/performance.md). Only the
 // fsync, which waits on the disk, stays off the event loop.
+
+/** What the daemon keeps under a `.triage/` folder (its records of incidents and runs): its user's only. */
+export const PRIVATE_FILE_MODE = 0o600;
+export const PRIVATE_DIR_MODE = 0o700;
+/**
+ * `.triage/` and `.triage/runs/` themselves: searchable by others but never listable or readable, so
+ * that an agent running as another uid (a container's) reaches its run folder by its path.
+ */
+export const PASSAGE_DIR_MODE = 0o711;
+
+/** Files of an incident's workspace outside `.triage/` (incident.json, alerts.json): the agent reads them. */
+export const PUBLIC_FILE_MODE = 0o644;
+export const PUBLIC_DIR_MODE = 0o755;
+
+const underTriage = (p: string) => path.resolve(p).split(path.sep).includes(TRIAGE_DIR);
+
+/** The mode a new file is created with: private under a `.triage/` folder, readable by all elsewhere. */
+export function fileModeFor(file: string): number {
+  return underTriage(file) ? PRIVATE_FILE_MODE : PUBLIC_FILE_MODE;
+}
+
+/** The mode a new folder is created with (see PASSAGE_DIR_MODE); elsewhere the umask decides. */
+export function dirModeFor(dir: string): number {
+  const resolved = path.resolve(dir);
+  const name = path.basename(resolved);
+  const parent = path.basename(path.dirname(resolved));
+  if (name === TRIAGE_DIR || (name === 'runs' && parent === TRIAGE_DIR)) return PASSAGE_DIR_MODE;
+  return underTriage(resolved) ? PRIVATE_DIR_MODE : 0o777;
+}
+
+/** `mkdir -p`, each folder it creates with its mode from dirModeFor. */
+export function makeDirs(dir: string): void {
+  const resolved = path.resolve(dir);
+  const missing: string[] = [];
+  for (let p = resolved; path.dirname(p) !== p; p = path.dirname(p)) {
+    // Something already there ends the walk (not a folder: the write below fails on it).
+    if (statSync(p, { throwIfNoEntry: false })) break;
+    missing.push(p);
+  }
+  for (const p of missing.reverse()) {
+    try {
+      mkdirSync(p, dirModeFor(p));
+    } catch (err) {
+      // Made meanwhile by another writer: fine; anything else in its place fails the write below.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
 
 /** fsync of an open descriptor, in the thread pool. */
 export const fsyncFd: (fd: number) => Promise<void> = promisify(fsync);
@@ -53,13 +103,13 @@ export function readRegularFileSync(file: string): Buffer {
 export async function writeFileAtomic(
   file: string,
   data: string | Uint8Array,
-  mode = 0o644,
+  mode = fileModeFor(file),
   { createDir = true }: { createDir?: boolean } = {},
 ): Promise<void> {
   const dir = path.dirname(file);
   // Without createDir, a folder removed meanwhile (a deleted workspace) fails the write with ENOENT
   // instead of being made again.
-  if (createDir) mkdirSync(dir, { recursive: true });
+  if (createDir) makeDirs(dir);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomHex(4)}.tmp`);
   await writeNewFileSynced(tmp, data, mode);
   try {
@@ -99,7 +149,7 @@ function writeChunksSync(fd: number, chunks: readonly Uint8Array[]): void {
 export async function writeNewFileSynced(
   file: string,
   data: string | Uint8Array | readonly Uint8Array[],
-  mode = 0o644,
+  mode = fileModeFor(file),
 ): Promise<void> {
   const fd = openSync(file, 'wx', mode);
   try {

@@ -11,6 +11,7 @@ import {
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { RUNS_RELATIVE, TRIAGE_DIR } from '../shared/triage-paths.js';
+import { dirModeFor } from './fs.js';
 
 // Writes under a workspace never go through a symbolic link: a link planted by a producer (or an
 // agent) in place of `.triage`, `runs/` or `output/` would otherwise redirect the daemon's writes, or
@@ -78,7 +79,7 @@ export async function ensureOwnDir(dir: string, base: string = path.dirname(dir)
       if (info?.isDirectory()) break;
       if (info) throw new UnsafePathError(p, `${p} is not a folder; remove it and save incident.json again`);
       try {
-        mkdirSync(p);
+        mkdirSync(p, dirModeFor(p));
         break;
       } catch (err) {
         // Created meanwhile (by us or another process): look again, once.

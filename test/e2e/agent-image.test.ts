@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claude } from '../../src/agents/claude.js';
 import { containerLayout } from '../../src/daemon/run/layout.js';
 import { writeInvocationFiles } from '../../src/daemon/run/invocation.js';
+import { agentAccess, shareRunInputs } from '../../src/daemon/run/share-run.js';
 import { createDockerEngine } from '../../src/engines/docker/index.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../src/engines/labels.js';
 import type { Engine, RunExit, RunSpec } from '../../src/engines/types.js';
@@ -200,6 +201,8 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
         secrets: { ANTHROPIC_API_KEY: 'sk-ant-agent-image-test' },
       });
       const fileMounts = await writeInvocationFiles(invocation, layout, 'container');
+      // As the pipeline does before the launch: what the agent reads of its run folder is shared with it.
+      await shareRunInputs(workspace, bundleDir, agentAccess('container', {}, config.docker.user));
 
       const { exit, stdout, stderr } = await run({
         runId: `${runTag}-claude`,

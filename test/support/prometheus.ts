@@ -23,13 +23,21 @@ export interface Exporter {
   close(): Promise<void>;
 }
 
+/** Each sample line of `text` with the time it is served at: Prometheus then keeps the series' last
+ * value through a scrape that fails on a busy machine (explicit timestamps get no staleness marker). */
+const stamped = (text: string, ms: number): string =>
+  text
+    .split('\n')
+    .map((line) => (line === '' || line.startsWith('#') ? line : `${line} ${ms}`))
+    .join('\n');
+
 /** A node HTTP server serving `text` at /metrics in the Prometheus text format. */
 export async function startExporter(text: string): Promise<Exporter> {
   let body = text;
   const server = http.createServer((req, res) => {
     if (req.url !== '/metrics') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-    res.end(body);
+    res.end(stamped(body, Date.now()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -28,6 +28,11 @@ export interface AccessReview {
 export interface StandInOptions {
   /** The answer to `kubectl auth can-i`; default: nothing is allowed. */
   allows?: (review: AccessReview) => boolean;
+  /**
+   * Objects served per resource name (`secrets`, `pods`…) instead of the generated one: a list answers
+   * all of them, a get the one of that name (404 when none has it).
+   */
+  objects?: Partial<Record<string, { metadata: { name: string } }[]>>;
 }
 
 export interface StandInApiServer {
@@ -231,13 +236,20 @@ export async function startStandInApiServer(options: StandInOptions = {}): Promi
       res.writeHead(200, { 'content-type': 'text/plain' });
       return res.end('log line\n');
     }
-    if (target.name)
-      return json(200, objectOf(target.type, decodeURIComponent(target.name), target.namespace));
+    const served = options.objects?.[target.type.name];
+    if (target.name) {
+      const name = decodeURIComponent(target.name);
+      if (!served) return json(200, objectOf(target.type, name, target.namespace));
+      const found = served.find((o) => o.metadata.name === name);
+      return found
+        ? json(200, found)
+        : json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404 });
+    }
     return json(200, {
       kind: `${target.type.kind}List`,
       apiVersion: groupVersion(target.type.group, target.type.version),
       metadata: { resourceVersion: '1' },
-      items: [objectOf(target.type, 'evidence-1', target.namespace)],
+      items: served ?? [objectOf(target.type, 'evidence-1', target.namespace)],
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

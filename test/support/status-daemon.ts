@@ -3,6 +3,7 @@ import { configSchema, type Config, type ConfigInput } from '../../src/config/sc
 import { Daemon } from '../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../src/daemon/types.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { Redactor } from '../../src/log/redact.js';
 import { feedbackRoutes } from '../../src/server/routes/feedback.js';
 import { createStatusRoutes } from '../../src/server/routes/status.js';
 import { IncidentIndex } from '../../src/status/incident-index.js';
@@ -54,7 +55,12 @@ export async function startStatusDaemon(options: {
     server: (d) => ({
       ...(options.token ? { token: options.token } : {}),
       routes: [
-        ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl } }),
+        ...createStatusRoutes({
+          index,
+          host: d,
+          lease: { ttlMs: config.scheduling.lease_ttl },
+          redactor: new Redactor(),
+        }),
         feedbackRoutes({
           root: config.workspaces_root,
           audit,

@@ -77,6 +77,16 @@ const validated = (sha256: string, incidentId: string): IncidentEvent => ({
   sha256,
 });
 
+/** The events of an incident whose one run, `runId`, succeeded under the process engine (for incidentIn). */
+export const succeededRun =
+  (runId: string) =>
+  (sha256: string, incidentId: string): IncidentEvent[] => [
+    validated(sha256, incidentId),
+    { type: 'Claimed', runId, holder: 'test' },
+    { type: 'Launched', runId, engine: 'process', id: '1' },
+    { type: 'Finished', runId, outcome: { status: 'succeeded', exitCode: 0 } },
+  ];
+
 /** Writes result.json (and the report when `report` is given) for run `runId` of `dir`. */
 export async function writeRun(
   dir: string,

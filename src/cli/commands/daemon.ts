@@ -138,7 +138,13 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       allowedHosts: allowedHosts(config),
       routes: [
         createIntakeRoutes({ config, secrets, hooks: d.intakeHooks, identity: { daemonId }, log }),
-        ...createStatusRoutes({ index, host: d, lease: { ttlMs: config.scheduling.lease_ttl }, log }),
+        ...createStatusRoutes({
+          index,
+          host: d,
+          lease: { ttlMs: config.scheduling.lease_ttl },
+          redactor: runtime.redactor,
+          log,
+        }),
         feedbackRoutes({
           root: config.workspaces_root,
           audit,

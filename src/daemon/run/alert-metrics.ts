@@ -14,7 +14,7 @@ import type { RunStart } from './stages.js';
 // The triage step's metrics: for an incident an Alertmanager alert opened, the alert's own PromQL
 // expression (from its generatorURL) evaluated now and over promql.preload_range, through the same
 // promql the agent has (recorded `by: triage`), preloaded as the <alert_metrics> section. The section
-// is bounded; every value is in the run folder's alert-metrics.md.
+// is bounded; every value is in the run folder's alert-metrics/values.md.
 
 /** Lines of one call's output put in the section; the rest is in the file. */
 const MAX_LINES_PER_CALL = 40;
@@ -110,6 +110,7 @@ export async function preloadAlertMetrics(
   }
   const fullPath = path.posix.join(run.runDir, RUN_FILES.alertMetrics);
   const { text, full } = render(evaluated, fullPath);
+  await run.bundle.makeDir(RUN_FILES.alertMetricsDir);
   await run.bundle.writeText(RUN_FILES.alertMetrics, full);
   return { text, fullPath, expressions: evaluated.length };
 }

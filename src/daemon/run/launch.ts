@@ -18,6 +18,7 @@ import {
 import { planRunGateway } from './model-gateway.js';
 import { openOutput, type RunOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
+import { agentAccess, shareRunInputs } from './share-run.js';
 import type { LaunchedRun, PreparedRun } from './stages.js';
 import { triageGaps } from './evidence.js';
 import { allEnded } from '../../util/promises.js';
@@ -61,6 +62,7 @@ export async function planLaunch(
 ): Promise<LaunchPlan> {
   const gateway = await openRunGateway(env, run, cleanup);
   const { spec, invocation } = await launchSpec(env, run, gateway);
+  await shareWithAgent(env, run);
   // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway);
   // in a pod a shell that sets the model keys to the run token from its file (never in the Job spec).
   const wrapped = gateway?.wrap(spec) ?? spec;
@@ -73,6 +75,18 @@ export async function planLaunch(
     gateway,
     records,
   };
+}
+
+/** Shares what the agent reads of its run folder with it, now that everything it reads is written. */
+async function shareWithAgent(env: PipelineEnv, run: PreparedRun): Promise<void> {
+  const { engine, request, bundle, log } = run;
+  const access = agentAccess(engine.placement, engine.capabilities, env.config.docker.user);
+  const given = await shareRunInputs(request.workspace.dir, bundle.dir, access);
+  if (given.kind !== access.kind)
+    log.warn(
+      { group: access.kind === 'group' ? access.gid : undefined },
+      "the run folder's agent inputs could not be given to the agent's group; they are readable by all users",
+    );
 }
 
 /** The run's identity at the model gateway (none without one), stopped whatever stage the run ends at. */

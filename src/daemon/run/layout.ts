@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentAdapter, AgentPaths } from '../../agents/types.js';
@@ -9,6 +10,7 @@ import type { AgentView, PathMapping } from '../../context/types.js';
 import type { Mount, Placement } from '../../engines/types.js';
 import { runDirRelative } from '../../shared/triage-paths.js';
 import { ensureOwnDir, openDirNoFollow } from '../../util/safe-path.js';
+import { containerIds } from './share-run.js';
 
 // Where a run's agent sees things, per engine: container paths plus the mounts that put the host
 // folders there (docker, kubernetes), or the host paths themselves (process).
@@ -182,6 +184,19 @@ export function hostLayout(input: LayoutInput): RunLayout {
   };
 }
 
+/** Gives a folder to `gid` (a group the daemon belongs to); false when it may not (EPERM). */
+async function toGroup(handle: FileHandle, gid: number): Promise<boolean> {
+  const info = await handle.stat();
+  if (info.gid === gid) return true;
+  try {
+    await handle.chown(info.uid, gid);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EPERM') return false;
+    throw err;
+  }
+}
+
 const skillsDirOf = (adapter: Pick<AgentAdapter, 'skillsDirs'>): string =>
   adapter.skillsDirs[0] ?? '.agents/skills';
 
@@ -205,16 +220,18 @@ export function skillMounts(
 /**
  * Makes the folders the agent writes (output/ and the bundle's agent-notes/) writable by the container
  * user, whose uid may differ from the daemon's: handed to docker.user's uid:gid by a root daemon, else
- * opened to all (0777). The bundle itself stays the daemon's, readable (0755) and mounted read-only.
- * Never follows a symlink: each folder is created or opened with O_NOFOLLOW and changed through its
- * handle, so a link planted in the workspace cannot hand another folder to the agent. A host-placed
- * agent runs as the daemon's user: nothing to change.
+ * to the agent's group when the engine runs it with one (`agentGroup`, a pod's fsGroup: 0770), else
+ * opened to all (0777). The bundle itself stays the daemon's (mounted read-only); what the agent reads
+ * of it is shared just before it starts (share-run.ts). Never follows a symlink: each folder is created
+ * or opened with O_NOFOLLOW and changed through its handle, so a link planted in the workspace cannot
+ * hand another folder to the agent. A host-placed agent runs as the daemon's user: nothing to change.
  */
 export async function prepareWritable(
   dirs: { workspace: string; output: string; bundle: string },
   placement: Placement,
   user: string,
   getuid = process.getuid,
+  agentGroup?: number,
 ): Promise<void> {
   // Every folder from the workspace down is checked: O_NOFOLLOW guards only the last component, so a
   // link at `.triage` or `.triage/runs` must be refused here, not opened through.
@@ -223,18 +240,17 @@ export async function prepareWritable(
   await ensureOwnDir(dirs.bundle, dirs.workspace);
   await ensureOwnDir(notes, dirs.workspace);
   if (placement === 'host') return;
-  const [uid, gid] = user.split(':').map((v) => (/^\d+$/.test(v) ? Number(v) : undefined));
-  const handTo = async (dir: string, mode: number | 'container user') => {
+  const { uid, gid } = containerIds(user);
+  const handTo = async (dir: string) => {
     const handle = await openDirNoFollow(dir);
     try {
-      if (mode !== 'container user') await handle.chmod(mode);
-      else if (getuid?.() === 0 && uid !== undefined) await handle.chown(uid, gid ?? uid);
+      if (getuid?.() === 0 && uid !== undefined) await handle.chown(uid, gid ?? uid);
+      else if (agentGroup !== undefined && (await toGroup(handle, agentGroup))) await handle.chmod(0o770);
       else await handle.chmod(0o777);
     } finally {
       await handle.close();
     }
   };
-  await handTo(dirs.output, 'container user');
-  await handTo(notes, 'container user');
-  await handTo(dirs.bundle, 0o755);
+  await handTo(dirs.output);
+  await handTo(notes);
 }

@@ -106,6 +106,8 @@ async function layOut(
     },
     engine.placement,
     config.docker.user,
+    undefined,
+    engine.capabilities.agentGroup,
   );
   await ensureOwnDir(layout.hostFilesDir, request.workspace.dir);
   return layout;

@@ -14,7 +14,15 @@ import type { Logger } from '../../log/logger.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { assertNoEngineSocket, RUN_LABELS } from '../labels.js';
 import { StartGate } from '../start-gate.js';
-import type { Engine, RunExit, RunHandle, RunInfo, RunSpec, StopSignal } from '../types.js';
+import type {
+  Engine,
+  EngineCapabilities,
+  RunExit,
+  RunHandle,
+  RunInfo,
+  RunSpec,
+  StopSignal,
+} from '../types.js';
 import { classify, httpCode } from './errors.js';
 import { buildJob, subPathFor, volumeRootOf } from './job.js';
 import { kubeConfigOf } from './kubeconfig.js';
@@ -99,13 +107,9 @@ export function createKubernetesEngine(
 class KubernetesEngine implements Engine {
   readonly name = 'kubernetes' as const;
   readonly placement = 'container' as const;
-  // A Job has no signal API: stopping it deletes its pod (SIGTERM, then SIGKILL after the grace).
-  readonly capabilities = {
-    reattachOutput: true,
-    reportsOom: true,
-    signals: ['SIGTERM', 'SIGKILL'] as const,
-    networkBroker: true,
-  };
+  // A Job has no signal API: stopping it deletes its pod (SIGTERM, then SIGKILL after the grace). Its
+  // pod runs with kubernetes.fs_group, the daemon's group, which the run's files are shared with.
+  readonly capabilities: EngineCapabilities;
   private readonly c: ReturnType<typeof connect>;
   private readonly runs = new Map<string, RunState>();
   // Pending wait() calls: close() ends them so that their watch connections and timers do not keep
@@ -119,6 +123,13 @@ class KubernetesEngine implements Engine {
     options: KubernetesEngineOptions,
   ) {
     this.c = connect(config, options);
+    this.capabilities = {
+      reattachOutput: true,
+      reportsOom: true,
+      signals: ['SIGTERM', 'SIGKILL'],
+      networkBroker: true,
+      agentGroup: config.kubernetes.fs_group,
+    };
   }
 
   private stateOf(id: string): RunState {

@@ -4,7 +4,11 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomHex } from '../../util/random.js';
 import {
+  fileModeFor,
   fsyncDir,
+  makeDirs,
+  PUBLIC_DIR_MODE,
+  PUBLIC_FILE_MODE,
   readRegularFileSync,
   unlinkQuietly,
   writeFileAtomic,
@@ -80,7 +84,8 @@ export async function readKey(paths: IntakePaths, key: string): Promise<KeyRecor
 export async function createKey(paths: IntakePaths, record: KeyRecord): Promise<boolean> {
   let fd: number;
   try {
-    fd = openSync(path.join(paths.keys, hashName(record.key)), 'wx', 0o644);
+    const keyFile = path.join(paths.keys, hashName(record.key));
+    fd = openSync(keyFile, 'wx', fileModeFor(keyFile));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
@@ -211,11 +216,13 @@ export async function createWorkspace(
 ): Promise<string> {
   const dest = path.join(paths.root, name);
   const tmp = path.join(paths.tmp, `${name}.${randomHex(4)}`);
-  mkdirSync(tmp, { recursive: true });
+  // Made under `.triage/intake`, moved out whole: the workspace's own modes, not the daemon's.
+  makeDirs(paths.tmp);
+  mkdirSync(tmp, PUBLIC_DIR_MODE);
   try {
     await Promise.all(
       Object.entries(files).map(async ([file, data]) => {
-        await writeNewFileSynced(path.join(tmp, file), data);
+        await writeNewFileSynced(path.join(tmp, file), data, PUBLIC_FILE_MODE);
       }),
     );
     // An empty folder of that name would be replaced silently by rename: names carry a random part,

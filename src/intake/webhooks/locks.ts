@@ -1,6 +1,6 @@
-import { mkdir } from 'node:fs/promises';
 import { waitFor } from '../../util/backoff.js';
 import { TransientError } from '../../util/errors.js';
+import { makeDirs } from '../../util/fs.js';
 import { acquireLease, type LeaseIdentity } from '../lease.js';
 
 // Serialising intake per key across replicas sharing the root: a lease file per key. (In this process,
@@ -21,7 +21,7 @@ export async function withFileLock<T>(
   options: FileLockOptions,
   fn: () => Promise<T>,
 ): Promise<T> {
-  await mkdir(dir, { recursive: true });
+  makeDirs(dir);
   const start = Date.now();
   // Held for one batch: after a crash it is stale whatever it holds, so its content is not synced.
   const got = await waitFor(

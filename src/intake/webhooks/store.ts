@@ -1,8 +1,9 @@
 import { utimesSync } from 'node:fs';
-import { mkdir, readdir, rm, stat, unlink } from 'node:fs/promises';
+import { readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';
+import { makeDirs } from '../../util/fs.js';
 import { INCIDENT_FILE } from '../read.js';
 import type { LeaseIdentity } from '../lease.js';
 import type { Incident } from '../types.js';
@@ -167,9 +168,7 @@ export class IntakeStore {
 
   private async submit(lockKey: string, item: Item): Promise<IntakeOutcome> {
     this.ready ??= Promise.all(
-      [this.paths.keys, this.paths.storms, this.paths.locks, this.paths.tmp].map((d) =>
-        mkdir(d, { recursive: true }),
-      ),
+      [this.paths.keys, this.paths.storms, this.paths.locks, this.paths.tmp].map(async (d) => makeDirs(d)),
     ).then(() => undefined);
     await this.ready;
     return this.batcher.submit(lockKey, item);

@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { fileModeFor } from '../../util/fs.js';
 import type { KubectlCategory } from '../policy/classify.js';
 
 // The run bundle's record of every cluster call the agent made (`cluster-calls.jsonl`): one JSON line
@@ -63,7 +64,7 @@ export class CallLog {
    */
   static async open(file: string, redact: (text: string) => string = (t) => t): Promise<CallLog> {
     const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-    const handle = await open(file, flags, 0o644);
+    const handle = await open(file, flags, fileModeFor(file));
     const info = await handle.stat();
     if (!info.isFile()) {
       await handle.close();

@@ -1,6 +1,7 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fileModeFor, makeDirs } from '../../util/fs.js';
 import { shellQuote } from '../parse.js';
 import { SOCKET_ENV, TOKEN_FILE_ENV } from '../guard/client.js';
 
@@ -70,13 +71,15 @@ export function moduleSource(name: string): Promise<string> {
 /** Installs the guard into `dir` (created). */
 export async function installGuard(dir: string, options: GuardInstallOptions): Promise<GuardInstall> {
   const lib = path.join(dir, 'lib');
-  await mkdir(lib, { recursive: true, mode: 0o755 });
+  // Under a run folder the daemon's only, until the run shares it with its agent.
+  makeDirs(lib);
+  const mode = fileModeFor(lib);
   await Promise.all([
     ...MODULES.map(async (name) =>
-      writeFile(path.join(lib, `${name}.js`), await moduleSource(name), { mode: 0o644 }),
+      writeFile(path.join(lib, `${name}.js`), await moduleSource(name), { mode }),
     ),
     // The modules are ES modules; without this file node would read them as CommonJS.
-    writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode: 0o644 }),
+    writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode }),
   ]);
   const target = `${SOCKET_ENV}=${shellQuote(options.socketPath)}${options.withToken ? ` ${TOKEN_FILE_ENV}="$here/${TOKEN_FILE}"` : ''}`;
   const head = (what: string) => [
@@ -102,10 +105,12 @@ export async function installGuard(dir: string, options: GuardInstallOptions): P
   ].join('\n');
   const kubectl = path.join(dir, 'kubectl');
   const promql = path.join(dir, 'promql');
+  // Executable by whoever may read it.
+  const execMode = mode | ((mode & 0o444) >> 2);
   await Promise.all([
-    writeFile(kubectl, kubectlWrapper, { mode: 0o755 }),
-    writeFile(promql, promqlWrapper, { mode: 0o755 }),
+    writeFile(kubectl, kubectlWrapper, { mode: execMode }),
+    writeFile(promql, promqlWrapper, { mode: execMode }),
   ]);
-  await Promise.all([chmod(kubectl, 0o755), chmod(promql, 0o755)]);
+  await Promise.all([chmod(kubectl, execMode), chmod(promql, execMode)]);
   return { dir, kubectl, promql };
 }

@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { fileModeFor } from '../../util/fs.js';
 import type { ClusterCallRecord } from './calls.js';
 
 // What each allowed cluster call returned (`cluster-outputs.jsonl`, beside `cluster-calls.jsonl`): one
@@ -98,7 +99,7 @@ export class OutputLog {
     perRun: number = OUTPUT_PER_RUN_BYTES,
   ): Promise<OutputLog> {
     const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-    const handle = await open(file, flags, 0o644);
+    const handle = await open(file, flags, fileModeFor(file));
     const info = await handle.stat();
     if (!info.isFile()) {
       await handle.close();

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
+import { Redactor } from '../../log/redact.js';
 import {
   accuracyOverall,
   confidenceIn,
@@ -66,10 +67,13 @@ function accuracyOf(index: IncidentIndex): AccuracyRow {
 export interface StatusPageOptions {
   index: IncidentIndex;
   now?: () => number;
+  /** What a report is passed through before it is shown (default: shapes and pairs, no configured values). */
+  redactor?: Redactor;
 }
 
 export function statusPageRoutes(options: StatusPageOptions): RouteModule {
   const { index } = options;
+  const redactor = options.redactor ?? new Redactor();
   const now = options.now ?? Date.now;
   const assets = new Map<string, Buffer>();
   const asset = async (name: string): Promise<Buffer> => {
@@ -126,7 +130,7 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
             404,
             renderProblemPage('No such incident', `No incident ${id} under ${index.root}.`),
           );
-        const report = await readIncidentReport(index.root, id, t);
+        const report = await readIncidentReport(index.root, id, t, redactor);
         return pageReply(
           reply,
           200,

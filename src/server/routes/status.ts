@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { IncidentStore } from '../../incident/store.js';
 import type { LeaseOptions } from '../../intake/lease.js';
 import type { Logger } from '../../log/logger.js';
+import { Redactor } from '../../log/redact.js';
 import { readIncidentDetail, readIncidentReport } from '../../status/detail.js';
 import type { IncidentIndex } from '../../status/incident-index.js';
 import { MAX_LIMIT, PageQueryError } from '../../status/pages.js';
@@ -35,6 +36,8 @@ export interface RetryHost {
 
 export interface StatusRoutesOptions {
   index: IncidentIndex;
+  /** What a report is passed through before it is served (default: shapes and pairs, no configured values). */
+  redactor?: Redactor;
   /** Re-queues the incident in `dir` (absent: POST .../retry answers 503). */
   retry?: (dir: string, by: string) => Promise<RetryOutcome>;
   now?: () => number;
@@ -67,6 +70,7 @@ export function daemonRetry(host: RetryHost, lease: LeaseOptions, log?: Logger) 
 
 export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
   const { index, log } = options;
+  const redactor = options.redactor ?? new Redactor();
   const now = options.now ?? Date.now;
   const maxClients = options.maxEventClients ?? MAX_EVENT_CLIENTS;
   const maxPerAddress = options.maxEventClientsPerAddress ?? MAX_EVENT_CLIENTS_PER_ADDRESS;
@@ -125,7 +129,7 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
       app.get('/v1/incidents/:id/report', readOnly, async (request, reply) => {
         const folder = folderParam(request, reply);
         if (folder === undefined) return reply;
-        const report = await readIncidentReport(index.root, folder, now());
+        const report = await readIncidentReport(index.root, folder, now(), redactor);
         if (report.kind === 'none') return problem(reply, 404, 'no_report', report.why);
         return reply
           .type('text/markdown; charset=utf-8')
@@ -234,6 +238,8 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
 
 export interface StatusWiring {
   index: IncidentIndex;
+  /** The daemon's redaction (its configured secret values among them), for the reports served. */
+  redactor: Redactor;
   /** The daemon (retry applies its events through its store and has it look at the folder). */
   host: RetryHost;
   lease: LeaseOptions;
@@ -242,9 +248,14 @@ export interface StatusWiring {
 
 /** The status API and the status page, as the daemon command registers them. */
 export function createStatusRoutes(wiring: StatusWiring): RouteModule[] {
-  const { index, log } = wiring;
+  const { index, log, redactor } = wiring;
   return [
-    statusApiRoutes({ index, retry: daemonRetry(wiring.host, wiring.lease, log), ...(log ? { log } : {}) }),
-    statusPageRoutes({ index }),
+    statusApiRoutes({
+      index,
+      redactor,
+      retry: daemonRetry(wiring.host, wiring.lease, log),
+      ...(log ? { log } : {}),
+    }),
+    statusPageRoutes({ index, redactor }),
   ];
 }

@@ -51,7 +51,10 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
       'try "rm -f $TRIAGE_RUN_DIR/prompt-sent.md" run_delete',
       'try "echo x > $TRIAGE_RUN_DIR/prompt-sent.md" run_overwrite',
       'try "chmod 666 $TRIAGE_RUN_DIR/prompt-sent.md" run_chmod',
+      // The daemon's records are its user's only; what the agent reads of its run folder is shared.
       'try "cat $TRIAGE_RUN_DIR/prompt-sent.md > /dev/null" run_read',
+      'try "ls $TRIAGE_RUN_DIR/triage > /dev/null" triage_read',
+      'try "ls /workspace/.triage > /dev/null" triage_list',
       // Read-only as a mount, not only by owner and mode: an agent with the daemon's uid is refused too.
       `awk -v r="$TRIAGE_RUN_DIR" -v n="$TRIAGE_NOTES_DIR" '$2 == r { print "run_mount=" substr($4, 1, 2) } $2 == n { print "notes_mount=" substr($4, 1, 2) }' /proc/self/mounts`,
       'try "echo x > /workspace/incident.json" incident',
@@ -64,7 +67,9 @@ describe.skipIf(!docker)('run pipeline on the real engine', () => {
     expect(stdout).toContain('run_delete=denied');
     expect(stdout).toContain('run_overwrite=denied');
     expect(stdout).toContain('run_chmod=denied');
-    expect(stdout).toContain('run_read=ok');
+    expect(stdout).toContain('run_read=denied');
+    expect(stdout).toContain('triage_read=ok');
+    expect(stdout).toContain('triage_list=denied');
     expect(stdout).toContain('run_mount=ro');
     expect(stdout).toContain('notes_mount=rw');
     expect(stdout).toContain('incident=denied');

@@ -12,10 +12,9 @@ import { loadCase } from '../../../src/eval/cases/load.js';
 import { answer } from '../../../src/eval/shim/answer.js';
 import { scoreRun } from '../../../src/eval/score/score.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
-import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { parseKubectl } from '../../../src/kubectl/parse.js';
 import { classifyKubectl } from '../../../src/kubectl/policy/classify.js';
-import { incidentIn, writeRun } from '../../support/status-root.js';
+import { incidentIn, succeededRun, writeRun } from '../../support/status-root.js';
 import { REPO_ROOT, tempDir } from '../../support/runs.js';
 
 let root: { dir: string; cleanup: () => Promise<void> };
@@ -34,12 +33,7 @@ beforeEach(async () => {
 afterEach(async () => root.cleanup());
 
 const RUN = 'run-1';
-const finished = (sha256: string, incidentId: string): IncidentEvent[] => [
-  { type: 'Validated', incidentId, sha256 },
-  { type: 'Claimed', runId: RUN, holder: 'test' },
-  { type: 'Launched', runId: RUN, engine: 'process', id: '1' },
-  { type: 'Finished', runId: RUN, outcome: { status: 'succeeded', exitCode: 0 } },
-];
+const finished = succeededRun(RUN);
 
 const PODS =
   'NAME                        READY   STATUS             RESTARTS   AGE\npayments-api-7c9d-x2        0/1     CrashLoopBackOff   14         1h\n';

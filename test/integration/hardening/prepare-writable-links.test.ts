@@ -1,5 +1,5 @@
 // The permission step before a container run (output/ and the bundle's agent-notes/ handed to the
-// container user, the bundle left the daemon's and readable) on the real file system: a link planted at
+// container user, the bundle left the daemon's) on the real file system: a link planted at
 // output/, agent-notes/, the run's bundle folder or a folder above it must fail the step with the link
 // named, leaving the victim folder's owner and mode as they were, both as root (chown) and as another
 // user (chmod).
@@ -65,14 +65,17 @@ describe('prepareWritable with links planted in the workspace', () => {
     ['root (chown)', asRoot],
     ['another user (chmod)', asUser],
   ] as const) {
-    it(`as ${who}, hands output/ and agent-notes/ to the container user and keeps the bundle the daemon's, readable`, async () => {
+    it(`as ${who}, hands output/ and agent-notes/ to the container user and keeps the bundle the daemon's only`, async () => {
       const d = layout();
       await mkdir(d.workspace);
       await prepareWritable(d, 'container', CONTAINER_USER, getuid);
-      const handed = getuid() === 0 ? { uid: 1000, gid: 1000, mode: '755' } : { uid: 0, gid: 0, mode: '777' };
-      expect(await ownerAndMode(d.output)).toEqual(handed);
-      expect(await ownerAndMode(notesOf(d))).toEqual(handed);
-      expect(await ownerAndMode(d.bundle)).toEqual({ uid: 0, gid: 0, mode: '755' });
+      const handed = (mode: string) =>
+        getuid() === 0 ? { uid: 1000, gid: 1000, mode } : { uid: 0, gid: 0, mode: '777' };
+      expect(await ownerAndMode(d.output)).toEqual(handed('755'));
+      // Made under .triage/ (0700), then given to the agent, which alone writes it.
+      expect(await ownerAndMode(notesOf(d))).toEqual(handed('700'));
+      // Shared with the agent only once everything it reads is written (share-run.ts).
+      expect(await ownerAndMode(d.bundle)).toEqual({ uid: 0, gid: 0, mode: '700' });
     });
 
     for (const plant of plants) {

@@ -57,7 +57,9 @@ const docker = dockerClient();
 
 /** Runs the guard's kubectl in the agent image on the host's network; its exit code and output. */
 async function inAgentContainer(guardDir: string, mountPath: string, args: string[]) {
-  const { gid } = await stat(path.join(guardDir, TOKEN_FILE));
+  // The pod's groups: its fsGroup, which the run folder's agent inputs are given to, and the daemon's,
+  // which the token file the daemon writes at the start has.
+  const groups = new Set([(await stat(guardDir)).gid, (await stat(path.join(guardDir, TOKEN_FILE))).gid]);
   const out = new PassThrough();
   let text = '';
   out.on('data', (c: Buffer) => (text += c.toString()));
@@ -68,7 +70,7 @@ async function inAgentContainer(guardDir: string, mountPath: string, args: strin
     HostConfig: {
       NetworkMode: 'host',
       ReadonlyRootfs: true,
-      GroupAdd: [String(gid)],
+      GroupAdd: [...groups].map(String),
       Binds: [`${guardDir}:${mountPath}:ro`],
     },
   })) as [{ StatusCode: number }, { remove(): Promise<unknown> }];

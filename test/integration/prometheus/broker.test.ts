@@ -156,11 +156,22 @@ describe.skipIf(!binary)('promql through the broker, against a real Prometheus',
   });
 
   it('answers a range query with timestamped points, and series, labels, alerts, rules and metadata', async () => {
-    const range = await promql(['range', 'up{job="exporter"}', '--since', '5m', '--step', '1s']);
+    const range = await promql([
+      'range',
+      'app_memory_working_set_bytes{pod="api-1"}',
+      '--since',
+      '5m',
+      '--step',
+      '1s',
+    ]);
     expect(range.code).toBe(0);
-    expect(range.stdout).toMatch(/^up\{job="exporter"\} from \S+Z to \S+Z, step 1s: 1 series\n/);
-    expect(range.stdout).toMatch(/up\{instance="127\.0\.0\.1:\d+", job="exporter"\}: \d+ points?, min 1 at/);
-    expect(range.stdout).toMatch(/\n {2}TIMESTAMP +VALUE\n {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +1\n/);
+    expect(range.stdout).toMatch(
+      /^app_memory_working_set_bytes\{pod="api-1"\} from \S+Z to \S+Z, step 1s: 1 series\n/,
+    );
+    expect(range.stdout).toMatch(
+      /\napp_memory_working_set_bytes\{instance="127\.0\.0\.1:\d+", job="exporter", namespace="shop", pod="api-1"\}: \d+ points?, min 536870912 at \S+Z, max 536870912 at \S+Z, last 536870912\n/,
+    );
+    expect(range.stdout).toMatch(/\n {2}TIMESTAMP +VALUE\n {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +536870912\n/);
     const series = await promql(['series', 'app_memory_working_set_bytes']);
     expect(series.stdout).toContain('2 series');
     expect((await promql(['labels', 'pod'])).stdout).toMatch(/: 2 values\napi-1\napi-2\n$/);
