@@ -3,6 +3,7 @@ import path from 'node:path';
 import { RUN_FILES } from '../audit/bundle.js';
 import { OUTPUT_DIR, REPORT_FILE } from '../daemon/run/layout.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../kubectl/broker/calls.js';
+import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../kubectl/broker/outputs.js';
 import { CALLS_FILE, type KubectlCallRecord } from './shim/log.js';
 
 // What a finished eval run left behind, read back for scoring: result.json's usage fields, the report
@@ -31,6 +32,8 @@ export interface RunArtifacts {
   result?: RunFacts;
   report?: string;
   calls: KubectlCallRecord[];
+  /** The agent's promql calls, and how many of them the recordings could not answer. */
+  promql: { calls: number; notRecorded: number };
   /** How many of `calls` came from the bundle's agent-notes/, which the agent can write. */
   agentNotesCalls: number;
   /** What could not be read (unreadable result.json, malformed call lines). */
@@ -83,7 +86,7 @@ export function kubectlRecordOf(artifacts: RunArtifacts): 'daemon' | 'agent-writ
 /** Reads a run's result.json, report and kubectl-calls.jsonl. */
 export async function readRunArtifacts(workspaceDir: string, runDir: string): Promise<RunArtifacts> {
   const problems: string[] = [];
-  const out: RunArtifacts = { calls: [], agentNotesCalls: 0, problems };
+  const out: RunArtifacts = { calls: [], agentNotesCalls: 0, promql: { calls: 0, notRecorded: 0 }, problems };
   const resultFile = path.join(runDir, RUN_FILES.result);
   const resultText = await readFile(resultFile, 'utf8').catch(() => undefined);
   if (resultText === undefined) problems.push(`${resultFile} is missing`);
@@ -123,6 +126,7 @@ export async function readRunArtifacts(workspaceDir: string, runDir: string): Pr
     }
   }
   out.calls.push(...(await guardRefusals(runDir, problems)));
+  out.promql = await promqlCalls(runDir);
   out.calls.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return out;
 }
@@ -158,4 +162,17 @@ async function guardRefusals(runDir: string, problems: string[]): Promise<Kubect
       stdoutBytes: r.stdoutBytes,
       stderrBytes: r.stderrBytes,
     }));
+}
+
+/** The agent's promql calls in the run's records, and those the case's recordings did not hold. */
+async function promqlCalls(runDir: string): Promise<RunArtifacts['promql']> {
+  const { records } = await readCallLog(path.join(runDir, CLUSTER_CALLS_FILE));
+  const outputs = await readOutputLog(path.join(runDir, CLUSTER_OUTPUTS_FILE));
+  const notRecorded = outputs.filter(
+    (o) =>
+      o.tool === 'prometheus' &&
+      o.by === 'guard' &&
+      (o.prometheus?.answer as { errorType?: unknown } | undefined)?.errorType === 'not_recorded',
+  ).length;
+  return { calls: records.filter((r) => r.tool === 'prometheus' && r.by === 'guard').length, notRecorded };
 }

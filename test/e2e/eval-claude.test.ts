@@ -3,7 +3,6 @@
 // writes reports the scorer grades. Runs the shipped suite offline, and a rule-breaking run whose
 // mutating kubectl call is refused (by Claude's permission rules, from the persona's helpers.yaml) and
 // recorded as a violation.
-import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +10,7 @@ import { CALLS_FILE, type KubectlCallRecord } from '../../src/eval/shim/log.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
 import type { Scorecard } from '../../src/eval/types.js';
 import { requireCli } from '../support/agent-clis.js';
-import { killGroup } from '../support/daemon-process.js';
+import { killEvals, offlineArgs, runEvalCli } from '../support/eval-cli.js';
 import {
   loadScripts,
   startScriptedModel,
@@ -23,58 +22,6 @@ import { REPO_ROOT, tempDir } from '../support/runs.js';
 const cli = requireCli('claude');
 const SUITE = path.join(REPO_ROOT, 'examples', 'evals');
 const API_KEY = 'sk-ant-eval-offline-0123456789';
-
-/** `eval <target> --engine process --config <offline config> --out <out> --min-score <min> ...extra`. */
-const offlineArgs = (target: string, out: string, minScore: string, ...extra: string[]) => [
-  target,
-  ...extra,
-  '--engine',
-  'process',
-  '--config',
-  'test/fixtures/evals/offline.yaml',
-  '--out',
-  out,
-  '--min-score',
-  minScore,
-];
-
-/** Eval processes still running: a test that fails or times out kills them (and their agents) after it. */
-const running = new Set<number>();
-
-function killEvals(): void {
-  for (const pid of running) killGroup(pid);
-  running.clear();
-}
-
-/** Runs `triage-runner eval` in its own process group; killed with its agents after `timeoutMs`. */
-async function runEvalCli(
-  args: string[],
-  env: Record<string, string>,
-  timeoutMs: number,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'eval', ...args],
-    {
-      cwd: REPO_ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    },
-  );
-  const pid = child.pid as number;
-  running.add(pid);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const timer = setTimeout(killEvals, timeoutMs);
-  const code = await exited;
-  clearTimeout(timer);
-  running.delete(pid);
-  return { code, stdout, stderr };
-}
 
 const calls = async (cellDir: string): Promise<KubectlCallRecord[]> => {
   const runs = path.join(cellDir, 'workspace', '.triage', 'runs');
@@ -118,7 +65,7 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     expect(result.stdout).toContain('# Eval scorecard: evals');
     const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
-    expect(scorecard.cells).toHaveLength(12);
+    expect(scorecard.cells).toHaveLength(14);
     expect(
       scorecard.cells
         .filter((c) => !c.score?.pass)

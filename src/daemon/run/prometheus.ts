@@ -23,11 +23,11 @@ export interface RunPrometheus {
 
 type RunOf = { cluster?: ClusterChoice; request: Pick<RunRequest, 'workspace' | 'overrides'> };
 
-/** The clock of a stand-in frozen at `at`: time moves on from it as it does for the run. */
-function frozenClock(at: string, now: () => Date): () => Date {
-  const offset = Date.parse(at) - now().getTime();
-  return () => new Date(now().getTime() + offset);
-}
+/** The clock of a stand-in frozen at `at`: every call asks at that time (its answers were recorded then). */
+const frozenClock =
+  (at: string): (() => Date) =>
+  () =>
+    new Date(at);
 
 /** The run's Prometheus (the run's cluster must route; throws ClusterRouteError as the guard does). */
 export function runPrometheus(env: PipelineEnv, run: RunOf): RunPrometheus {
@@ -39,7 +39,7 @@ export function runPrometheus(env: PipelineEnv, run: RunOf): RunPrometheus {
       cluster,
       endpoint: { ok: true, endpoint: { cluster, url: new URL(override.url), tls: {} } },
       limits,
-      now: override.now ? frozenClock(override.now, env.now) : env.now,
+      now: override.now ? frozenClock(override.now) : env.now,
     };
   return { cluster, endpoint: env.prometheus?.get(cluster), limits, now: env.now };
 }
