@@ -1,9 +1,10 @@
-// Progressive disclosure benchmark: Level-1 prompt size (o200k tokens) for N skills plus the shipped
-// kubernetes-sre persona against the "say everything" prompt for the same content, and index
-// rendering time for many skills against rendering them all in full.
+// Progressive disclosure benchmark: Level-1 prompt size (o200k tokens) for N skills, the shipped
+// kubernetes-sre persona and M briefs listed by path, against the "say everything" prompt for the same
+// content and against the 3,500-token target, and index rendering time for many skills against
+// rendering them all in full.
 //   npx tsx bench/disclosure.ts
-//   BENCH_SKILLS=50 BENCH_TIMING_SKILLS=1000 BENCH_ITERATIONS=20 npx tsx bench/disclosure.ts
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//   BENCH_SKILLS=50 BENCH_BRIEFS=100 BENCH_TIMING_SKILLS=1000 BENCH_ITERATIONS=20 npx tsx bench/disclosure.ts
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,9 +15,12 @@ import { indexSkills } from '../src/context/disclosure/skills-index.js';
 import type { AgentView, SkillsSnapshot } from '../src/context/types.js';
 import type { Incident } from '../src/intake/types.js';
 import { silentLogger } from '../src/log/logger.js';
-import { seededRandom } from '../test/support/random.js';
+import { writeBriefs, writeSkills } from '../test/support/level1-corpus.js';
 
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 50);
+const BRIEFS = Number(process.env.BENCH_BRIEFS ?? 100);
+/** Level 1 for 50 skills, a persona and 100 briefs stays within this many o200k tokens. */
+const LEVEL1_TARGET = 3500;
 const TIMING_SKILLS = Number(process.env.BENCH_TIMING_SKILLS ?? 1000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20);
 const PERSONAS = path.resolve(import.meta.dirname, '../configs/personas');
@@ -43,79 +47,12 @@ const INCIDENT: Incident = {
   timestamp: '2026-11-22T00:00:00Z',
 };
 
-// Deterministic pseudo-random text, so every run measures the same content.
-const rng = seededRandom;
-const TOPICS = [
-  'pod crash loops',
-  'memory pressure',
-  'DNS resolution',
-  'ingress routing',
-  'certificate expiry',
-  'PVC binding',
-  'node drain',
-  'HPA scaling',
-  'image pulls',
-  'network policy',
-  'etcd latency',
-  'quota limits',
-];
-const VERBS = ['Diagnose', 'Investigate', 'Triage', 'Explain', 'Audit', 'Trace'];
-const WORDS = (
-  'kubectl describe events logs previous container restart exit code probe readiness liveness ' +
-  'deployment replicaset node taint toleration affinity scheduler quota limit request namespace selector label ' +
-  'service endpoint ingress certificate secret configmap volume claim storage class rollout history'
-).split(' ');
-
-function skillText(i: number): { name: string; text: string } {
-  const r = rng(i + 1);
-  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)] as T;
-  const topic = pick(TOPICS);
-  const name = `${topic.replace(/\s+/g, '-').toLowerCase()}-${i}`;
-  // ~300 characters: what it does, when to use it, what it needs.
-  const description =
-    `${pick(VERBS)} ${topic} in Kubernetes clusters using read-only kubectl, events and container logs. ` +
-    `Use when an incident mentions ${topic} or ${pick(TOPICS)}, when pods show ${pick(WORDS)} or ${pick(WORDS)} ` +
-    `symptoms, or before recommending a ${pick(WORDS)} change. Needs bash, kubectl and jq.`;
-  const sections: string[] = [`# ${name}`, '', description, ''];
-  for (let s = 1; s <= 8; s++) {
-    sections.push(`## ${s}. ${pick(VERBS)} the ${pick(WORDS)}`, '');
-    for (let p = 0; p < 4; p++) {
-      sections.push(Array.from({ length: 18 }, () => pick(WORDS)).join(' ') + '.');
-    }
-    sections.push(
-      '',
-      '```bash',
-      `kubectl get ${pick(WORDS)} -n "$NS" -o json | jq '.items[] | .metadata.name'`,
-      '```',
-      '',
-    );
-  }
-  return {
-    name,
-    text: `---\nname: ${name}\ndescription: "${description}"\nlicense: Apache-2.0\n---\n${sections.join('\n')}\n`,
-  };
-}
-
-function writeSkills(root: string, count: number): SkillsSnapshot {
-  const dir = path.join(root, `skills-${count}`);
-  for (let i = 0; i < count; i++) {
-    const { name, text } = skillText(i);
-    mkdirSync(path.join(dir, 'skills', name), { recursive: true });
-    writeFileSync(path.join(dir, 'skills', name, 'SKILL.md'), text);
-  }
-  return {
-    sources: [{ name: 'bench', scope: 'project', dir, commit: 'local:bench' }],
-    unavailable: [],
-    release() {},
-  };
-}
-
-function config(root: string, boot: string | null): Config {
+function config(root: string, boot: string | null, briefsDir = path.join(root, 'no-briefs')): Config {
   const bootFile = path.join(root, `boot-${Math.random().toString(36).slice(2)}.yml`);
   if (boot !== null) writeFileSync(bootFile, boot);
   return configSchema.parse({
     personas_dir: PERSONAS,
-    briefs_dir: path.join(root, 'no-briefs'),
+    briefs_dir: briefsDir,
     boot_file: bootFile,
     skills: { max_skill_file_bytes: '1MiB' },
   });
@@ -143,11 +80,14 @@ const root = mkdtempSync(path.join(tmpdir(), 'bench-disclosure-'));
 try {
   // --- size: Level 1 vs say everything -------------------------------------------------------
   const small = writeSkills(root, SKILLS);
-  const level1 = (await build(config(root, 'skills: { say: [] }\n'), small)).render(new Set());
+  const briefsDir = writeBriefs(root, BRIEFS);
+  const level1 = (
+    await build(config(root, 'skills: { say: [] }\nbriefs: { say: [] }\n', briefsDir), small)
+  ).render(new Set());
   const part = (name: string) => level1.parts.find((p) => p.part === name)?.text ?? '';
-  const everythingSkills =
-    (await build(config(root, null), small)).render(new Set()).parts.find((p) => p.part === 'skills')?.text ??
-    '';
+  const everything = (await build(config(root, null, briefsDir), small)).render(new Set()).parts;
+  const everythingSkills = everything.find((p) => p.part === 'skills')?.text ?? '';
+  const everythingBriefs = everything.find((p) => p.part === 'briefs')?.text ?? '';
   const personaFull = readFileSync(path.join(PERSONA_DIR, 'PERSONA.md'), 'utf8');
   const workflowsFull = readdirSync(path.join(PERSONA_DIR, 'workflows'))
     .sort()
@@ -161,10 +101,13 @@ try {
       countTokens(part('skills')),
       countTokens(everythingSkills),
     ],
+    [`briefs (${BRIEFS}: paths vs every brief)`, countTokens(part('refs')), countTokens(everythingBriefs)],
   ];
   const l1Total = countTokens(level1.text);
-  const allTotal = countTokens([personaFull, workflowsFull, everythingSkills].join('\n\n'));
-  console.log(`## Level-1 prompt size (o200k tokens), ${SKILLS} skills + kubernetes-sre persona\n`);
+  const allTotal = countTokens([personaFull, workflowsFull, everythingSkills, everythingBriefs].join('\n\n'));
+  console.log(
+    `## Level-1 prompt size (o200k tokens), ${SKILLS} skills + kubernetes-sre persona + ${BRIEFS} briefs\n`,
+  );
   console.log('| part | Level 1 | say everything | Level 1 / everything |');
   console.log('|---|---:|---:|---:|');
   for (const [name, a, b] of rows) console.log(`| ${name} | ${fmt(a)} | ${fmt(b)} | ${(a / b).toFixed(3)} |`);
@@ -173,7 +116,12 @@ try {
   );
   console.log(
     `\nper skill index entry: ${fmt(countTokens(part('skills')) / SKILLS)} tokens; ` +
-      `per full SKILL.md: ${fmt(countTokens(everythingSkills) / SKILLS)} tokens\n`,
+      `per full SKILL.md: ${fmt(countTokens(everythingSkills) / SKILLS)} tokens; ` +
+      `per brief path: ${fmt(countTokens(part('refs')) / Math.max(1, BRIEFS))} tokens`,
+  );
+  console.log(
+    `target: Level 1 ≤ ${fmt(LEVEL1_TARGET)} tokens: ${fmt(l1Total)} (${(l1Total / LEVEL1_TARGET).toFixed(2)} of it) — ` +
+      `${l1Total <= LEVEL1_TARGET ? 'met' : 'not met'}\n`,
   );
 
   // --- time: 1,000 skills --------------------------------------------------------------------

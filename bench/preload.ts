@@ -133,6 +133,7 @@ async function naive(file: string) {
     assemblePrompt({
       systemPrompt: substituteReportPath(sys, view.reportPath),
       disclosure: '',
+      runPaths: '',
       preloaded: [
         renderIncident(incidentText),
         renderPermissions(permissionsText),

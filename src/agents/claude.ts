@@ -13,9 +13,23 @@ import { field, findJsonObject, num } from './shared/json.js';
 import { addTokens, isAuthStatus, jsonLineReader, type ProgressReader } from './shared/progress.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
 import { claudePermissionArgs } from './shared/permissions.js';
+import { CLAUDE_INTERNAL_TOOLS, CLAUDE_TOOLS, offeredTools, toolNames } from './shared/tools.js';
 
-export { CLAUDE_ALLOWED_TOOLS } from './shared/permissions.js';
 export const CLAUDE_SYSTEM_PROMPT_FILE = 'system-prompt.md';
+export const CLAUDE_SETTINGS_FILE = 'claude-settings.json';
+
+/**
+ * Claude Code's settings for an unattended investigation (`--settings`), each cutting what its
+ * requests carry to no purpose here (2.1.x, measured in o200k tokens a request):
+ * `disableBundledSkills` hides its bundled skills, workflows and slash commands (~1,400; our skills stay
+ * listed), `autoMemoryEnabled: false` its memory instructions (~500; a run's HOME is thrown away), and
+ * an empty `attribution` its git commit and pull request reminder (~160; a run makes neither).
+ */
+export const CLAUDE_SETTINGS = {
+  disableBundledSkills: true,
+  autoMemoryEnabled: false,
+  attribution: { commit: '', pr: '' },
+} as const;
 
 function buildInvocation(input: InvocationInput): AgentInvocation {
   const args = [
@@ -28,11 +42,13 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     String(input.maxTurns),
     '--append-system-prompt-file',
     `${input.paths.filesDir}/${CLAUDE_SYSTEM_PROMPT_FILE}`,
+    '--settings',
+    `${input.paths.filesDir}/${CLAUDE_SETTINGS_FILE}`,
     // bypassPermissions / --dangerously-skip-permissions exits 1 when the agent runs as root (the
     // process engine inside a pod may); dontAsk with an explicit allow-list works as any user.
     '--permission-mode',
     'dontAsk',
-    ...claudePermissionArgs(input.permissions),
+    ...claudePermissionArgs(input.permissions, input.extraTools),
   ];
   if (input.model) args.push('--model', input.model);
   args.push(...input.extraArgs);
@@ -50,7 +66,10 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     env,
     secretEnv,
     stdin: input.prompt.user,
-    files: [{ path: CLAUDE_SYSTEM_PROMPT_FILE, content: input.prompt.system }],
+    files: [
+      { path: CLAUDE_SYSTEM_PROMPT_FILE, content: input.prompt.system },
+      { path: CLAUDE_SETTINGS_FILE, content: `${JSON.stringify(CLAUDE_SETTINGS, null, 2)}\n` },
+    ],
   };
 }
 
@@ -181,4 +200,8 @@ export const claude: AgentAdapter = {
   parseOutput,
   progress,
   deniedCalls,
+  toolNames: (input) => [
+    ...toolNames(CLAUDE_TOOLS, offeredTools(input.permissions, input.extraTools)),
+    ...CLAUDE_INTERNAL_TOOLS,
+  ],
 };

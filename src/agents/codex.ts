@@ -15,18 +15,43 @@ import type { JsonRecord } from './shared/json.js';
 import { addTokens, jsonLineReader, type ProgressReader } from './shared/progress.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, oneLine, unreadable } from './shared/outcome.js';
 import { codexRulesFile } from './shared/permissions.js';
+import { CODEX_TOOLS, offeredTools, toolNames } from './shared/tools.js';
 
 /** Name of the model provider the generated config declares when `providers.openaiBaseUrl` is set. */
 export const CODEX_PROVIDER_ID = 'triage';
 export const CODEX_CONFIG_FILE = '.codex/config.toml';
 
-/** `$CODEX_HOME/config.toml`: the system part as developer_instructions, and the provider when routed. */
+/**
+ * What Codex (0.169) offers its model, in its own settings: its shell (`exec_command` and
+ * `write_stdin`) and its skills, nothing else unless `agent.extra_tools` asks. Off by default: web
+ * search (`web_search`), sub-agents (`features.multi_agent`, ~2,100 o200k tokens a request), goals
+ * (`features.goals`, ~650), image viewing (`features.view_image`), asking the user
+ * (`tools.experimental_request_user_input`: nobody answers an unattended run) and the bundled skills
+ * (`skills.bundled`, ~1,800 of listing). Codex reads and writes files through its shell.
+ */
+export function codexToolSettings(input: Pick<InvocationInput, 'permissions' | 'extraTools'>) {
+  const offered = new Set(offeredTools(input.permissions, input.extraTools));
+  return {
+    web_search: offered.has('web') ? 'live' : 'disabled',
+    features: {
+      multi_agent: offered.has('subagent'),
+      goals: offered.has('workflow'),
+      view_image: false,
+      ...(offered.has('shell') ? {} : { shell_tool: false }),
+    },
+    tools: { experimental_request_user_input: { enabled: false } },
+    skills: { bundled: { enabled: false } },
+  };
+}
+
+/** `$CODEX_HOME/config.toml`: the system part as developer_instructions, the tools, and the provider when routed. */
 function configToml(input: InvocationInput): string {
   const baseUrl = input.providers.openaiBaseUrl;
   const config = {
     check_for_update_on_startup: false,
     ...(baseUrl ? { model_provider: CODEX_PROVIDER_ID } : {}),
     developer_instructions: input.prompt.system,
+    ...codexToolSettings(input),
     ...(baseUrl
       ? {
           model_providers: {
@@ -159,4 +184,5 @@ export const codex: AgentAdapter = {
   buildInvocation,
   parseOutput,
   progress,
+  toolNames: (input) => toolNames(CODEX_TOOLS, offeredTools(input.permissions, input.extraTools)),
 };

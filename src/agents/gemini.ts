@@ -22,6 +22,7 @@ import {
   type GeminiStreamState,
 } from './shared/gemini-stream.js';
 import { geminiPolicyFile } from './shared/permissions.js';
+import { GEMINI_TOOLS, offeredTools, toolNames } from './shared/tools.js';
 
 /** Always passed as `-m`: without a model Gemini first makes a routing call carrying the whole prompt. */
 export const GEMINI_DEFAULT_MODEL = 'gemini-2.5-pro';
@@ -32,14 +33,39 @@ export const GEMINI_EXIT = { authentication: 41, turnLimit: 53 } as const;
 /** Gemini exits with an API error's HTTP status, which the OS cuts to 8 bits: 401 → 145, 403 → 147. */
 const HTTP_AUTH_EXITS: readonly number[] = [401 % 256, 403 % 256];
 export const GEMINI_SETTINGS_FILE = '.gemini/settings.json';
+/** The skills Gemini CLI 0.61 ships and lists to the model (`skills.disabled` hides them; ours stay). */
+export const GEMINI_BUILTIN_SKILLS = ['skill-creator', 'antigravity-support'];
+
+/**
+ * What Gemini CLI (0.61) offers its model, in its own settings: `tools.core` allows only the tools of
+ * the offered kinds (~3,400 o200k tokens of definitions otherwise), and these drop what an
+ * investigation never uses from its system prompt: topic narration and its tool (~630), the sub-agents
+ * section (~370, unless `subagent` is offered), its bundled skills (~250) and the workspace's directory
+ * tree (a listing of the run's own files that changes with every run).
+ */
+export function geminiToolSettings(input: Pick<InvocationInput, 'permissions' | 'extraTools'>) {
+  const offered = offeredTools(input.permissions, input.extraTools);
+  return {
+    general: { topicUpdateNarration: false },
+    context: { includeDirectoryTree: false },
+    experimental: { enableAgents: offered.includes('subagent') },
+    skills: { disabled: GEMINI_BUILTIN_SKILLS },
+    tools: { core: toolNames(GEMINI_TOOLS, offered) },
+  };
+}
 
 function settings(input: InvocationInput): string {
+  const tools = geminiToolSettings(input);
   const value = {
     security: { auth: { selectedType: 'gemini-api-key' } },
     model: { maxSessionTurns: input.maxTurns },
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, ...tools.general },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
+    context: tools.context,
+    experimental: tools.experimental,
+    skills: tools.skills,
+    tools: tools.tools,
   };
   return `${JSON.stringify(value, null, 2)}\n`;
 }
@@ -228,4 +254,5 @@ export const gemini: AgentAdapter = {
   buildInvocation,
   parseOutput,
   progress,
+  toolNames: (input) => toolNames(GEMINI_TOOLS, offeredTools(input.permissions, input.extraTools)),
 };

@@ -12,6 +12,7 @@ import type {
 } from './types.js';
 import { field, findJsonObject, isRecord, num } from './shared/json.js';
 import { lastLine, looksLikeAuthFailure, makeOutcome, unreadable } from './shared/outcome.js';
+import { offeredTools } from './shared/tools.js';
 
 export const GOOSE_INSTRUCTIONS_FILE = 'instructions.md';
 /** What Goose says (exit 0) when `--max-turns` stops it. */
@@ -68,9 +69,12 @@ function buildInvocation(input: InvocationInput): AgentInvocation {
     '--instructions',
     `${input.paths.filesDir}/${GOOSE_INSTRUCTIONS_FILE}`,
     // A fresh HOME has no config.yaml and so no extensions: the developer builtin gives the shell
-    // and file tools an investigation needs.
+    // and file tools an investigation needs; the computer controller (web scraping) only when
+    // agent.extra_tools offers `web`.
     '--with-builtin',
-    'developer',
+    offeredTools(input.permissions, input.extraTools).includes('web')
+      ? 'developer,computercontroller'
+      : 'developer',
     ...input.extraArgs,
   ];
   const env: Record<string, string> = {

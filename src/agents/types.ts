@@ -1,5 +1,5 @@
 import type { AgentName } from '../config/schema.js';
-import type { PreloadPlacement, PromptParts, ToolPermissions } from '../shared/types.js';
+import type { ExtraAgentTool, PreloadPlacement, PromptParts, ToolPermissions } from '../shared/types.js';
 import type { ProgressReader } from './shared/progress.js';
 
 // An agent adapter is mostly data: what to run for one CLI and how to read what it printed.
@@ -34,6 +34,8 @@ export interface InvocationInput {
   secrets: Record<string, string>;
   /** The persona's tool policy, for the CLI's own permission settings (src/agents/shared/permissions.ts). */
   permissions?: ToolPermissions;
+  /** Tools offered beyond what an investigation needs (`agent.extra_tools`; src/agents/shared/tools.ts). */
+  extraTools?: readonly ExtraAgentTool[];
 }
 
 /** A file the adapter needs inside the agent's environment, written by the pipeline before launch. */
@@ -120,4 +122,9 @@ export interface AgentAdapter {
   progress?(): ProgressReader;
   /** Tool calls the CLI refused itself (its permission rules), when its output lists them. */
   deniedCalls?(output: AgentRunOutput): ToolDenial[];
+  /**
+   * The tools the CLI's model requests define for this input, by name: what its configuration lets it
+   * offer (src/agents/shared/tools.ts). A contract test holds the real CLI's first request to it.
+   */
+  toolNames?(input: Pick<InvocationInput, 'permissions' | 'extraTools'>): string[];
 }

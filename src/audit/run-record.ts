@@ -86,10 +86,22 @@ export const runResultSchema = z.looseObject({
   measures: z
     .object({
       firstModelCallMs: z.number().optional(),
+      /** From the run's start to the first byte (the first token) of the first model call's answer. */
+      firstTokenMs: z.number().optional(),
       firstToolCallMs: z.number().optional(),
       investigationMs: z.number().optional(),
+      /** Input tokens of the first model call: the prompt the agent starts from, CLI part included. */
+      firstCallInputTokens: z.number().optional(),
       inputTokens: z.number(),
+      // The token counts below came with the per-run cost measures; results written before have none.
+      outputTokens: z.number().optional(),
+      cacheReadTokens: z.number().optional(),
+      cacheWriteTokens: z.number().optional(),
+      /** The share of the input the provider's prompt cache served (0–1). */
+      cacheReadShare: z.number().optional(),
       modelCalls: z.number(),
+      /** The model that did the run's work (the one that took the most input tokens). */
+      model: z.string().optional(),
     })
     .optional(),
   /** The run's model calls as the gateway counted them (their log: `model-calls.jsonl`). */
@@ -106,6 +118,9 @@ export const runResultSchema = z.looseObject({
       }),
       costUsd: z.number(),
       firstCallAt: z.string().optional(),
+      firstCallInputTokens: z.number().optional(),
+      firstTokenAt: z.string().optional(),
+      model: z.string().optional(),
       firstToolCallAt: z.string().optional(),
       lastCallEndAt: z.string().optional(),
       capReached: z.object({ cap: z.string(), limit: z.number(), used: z.number() }).optional(),

@@ -1,3 +1,4 @@
+import { EXTRA_AGENT_TOOLS } from '../shared/types.js';
 import { z } from '../shared/zod.js';
 import { bytes, duration, httpUrl, int, SECRET_NAME, secretName } from './schema-parts.js';
 import { prometheusEndpoint, prometheusIssues, promqlSchema } from './prometheus-schema.js';
@@ -236,6 +237,12 @@ const baseSchema = z.strictObject({
         .array(z.string())
         .default([])
         .describe('extra arguments appended to the agent CLI invocation'),
+      extra_tools: z
+        .array(z.enum(EXTRA_AGENT_TOOLS))
+        .default([])
+        .describe(
+          `built-in CLI tools offered beyond what an investigation needs (running commands, reading, writing the report, searching files, skills): ${EXTRA_AGENT_TOOLS.join(', ')}; the persona's helpers.yaml still decides, and each one's definition is sent with every model call`,
+        ),
       stop_grace: duration('20s', 'after SIGINT, wait this long before SIGTERM, and again before SIGKILL'),
     })
     .prefault({})

@@ -15,6 +15,7 @@ import {
   renderPromptSent,
   substituteReportPath,
   substituteReportSections,
+  renderRunPaths,
   substituteViewPaths,
 } from './prompt.js';
 import {
@@ -221,6 +222,12 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     readPromptFile(config.user_prompt_file, 'user_prompt_file', view, config.agent.report_sections),
   ]);
   const fullOutputPath = path.posix.join(view.runDir, RUN_FILES.triageLog);
+  const runPaths = renderRunPaths({
+    workspaceDir: view.workspaceDir,
+    triageDir: view.triageDir,
+    triageLog: fullOutputPath,
+    reportPath: view.reportPath,
+  });
   // Independent of each other, so prepared side by side; their reasons are listed in a fixed order
   // (skills, then triage) so that the same inputs give the same prompt.
   const disclosureReasons: string[] = [];
@@ -259,7 +266,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     assemble: (degraded, triageBody) =>
       assembleRedacted(
         input,
-        { systemPrompt, userPrompt, disclosure, previous, preload, alertMetrics },
+        { systemPrompt, userPrompt, runPaths, disclosure, previous, preload, alertMetrics },
         degraded,
         triageBody,
       ),
@@ -269,7 +276,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   const context = await contextReport(input, {
     counter,
     fit,
-    texts: { systemPrompt, userPrompt },
+    texts: { systemPrompt, userPrompt, runPaths },
     disclosure,
     previous,
     preload,
@@ -397,6 +404,7 @@ function preloadSections(input: BuildInput, triage: TriageOutcome, fullOutputPat
 interface PromptSources {
   systemPrompt: string;
   userPrompt: string;
+  runPaths: string;
   disclosure: Disclosure;
   previous: PreparedPrevious;
   preload: PreloadSections;
@@ -423,6 +431,7 @@ function assembleRedacted(
   const parts = assemblePrompt({
     systemPrompt: src.systemPrompt,
     disclosure: src.disclosure.render(degraded).text,
+    runPaths: src.runPaths,
     preloaded,
     userPrompt: src.userPrompt,
     placement: input.placement,
@@ -438,7 +447,7 @@ type Counter = ReturnType<typeof tokenCounter>;
 interface ReportInput {
   counter: Counter;
   fit: Fit;
-  texts: { systemPrompt: string; userPrompt: string };
+  texts: { systemPrompt: string; userPrompt: string; runPaths: string };
   disclosure: Disclosure;
   previous: PreparedPrevious;
   preload: PreloadSections;
@@ -504,13 +513,14 @@ async function sectionReports(
   const { counter, fit, preload, previous } = r;
   const previousSection = previous.render(previousDegraded);
   const triageSection = renderTriage(preload.note, fit.triageBody, preload.products);
-  const [incident, permissions, triage, system, disclosure, user, previousTokens] = (
+  const [incident, permissions, triage, system, disclosure, run, user, previousTokens] = (
     await counter.rawMany([
       preload.incident,
       preload.permissions,
       triageSection,
       r.texts.systemPrompt,
       disclosureText,
+      r.texts.runPaths,
       r.texts.userPrompt,
       previousSection,
     ])
@@ -540,6 +550,7 @@ async function sectionReports(
         ? { originalTokens: await counter.count(r.disclosure.render(new Set()).text) }
         : {}),
     },
+    row('run_paths', run),
     row('user_prompt', user),
   ];
   if (previous.lines.length > 0) {

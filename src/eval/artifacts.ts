@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RUN_FILES } from '../audit/bundle.js';
+import { runResultSchema, type RunResult } from '../audit/run-record.js';
 import { OUTPUT_DIR, REPORT_FILE } from '../daemon/run/layout.js';
 import { CLUSTER_CALLS_FILE, readCallLog } from '../kubectl/broker/calls.js';
 import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../kubectl/broker/outputs.js';
@@ -26,7 +27,11 @@ export interface RunFacts {
   kubectlGuard?: 'broker' | 'off' | 'unavailable';
   /** The engine that ran the agent (result.json `engine`). */
   engine?: string;
+  /** The run's model calls as the gateway counted them (result.json `measures`). */
+  measures?: RunMeasuresRecord;
 }
+
+export type RunMeasuresRecord = NonNullable<RunResult['measures']>;
 
 export interface RunArtifacts {
   result?: RunFacts;
@@ -62,6 +67,8 @@ function pickResult(raw: Record<string, unknown>): RunFacts {
   if (typeof raw.engine === 'string') out.engine = raw.engine;
   const guard = (raw.kubectl as { guard?: unknown } | undefined)?.guard;
   if (guard === 'broker' || guard === 'off' || guard === 'unavailable') out.kubectlGuard = guard;
+  const measures = runResultSchema.shape.measures.safeParse(raw.measures);
+  if (measures.success && measures.data) out.measures = measures.data;
   return out;
 }
 

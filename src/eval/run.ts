@@ -4,7 +4,7 @@ import type { AgentName, EngineName } from '../config/schema.js';
 import type { Variant } from '../daemon/compare.js';
 import { replay, type ReplayDeps } from '../daemon/replay/index.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { kubectlRecordOf, readRunArtifacts } from './artifacts.js';
+import { kubectlRecordOf, readRunArtifacts, type RunMeasuresRecord } from './artifacts.js';
 import { compileCluster, compileOtherClusters } from './cases/compile.js';
 import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
 import { installShim } from './install-shim.js';
@@ -12,7 +12,7 @@ import { compileFrozenPrometheus } from './prometheus/recordings.js';
 import { startFrozenPrometheus } from './prometheus/server.js';
 import { scoreRun } from './score/score.js';
 import { buildScorecard, renderScorecardMarkdown } from './scorecard.js';
-import type { EvalCell, JudgeVerdict, Scorecard } from './types.js';
+import type { CellModelCalls, EvalCell, JudgeVerdict, Scorecard } from './types.js';
 import { compactStamp } from '../util/time.js';
 
 // `eval`: every case × agent × model × variant × repeat runs as a replay of the case into its own
@@ -122,6 +122,7 @@ async function runCell(
         agentCalls.filter((c) => c.answeredFrom === 'not-recorded' || c.answeredFrom === 'unsupported')
           .length + artifacts.promql.notRecorded,
       ...(artifacts.promql.calls > 0 ? { promqlCalls: artifacts.promql.calls } : {}),
+      ...(facts?.measures ? { modelCalls: modelCallsOf(facts.measures) } : {}),
     },
     score: scoreRun({
       expected: evalCase.expected,
@@ -203,6 +204,22 @@ async function runCase(
           cells.push(await runCell(evalCase, standIns, cell, cellDir, options, deps));
         }
   return cells;
+}
+
+/** A cell's model calls from its result.json measures (fields an older result lacks are left out). */
+function modelCallsOf(m: RunMeasuresRecord): CellModelCalls {
+  return {
+    calls: m.modelCalls,
+    ...(m.model !== undefined ? { model: m.model } : {}),
+    ...(m.firstCallInputTokens !== undefined ? { firstCallInputTokens: m.firstCallInputTokens } : {}),
+    ...(m.firstModelCallMs !== undefined ? { firstModelCallMs: m.firstModelCallMs } : {}),
+    ...(m.firstTokenMs !== undefined ? { firstTokenMs: m.firstTokenMs } : {}),
+    input: m.inputTokens,
+    ...(m.outputTokens !== undefined ? { output: m.outputTokens } : {}),
+    ...(m.cacheReadTokens !== undefined ? { cacheRead: m.cacheReadTokens } : {}),
+    ...(m.cacheWriteTokens !== undefined ? { cacheWrite: m.cacheWriteTokens } : {}),
+    ...(m.cacheReadShare !== undefined ? { cacheReadShare: m.cacheReadShare } : {}),
+  };
 }
 
 /** Runs the whole matrix and writes scorecard.md and scorecard.json into the output folder. */

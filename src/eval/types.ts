@@ -18,6 +18,23 @@ export interface CellMetrics {
   unanswered: number;
   /** promql calls the agent made (the case's recorded Prometheus answered them, or said not recorded). */
   promqlCalls?: number;
+  /** The run's model calls as the gateway counted them (result.json `measures`), when any went through it. */
+  modelCalls?: CellModelCalls;
+}
+
+/** What one cell's model calls cost: the first call, the tokens by kind, the cache's share, the model. */
+export interface CellModelCalls {
+  calls: number;
+  model?: string;
+  firstCallInputTokens?: number;
+  firstModelCallMs?: number;
+  firstTokenMs?: number;
+  input: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  /** The share of the input the provider's prompt cache served (0–1). */
+  cacheReadShare?: number;
 }
 
 export interface JudgeVerdict {

@@ -6,7 +6,14 @@ import { BRIDGE_PORT_ENV, BRIDGE_SOCKET_ENV, installBridge } from './install-bri
 import { launchWithPodToken, removePodToken, writePodToken } from './pod-route.js';
 import { PROVIDERS } from './providers.js';
 import { capMessage, type RunSession } from './session.js';
-import { PROVIDER_IDS, type CapReached, type ModelCallRecord, type ProviderId, type Usage } from './types.js';
+import {
+  PROVIDER_IDS,
+  type CapReached,
+  type ModelCallRecord,
+  type ProviderId,
+  type RunTotals,
+  type Usage,
+} from './types.js';
 
 // One run at the gateway, joined to the pipeline: the token its agent gets as every model key, the
 // provider URLs it calls (the bridge's loopback port in a container, the daemon's TCP listener on the
@@ -41,6 +48,12 @@ export interface GatewaySummary {
   tokens: Usage;
   costUsd: number;
   firstCallAt?: string;
+  /** Input tokens of the first model call: the prompt the agent started from, with its CLI's own part. */
+  firstCallInputTokens?: number;
+  /** When the first byte of the first model call's answer arrived (its first token). */
+  firstTokenAt?: string;
+  /** The model that did the run's work: the one that took the most input tokens. */
+  model?: string;
   /** When the first answer asking the agent to call a tool arrived (the first investigation turn). */
   firstToolCallAt?: string;
   /** When the last model call ended. */
@@ -120,16 +133,9 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
     session.restore(call);
   }
   function summary(): GatewaySummary {
-    const t = session.totals;
     return {
-      calls: t.calls,
+      ...callFigures(session.totals),
       refused,
-      retries: t.retries,
-      tokens: { ...t.tokens },
-      costUsd: Math.round(t.costUsd * 1e8) / 1e8,
-      ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
-      ...(t.firstToolAt ? { firstToolCallAt: t.firstToolAt.toISOString() } : {}),
-      ...(t.lastEndAt ? { lastCallEndAt: t.lastEndAt.toISOString() } : {}),
       ...(session.capReached ? { capReached: session.capReached } : {}),
       ...(input.lost ? { lost: input.lost } : {}),
       log: MODEL_CALLS_FILE,
@@ -232,6 +238,28 @@ export async function resumeRunGateway(
   const run = openRunGateway({ ...input, resume: { hash, calls } });
   await run.start();
   return run;
+}
+
+/** What a run's totals say of its calls: counts, tokens, cost, when they happened, the model. */
+export function callFigures(t: RunTotals): Omit<GatewaySummary, 'refused' | 'capReached' | 'lost' | 'log'> {
+  return {
+    calls: t.calls,
+    retries: t.retries,
+    tokens: { ...t.tokens },
+    costUsd: Math.round(t.costUsd * 1e8) / 1e8,
+    ...(t.firstCallAt ? { firstCallAt: t.firstCallAt.toISOString() } : {}),
+    ...(t.firstCall ? { firstCallInputTokens: t.firstCall.inputTokens } : {}),
+    ...(t.firstCall?.firstByteAt ? { firstTokenAt: t.firstCall.firstByteAt.toISOString() } : {}),
+    ...mainModel(t.inputByModel),
+    ...(t.firstToolAt ? { firstToolCallAt: t.firstToolAt.toISOString() } : {}),
+    ...(t.lastEndAt ? { lastCallEndAt: t.lastEndAt.toISOString() } : {}),
+  };
+}
+
+/** `{model}`: the model with the most input tokens (the first in name order on a tie), or nothing. */
+function mainModel(inputByModel: Record<string, number>): { model?: string } {
+  const [first] = Object.entries(inputByModel).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return first ? { model: first[0] } : {};
 }
 
 export { capMessage };

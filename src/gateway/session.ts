@@ -3,6 +3,7 @@ import type {
   CapReached,
   Caps,
   Estimate,
+  FirstCall,
   ModelCallRecord,
   ProviderId,
   RefusalReason,
@@ -59,7 +60,13 @@ export interface RunSessionInit {
 export const RETRY_AFTER_S = 2;
 
 export class RunSession {
-  readonly totals: RunTotals = { calls: 0, tokens: { ...NO_USAGE }, costUsd: 0, retries: 0 };
+  readonly totals: RunTotals = {
+    calls: 0,
+    tokens: { ...NO_USAGE },
+    costUsd: 0,
+    retries: 0,
+    inputByModel: {},
+  };
   /** The first cap the run reached; the run ends failed naming it. */
   capReached: CapReached | undefined;
   live = true;
@@ -188,7 +195,12 @@ export class RunSession {
     if (call.refused === undefined) {
       const t = this.totals;
       t.calls++;
-      t.firstCallAt ??= at;
+      // Calls made in parallel end in any order: the first call is the one that started first.
+      if (!t.firstCallAt || at < t.firstCallAt) {
+        t.firstCallAt = at;
+        t.firstCall = firstCallOf(call, at);
+      }
+      if (call.model) t.inputByModel[call.model] = (t.inputByModel[call.model] ?? 0) + call.tokens.input;
       const end = new Date(at.getTime() + Math.round(call.latencyMs));
       if (!t.lastEndAt || end > t.lastEndAt) t.lastEndAt = end;
       if (call.toolUse && call.status < 400) t.firstToolAt ??= end;
@@ -213,6 +225,15 @@ export class RunSession {
     this.capReached = cap;
     this.hooks.onCap?.(cap);
   }
+}
+
+function firstCallOf(call: ModelCallRecord, at: Date): FirstCall {
+  return {
+    inputTokens: call.tokens.input,
+    cacheRead: call.tokens.cacheRead,
+    ...(call.model ? { model: call.model } : {}),
+    ...(call.ttfbMs !== undefined ? { firstByteAt: new Date(at.getTime() + Math.round(call.ttfbMs)) } : {}),
+  };
 }
 
 const money = (cap: CapName) => (v: number) => (cap.endsWith('usd') ? `$${v.toFixed(4)}` : String(v));

@@ -98,8 +98,21 @@ export interface RunTotals {
   retries: number;
   /** Time of the first model call. */
   firstCallAt?: Date;
+  /** The first model call (the earliest started): what it sent and when its answer's first byte came. */
+  firstCall?: FirstCall;
   /** When the first answer asking the agent to call a tool ended: the first investigation turn. */
   firstToolAt?: Date;
   /** When the last model call so far ended. */
   lastEndAt?: Date;
+  /** Input tokens by model, for the model that did the run's work (the one that took the most). */
+  inputByModel: Record<string, number>;
+}
+
+/** A run's first model call: the prompt its agent started from, and how long the model took to answer. */
+export interface FirstCall {
+  inputTokens: number;
+  cacheRead: number;
+  model?: string;
+  /** When the first byte of its answer arrived (absent when none did). */
+  firstByteAt?: Date;
 }

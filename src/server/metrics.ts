@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PipelineMetrics } from '../shared/types.js';
+import type { ModelUsage, PipelineMetrics } from '../shared/types.js';
 
 // The daemon's Prometheus metrics on a registry of its own (never prom-client's global one).
 
@@ -22,6 +22,8 @@ export interface DaemonMetrics extends PipelineMetrics {
 }
 
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+/** A first model call's input tokens: the prompt an agent starts from, its CLI's own part included. */
+const PROMPT_BUCKETS = [2000, 4000, 6000, 8000, 10_000, 12_000, 16_000, 24_000, 32_000, 64_000];
 const STAGE_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900];
 
 export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
@@ -91,6 +93,7 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     labelNames: ['provider'],
     registers: [registry],
   });
+  const usage = modelUsageMetrics(prefix, registry);
   return {
     registry,
     contentType: registry.contentType,
@@ -107,6 +110,53 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     truncation: (section) => truncations.inc({ section }),
     modelCapReached: (cap) => modelCaps.inc({ cap }),
     modelRetry: (provider) => modelRetries.inc({ provider }),
+    modelUsage: usage,
     render: () => registry.metrics(),
+  };
+}
+
+/** What runs' model calls cost: tokens by kind and model, calls, and each run's first call. */
+function modelUsageMetrics(prefix: string, registry: Registry): (u: ModelUsage) => void {
+  const tokens = new Counter({
+    name: `${prefix}model_tokens_total`,
+    help: "Tokens of runs' model calls as the gateway counted them, by kind (input, output, cache_read, cache_write; input includes the cached) and model",
+    labelNames: ['kind', 'model'],
+    registers: [registry],
+  });
+  const calls = new Counter({
+    name: `${prefix}model_calls_total`,
+    help: "Runs' model calls through the gateway, by the run's model",
+    labelNames: ['model'],
+    registers: [registry],
+  });
+  const firstInput = new Histogram({
+    name: `${prefix}first_call_input_tokens`,
+    help: "Input tokens of a run's first model call (the prompt its agent starts from)",
+    labelNames: ['model'],
+    buckets: PROMPT_BUCKETS,
+    registers: [registry],
+  });
+  const firstCall = new Histogram({
+    name: `${prefix}time_to_first_model_call_seconds`,
+    help: "From a run's start to its first model call",
+    buckets: STAGE_BUCKETS,
+    registers: [registry],
+  });
+  const firstToken = new Histogram({
+    name: `${prefix}time_to_first_token_seconds`,
+    help: "From a run's start to the first token of its first model call's answer",
+    buckets: STAGE_BUCKETS,
+    registers: [registry],
+  });
+  return (u) => {
+    const model = u.model;
+    tokens.inc({ kind: 'input', model }, u.input);
+    tokens.inc({ kind: 'output', model }, u.output);
+    tokens.inc({ kind: 'cache_read', model }, u.cacheRead);
+    tokens.inc({ kind: 'cache_write', model }, u.cacheWrite);
+    calls.inc({ model }, u.calls);
+    if (u.firstCallInputTokens !== undefined) firstInput.observe({ model }, u.firstCallInputTokens);
+    if (u.firstModelCallMs !== undefined) firstCall.observe(u.firstModelCallMs / 1000);
+    if (u.firstTokenMs !== undefined) firstToken.observe(u.firstTokenMs / 1000);
   };
 }

@@ -47,6 +47,12 @@ export const runsDir = (workspaceDir: string): string => path.join(workspaceDir,
 export const runDirOf = (workspaceDir: string, runId: string): string =>
   path.join(runsDir(workspaceDir), runId);
 
+/** Whether `dir` is a `.triage/` folder or the `runs/` folder of one (the folders others pass through). */
+export function isTriageOrRunsDir(dir: string): boolean {
+  const name = path.basename(dir);
+  return name === TRIAGE_DIR || (name === 'runs' && path.basename(path.dirname(dir)) === TRIAGE_DIR);
+}
+
 /** The workspace a run bundle `<workspace>/.triage/runs/<run-id>` belongs to, or undefined for any other folder. */
 export function workspaceOfRunDir(dir: string): string | undefined {
   const runs = path.dirname(dir);

@@ -53,6 +53,23 @@ export interface PipelineMetrics {
   modelCapReached?(cap: string): void;
   /** The model gateway retried a provider's 429/529 answer. */
   modelRetry?(provider: string): void;
+  /** What a run's model calls cost, as the gateway counted them (result.json `measures`). */
+  modelUsage?(usage: ModelUsage): void;
+}
+
+/** A run's model calls as the model gateway counted them. */
+export interface ModelUsage {
+  /** The model that did the run's work; `unknown` when the calls named none. */
+  model: string;
+  calls: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  firstCallInputTokens?: number;
+  /** From the run's start to its first model call, and to that call's first token. */
+  firstModelCallMs?: number;
+  firstTokenMs?: number;
 }
 
 /** The kinds of built-in tool an agent CLI has; each adapter maps them to its CLI's own tool names. */
@@ -66,8 +83,37 @@ export const AGENT_TOOLS = [
   'todo',
   'skill',
   'subagent',
+  'schedule',
+  'workflow',
 ] as const;
 export type AgentTool = (typeof AGENT_TOOLS)[number];
+
+/**
+ * What an investigation needs, offered to every CLI (when the persona's policy allows it): running
+ * commands (`kubectl`), reading files, writing the report, searching files, and the skills.
+ */
+export const INVESTIGATION_TOOLS = [
+  'shell',
+  'read',
+  'write',
+  'search',
+  'skill',
+] as const satisfies readonly AgentTool[];
+
+/**
+ * Tools an investigation does without, off unless `agent.extra_tools` names them: each one's
+ * definition is sent again with every model call. Editing files (the report is written whole), web
+ * access, a todo list, sub-agents, scheduling and workflows.
+ */
+export const EXTRA_AGENT_TOOLS = [
+  'edit',
+  'web',
+  'todo',
+  'subagent',
+  'schedule',
+  'workflow',
+] as const satisfies readonly AgentTool[];
+export type ExtraAgentTool = (typeof EXTRA_AGENT_TOOLS)[number];
 
 /**
  * A persona's tool policy as every CLI can be told it (src/kubectl/policy/permissions.ts derives it from the

@@ -24,12 +24,20 @@ export function formatDuration(ms: number | null): string {
 }
 
 export function formatTokens(tokens: IncidentView['tokens']): string {
-  if (!tokens) return '-';
-  const n = tokens.input + tokens.output;
+  return tokens ? formatCount(tokens.input + tokens.output) : '-';
+}
+
+/** 950, 9.6k, 20k, 1.2M; `-` for none. */
+export function formatCount(n: number | null): string {
+  if (n === null) return '-';
   if (n < 1000) return String(n);
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
+
+/** 0.68 → `68%`; `-` for none. */
+export const formatShare = (share: number | null): string =>
+  share === null ? '-' : `${Math.round(share * 100)}%`;
 
 export const formatCost = (usd: number | null): string => (usd === null ? '-' : `$${usd.toFixed(2)}`);
 
@@ -51,7 +59,11 @@ export interface FormatOptions {
   cwd: string;
 }
 
-/** `1ST TURN`: from the run's start to its first tool call (the first investigation turn). */
+/**
+ * `1ST TURN`: from the run's start to its first tool call (the first investigation turn). `1ST CALL`:
+ * the input tokens of its first model call (the prompt its agent starts from); `CACHED`: the share of
+ * its input tokens the provider's prompt cache served.
+ */
 const HEADER = [
   'FOLDER',
   'INCIDENT',
@@ -62,11 +74,13 @@ const HEADER = [
   'DURATION',
   '1ST TURN',
   'TOKENS',
+  '1ST CALL',
+  'CACHED',
   'COST',
   'REPORT',
 ];
 /** Widest a column gets before it is cut (the answer takes what is left of the line). */
-const MAX_WIDTH = [40, 32, 21, 4, 3, 8, 8, 8, 6, 8, 48];
+const MAX_WIDTH = [40, 32, 21, 4, 3, 8, 8, 8, 6, 8, 6, 8, 48];
 
 function reportCell(view: IncidentView, cwd: string): string {
   if (view.reportPath) {
@@ -87,6 +101,8 @@ function cells(view: IncidentView, cwd: string): string[] {
     formatDuration(view.durationMs),
     formatDuration(view.measures?.firstToolCallMs ?? null),
     formatTokens(view.tokens),
+    formatCount(view.measures?.firstCallInputTokens ?? null),
+    formatShare(view.measures?.cacheReadShare ?? null),
     formatCost(view.costUsd),
     reportCell(view, cwd),
   ].map(printable);

@@ -50,18 +50,29 @@ export interface IncidentView {
   /** The incidentId this one duplicates (state.json `duplicateOf`), when it was not run for that. */
   duplicateOf: string | null;
   /**
-   * The latest run's measures from its model calls (result.json `measures`): time to the first model
-   * call, to the first investigation turn (first tool call), to the last call; input tokens.
+   * The latest run's measures from its model calls, as the model gateway counted them (result.json
+   * `measures`): time to the first model call, to its first token, to the first investigation turn
+   * (first tool call), to the last call; the first call's input tokens; input, output, cache-read and
+   * cache-write tokens and the cache's share of the input; the model.
    */
   measures: ViewMeasures | null;
 }
 
+/** A field a result written before it was measured does not have is null. */
 export interface ViewMeasures {
   firstModelCallMs: number | null;
+  firstTokenMs: number | null;
   firstToolCallMs: number | null;
   investigationMs: number | null;
+  firstCallInputTokens: number | null;
   inputTokens: number;
+  outputTokens: number | null;
+  cacheReadTokens: number | null;
+  cacheWriteTokens: number | null;
+  /** cacheReadTokens / inputTokens (0–1). */
+  cacheReadShare: number | null;
   modelCalls: number;
+  model: string | null;
 }
 
 /** incident.json's what and where, and a short title for people (an alert's summary, else fault and resource). */

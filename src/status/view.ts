@@ -2,7 +2,8 @@ import path from 'node:path';
 import { inEngine } from '../incident/queries.js';
 import { INCIDENT_STATES, type StateFile } from '../incident/types.js';
 import { REPORT_REL, type IncidentFacts } from './read.js';
-import type { IncidentView, StatusTotals, ViewProgress } from './types.js';
+import type { RunResult } from '../audit/run-record.js';
+import type { IncidentView, StatusTotals, ViewMeasures, ViewProgress } from './types.js';
 
 // From what is on disk (or what the store just applied) to what status shows. Pure.
 
@@ -53,15 +54,24 @@ export function viewOf(facts: IncidentFacts): StoredView {
     evidence: result?.evidence ?? null,
     subject: facts.subject ?? null,
     duplicateOf: state.duplicateOf ?? null,
-    measures: result?.measures
-      ? {
-          firstModelCallMs: result.measures.firstModelCallMs ?? null,
-          firstToolCallMs: result.measures.firstToolCallMs ?? null,
-          investigationMs: result.measures.investigationMs ?? null,
-          inputTokens: result.measures.inputTokens,
-          modelCalls: result.measures.modelCalls,
-        }
-      : null,
+    measures: result?.measures ? measuresView(result.measures) : null,
+  };
+}
+
+function measuresView(m: NonNullable<RunResult['measures']>): ViewMeasures {
+  return {
+    firstModelCallMs: m.firstModelCallMs ?? null,
+    firstTokenMs: m.firstTokenMs ?? null,
+    firstToolCallMs: m.firstToolCallMs ?? null,
+    investigationMs: m.investigationMs ?? null,
+    firstCallInputTokens: m.firstCallInputTokens ?? null,
+    inputTokens: m.inputTokens,
+    outputTokens: m.outputTokens ?? null,
+    cacheReadTokens: m.cacheReadTokens ?? null,
+    cacheWriteTokens: m.cacheWriteTokens ?? null,
+    cacheReadShare: m.cacheReadShare ?? null,
+    modelCalls: m.modelCalls,
+    model: m.model ?? null,
   };
 }
 

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { TRIAGE_DIR } from '../shared/triage-paths.js';
+import { isTriageOrRunsDir, TRIAGE_DIR } from '../shared/triage-paths.js';
 import { randomHex } from './random.js';
 
 // The daemon's hot file writes. Opens, writes into the page cache, renames and closes are made
@@ -47,9 +47,7 @@ export function fileModeFor(file: string): number {
 /** The mode a new folder is created with (see PASSAGE_DIR_MODE); elsewhere the umask decides. */
 export function dirModeFor(dir: string): number {
   const resolved = path.resolve(dir);
-  const name = path.basename(resolved);
-  const parent = path.basename(path.dirname(resolved));
-  if (name === TRIAGE_DIR || (name === 'runs' && parent === TRIAGE_DIR)) return PASSAGE_DIR_MODE;
+  if (isTriageOrRunsDir(resolved)) return PASSAGE_DIR_MODE;
   return underTriage(resolved) ? PRIVATE_DIR_MODE : 0o777;
 }
 

@@ -4,68 +4,22 @@
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claude } from '../../src/agents/claude.js';
-import { codex } from '../../src/agents/codex.js';
-import { gemini } from '../../src/agents/gemini.js';
-import type { AgentAdapter } from '../../src/agents/types.js';
-import {
-  SKILLS_MARKER,
-  makeAgentPaths,
-  requireCli,
-  runWithFixtureSkills,
-  type CliName,
-} from '../support/agent-clis.js';
-import { messageRequests, startAnthropic } from '../support/providers/anthropic.js';
-import { generateRequests, startGemini } from '../support/providers/gemini.js';
-import { responsesRequests, startOpenAI } from '../support/providers/openai.js';
-import type { FakeProvider } from '../support/providers/server.js';
+import { SKILLS_MARKER, makeAgentPaths, requireCli, runWithFixtureSkills } from '../support/agent-clis.js';
+import { CLI_STAND_INS, type CliStandIn } from '../support/cli-stand-ins.js';
 
 const RUN_TIMEOUT_MS = 90_000;
 const roots: string[] = [];
 afterAll(async () => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))));
 
-interface Case {
-  cli: CliName;
-  adapter: AgentAdapter;
-  start: () => Promise<FakeProvider>;
-  requests: (p: FakeProvider) => { body: string }[];
-  providers: (url: string) => Record<string, string>;
-  secrets: Record<string, string>;
-  model?: string;
+interface Case extends CliStandIn {
   /** What the listing shows besides the description, proving where the skill was found. */
   shows: (home: string) => string;
 }
 
 const CASES: Case[] = [
-  {
-    cli: 'claude',
-    adapter: claude,
-    start: startAnthropic,
-    requests: messageRequests,
-    providers: (url) => ({ anthropicBaseUrl: url }),
-    secrets: { ANTHROPIC_API_KEY: 'sk-ant-contract-test' },
-    model: 'sonnet',
-    shows: () => 'k8s-troubleshooter: Kubernetes incident triage',
-  },
-  {
-    cli: 'codex',
-    adapter: codex,
-    start: startOpenAI,
-    requests: responsesRequests,
-    providers: (url) => ({ openaiBaseUrl: `${url}/v1` }),
-    secrets: { OPENAI_API_KEY: 'sk-openai-contract-test' },
-    model: 'gpt-5-codex',
-    shows: () => 'k8s-troubleshooter/SKILL.md',
-  },
-  {
-    cli: 'gemini',
-    adapter: gemini,
-    start: startGemini,
-    requests: generateRequests,
-    providers: (url) => ({ geminiBaseUrl: url }),
-    secrets: { GEMINI_API_KEY: 'gemini-contract-test-key' },
-    shows: (home) => `${home}/.gemini/skills/k8s-troubleshooter/SKILL.md`,
-  },
+  { ...CLI_STAND_INS.claude, shows: () => 'k8s-troubleshooter: Kubernetes incident triage' },
+  { ...CLI_STAND_INS.codex, shows: () => 'k8s-troubleshooter/SKILL.md' },
+  { ...CLI_STAND_INS.gemini, shows: (home) => `${home}/.gemini/skills/k8s-troubleshooter/SKILL.md` },
 ];
 
 describe.each(CASES)('$cli CLI skills discovery', (c) => {

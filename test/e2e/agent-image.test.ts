@@ -32,6 +32,7 @@ import {
   fidelityWorkspace,
   parsePathCheck,
   runFidelity,
+  PROMPT_PATHS_AT_LEAST,
 } from '../support/path-check.js';
 import { templateReport } from '../support/reports.js';
 import { REPO_ROOT, tempDir, testConfig } from '../support/runs.js';
@@ -330,7 +331,7 @@ describe.skipIf(!docker || !hasImage)(`the agent image ${AGENT_IMAGE} on the doc
       });
       const check = parsePathCheck(run.stdout);
       expect(check.missing, run.stdout).toEqual([]);
-      expect(check.checked).toBeGreaterThanOrEqual(25);
+      expect(check.checked).toBeGreaterThanOrEqual(PROMPT_PATHS_AT_LEAST);
       expect(check.skills['~/.claude/skills']).toEqual(FIXTURE_SKILLS);
       expect(run.outcome).toMatchObject({ status: 'succeeded', exitCode: 0 });
       expect(run.result.validator).toMatchObject({ verdict: 'compliant' });

@@ -13,6 +13,7 @@ import {
   type AnthropicFake,
 } from '../support/providers/anthropic.js';
 import { findRequestContaining } from '../support/providers/server.js';
+import { freePort } from '../support/net.js';
 import { tempDir } from '../support/runs.js';
 import { hasRepeatedKey } from '../../src/log/logger.js';
 import { readModelCalls } from '../../src/gateway/calls.js';
@@ -44,6 +45,7 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
     const report = path.join(ws, 'output', 'investigation.md');
     provider.toolCommand = `printf '# Report\\n\\n## Summary\\nThe api pod crash-loops on a missing ConfigMap key.\\n\\n## Root Cause\\nKey DB_URL absent.\\n' > ${report}`;
 
+    const httpPort = await freePort();
     daemon = await startCliDaemon({
       dir: root.dir,
       config: {
@@ -56,6 +58,7 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
           report_sections: ['Summary', 'Root Cause'],
         },
         providers: { anthropic_base_url: provider.url },
+        http: { port: httpPort },
       },
       args: ['--engine', 'process', '--agent', 'claude'],
       env: {
@@ -98,15 +101,45 @@ describe.skipIf(!cli)('triage-runner daemon --engine process --agent claude (rea
     const started = Date.parse(String(result.startedAt));
     const endOf = (c: ModelCallRecord) => Date.parse(c.at) + Math.round(c.latencyMs) - started;
     const measures = result.measures as Record<string, number>;
+    const first = recorded[0]!;
+    const sum = (kind: keyof ModelCallRecord['tokens']) => recorded.reduce((n, c) => n + c.tokens[kind], 0);
+    const input = sum('input');
     expect(measures).toEqual({
-      firstModelCallMs: Math.round(Date.parse(recorded[0]!.at) - started),
+      firstModelCallMs: Math.round(Date.parse(first.at) - started),
+      firstTokenMs: Date.parse(first.at) + Math.round(first.ttfbMs!) - started,
       firstToolCallMs: endOf(toolAnswers[0]!),
       investigationMs: Math.max(...recorded.map(endOf)),
-      inputTokens: recorded.reduce((n, c) => n + c.tokens.input, 0),
+      firstCallInputTokens: first.tokens.input,
+      inputTokens: input,
+      outputTokens: sum('output'),
+      cacheReadTokens: sum('cacheRead'),
+      cacheWriteTokens: sum('cacheWrite'),
+      cacheReadShare: Math.round((sum('cacheRead') / input) * 1000) / 1000,
       modelCalls: recorded.length,
+      model: first.model,
     });
+    expect(measures.firstModelCallMs).toBeLessThanOrEqual(measures.firstTokenMs!);
     expect(measures.firstModelCallMs).toBeLessThanOrEqual(measures.firstToolCallMs!);
     expect(measures.firstToolCallMs).toBeLessThanOrEqual(measures.investigationMs!);
+    expect(result.gateway).toMatchObject({ firstCallInputTokens: first.tokens.input, model: first.model });
+
+    // The same figures in the status API, on the incident's page and on /metrics.
+    const base = `http://127.0.0.1:${httpPort}`;
+    const api = (await (await fetch(`${base}/v1/incidents/crashloop-api-1`)).json()) as {
+      measures?: unknown;
+    };
+    expect(api.measures).toEqual(measures);
+    const page = await (await fetch(`${base}/incidents/crashloop-api-1`)).text();
+    expect(page).toContain('<h2>Model calls</h2>');
+    expect(page).toMatch(new RegExp(`<dd id="first-call-input">[^<]*\\(${first.tokens.input}\\)</dd>`));
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain(
+      `triage_runner_model_tokens_total{kind="input",model="${first.model}"} ${input}`,
+    );
+    expect(metrics).toContain(
+      `triage_runner_first_call_input_tokens_sum{model="${first.model}"} ${first.tokens.input}`,
+    );
+    expect(metrics).toMatch(/triage_runner_time_to_first_token_seconds_count 1\n/);
 
     // The preloaded context went out in the system prompt, byte-identical to prompt-sent.md's incident.
     const calls = messageRequests(provider);

@@ -79,6 +79,20 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
     });
     expect(model.unscripted.size).toBe(0);
 
+    // Each cell carries its run's model calls as the gateway counted them, in scorecard.json and .md.
+    const cell = scorecard.cells.find((c) => c.case === 'crashloop-bad-config');
+    const cellResult = JSON.parse(await readFile(path.join(cell?.runDir ?? '', 'result.json'), 'utf8')) as {
+      measures: { modelCalls: number; firstCallInputTokens: number; inputTokens: number; model: string };
+    };
+    expect(cell?.metrics.modelCalls).toMatchObject({
+      calls: cellResult.measures.modelCalls,
+      firstCallInputTokens: cellResult.measures.firstCallInputTokens,
+      input: cellResult.measures.inputTokens,
+      model: cellResult.measures.model,
+    });
+    expect(cellResult.measures.model).toMatch(/^claude-/);
+    expect(await readFile(path.join(out, 'scorecard.md'), 'utf8')).toContain('## Model calls per run');
+
     // The agent's kubectl calls went through the shim (Claude's Bash tool) and the triage script's too.
     const cellDir = path.join(out, 'runs', 'crashloop-bad-config', 'claude--sonnet--preload--r1');
     const log = await calls(cellDir);

@@ -24,6 +24,12 @@ export const PATH_CHECK = path.join(REPO_ROOT, 'test/images/agent-test/path-chec
 /** A skills source with the k8s4agents contracts (triage script, products, Stop-hook validator). */
 export const SKILL_SOURCE = path.join(REPO_ROOT, 'test/fixtures/skill-source');
 export const FIXTURE_SKILLS = ['k8s-troubleshooter', 'log-search'];
+/**
+ * The fewest paths a run's prompt names (workspace, report, triage output and products, skills,
+ * persona, briefs): each library folder is said once and its files by name under it, so it is the
+ * folders that path-check finds and tests, and the files are in the folders mounted whole.
+ */
+export const PROMPT_PATHS_AT_LEAST = 20;
 
 export interface PathCheck {
   checked: number;

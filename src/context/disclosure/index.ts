@@ -109,6 +109,8 @@ export async function buildDisclosure(input: DisclosureInput): Promise<Disclosur
   const model: RenderModel = {
     persona,
     skills,
+    skillsDir: view.skillsDir,
+    briefsDir: view.briefsDir,
     briefPaths: new Map(briefs.map((b) => [b.id, path.posix.join(view.briefsDir, b.id)])),
     content,
     placements: plan.placements,

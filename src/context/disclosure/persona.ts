@@ -26,6 +26,8 @@ export interface PersonaLevel1 {
   /** Where the agent reads the full identity. */
   path: string;
   categories: { name: string; summary: string }[];
+  /** Where the agent reads the workflows: `<workflowsDir>/<key>.md`. */
+  workflowsDir: string;
   workflows: WorkflowEntry[];
   warnings: string[];
 }
@@ -92,10 +94,11 @@ export async function loadPersona(opts: LoadPersonaOptions): Promise<PersonaLeve
   }
 
   const workflows: WorkflowEntry[] = [];
+  const viewWorkflows = path.posix.join(viewRoot, 'workflows');
   const entry = (key: string, summary: string): WorkflowEntry => ({
     key,
     summary,
-    path: path.posix.join(viewRoot, 'workflows', `${key}.md`),
+    path: path.posix.join(viewWorkflows, `${key}.md`),
   });
   for (const { name: key, summary } of listed) {
     if (!KEY_RE.test(key)) {
@@ -129,6 +132,7 @@ export async function loadPersona(opts: LoadPersonaOptions): Promise<PersonaLeve
     summary: oneLine(data.description),
     path: path.posix.join(viewRoot, PERSONA_FILE),
     categories,
+    workflowsDir: viewWorkflows,
     workflows,
     warnings,
   };

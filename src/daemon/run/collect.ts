@@ -3,7 +3,8 @@ import { checkReport, type ReportCheck } from '../../audit/report.js';
 import { writeRunResult, type RunResult, type ValidatorRecord } from '../../audit/run-record.js';
 import type { AgentOutcome, AgentRunOutput } from '../../agents/types.js';
 import { errorMessage } from '../../util/errors.js';
-import { runMeasures } from '../../gateway/measures.js';
+import { runMeasures, type RunMeasures } from '../../gateway/measures.js';
+import type { ModelUsage } from '../../shared/types.js';
 import type { GatewaySummary } from '../../gateway/run.js';
 import { capMessage } from '../../gateway/session.js';
 import type { PipelineEnv } from './env.js';
@@ -41,6 +42,7 @@ export async function collect(
   const evidence = await checkRunEvidence(run, report.exists, kubectl?.guard);
   const cluster = clusterRecord(run);
   const measures = gateway ? runMeasures(gateway, run.startedAt) : undefined;
+  if (measures) env.metrics?.modelUsage?.(modelUsageOf(measures));
   const extra = {
     ...(validator ? { validator } : {}),
     ...(kubectl ? { kubectl } : {}),
@@ -56,6 +58,21 @@ export async function collect(
   env.metrics?.stage('collect', (performance.now() - started) / 1000);
   await recordFinished(run, { exit, outcome, report, verdict: v, result });
   return { status: v.status, exitCode: exit.exitCode, ...(v.reason ? { reason: v.reason } : {}), result };
+}
+
+/** A run's measures as /metrics counts them. */
+function modelUsageOf(m: RunMeasures): ModelUsage {
+  return {
+    model: m.model ?? 'unknown',
+    calls: m.modelCalls,
+    input: m.inputTokens,
+    output: m.outputTokens,
+    cacheRead: m.cacheReadTokens,
+    cacheWrite: m.cacheWriteTokens,
+    ...(m.firstCallInputTokens !== undefined ? { firstCallInputTokens: m.firstCallInputTokens } : {}),
+    ...(m.firstModelCallMs !== undefined ? { firstModelCallMs: m.firstModelCallMs } : {}),
+    ...(m.firstTokenMs !== undefined ? { firstTokenMs: m.firstTokenMs } : {}),
+  };
 }
 
 /** What the CLI left on exit, as the adapter reads it, with an auth failure seen in its progress. */

@@ -131,6 +131,7 @@ async function launchSpec(
     providers: { ...providerSettings(config, env.env), ...gateway?.providers },
     secrets: gateway ? gateway.secrets(env.secrets) : env.secrets,
     permissions: run.guard.permissions,
+    extraTools: config.agent.extra_tools,
   });
   const fileMounts = await writeInvocationFiles(invocation, layout, engine.placement);
   const incidentId = request.workspace.incident.incidentId;

@@ -7,6 +7,7 @@ import { formatAge, formatCost, formatDuration, formatTokens } from '../../statu
 import type { IncidentView, ListPage } from '../../status/types.js';
 import { html, type SafeHtml } from './html.js';
 import { evidenceItems } from '../../evidence/summary.js';
+import { modelCallsSection } from './model-calls.js';
 
 // The status page's HTML, rendered on the server: the incident list and one incident. No inline
 // script or style (the Content-Security-Policy forbids both): behaviour comes from /assets/status.js,
@@ -481,7 +482,7 @@ export function renderIncidentPage(input: IncidentPageInput): string {
         </dl>
         ${RETRYABLE_STATES.has(d.state) ? html`<p class="hint">Retry in place: <code>triage-runner retry ${d.folder}</code> (from the workspaces root) or <code>POST /v1/incidents/${d.folder}/retry</code>.</p>` : ''}
       </section>
-      ${evidenceSection(d)} ${feedbackSection(d)}
+      ${evidenceSection(d)} ${feedbackSection(d)} ${modelCallsSection(d.measures)}
       <section>
         <h2>Report</h2>
         ${'html' in report ? html`<article class="report" id="report">${report.html}</article>` : html`<p class="none" id="report-none">${reportWhy ?? report.why}</p>`}

@@ -109,6 +109,7 @@ describe('buildContext', () => {
       'initial_triage_report',
       'system_prompt',
       'disclosure',
+      'run_paths',
       'user_prompt',
     ]);
     expect(json.totalTokens).toBe(await countWith(1.1)(out.prompt));
@@ -128,7 +129,7 @@ describe('buildContext', () => {
     expect(out.context.safetyFactor).toBe(1);
   });
 
-  it('names the workspace, personas and briefs in the system prompt by the paths the agent sees', async () => {
+  it("says this run's paths once, under # This run, after what every incident shares, by the paths the agent sees", async () => {
     const { input } = await setup();
     const hostView: AgentView = {
       workspaceDir: '/srv/incidents/inc-42',
@@ -142,9 +143,38 @@ describe('buildContext', () => {
       hostPaths: [],
     };
     const out = await buildContext({ ...(await input()), view: hostView });
-    expect(out.prompt.system).toContain('- `/srv/incidents/inc-42/incident.json`: the incident');
-    expect(out.prompt.system).toContain('`/etc/triage/personas/`, briefs under `/etc/triage/briefs/`');
-    expect(out.prompt.system).not.toMatch(/\{\{|\/opt\/triage|`\/workspace\//);
+    const system = out.prompt.system;
+    const run = system.indexOf('# This run\n');
+    expect(system.slice(run)).toMatch(
+      /^# This run\n\n- Incident: `\/srv\/incidents\/inc-42\/incident\.json`.*\n- Triage output: `\/srv\/incidents\/inc-42\/\.triage\/runs\/run-1\/triage\/`.*\n- Your report: `\/srv\/incidents\/inc-42\/output\/investigation\.md`\./,
+    );
+    // Nothing before it names a path of this run: the system prompt and Level 1 are the same for every incident.
+    expect(system.slice(0, run)).not.toContain('/srv/incidents');
+    expect(system.slice(0, run)).toContain('/etc/triage/personas/kubernetes-sre/PERSONA.md');
+    expect(run).toBeLessThan(system.indexOf('# Preloaded context'));
+    expect(system).not.toMatch(/\{\{|\/opt\/triage|`\/workspace\//);
+  });
+
+  it('gives two incidents the same system prompt and Level 1, so a provider can serve them from its cache', async () => {
+    const { input } = await setup();
+    const first = await input('run-1');
+    const other = await input('run-2');
+    const elsewhere: AgentView = {
+      ...view,
+      workspaceDir: '/srv/incidents/inc-77',
+      runDir: '/srv/incidents/inc-77/.triage/runs/run-2',
+      triageDir: '/srv/incidents/inc-77/.triage/runs/run-2/triage',
+      reportPath: '/srv/incidents/inc-77/output/investigation.md',
+    };
+    const a = await buildContext({ ...first, agent: 'codex', placement: 'user' });
+    const b = await buildContext({ ...other, agent: 'codex', placement: 'user', view: elsewhere });
+    expect(b.prompt.system).toBe(a.prompt.system);
+    expect(a.prompt.user.startsWith('# This run\n')).toBe(true);
+    const c = await buildContext({ ...first, placement: 'system' });
+    const d = await buildContext({ ...other, placement: 'system', view: elsewhere });
+    const shared = (text: string) => text.slice(0, text.indexOf('# This run\n'));
+    expect(shared(d.prompt.system)).toBe(shared(c.prompt.system));
+    expect(shared(c.prompt.system)).toContain('<persona name="kubernetes-sre"');
   });
 
   it('names every skill laid out for a CLI that lists them itself in prompt-sent.md and context.json', async () => {

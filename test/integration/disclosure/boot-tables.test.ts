@@ -124,13 +124,12 @@ async function boot(
   const refsText = parts.refs ?? '';
   const alsoText = /<also>([\s\S]*?)<\/also>/.exec(refsText)?.[1] ?? '';
   const outsideAlso = refsText.replace(/<also>[\s\S]*?<\/also>/, '');
-  const refRe = /<ref path="\/opt\/triage\/briefs\/([^"]+)"\/>(.*)/g;
   const mentioned: Record<string, string> = {};
   const refs: string[] = [];
-  for (const m of outsideAlso.matchAll(refRe)) {
-    const earlier = /\(as mentioned earlier in ([^)]+)\)/.exec(m[2] ?? '')?.[1];
-    if (earlier) mentioned[m[1] as string] = earlier;
-    else refs.push(m[1] as string);
+  for (const { id, note } of refEntries(outsideAlso)) {
+    const earlier = /\(as mentioned earlier in ([^)]+)\)/.exec(note)?.[1];
+    if (earlier) mentioned[id] = earlier;
+    else refs.push(id);
   }
   return {
     d,
@@ -138,7 +137,7 @@ async function boot(
     parts,
     said: [...(parts.briefs ?? '').matchAll(briefRe)].map((m) => m[1] as string),
     refs,
-    also: [...alsoText.matchAll(refRe)].map((m) => m[1] as string),
+    also: refEntries(alsoText).map((e) => e.id),
     mentioned,
     saidSkills: [...(parts.skills ?? '').matchAll(/<skill name="([^"]+)"/g)].map((m) => m[1] as string),
     indexedSkills: [...(parts.skills ?? '').matchAll(/^- ([a-z0-9-]+): /gm)].map((m) => m[1] as string),
@@ -147,6 +146,25 @@ async function boot(
       .filter((l) => l.level === 'warn')
       .map((l) => String(l.msg)),
   };
+}
+
+/**
+ * The briefs a refs part lists, as ids relative to the briefs folder: `- folder/: a.md, b.md` lines
+ * (a folder said once), `- file.md` lines, and `- id (note)` lines for a brief with a note.
+ */
+function refEntries(text: string): { id: string; note: string }[] {
+  const out: { id: string; note: string }[] = [];
+  for (const line of text.split('\n')) {
+    const grouped = /^- ([^ ]+\/): (.+)$/.exec(line);
+    if (grouped) {
+      for (const name of (grouped[2] ?? '').split(', '))
+        out.push({ id: `${grouped[1] ?? ''}${name}`, note: '' });
+      continue;
+    }
+    const single = /^- ([^ ]+\.md)(.*)$/.exec(line);
+    if (single) out.push({ id: single[1] ?? '', note: single[2] ?? '' });
+  }
+  return out;
 }
 
 const ALL_SKILLS = ['commit-helper', 'k8s-troubleshooter', 'log-search'];
@@ -378,16 +396,14 @@ describe('edge cases and pit of success table', () => {
     const b = await boot(SUBJECT_BOOT, { subjects: ['test', 'refactor'] });
     expect(b.said.filter((x) => x === 'practices/errors/fail-fast.md')).toHaveLength(1);
     expect(b.mentioned['practices/errors/fail-fast.md']).toBe('subject.test');
-    expect(b.text).toContain(
-      '<ref path="/opt/triage/briefs/practices/errors/fail-fast.md"/> (as mentioned earlier in subject.test)',
-    );
+    expect(b.text).toContain('- practices/errors/fail-fast.md (as mentioned earlier in subject.test)');
     const reversed = await boot(SUBJECT_BOOT, { subjects: ['refactor', 'test'] });
     expect(reversed.mentioned['practices/errors/fail-fast.md']).toBe('subject.refactor');
   });
 
   it("brief not in any subject → appears in 'also' section as ref", async () => {
     const b = await boot(SUBJECT_BOOT);
-    expect(b.parts.refs).toContain('<also>\n  <ref path="/opt/triage/briefs/reference/kubectl.md"/>');
+    expect(b.parts.refs).toMatch(/<also>\n(- [^\n]*\n)*- reference\/: kubectl\.md/);
     expect(b.also).toContain('runbooks/crashloop.md');
   });
 
@@ -434,12 +450,17 @@ describe('boot output structure', () => {
     expect(b.parts.briefs).toBe(
       '<brief path="/opt/triage/briefs/runbooks/oom.md">\n# OOM runbook\nCompare limits and usage.\n</brief>',
     );
-    expect(b.parts.refs).toContain('<ref path="/opt/triage/briefs/runbooks/crashloop.md"/>');
+    expect(b.parts.refs).toMatch(
+      /^Briefs not preloaded, in \/opt\/triage\/briefs\/; read one when it becomes relevant:\n/,
+    );
+    expect(b.parts.refs).toContain('\n- runbooks/: crashloop.md');
+    expect(b.refs).toContain('runbooks/crashloop.md');
     expect(b.parts.skills).toContain(
       `<skill name="k8s-troubleshooter" path="/opt/triage/skills/k8s-troubleshooter/SKILL.md">\n---\nname: k8s-troubleshooter`,
     );
     expect(b.parts.skills).toContain(
-      '- log-search: Search container logs for error signatures\n  → /opt/triage/skills/log-search/SKILL.md',
+      'Skills to read on demand, each in /opt/triage/skills/<name>/SKILL.md: when a task matches a description, read that file first.\n' +
+        '- commit-helper: Write commit messages\n- log-search: Search container logs for error signatures\n</skills>',
     );
   });
 

@@ -108,11 +108,10 @@ describe('buildDisclosure', () => {
     const cut = d.render(new Set(['crash/b.md', 'skill:k8s4agents/skills/logs']));
     expect(full.text).toContain('<brief path="/opt/triage/briefs/crash/b.md">');
     expect(cut.text).not.toContain('<brief path="/opt/triage/briefs/crash/b.md">');
-    expect(cut.text).toContain(
-      '<ref path="/opt/triage/briefs/crash/b.md"/> (not preloaded, to fit the token budget)',
-    );
+    expect(cut.text).toContain('- crash/b.md (not preloaded, to fit the token budget)');
     expect(cut.text).not.toContain('<skill name="logs"');
-    expect(cut.text).toContain('- logs: Log search\n  → /opt/triage/skills/logs/SKILL.md');
+    expect(cut.text).toContain('each in /opt/triage/skills/<name>/SKILL.md');
+    expect(cut.text).toContain('\n- logs: Log search\n');
     expect(cut.text.length).toBeLessThan(full.text.length);
   });
 
@@ -162,7 +161,8 @@ describe('buildDisclosure', () => {
   it('indexes the project copy of a skill both sources define', async () => {
     const d = await build('skills: { say: [] }\nbriefs: { say: [] }\n');
     const skillsPart = d.render(new Set()).parts.find((p) => p.part === 'skills')?.text ?? '';
-    expect(skillsPart).toContain('- triage: Project triage skill\n  → /opt/triage/skills/triage/SKILL.md');
+    expect(skillsPart).toContain('each in /opt/triage/skills/<name>/SKILL.md');
+    expect(skillsPart).toContain('\n- triage: Project triage skill\n');
     expect(skillsPart).not.toContain('User copy');
   });
 
@@ -188,7 +188,8 @@ describe('buildDisclosure', () => {
     const persona = r.parts.find((p) => p.part === 'persona')?.text ?? '';
     const workflows = r.parts.find((p) => p.part === 'workflows')?.text ?? '';
     expect(persona).toContain('path="/opt/triage/personas/kubernetes-sre/PERSONA.md"');
-    expect(workflows).toContain('→ /opt/triage/personas/kubernetes-sre/workflows/crashloopbackoff.md');
+    expect(workflows).toContain('each in /opt/triage/personas/kubernetes-sre/workflows/<key>.md');
+    expect(workflows).toContain('\n- crashloopbackoff: ');
     const body = readFileSync(path.join(SHIPPED_PERSONAS, 'kubernetes-sre', 'PERSONA.md'), 'utf8');
     expect(body).toContain('## Principles');
     expect(r.text).not.toContain('## Principles');
@@ -216,7 +217,8 @@ describe('buildDisclosure', () => {
     ]);
     const text = d.render(new Set()).text;
     expect(text).toContain('<persona name="kubernetes-sre"');
-    expect(text).toContain('<ref path="/opt/triage/briefs/core/one.md"/>');
+    expect(text).toContain('Briefs not preloaded, in /opt/triage/briefs/;');
+    expect(text).toMatch(/\n- core\/: (.*, )?one\.md/);
     expect(text).not.toContain('<brief path=');
     expect(text).toContain('- logs: Log search');
   });
@@ -294,7 +296,8 @@ describe('buildDisclosure with one hostile file', () => {
     const { d, text } = await buildWith({ boot: true });
     expect(text).toContain('<persona name="kubernetes-sre"');
     expect(text).toContain('- logs: Log search');
-    expect(text).toContain('<ref path="/opt/triage/briefs/core/one.md"/>');
+    expect(text).toContain('Briefs not preloaded, in /opt/triage/briefs/;');
+    expect(text).toMatch(/\n- core\/: (.*, )?one\.md/);
     expect(text).not.toContain('<brief path=');
     expect(d.problems).toEqual([expect.stringMatching(/boot\.yml.*Excessive alias count/)]);
   });

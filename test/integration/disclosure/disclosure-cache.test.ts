@@ -99,7 +99,7 @@ describe('disclosure caches', () => {
     expect((await build()).render(new Set()).text).toContain('Finds causes quickly');
 
     writeFileSync(path.join(briefsDir, 'core/three.md'), '# Three\n');
-    expect((await build()).render(new Set()).text).toContain('core/three.md');
+    expect((await build()).render(new Set()).text).toMatch(/- core\/: .*three\.md/);
 
     writeFileSync(path.join(briefsDir, 'crash/two.md'), '# Two\nNow this instead.\n');
     expect((await build()).render(new Set()).text).toContain('Now this instead.');

@@ -26,6 +26,7 @@ import {
   pathCheckJob,
   runFidelity,
   type FidelityRun,
+  PROMPT_PATHS_AT_LEAST,
 } from '../../support/path-check.js';
 import { REPO_ROOT, tempDir } from '../../support/runs.js';
 
@@ -41,8 +42,7 @@ const NATIVE: Record<AgentName, string> = {
 function expectTrueSandbox(run: FidelityRun, agent: AgentName): void {
   const check = parsePathCheck(run.stdout);
   expect(check.missing, run.stdout).toEqual([]);
-  // The prompt names many paths: workspace, report, triage output and products, skills, persona, briefs.
-  expect(check.checked).toBeGreaterThanOrEqual(25);
+  expect(check.checked).toBeGreaterThanOrEqual(PROMPT_PATHS_AT_LEAST);
   expect(check.skills[NATIVE[agent]]).toEqual(FIXTURE_SKILLS);
   expect(check.skills['~/.claude/skills']).toEqual(FIXTURE_SKILLS);
   expect(run.outcome).toMatchObject({ status: 'succeeded', exitCode: 0 });
@@ -211,7 +211,7 @@ describe('paths in the prompt under the kubernetes engine (fake API server)', ()
       await emulateJobFiles(job, volume, files);
       const check = await pathCheckJob(job, files);
       expect(check.missing).toEqual([]);
-      expect(check.checked).toBeGreaterThanOrEqual(25);
+      expect(check.checked).toBeGreaterThanOrEqual(PROMPT_PATHS_AT_LEAST);
       expect(check.skills['~/.claude/skills']).toEqual(FIXTURE_SKILLS);
       // What the agent container would have printed.
       api.setPod(name as string, { running: {} });

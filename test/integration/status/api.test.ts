@@ -192,6 +192,26 @@ describe('status API', () => {
     expect(failed).toContain('<dd id="calls">kubectl 2 · promql not configured</dd>');
   });
 
+  it("shows the latest run's model calls on the incident page: the first call, tokens by kind and the cache's share", async () => {
+    await rootWithEveryState(root);
+    const base = await serve();
+    const d = await json<IncidentDetail>(await fetch(`${base}/v1/incidents/succeeded`));
+    expect(d.measures).toMatchObject({
+      firstCallInputTokens: 9640,
+      cacheReadShare: 0.68,
+      model: 'claude-sonnet-5-5',
+    });
+    const page = await (await fetch(`${base}/incidents/succeeded`)).text();
+    expect(page).toContain('<h2>Model calls</h2>');
+    expect(page).toContain('<dd id="model">claude-sonnet-5-5</dd>');
+    expect(page).toContain('<dd id="first-call-input">9.6k (9640)</dd>');
+    expect(page).toContain('<dd id="first-token-ms">3.3s</dd>');
+    expect(page).toContain('<dd id="cache-read">12k (12240), 68% of the input</dd>');
+    expect(page).toContain('<dd id="cache-write">5.8k (5760)</dd>');
+    const running = await (await fetch(`${base}/incidents/running`)).text();
+    expect(running).toContain('No model call went through the gateway in the latest run.');
+  });
+
   it('serves the report as markdown, and 404 with the reason when there is none', async () => {
     await rootWithEveryState(root);
     const base = await serve();

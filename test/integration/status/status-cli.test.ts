@@ -77,15 +77,15 @@ describe('triage-runner status', () => {
     const text = t.out();
     const lines = text.trim().split('\n');
     expect(lines[0]).toMatch(
-      /^FOLDER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+1ST TURN\s+TOKENS\s+COST\s+REPORT\s+ANSWER$/,
+      /^FOLDER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+1ST TURN\s+TOKENS\s+1ST CALL\s+CACHED\s+COST\s+REPORT\s+ANSWER$/,
     );
     for (const state of INCIDENT_STATES)
       expect(lineOf(text, state)).toMatch(new RegExp(`^${state}\\s+inc-${state}\\s+${state}\\s`));
     expect(lineOf(text, 'succeeded')).toMatch(
-      /succeeded\s+\d+s\s+1\s+claude\s+2m14s\s+7\.4s\s+20k\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
+      /succeeded\s+\d+s\s+1\s+claude\s+2m14s\s+7\.4s\s+20k\s+9\.6k\s+68%\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
     );
     expect(lineOf(text, 'failed')).toMatch(/gemini\s+15m00s\s+.*\(no report: the agent timed out after 15m/);
-    expect(lineOf(text, 'running')).toMatch(/codex\s+42s\s+-\s+5\.7k\s+-\s+\(no report: running\)/);
+    expect(lineOf(text, 'running')).toMatch(/codex\s+42s\s+-\s+5\.7k\s+-\s+-\s+-\s+\(no report: running\)/);
     expect(lineOf(text, 'rejected')).toContain('(no report: incident.json is missing "cluster"');
     expect(lines.at(-1)).toBe(
       '9 incidents: 1 queued, 1 preparing, 1 running, 1 succeeded, 1 failed, 1 rejected, 1 deferred, 1 interrupted, 1 resolved',
@@ -118,10 +118,17 @@ describe('triage-runner status', () => {
       progress: null,
       measures: {
         firstModelCallMs: 2100,
+        firstTokenMs: 3300,
         firstToolCallMs: 7400,
         investigationMs: 131_000,
+        firstCallInputTokens: 9640,
         inputTokens: 18_000,
+        outputTokens: 2345,
+        cacheReadTokens: 12_240,
+        cacheWriteTokens: 5760,
+        cacheReadShare: 0.68,
         modelCalls: 12,
+        model: 'claude-sonnet-5-5',
       },
     });
     expect(by.running.measures).toBeNull();
@@ -174,12 +181,12 @@ describe('triage-runner status', () => {
 
   it('cuts the answer to the terminal width', async () => {
     await rootWithEveryState(root);
-    const t = io(undefined, 150);
+    const t = io(undefined, 180);
     expect(await runCli(['status', '--root', root], t.cli)).toBe(0);
     const line = lineOf(t.out(), 'succeeded');
-    expect([...line].length).toBe(150);
+    expect([...line].length).toBe(180);
     expect(line.endsWith('…')).toBe(true);
-    for (const l of t.out().split('\n').slice(1)) expect([...l].length).toBeLessThanOrEqual(150);
+    for (const l of t.out().split('\n').slice(1)) expect([...l].length).toBeLessThanOrEqual(180);
   });
 
   it('--state lists only that state and keeps the totals of every state', async () => {

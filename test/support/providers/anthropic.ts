@@ -33,8 +33,26 @@ function hasToolResult(body: MessagesBody): boolean {
   );
 }
 
+/** Usage as the Messages API reports it (input_tokens excludes the cached input). */
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+const FIXED_USAGE: AnthropicUsage = {
+  ...ANTHROPIC_USAGE,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+};
+
 /** A streamed assistant turn that calls one tool. */
-export function toolUseReply(body: MessagesBody, call: ToolCall): ProviderReply {
+export function toolUseReply(
+  body: MessagesBody,
+  call: ToolCall,
+  usage: AnthropicUsage = FIXED_USAGE,
+): ProviderReply {
   const id = `msg_fake_tool_${Date.now()}`;
   const input = JSON.stringify(call.input);
   return {
@@ -52,7 +70,7 @@ export function toolUseReply(body: MessagesBody, call: ToolCall): ProviderReply 
             content: [],
             stop_reason: null,
             stop_sequence: null,
-            usage: { ...ANTHROPIC_USAGE, output_tokens: 1 },
+            usage: { ...usage, output_tokens: 1 },
           },
         },
       },
@@ -78,7 +96,7 @@ export function toolUseReply(body: MessagesBody, call: ToolCall): ProviderReply 
         data: {
           type: 'message_delta',
           delta: { stop_reason: 'tool_use', stop_sequence: null },
-          usage: { output_tokens: ANTHROPIC_USAGE.output_tokens },
+          usage: { output_tokens: usage.output_tokens },
         },
       },
       { event: 'message_stop', data: { type: 'message_stop' } },
@@ -98,10 +116,13 @@ function messageReply(req: RecordedRequest, toolCall: ToolCall | undefined): Pro
 }
 
 /** A final assistant answer, streamed or not as the request asked. */
-export function textReply(body: MessagesBody, text: string): ProviderReply {
+export function textReply(
+  body: MessagesBody,
+  text: string,
+  usage: AnthropicUsage = FIXED_USAGE,
+): ProviderReply {
   const model = body.model ?? 'claude-sonnet-4-5';
   const id = `msg_fake_${Date.now()}`;
-  const usage = { ...ANTHROPIC_USAGE, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   if (!body.stream) {
     return {
       kind: 'json',
@@ -154,7 +175,7 @@ export function textReply(body: MessagesBody, text: string): ProviderReply {
         data: {
           type: 'message_delta',
           delta: { stop_reason: 'end_turn', stop_sequence: null },
-          usage: { output_tokens: ANTHROPIC_USAGE.output_tokens },
+          usage: { output_tokens: usage.output_tokens },
         },
       },
       { event: 'message_stop', data: { type: 'message_stop' } },

@@ -45,12 +45,20 @@ export function generateRequests(p: FakeProvider): RecordedRequest[] {
   return p.requests.filter((r) => /:(stream)?[gG]enerateContent$/.test(r.url.split('?')[0] ?? ''));
 }
 
-function generationOf(parts: unknown[]): unknown {
+/** Usage as the Gemini API reports it (promptTokenCount includes the cached ones). */
+export interface GeminiUsage {
+  promptTokenCount: number;
+  candidatesTokenCount: number;
+  cachedContentTokenCount?: number;
+}
+
+/** One generation whose candidate says `parts` (text, or function calls). */
+export function generationOf(parts: unknown[], usage: GeminiUsage = GEMINI_USAGE): unknown {
   return {
     candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
     usageMetadata: {
-      ...GEMINI_USAGE,
-      totalTokenCount: GEMINI_USAGE.promptTokenCount + GEMINI_USAGE.candidatesTokenCount,
+      ...usage,
+      totalTokenCount: usage.promptTokenCount + usage.candidatesTokenCount,
     },
     modelVersion: 'gemini-2.5-pro',
   };

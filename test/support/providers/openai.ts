@@ -7,8 +7,19 @@ export const OPENAI_ANSWER = 'Investigation complete: the node ran out of memory
 /** Usage reported for every /v1/responses call. */
 export const OPENAI_USAGE = { input_tokens: 2345, output_tokens: 67 };
 
+/** Usage as the Responses API reports it (input_tokens includes the cached ones). */
+export interface ResponsesUsage {
+  input_tokens: number;
+  cached_tokens: number;
+  output_tokens: number;
+}
+
 /** A Responses API SSE stream whose one output item is `item` (a message, or a function call). */
-export function responseStream(req: RecordedRequest, item: Record<string, unknown>): ProviderReply {
+export function responseStream(
+  req: RecordedRequest,
+  item: Record<string, unknown>,
+  counted: ResponsesUsage = { ...OPENAI_USAGE, cached_tokens: 0 },
+): ProviderReply {
   let body: { model?: string } = {};
   try {
     body = JSON.parse(req.body) as typeof body;
@@ -18,14 +29,14 @@ export function responseStream(req: RecordedRequest, item: Record<string, unknow
   const id = `resp_fake_${Date.now()}`;
   const model = body.model ?? 'gpt-5';
   const usage = {
-    input_tokens: OPENAI_USAGE.input_tokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: OPENAI_USAGE.output_tokens,
+    input_tokens: counted.input_tokens,
+    input_tokens_details: { cached_tokens: counted.cached_tokens },
+    output_tokens: counted.output_tokens,
     output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: OPENAI_USAGE.input_tokens + OPENAI_USAGE.output_tokens,
+    total_tokens: counted.input_tokens + counted.output_tokens,
   };
   const base = { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model };
-  const text = item.type === 'message' ? OPENAI_ANSWER : undefined;
+  const text = item.type === 'message' ? messageText(item) : undefined;
   const started = item.type === 'message' ? { ...item, status: 'in_progress', content: [] } : item;
   return {
     kind: 'sse',
@@ -64,6 +75,23 @@ export function responseStream(req: RecordedRequest, item: Record<string, unknow
         },
       },
     ],
+  };
+}
+
+/** The text of a message item (its output_text parts). */
+function messageText(item: Record<string, unknown>): string {
+  const content = Array.isArray(item.content) ? (item.content as { text?: unknown }[]) : [];
+  return content.map((c) => (typeof c.text === 'string' ? c.text : '')).join('');
+}
+
+/** A final assistant message item saying `text`. */
+export function messageItem(text: string): Record<string, unknown> {
+  return {
+    type: 'message',
+    id: `msg_fake_${Date.now()}`,
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [] }],
   };
 }
 

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLAUDE_SYSTEM_PROMPT_FILE, claude } from '../../../src/agents/claude.js';
+import {
+  CLAUDE_SETTINGS,
+  CLAUDE_SETTINGS_FILE,
+  CLAUDE_SYSTEM_PROMPT_FILE,
+  claude,
+} from '../../../src/agents/claude.js';
 import { fixture, promptLeaks, run, sampleInput } from './helpers.js';
 
 const FIXTURES = path.join(import.meta.dirname, '..', '..', 'fixtures', 'agent-output');
@@ -12,7 +17,7 @@ describe('claude invocation', () => {
     const inv = claude.buildInvocation(input);
     expect(promptLeaks(inv.args, inv.env)).toBe(false);
     expect(inv.stdin).toBe(input.prompt.user);
-    expect(inv.files).toEqual([{ path: CLAUDE_SYSTEM_PROMPT_FILE, content: input.prompt.system }]);
+    expect(inv.files[0]).toEqual({ path: CLAUDE_SYSTEM_PROMPT_FILE, content: input.prompt.system });
     const at = inv.args.indexOf('--append-system-prompt-file');
     expect(inv.args[at + 1]).toBe(`/opt/triage/files/${CLAUDE_SYSTEM_PROMPT_FILE}`);
   });
@@ -34,6 +39,37 @@ describe('claude invocation', () => {
     expect(inv.args.some((a) => a.startsWith('--allowedTools=') && a.includes('Bash'))).toBe(true);
     expect(inv.args.join(' ')).toContain('--model some-model');
     expect(inv.args.at(-1)).toBe('--extra-flag');
+  });
+
+  it('offers only the tools an investigation needs, and hides the bundled skills, memory and attribution', () => {
+    const inv = claude.buildInvocation(sampleInput());
+    expect(inv.args).toContain('--tools=Bash,Read,Write,Glob,Grep,Skill');
+    expect(inv.args).toContain('--allowedTools=Bash,Read,Write,Glob,Grep,Skill');
+    const at = inv.args.indexOf('--settings');
+    expect(inv.args[at + 1]).toBe(`/opt/triage/files/${CLAUDE_SETTINGS_FILE}`);
+    const settings = inv.files.find((f) => f.path === CLAUDE_SETTINGS_FILE);
+    expect(JSON.parse(settings?.content ?? '')).toEqual({
+      disableBundledSkills: true,
+      autoMemoryEnabled: false,
+      attribution: { commit: '', pr: '' },
+    });
+    expect(CLAUDE_SETTINGS.disableBundledSkills).toBe(true);
+    expect(claude.toolNames?.({})).toEqual([
+      'Bash',
+      'Read',
+      'Write',
+      'Glob',
+      'Grep',
+      'Skill',
+      'DeferredToolPlaceholder',
+    ]);
+  });
+
+  it('adds the tools agent.extra_tools names', () => {
+    const inv = claude.buildInvocation(sampleInput({ extraTools: ['edit', 'web', 'schedule', 'workflow'] }));
+    expect(inv.args).toContain(
+      '--tools=Bash,Read,Write,Glob,Grep,Skill,Edit,WebFetch,WebSearch,ScheduleWakeup,Workflow',
+    );
   });
 
   it('omits --model when none is configured', () => {

@@ -1,6 +1,7 @@
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { CODEX_CONFIG_FILE, CODEX_PROVIDER_ID, codex } from '../../../src/agents/codex.js';
+import type { InvocationInput } from '../../../src/agents/types.js';
 import { fixture, promptLeaks, run, sampleInput } from './helpers.js';
 
 describe('codex invocation', () => {
@@ -52,6 +53,10 @@ describe('codex invocation', () => {
       check_for_update_on_startup: false,
       model_provider: CODEX_PROVIDER_ID,
       developer_instructions: system,
+      web_search: 'disabled',
+      features: { multi_agent: false, goals: false, view_image: false },
+      tools: { experimental_request_user_input: { enabled: false } },
+      skills: { bundled: { enabled: false } },
       model_providers: {
         [CODEX_PROVIDER_ID]: {
           name: 'triage-runner provider',
@@ -61,6 +66,39 @@ describe('codex invocation', () => {
         },
       },
     });
+  });
+
+  it('turns off every tool an investigation does without, and on the ones agent.extra_tools names', () => {
+    const config = (extra: Partial<InvocationInput>) =>
+      parse(codex.buildInvocation(sampleInput(extra)).files[0]?.content ?? '') as Record<string, unknown>;
+    expect(config({})).toMatchObject({
+      web_search: 'disabled',
+      features: { multi_agent: false, goals: false, view_image: false },
+      tools: { experimental_request_user_input: { enabled: false } },
+      skills: { bundled: { enabled: false } },
+    });
+    expect(config({ extraTools: ['web', 'subagent', 'workflow'] })).toMatchObject({
+      web_search: 'live',
+      features: { multi_agent: true, goals: true },
+    });
+    // The persona's policy wins over the configuration.
+    const policy = {
+      persona: 'p',
+      allowedTools: [],
+      deniedTools: ['web', 'shell'],
+      deniedCommands: [],
+      reason: 'r',
+    };
+    expect(
+      config({ extraTools: ['web'], permissions: policy as InvocationInput['permissions'] }),
+    ).toMatchObject({
+      web_search: 'disabled',
+      features: { shell_tool: false },
+    });
+  });
+
+  it('names exec_command and write_stdin as the only tools its requests define', () => {
+    expect(codex.toolNames?.({})).toEqual(['exec_command', 'write_stdin']);
   });
 
   it('uses the built-in provider when no base URL is configured', () => {

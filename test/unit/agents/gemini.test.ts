@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  GEMINI_BUILTIN_SKILLS,
   GEMINI_DEFAULT_MODEL,
   GEMINI_PROMPT_SUFFIX,
   GEMINI_SETTINGS_FILE,
   gemini,
 } from '../../../src/agents/gemini.js';
+import type { InvocationInput } from '../../../src/agents/types.js';
 import { fixture, promptLeaks, run, sampleInput } from './helpers.js';
 
 const GEMINI_ANSWER = 'Investigation complete: the image tag does not exist.';
@@ -36,17 +38,49 @@ describe('gemini invocation', () => {
     expect(inv.env.GEMINI_CLI_TRUST_WORKSPACE).toBe('true');
   });
 
-  it('writes settings.json with API-key auth, the turn limit and telemetry and updates off', () => {
+  it('writes settings.json with API-key auth, the turn limit, telemetry and updates off, and only the tools an investigation needs', () => {
     const inv = gemini.buildInvocation(sampleInput());
     expect(inv.files).toHaveLength(1);
     expect(inv.files[0]).toMatchObject({ path: GEMINI_SETTINGS_FILE, inHome: true });
     expect(JSON.parse(inv.files[0]?.content ?? '')).toEqual({
       security: { auth: { selectedType: 'gemini-api-key' } },
       model: { maxSessionTurns: 7 },
-      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, topicUpdateNarration: false },
       privacy: { usageStatisticsEnabled: false },
       telemetry: { enabled: false },
+      context: { includeDirectoryTree: false },
+      experimental: { enableAgents: false },
+      skills: { disabled: GEMINI_BUILTIN_SKILLS },
+      tools: {
+        core: [
+          'run_shell_command',
+          'read_file',
+          'read_many_files',
+          'list_directory',
+          'write_file',
+          'glob',
+          'grep_search',
+          'activate_skill',
+        ],
+      },
     });
+  });
+
+  it('allows the web and sub-agent tools in tools.core only when agent.extra_tools names them and the policy allows them', () => {
+    const core = (extra: Partial<InvocationInput>) =>
+      (
+        JSON.parse(gemini.buildInvocation(sampleInput(extra)).files[0]?.content ?? '') as {
+          tools: { core: string[] };
+        }
+      ).tools.core;
+    expect(core({})).not.toContain('web_fetch');
+    expect(core({ extraTools: ['web', 'subagent'] })).toEqual(
+      expect.arrayContaining(['web_fetch', 'google_web_search', 'invoke_agent']),
+    );
+    const policy = { persona: 'p', allowedTools: [], deniedTools: ['web'], deniedCommands: [], reason: 'r' };
+    expect(
+      core({ extraTools: ['web'], permissions: policy as InvocationInput['permissions'] }),
+    ).not.toContain('web_fetch');
   });
 
   it('passes the Gemini key as a secret and the base URL as plain env', () => {

@@ -35,6 +35,23 @@ describe('goose invocation', () => {
     ]);
   });
 
+  it('adds the computer controller extension (web scraping) only when agent.extra_tools offers web', () => {
+    const builtins = (extra: Parameters<typeof sampleInput>[0]) => {
+      const args = goose.buildInvocation(sampleInput(extra)).args;
+      return args[args.indexOf('--with-builtin') + 1];
+    };
+    expect(builtins({})).toBe('developer');
+    expect(builtins({ extraTools: ['web'] })).toBe('developer,computercontroller');
+    const policy = {
+      persona: 'p',
+      allowedTools: [],
+      deniedTools: ['web' as const],
+      deniedCommands: [],
+      reason: 'r',
+    };
+    expect(builtins({ extraTools: ['web'], permissions: policy })).toBe('developer');
+  });
+
   it('runs unattended without a keyring, with provider and model from env', () => {
     const inv = goose.buildInvocation(sampleInput({ providers: { anthropicBaseUrl: 'http://gw:8080' } }));
     expect(inv.env).toMatchObject({

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'smol-toml';
 import {
-  CLAUDE_ALLOWED_TOOLS,
   CODEX_RULES_FILE,
   GEMINI_POLICY_FILE,
   claudePermissionArgs,
@@ -43,21 +42,26 @@ const input = (extra: Partial<InvocationInput> = {}): InvocationInput => ({
 });
 
 describe('claude permission flags', () => {
-  it('keeps the fixed allow-list when no policy is given', () => {
-    expect(claudePermissionArgs(undefined)).toEqual([`--allowedTools=${CLAUDE_ALLOWED_TOOLS.join(',')}`]);
+  it('offers and pre-approves the tools an investigation needs when no policy is given', () => {
+    expect(claudePermissionArgs(undefined)).toEqual([
+      '--tools=Bash,Read,Write,Glob,Grep,Skill',
+      '--allowedTools=Bash,Read,Write,Glob,Grep,Skill',
+    ]);
   });
 
-  it('allows the mapped tools and denies tools and command prefixes with Bash(… *) rules', () => {
-    expect(claudePermissionArgs(permissions)).toEqual([
-      '--allowedTools=Bash,Read,Glob,Grep',
-      '--disallowedTools=WebFetch,WebSearch,Bash(kubectl delete *),Bash(kubectl rollout undo *),Bash(helm install *)',
+  it('offers the investigation tools the policy allows and denies tools and command prefixes with Bash(… *) rules', () => {
+    const refusing: ToolPermissions = { ...permissions, deniedTools: ['web', 'write', 'skill'] };
+    expect(claudePermissionArgs(refusing, ['web', 'todo'])).toEqual([
+      '--tools=Bash,Read,Glob,Grep,TodoWrite',
+      '--allowedTools=Bash,Read,Glob,Grep,TodoWrite',
+      '--disallowedTools=WebFetch,WebSearch,Write,Skill,Bash(kubectl delete *),Bash(kubectl rollout undo *),Bash(helm install *)',
     ]);
   });
 
   it('are part of the claude invocation, after --permission-mode dontAsk', () => {
     const args = claude.buildInvocation(input({ permissions })).args;
     const mode = args.indexOf('dontAsk');
-    expect(args.slice(mode + 1, mode + 3)).toEqual(claudePermissionArgs(permissions));
+    expect(args.slice(mode + 1, mode + 4)).toEqual(claudePermissionArgs(permissions));
   });
 });
 

@@ -212,6 +212,21 @@ describe('configuration validation', () => {
     expect(problems[0]?.message).toContain('file not found');
   });
 
+  it('offers no extra agent tool by default, takes the listed ones, and names the valid ones for a wrong one', () => {
+    expect(loadConfig({ env: {}, cwd: tmpdir() }).config.agent.extra_tools).toEqual([]);
+    const ok = tempConfig('agent:\n  extra_tools: [web, subagent]\n');
+    expect(loadConfig({ file: ok.file, env: {}, cwd: ok.dir }).config.agent.extra_tools).toEqual([
+      'web',
+      'subagent',
+    ]);
+    const bad = tempConfig('agent:\n  extra_tools: [web, browser]\n');
+    const [problem] = problemsOf(() => loadConfig({ file: bad.file, env: {}, cwd: bad.dir }));
+    expect(problem).toMatchObject({ path: 'agent.extra_tools.1', source: `${bad.file}:2` });
+    for (const tool of ['edit', 'web', 'todo', 'subagent', 'schedule', 'workflow']) {
+      expect(problem?.message).toContain(tool);
+    }
+  });
+
   it('rejects warn above truncate', () => {
     const problems = problemsOf(() =>
       loadConfig({ env: {}, flags: { context: { budget: { warn: 20_000 } } } }),

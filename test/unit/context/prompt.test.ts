@@ -6,6 +6,7 @@ import { DEFAULT_REPORT_SECTIONS } from '../../../src/config/schema.js';
 import {
   assemblePrompt,
   renderPromptSent,
+  renderRunPaths,
   substituteReportPath,
   substituteReportSections,
 } from '../../../src/context/prompt.js';
@@ -34,29 +35,51 @@ const context: ContextReport = {
 };
 
 describe('prompt assembly', () => {
-  it('puts the preloaded context in the system part for system placement', () => {
+  it('puts what every incident shares first, then the run paths and the preloaded context, in the system part for system placement', () => {
     const p = assemblePrompt({
       systemPrompt: 'SYS\n',
       disclosure: 'DISC',
+      runPaths: '# This run\n\n- RUN',
       preloaded: '<incident>\n{}\n</incident>',
       userPrompt: 'USER',
       placement: 'system',
     });
-    expect(p.system.startsWith('SYS\n\nDISC\n\n# Preloaded context')).toBe(true);
+    expect(p.system.startsWith('SYS\n\nDISC\n\n# This run\n\n- RUN\n\n# Preloaded context')).toBe(true);
     expect(p.system).toContain('<incident>\n{}\n</incident>\n');
     expect(p.user).toBe('USER\n');
   });
 
-  it('puts the preloaded context before the user prompt for user placement', () => {
+  it('puts the run paths and the preloaded context before the user prompt for user placement, the system part shared', () => {
     const p = assemblePrompt({
       systemPrompt: 'SYS',
       disclosure: '',
+      runPaths: '# This run\n\n- RUN',
       preloaded: '<incident>\n{}\n</incident>',
       userPrompt: 'USER',
       placement: 'user',
     });
     expect(p.system).toBe('SYS\n');
+    expect(p.user.startsWith('# This run\n\n- RUN\n\n# Preloaded context')).toBe(true);
     expect(p.user.indexOf('<incident>')).toBeLessThan(p.user.indexOf('USER'));
+  });
+
+  it('says the run paths: the incident, the triage output and the report, each folder once', () => {
+    expect(
+      renderRunPaths({
+        workspaceDir: '/workspace',
+        triageDir: '/workspace/.triage/runs/r1/triage',
+        triageLog: '/workspace/.triage/runs/r1/triage/output.log',
+        reportPath: '/workspace/output/investigation.md',
+      }),
+    ).toBe(
+      [
+        '# This run',
+        '',
+        '- Incident: `/workspace/incident.json` (and `incident_cluster_permissions.json` beside it, when written).',
+        "- Triage output: `/workspace/.triage/runs/r1/triage/` (the script's whole output in `output.log` there).",
+        '- Your report: `/workspace/output/investigation.md`.',
+      ].join('\n'),
+    );
   });
 
   it('substitutes every {{report_path}}', () => {
@@ -127,25 +150,41 @@ describe('parsePromptSent on a minimal file', () => {
 describe('shipped prompt files', () => {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-  const files = [
+  const systemPrompts = [
     'configs/triage-system-prompt.md',
-    'configs/user-prompt.md',
     'deploy/kubernetes/base/config/triage-system-prompt.md',
   ];
+  const headingsIn = (text: string, sections: string[]) =>
+    [...substituteReportSections(text, sections).matchAll(/^- `## ([^`]+)`/gm)].map((m) => m[1]);
 
-  it.each(files)(
+  it.each(systemPrompts)(
     '%s lists exactly the report headings the collector checks (agent.report_sections), from the config, and no others',
     async (file) => {
       const text = await readFile(path.join(root, file), 'utf8');
-      expect(text).toContain('{{report_path}}');
       // One template: the file hard-codes no heading of its own, it renders the configured list.
       expect(text).not.toMatch(/^- `## /m);
-      const headingsOf = (sections: string[]) =>
-        [...substituteReportSections(text, sections).matchAll(/^- `## ([^`]+)`/gm)].map((m) => m[1]);
-      expect(headingsOf([...DEFAULT_REPORT_SECTIONS])).toEqual([...DEFAULT_REPORT_SECTIONS]);
-      expect(headingsOf(['Summary', 'Root Cause'])).toEqual(['Summary', 'Root Cause']);
+      expect(headingsIn(text, [...DEFAULT_REPORT_SECTIONS])).toEqual([...DEFAULT_REPORT_SECTIONS]);
+      expect(headingsIn(text, ['Summary', 'Root Cause'])).toEqual(['Summary', 'Root Cause']);
     },
   );
+
+  it.each(systemPrompts)(
+    '%s names no path of one run, so that it is the same for every incident (the run paths follow Level 1)',
+    async (file) => {
+      const text = await readFile(path.join(root, file), 'utf8');
+      expect(text).not.toMatch(
+        /\{\{\s*(report_path|workspace_dir|triage_dir|skills_dir|personas_dir|briefs_dir)\s*\}\}/,
+      );
+      expect(text).toContain('`# This run`');
+    },
+  );
+
+  it('configs/user-prompt.md names the report path and leaves the headings to the system prompt', async () => {
+    const text = await readFile(path.join(root, 'configs/user-prompt.md'), 'utf8');
+    expect(text).toContain('{{report_path}}');
+    expect(text.replace(/\s+/g, ' ')).toContain('the level-2 headings the system prompt lists');
+    expect(headingsIn(text, [...DEFAULT_REPORT_SECTIONS])).toEqual([]);
+  });
 
   it("defaults to the headings of the troubleshooting skill's report template", async () => {
     const skill = await readFile(

@@ -54,6 +54,7 @@ describe('loadPersona', () => {
       summary: 'Investigates incidents read-only.',
       path: '/opt/triage/personas/sre/PERSONA.md',
       categories: [{ name: 'k8s', summary: 'kubectl get and describe' }],
+      workflowsDir: '/opt/triage/personas/sre/workflows',
       workflows: [
         { key: 'triage', summary: 'First steps', path: '/opt/triage/personas/sre/workflows/triage.md' },
       ],

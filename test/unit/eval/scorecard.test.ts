@@ -126,6 +126,40 @@ describe('scorecard', () => {
     );
   });
 
+  it("lists each run's model calls as the gateway counted them, and no such section when none went through it", () => {
+    expect(renderScorecardMarkdown(buildScorecard({ ...suite, cells }))).not.toContain(
+      '## Model calls per run',
+    );
+    const measured = cells.map((c, i) =>
+      i === 0
+        ? {
+            ...c,
+            metrics: {
+              ...c.metrics,
+              modelCalls: {
+                calls: 5,
+                model: 'claude-sonnet-5-5',
+                firstCallInputTokens: 9637,
+                firstModelCallMs: 4200,
+                firstTokenMs: 4950,
+                input: 51_000,
+                output: 800,
+                cacheRead: 39_100,
+                cacheWrite: 11_900,
+                cacheReadShare: 0.767,
+              },
+            },
+          }
+        : c,
+    );
+    const md = renderScorecardMarkdown(buildScorecard({ ...suite, cells: measured }));
+    expect(md).toContain('## Model calls per run');
+    expect(md).toContain(
+      '| a | claude / sonnet / preload | 1 | claude-sonnet-5-5 | 5 | 9,637 | 4.2 s | 5.0 s | 51,000 | 800 | 39,100 | 77% | 11,900 |',
+    );
+    expect(md.match(/^\| [ab] \| .* \| \d \| .* \|$/gm)?.filter((l) => l.includes(' s |'))).toHaveLength(1);
+  });
+
   it('takes the middle of an even count for the median', () => {
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([])).toBeUndefined();

@@ -57,7 +57,7 @@ describe('toolPermissions of the shipped kubernetes-sre persona', () => {
     const p = toolPermissions(await shipped());
     expect(p).toMatchObject({
       persona: 'kubernetes-sre',
-      allowedTools: ['shell', 'read', 'write', 'edit', 'search', 'todo', 'skill'],
+      allowedTools: ['shell', 'read', 'write', 'edit', 'search', 'todo', 'skill', 'schedule', 'workflow'],
       deniedTools: ['web', 'subagent'],
     });
   });
