@@ -113,11 +113,12 @@ export function promqlTool(options: PromqlToolOptions): BrokeredTool {
     recordAs: 'prometheus',
     plan(argv): ToolPlan {
       const parsed = parsePromql(argv);
+      // What cannot be read is refused, as the kubectl guard refuses it: it never becomes a request.
       if (!parsed.ok)
         return {
           kind: 'answer',
           normalized: parsed.normalized,
-          result: { exitCode: 2, stdout: '', stderr: `${parsed.message}\n` },
+          result: { exitCode: 2, stdout: '', stderr: `${parsed.message}\n`, refusedBy: 'promql: unreadable' },
         };
       if ('help' in parsed)
         return {

@@ -113,7 +113,8 @@ export async function runToolCall(
     category: plan.kind === 'call' ? 'read' : 'unknown',
     decision: refused ? 'refused' : 'allowed',
     rule: result.refusedBy ?? decision?.rule ?? 'promql: answered by the broker',
-    ...(refused ? { message: result.stderr.trim() } : {}),
+    // The first line says why (a usage error's usage text stays with the caller).
+    ...(refused ? { message: result.stderr.trim().split('\n')[0] ?? '' } : {}),
     exitCode: result.exitCode,
     durationMs: Math.round(performance.now() - started),
     stdoutBytes: Buffer.byteLength(result.stdout),
