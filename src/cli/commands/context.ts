@@ -6,13 +6,19 @@ import { getAgent } from '../../agents/index.js';
 import { RunBundle } from '../../audit/bundle.js';
 import { runDirOf } from '../../shared/triage-paths.js';
 import { kubeconfigValue, writeContextFile } from '../../clusters/access.js';
-import { clusterRegistry } from '../../clusters/registry.js';
-import { AGENT_NAMES, type AgentName } from '../../config/schema.js';
+import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
+import { AGENT_NAMES, type AgentName, type Config } from '../../config/schema.js';
+import { resolveSecrets } from '../../config/secrets.js';
 import { BootError } from '../../context/disclosure/index.js';
 import { buildContext, type BuiltContext } from '../../context/build.js';
 import { SkillsCache } from '../../context/skills-cache.js';
-import type { SkillsSnapshot } from '../../context/types.js';
+import type { AlertMetrics, SkillsSnapshot } from '../../context/types.js';
+import { preloadAlertMetrics, type AlertMetricsInput } from '../../daemon/run/alert-metrics.js';
 import { runLayout } from '../../daemon/run/layout.js';
+import { daemonPromqlCall } from '../../daemon/run/prometheus.js';
+import { loadToolPolicy } from '../../kubectl/policy/policy.js';
+import { resolveEndpoints } from '../../prometheus/endpoint.js';
+import { limitsOf } from '../../prometheus/tool.js';
 import { ENGINE_PLACEMENT } from '../../engines/index.js';
 import { readWorkspace } from '../../intake/read.js';
 import { createLogger } from '../../log/logger.js';
@@ -129,9 +135,19 @@ async function runContext(
       ...layout.view,
       hostPaths: [{ host: bundle.dir, agent: layout.view.runDir }, ...layout.view.hostPaths],
     };
+    // The alert's expression is evaluated as a run's triage step would (a preview records nothing).
+    const alertMetrics =
+      reuse || opts.triage === false
+        ? undefined
+        : await previewAlertMetrics(config, io.env, route.entry, {
+            workspace: read.workspace,
+            bundle,
+            runDir: layout.view.runDir,
+          });
     const prepared = await buildContext({
       config,
       workspace: read.workspace,
+      ...(alertMetrics ? { alertMetrics: Promise.resolve(alertMetrics) } : {}),
       agent,
       placement: adapter.placement,
       view,
@@ -215,4 +231,28 @@ export function formatText(p: BuiltContext): string {
   lines.push(`triage: ${c.triage.status}${c.triage.reason ? ` (${c.triage.reason})` : ''}`);
   if (c.incomplete) lines.push(`incomplete: ${c.incompleteReasons.join('; ')}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The alert metrics section of a preview, with the daemon's own Prometheus credentials. */
+async function previewAlertMetrics(
+  config: Config,
+  env: CliIO['env'],
+  entry: ClusterEntry,
+  run: Pick<AlertMetricsInput, 'workspace' | 'bundle' | 'runDir'>,
+): Promise<AlertMetrics | undefined> {
+  const policy = await loadToolPolicy(config.personas_dir, config.persona);
+  const endpoints = resolveEndpoints([entry], resolveSecrets(config, env).values, !config.clusters);
+  const prometheus = {
+    cluster: entry.name,
+    endpoint: endpoints.get(entry.name),
+    limits: limitsOf(config.promql),
+    now: () => new Date(),
+  };
+  const signal = new AbortController().signal;
+  return preloadAlertMetrics({
+    config,
+    ...run,
+    promql: async (argv) =>
+      (await daemonPromqlCall(prometheus, policy, argv, signal, () => new Date())).result,
+  });
 }

@@ -6,10 +6,9 @@ import { alertExpressions, type AlertExpression } from '../../prometheus/alert-e
 import { formatPromDuration } from '../../prometheus/duration.js';
 import { ALERTS_FILE } from '../../intake/webhooks/alerts-file.js';
 import { readOwnFileBelow } from '../../util/safe-path.js';
-import type { PipelineEnv } from './env.js';
-import type { RunGuard } from './kubectl-guard.js';
-import { triagePromql } from './prometheus.js';
-import type { RunStart } from './stages.js';
+import type { Config } from '../../config/schema.js';
+import type { ToolResult } from '../../kubectl/broker/tool-call.js';
+import type { Workspace } from '../../shared/types.js';
 
 // The triage step's metrics: for an incident an Alertmanager alert opened, the alert's own PromQL
 // expression (from its generatorURL) evaluated now and over promql.preload_range, through the same
@@ -77,22 +76,23 @@ function render(evaluated: Evaluated[], fullPath: string): { text: string; full:
   return { text: `${text}\n`, full: `${full}\n` };
 }
 
+export interface AlertMetricsInput {
+  config: Pick<Config, 'promql'>;
+  workspace: Pick<Workspace, 'dir' | 'incident'>;
+  bundle: RunBundle;
+  /** The run folder as the agent sees it (where the full values are read). */
+  runDir: string;
+  /** One promql call of the triage step: a run's is recorded (triagePromql), a preview's is not. */
+  promql: (argv: string[]) => Promise<ToolResult>;
+}
+
 /**
  * The alert's expressions evaluated for the run's prompt; undefined when the incident came from no
  * Alertmanager alert with a generatorURL, or promql.preload is off.
  */
-export async function preloadAlertMetrics(
-  env: PipelineEnv,
-  run: {
-    start: RunStart;
-    bundle: RunBundle;
-    guard: Pick<RunGuard, 'policy' | 'prometheus' | 'record'>;
-    runDir: string;
-  },
-): Promise<AlertMetrics | undefined> {
-  const { config } = env;
+export async function preloadAlertMetrics(input: AlertMetricsInput): Promise<AlertMetrics | undefined> {
+  const { config, workspace } = input;
   if (!config.promql.preload) return undefined;
-  const { workspace, signal } = run.start.request;
   const expressions = alertExpressions(workspace.incident, await alertsDoc(workspace.dir));
   if (expressions.length === 0) return undefined;
   const since = formatPromDuration(config.promql.preload_range);
@@ -103,14 +103,14 @@ export async function preloadAlertMetrics(
       ['query', expression.expr],
       ['range', expression.expr, '--since', since],
     ]) {
-      const result = await triagePromql(run.guard, argv, signal, env.now);
+      const result = await input.promql(argv);
       calls.push({ argv, output: `${result.stdout}${result.stderr}` });
     }
     evaluated.push({ expression, calls });
   }
-  const fullPath = path.posix.join(run.runDir, RUN_FILES.alertMetrics);
+  const fullPath = path.posix.join(input.runDir, RUN_FILES.alertMetrics);
   const { text, full } = render(evaluated, fullPath);
-  await run.bundle.makeDir(RUN_FILES.alertMetricsDir);
-  await run.bundle.writeText(RUN_FILES.alertMetrics, full);
+  await input.bundle.makeDir(RUN_FILES.alertMetricsDir);
+  await input.bundle.writeText(RUN_FILES.alertMetrics, full);
   return { text, fullPath, expressions: evaluated.length };
 }

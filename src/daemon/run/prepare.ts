@@ -11,6 +11,7 @@ import { prepareClusterAccess, routedCluster, type RunCluster } from './cluster.
 import type { PipelineEnv } from './env.js';
 import { guardFor } from './kubectl-guard.js';
 import { preloadAlertMetrics } from './alert-metrics.js';
+import { triagePromql } from './prometheus.js';
 import { OUTPUT_DIR, prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
 import { refusePlantedAgentFiles } from './planted.js';
 import type { PreparedRun, RunStart } from './stages.js';
@@ -134,7 +135,13 @@ async function contextFor(
   // triage skips it too: it would read today's values, not the incident's).
   const alertMetrics =
     triage.mode === 'run'
-      ? preloadAlertMetrics(env, { start, bundle, guard, runDir: layout.view.runDir })
+      ? preloadAlertMetrics({
+          config: env.config,
+          workspace: request.workspace,
+          bundle,
+          runDir: layout.view.runDir,
+          promql: (argv) => triagePromql(guard, argv, request.signal, env.now),
+        })
       : undefined;
   const context = await buildContext({
     config: env.config,

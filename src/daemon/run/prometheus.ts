@@ -1,4 +1,10 @@
-import { runToolCall, type BrokeredTool, type ToolResult } from '../../kubectl/broker/tool-call.js';
+import {
+  runToolCall,
+  type BrokeredTool,
+  type ToolCall,
+  type ToolResult,
+} from '../../kubectl/broker/tool-call.js';
+import type { ToolPolicy } from '../../kubectl/policy/policy.js';
 import type { RunGuard } from './kubectl-guard.js';
 import type { EndpointResolution } from '../../prometheus/endpoint.js';
 import { limitsOf, promqlTool } from '../../prometheus/tool.js';
@@ -54,6 +60,28 @@ export function runPromqlTool(prometheus: RunPrometheus): BrokeredTool {
   });
 }
 
+/** One promql call made by the daemon itself (not the agent's), decided by the persona's policy. */
+export function daemonPromqlCall(
+  prometheus: RunPrometheus | undefined,
+  policy: ToolPolicy,
+  argv: string[],
+  signal: AbortSignal,
+  now: () => Date,
+): Promise<ToolCall> {
+  return runToolCall(
+    {
+      tool: prometheus ? runPromqlTool(prometheus) : undefined,
+      policy,
+      by: 'triage',
+      now,
+      acquire: async () => true,
+      release: () => undefined,
+    },
+    argv,
+    signal,
+  );
+}
+
 /**
  * One promql call of the triage step (the alert's expression preloaded), decided by the persona's
  * policy and run by the daemon as the broker would, recorded `by: triage` beside the agent's calls.
@@ -64,18 +92,7 @@ export async function triagePromql(
   signal: AbortSignal,
   now: () => Date,
 ): Promise<ToolResult> {
-  const call = await runToolCall(
-    {
-      tool: guard.prometheus ? runPromqlTool(guard.prometheus) : undefined,
-      policy: guard.policy,
-      by: 'triage',
-      now,
-      acquire: async () => true,
-      release: () => undefined,
-    },
-    argv,
-    signal,
-  );
+  const call = await daemonPromqlCall(guard.prometheus, guard.policy, argv, signal, now);
   await guard.record(call.record, call.output);
   return call.result;
 }

@@ -3,7 +3,9 @@
 // Alertmanager, whose webhook opens an incident in the real daemon; the run's triage step parses the
 // rule's expression from the alert's generatorURL, evaluates it now and over the last hour through the
 // run's promql (recorded `by: triage`), and the prompt's <alert_metrics> section holds the values.
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { runCli } from '../../../src/cli/program.js';
+import type { CliIO } from '../../../src/cli/io.js';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUN_FILES } from '../../../src/audit/bundle.js';
@@ -43,6 +45,8 @@ describe.skipIf(!prometheusBin || !alertmanagerBin)(
     let prometheus: Started;
     let proxy: RecordingProxy;
     let daemon: IntakeDaemon | undefined;
+    /** The incident the alert opened (the first test finds it). */
+    let incidentDir = '';
 
     beforeAll(async () => {
       root = await tempDir('tr-alert-preload-');
@@ -162,6 +166,38 @@ describe.skipIf(!prometheusBin || !alertmanagerBin)(
       expect(context.sections.find((s) => s.tag === 'alert_metrics')).toMatchObject({ truncated: false });
       expect(prompt).not.toContain(PROM_TOKEN);
       expect(proxy.requests.every((r) => r.authorized && r.method === 'GET')).toBe(true);
+      incidentDir = dir;
+    });
+
+    it("`context` previews the same section, asking the same Prometheus with the daemon's credentials", async () => {
+      const file = path.join(root.dir, 'context.yaml');
+      await writeFile(
+        file,
+        JSON.stringify({
+          workspaces_root: path.join(root.dir, 'incidents'),
+          secrets: { PROM_TOKEN: { env: 'PROM_TOKEN' } },
+          prometheus: { url: proxy.url, bearer_token: 'PROM_TOKEN' },
+          skills: { sources: [], cache_dir: path.join(root.dir, 'skills') },
+        }),
+      );
+      const out: string[] = [];
+      const io: CliIO = {
+        stdout: (t) => void out.push(t),
+        stderr: () => undefined,
+        env: { PATH: process.env.PATH, PROM_TOKEN, ANTHROPIC_API_KEY: 'sk-ant-context-preview-0123456789' },
+        cwd: root.dir,
+      };
+      expect(await runCli(['context', incidentDir, '--json', '--config', file], io)).toBe(0);
+      const preview = JSON.parse(out.join('')) as {
+        prompt: { system: string };
+        context: { sections: { tag: string }[] };
+      };
+      const section = /<alert_metrics>\n([\s\S]*?)\n<\/alert_metrics>/.exec(preview.prompt.system)?.[1] ?? '';
+      expect(section).toContain(`$ promql query '${EXPR}'`);
+      expect(section).toMatch(/\n0\.96875 +\{container="api", /);
+      expect(preview.context.sections.map((s) => s.tag)).toContain('alert_metrics');
+      // A preview records nothing in the workspace.
+      expect(await readdir(path.join(incidentDir, '.triage', 'runs'))).toHaveLength(1);
     });
   },
 );

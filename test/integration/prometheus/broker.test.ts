@@ -5,13 +5,15 @@
 // limit refuses naming itself, and no hostile spelling of a path, a method or a tool reaches anything
 // but the read API (the proxy's log and Prometheus's own handler counters show it).
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBroker, type RunningBroker } from '../../../src/kubectl/broker/broker.js';
 import { CLUSTER_CALLS_FILE, CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
-import { installGuard } from '../../../src/kubectl/broker/install-guard.js';
+import { installGuard, TOKEN_FILE } from '../../../src/kubectl/broker/install-guard.js';
+import { startPodBroker, type PodBrokerTarget } from '../../../src/kubectl/broker/pod-broker.js';
+import { RunTokens } from '../../../src/kubectl/broker/tokens.js';
 import { CLUSTER_OUTPUTS_FILE, OutputLog, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy/policy.js';
 import { checkEndpoint } from '../../../src/prometheus/monitor.js';
@@ -302,6 +304,43 @@ describe.skipIf(!binary)('promql through the broker, against a real Prometheus',
     // Without the daemon's token the proxy (standing for a Prometheus that needs one) answers nothing.
     const res = await fetch(`${proxy.url}api/v1/query?query=up`);
     expect(res.status).toBe(401);
+  });
+
+  it("serves an agent pod's promql over the pod broker's port with the run token, like its kubectl", async () => {
+    const tokens = new RunTokens<PodBrokerTarget>();
+    const quiet = { info: () => undefined, warn: () => undefined };
+    const pod = await startPodBroker({ host: '127.0.0.1', port: 0, tokens, log: quiet });
+    try {
+      const podGuard = path.join(root.dir, 'pod-guard');
+      await installGuard(podGuard, {
+        socketPath: `http://127.0.0.1:${pod.port}`,
+        withToken: true,
+        nodePath: process.execPath,
+        runId: 'run-pod',
+      });
+      const token = tokens.issue('run-pod', { socketPath: broker.socketPath }, Date.now() + 60_000);
+      await writeFile(path.join(podGuard, TOKEN_FILE), `${token}\n`);
+      const run = (dir: string): Promise<Result> =>
+        new Promise((resolve) =>
+          execFile(
+            path.join(dir, 'promql'),
+            ['query', 'app_memory_working_set_bytes{pod="api-2"}'],
+            { env: { PATH: '/usr/bin:/bin' } },
+            (err, stdout, stderr) =>
+              resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          ),
+        );
+      const got = await run(podGuard);
+      expect(got.stderr).toBe('');
+      expect(got.stdout).toContain('201326592  app_memory_working_set_bytes{instance=');
+      // Without a live run token the pod broker refuses before any broker is asked.
+      tokens.revoke('run-pod');
+      const refused = await run(podGuard);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('the run token is not one of a running investigation');
+    } finally {
+      await pod.close();
+    }
   });
 
   it("checks an endpoint's readiness with its credentials, and says when they are refused", async () => {
