@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { RedactingLog } from '../src/audit/bundle.js';
+import { RedactingLog } from '../src/workspace/bundle.js';
 import { AuditLog, stableStringify, verifyAuditLog } from '../src/audit/log.js';
-import { AUDIT_FILE } from '../src/shared/triage-paths.js';
+import { AUDIT_FILE } from '../src/workspace/layout.js';
 import { Redactor } from '../src/log/redact.js';
 
 const MIB = Number(process.env.BENCH_REDACT_MIB ?? 16);

@@ -8,10 +8,10 @@ import path from 'node:path';
 import { AuditLog } from '../src/audit/log.js';
 import { configSchema } from '../src/config/schema.js';
 import { Daemon } from '../src/daemon/daemon.js';
-import { readState } from '../src/incident/store.js';
+import { readState } from '../src/workspace/state.js';
 import { silentLogger } from '../src/log/logger.js';
 import { createProcessFakeExecutor } from '../test/support/fake-executor.js';
-import type { Workspace } from '../src/intake/types.js';
+import type { Workspace } from '../src/workspace/incident.js';
 import { timePool } from './pool.js';
 
 const N = Number(process.env.BURST_N ?? 1000);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { AuditLog } from '../src/audit/log.js';
 import { configSchema } from '../src/config/schema.js';
 import { Daemon } from '../src/daemon/daemon.js';
-import type { RunExecutor } from '../src/daemon/types.js';
+import type { RunExecutor } from '../src/run/types.js';
 import { createLogger } from '../src/log/logger.js';
 
 const SAMPLES = Number(process.env.DETECTION_SAMPLES ?? 50);

@@ -13,7 +13,7 @@ import { configSchema, type Config } from '../src/config/schema.js';
 import { buildDisclosure, type Disclosure } from '../src/context/disclosure/index.js';
 import { indexSkills } from '../src/context/disclosure/skills-index.js';
 import type { AgentView, SkillsSnapshot } from '../src/context/types.js';
-import type { Incident } from '../src/intake/types.js';
+import type { Incident } from '../src/workspace/incident.js';
 import { silentLogger } from '../src/log/logger.js';
 import { writeBriefs, writeSkills } from '../test/support/level1-corpus.js';
 

@@ -12,10 +12,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AuditLog } from '../src/audit/log.js';
 import { loadConfig } from '../src/config/index.js';
-import { createRunExecutor } from '../src/daemon/run/pipeline.js';
+import { createRunExecutor } from '../src/run/pipeline.js';
 import { createDockerEngine } from '../src/engines/docker/index.js';
 import type { Engine, RunSpec } from '../src/engines/types.js';
-import { readWorkspace } from '../src/intake/read.js';
+import { readWorkspace } from '../src/workspace/incident.js';
 import { silentLogger } from '../src/log/logger.js';
 import { Redactor } from '../src/log/redact.js';
 

@@ -5,7 +5,7 @@ import { Lexer } from 'marked';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { recordDelivery, saveEntry } from '../src/notify/outbox.js';
+import { recordDelivery, saveEntry } from '../src/workspace/outbox.js';
 import { threadMessages } from '../src/notify/slack-blocks.js';
 import { summarize } from '../src/notify/summary.js';
 import { webhookDocument } from '../src/notify/sinks/webhook.js';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { readState } from '../src/incident/store.js';
+import { readState } from '../src/workspace/state.js';
 import { dropIncident, startStandInDaemon, writeStandInAgent } from './stand-in-daemon.js';
 import { percentile, printTable } from './table.js';
 import { timePool } from './pool.js';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { RunBundle } from '../src/audit/bundle.js';
+import { RunBundle } from '../src/workspace/bundle.js';
 import { configSchema, type AgentName } from '../src/config/schema.js';
 import { stripAnsi } from '../src/context/capture.js';
 import { buildContext } from '../src/context/build.js';

@@ -5,9 +5,10 @@ import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AuditLog } from '../src/audit/log.js';
 import { configSchema, type Config } from '../src/config/schema.js';
-import { Daemon, type DaemonDeps } from '../src/daemon/daemon.js';
-import type { HttpServerExtras } from '../src/server/http.js';
-import { createRunExecutor } from '../src/daemon/run/pipeline.js';
+import { Daemon } from '../src/daemon/daemon.js';
+import type { DaemonDeps, DaemonHost } from '../src/daemon/types.js';
+import type { HttpServerExtras } from '../src/server/types.js';
+import { createRunExecutor } from '../src/run/pipeline.js';
 import { silentLogger, type Logger } from '../src/log/logger.js';
 import { Redactor } from '../src/log/redact.js';
 
@@ -36,7 +37,7 @@ export interface StandInDaemonOptions {
   http?: { host: string; port: number };
   onChange: NonNullable<DaemonDeps['onChange']>;
   /** The HTTP server's extras, given the daemon and its config. */
-  server?: (daemon: Daemon, config: Config) => HttpServerExtras;
+  server?: (daemon: DaemonHost, config: Config) => HttpServerExtras;
 }
 
 export interface StandInDaemon {
@@ -75,7 +76,7 @@ export async function startStandInDaemon(options: StandInDaemonOptions): Promise
     audit,
     onChange: options.onChange,
     ...(options.server
-      ? { server: (d: Daemon) => (options.server as NonNullable<typeof options.server>)(d, config) }
+      ? { server: (d: DaemonHost) => (options.server as NonNullable<typeof options.server>)(d, config) }
       : {}),
   });
   await daemon.start();

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AuditLog } from '../src/audit/log.js';
 import { configSchema } from '../src/config/schema.js';
 import { Daemon } from '../src/daemon/daemon.js';
-import type { RunExecutor } from '../src/daemon/types.js';
+import type { RunExecutor } from '../src/run/types.js';
 import { createLogger, silentLogger } from '../src/log/logger.js';
 
 const N = Number(process.env.STARTUP_N ?? 10_000);

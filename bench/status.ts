@@ -5,8 +5,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { writeState } from '../src/incident/store.js';
-import type { IncidentState } from '../src/incident/types.js';
+import { writeState, type IncidentState } from '../src/workspace/state.js';
 import { startHttpServer } from '../src/server/http.js';
 import { statusApiRoutes } from '../src/server/routes/status.js';
 import { IncidentIndex } from '../src/status/incident-index.js';

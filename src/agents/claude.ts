@@ -1,6 +1,6 @@
 // Claude Code (`claude -p`): the system part is appended to Claude's own system prompt from a file,
 // the user part arrives on stdin, and `--output-format stream-json` prints events, the last one the result.
-import { AUTH_SECRETS } from './shared/auth.js';
+import { AUTH_SECRETS, MODEL_PROVIDERS } from './shared/auth.js';
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -196,6 +196,7 @@ export const claude: AgentAdapter = {
   listsSkills: true,
   writableHomeDirs: ['.claude'],
   authSecrets: AUTH_SECRETS.claude,
+  modelProvider: MODEL_PROVIDERS.claude,
   buildInvocation,
   parseOutput,
   progress,

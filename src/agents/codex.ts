@@ -1,7 +1,7 @@
 // Codex (`codex exec -`): the system part becomes `developer_instructions` in a generated
 // `$CODEX_HOME/config.toml` (also holding the model provider when a base URL is configured), the
 // user part arrives on stdin, and `--json` prints JSON lines.
-import { AUTH_SECRETS } from './shared/auth.js';
+import { AUTH_SECRETS, MODEL_PROVIDERS } from './shared/auth.js';
 import { stringify } from 'smol-toml';
 import type {
   AgentAdapter,
@@ -181,6 +181,7 @@ export const codex: AgentAdapter = {
   listsSkills: true,
   writableHomeDirs: ['.codex'],
   authSecrets: AUTH_SECRETS.codex,
+  modelProvider: MODEL_PROVIDERS.codex,
   buildInvocation,
   parseOutput,
   progress,

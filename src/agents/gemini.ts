@@ -3,7 +3,7 @@
 // The system part is not put in GEMINI.md: Gemini rewrites `@path` words in context files into the
 // contents of those files, so the text would not arrive byte-identical. `--output-format stream-json`
 // prints events as they happen (src/agents/shared/gemini-stream.ts); the old single JSON object is still read.
-import { AUTH_SECRETS } from './shared/auth.js';
+import { AUTH_SECRETS, MODEL_PROVIDERS } from './shared/auth.js';
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -251,6 +251,7 @@ export const gemini: AgentAdapter = {
   listsSkills: true,
   writableHomeDirs: ['.gemini'],
   authSecrets: AUTH_SECRETS.gemini,
+  modelProvider: MODEL_PROVIDERS.gemini,
   buildInvocation,
   parseOutput,
   progress,

@@ -2,7 +2,7 @@
 // read with `-i` (Goose ignores `--system` together with `-i`, and `--system` would be argv text);
 // `--output-format json` prints `{messages, metadata}`. Goose cannot be installed here: this adapter
 // follows its documented flags and is checked by unit tests only.
-import { AUTH_SECRETS, GOOSE_DEFAULT_PROVIDER, GOOSE_KEY_SOURCES } from './shared/auth.js';
+import { AUTH_SECRETS, GOOSE_DEFAULT_PROVIDER, GOOSE_KEY_SOURCES, MODEL_PROVIDERS } from './shared/auth.js';
 import type {
   AgentAdapter,
   AgentInvocation,
@@ -165,6 +165,7 @@ export const goose: AgentAdapter = {
   listsSkills: false,
   writableHomeDirs: ['.config/goose', '.local/share/goose', '.local/state/goose'],
   authSecrets: AUTH_SECRETS.goose,
+  modelProvider: MODEL_PROVIDERS.goose,
   buildInvocation,
   parseOutput,
 };

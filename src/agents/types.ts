@@ -1,6 +1,7 @@
 import type { AgentName } from '../config/schema.js';
 import type { ExtraAgentTool, PreloadPlacement, PromptParts, ToolPermissions } from '../shared/types.js';
 import type { ProgressReader } from './shared/progress.js';
+import type { ModelProvider } from './shared/auth.js';
 
 // An agent adapter is mostly data: what to run for one CLI and how to read what it printed.
 // It never starts processes or containers itself; the run pipeline in daemon/ joins it to an engine.
@@ -116,6 +117,11 @@ export interface AgentAdapter {
    * check; empty when the CLI picks its own (a Goose provider without a known key).
    */
   authSecrets?(providers: { gooseProvider?: string }): readonly string[];
+  /**
+   * The model provider whose API the CLI calls, the only one the model gateway opens to its run token;
+   * undefined when it calls one the gateway does not carry (a Goose provider it does not know).
+   */
+  modelProvider(providers: { gooseProvider?: string }): ModelProvider | undefined;
   buildInvocation(input: InvocationInput): AgentInvocation;
   parseOutput(output: AgentRunOutput): AgentOutcome;
   /** Reads the CLI's streamed events while it runs (progress, an auth failure); absent: no stream. */

@@ -13,9 +13,10 @@ import {
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { auditKey as secretAuditKey } from '../config/secrets.js';
-import { TRIAGE_DIR, triageDir } from '../shared/triage-paths.js';
+import { auditKeyPath, TRIAGE_DIR } from '../workspace/layout.js';
 import { dirModeFor, unlinkQuietly } from '../util/fs.js';
 import { randomHex } from '../util/random.js';
+import { UsageError } from '../util/errors.js';
 
 // The audit chain's key. `audit.hmac_secret` names one among the secrets; without it the daemon makes
 // a key on its first start and keeps it with its own state, `<workspaces_root>/.triage/audit.key` (or
@@ -23,7 +24,6 @@ import { randomHex } from '../util/random.js';
 // sharing the root share the key: it is written whole into a temp file and hard-linked into place,
 // which fails when another replica's is there first, and every process then uses the one in place.
 
-export const AUDIT_KEY_FILE = 'audit.key';
 /** A key made here: 32 random bytes, as hex. */
 const KEY_BYTES = 32;
 /** A key file written by hand must hold at least this many characters. */
@@ -45,11 +45,11 @@ export type AuditKeySource =
   | { kind: 'none'; file: string; why: string };
 
 /** A key that is configured or present but cannot be used; commands end with exit 2 and this message. */
-export class AuditKeyError extends Error {}
+export class AuditKeyError extends UsageError {}
 
 /** Where the key file is: audit.key_file, or `.triage/audit.key` under the workspaces root. */
 export function auditKeyFile(config: Pick<Config, 'audit' | 'workspaces_root'>): string {
-  return config.audit.key_file ?? path.join(triageDir(config.workspaces_root), AUDIT_KEY_FILE);
+  return config.audit.key_file ?? auditKeyPath(config.workspaces_root);
 }
 
 /** A key file under the workspaces root but outside its `.triage/` would sit in (or be taken for) a workspace. */
@@ -59,7 +59,7 @@ export function keyFileProblem(config: Pick<Config, 'audit' | 'workspaces_root'>
   const rel = path.relative(path.resolve(config.workspaces_root), path.resolve(file));
   if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   if (rel.split(path.sep)[0] === TRIAGE_DIR) return undefined;
-  return `${file} is inside the workspaces root ${config.workspaces_root} but not in its ${TRIAGE_DIR}/ folder, so an incident workspace (which an agent can read) would hold the audit key: put it under ${path.join(config.workspaces_root, TRIAGE_DIR)}/ or outside the root, or remove the key to use ${path.join(config.workspaces_root, TRIAGE_DIR, AUDIT_KEY_FILE)}`;
+  return `${file} is inside the workspaces root ${config.workspaces_root} but not in its ${TRIAGE_DIR}/ folder, so an incident workspace (which an agent can read) would hold the audit key: put it under ${path.join(config.workspaces_root, TRIAGE_DIR)}/ or outside the root, or remove the key to use ${auditKeyPath(config.workspaces_root)}`;
 }
 
 /** How a source is named in messages. */

@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Redactor } from '../log/redact.js';
-import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../shared/triage-paths.js';
+import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../workspace/layout.js';
 import { waitLock } from '../util/file-lock.js';
 import { fileModeFor, fsyncFd, writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';

@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { AUDIT_FILE, isRunId, runDirOf, triageDir as triageDirOf } from '../shared/triage-paths.js';
+import { AUDIT_FILE, isRunId, RUN_FILES, runDirOf, triageDir as triageDirOf } from '../workspace/layout.js';
 import { assertNoSymlinkBelow } from '../util/safe-path.js';
 import { folderDigests } from './digest.js';
 import { type AuditEntry, type AuditLog } from './log.js';
@@ -12,7 +12,7 @@ import { type AuditEntry, type AuditLog } from './log.js';
 // call log, result.json and the report are kept.
 
 /** Run-bundle files (and folders) removed at the end of retention. */
-export const PRUNABLE = ['cluster-outputs.jsonl', 'previous'] as const;
+export const PRUNABLE = [RUN_FILES.clusterOutputs, RUN_FILES.previous] as const;
 
 export interface PruneResult {
   runs: number;

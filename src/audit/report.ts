@@ -22,6 +22,8 @@ export interface ReportCheck {
   refused?: string;
   /** Mandated sections with no matching heading, in the configured order (all of them when the file is absent). */
   missingSections: string[];
+  /** The report as read (when it exists). */
+  text?: string;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function checkReport(
     tooSmall: bytes < minBytes,
     present: bytes >= minBytes,
     missingSections: missingSections(text, sections),
+    text,
   };
 }
 

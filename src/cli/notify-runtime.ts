@@ -9,7 +9,7 @@ import { Notifier } from '../notify/notifier.js';
 import { finishedFrom } from '../notify/input.js';
 import type { OutboxEntry } from '../notify/types.js';
 import type { Plan } from '../notify/planner.js';
-import { writerAuditKey } from './audit-key.js';
+import { writerAuditKey } from '../audit/writer-key.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
 
 // The notifier as commands use it (`notify`, `replay --notify`, `compare --notify`): deliveries are

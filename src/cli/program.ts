@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { COMMANDS } from './commands/index.js';
+import { UsageError } from '../util/errors.js';
 import { CliExit, EXIT, PACKAGE_VERSION, type CliIO } from './io.js';
 
 /** The command `argv` asks for (its first word that is not a global option), if any. */
@@ -57,6 +58,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     if (err instanceof CliExit) {
       if (err.message) io.stderr(`${err.message}\n`);
       return err.code;
+    }
+    if (err instanceof UsageError) {
+      io.stderr(`${err.message}\n`);
+      return EXIT.usage;
     }
     if (err instanceof CommanderError) {
       // --help and --version end well; help shown because a subcommand is missing is a usage error.

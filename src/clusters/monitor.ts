@@ -1,4 +1,3 @@
-import type { Config } from '../config/schema.js';
 import { runClusterKubectl, type ClusterKubectl } from './kubectl.js';
 import { PermissionsCache, type ProbedPermissions } from './permissions.js';
 import type { ClusterAccess, ClusterEntry } from './types.js';
@@ -14,11 +13,6 @@ export const ACCESS_TIMEOUT_MS = 10_000;
 export const ACCESS_INTERVAL_MS = 60_000;
 /** A check younger than this is what a starting run uses. */
 export const ACCESS_FRESH_MS = 30_000;
-
-/** The clusters the daemon serves: today the single `kubeconfig` as one entry (the `clusters:` registry will list more). */
-export function clusterEntries(config: Pick<Config, 'kubeconfig'>): ClusterEntry[] {
-  return [{ name: 'default', ...(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}) }];
-}
 
 const lastLine = (text: string): string =>
   text

@@ -365,6 +365,12 @@ function sourceOf(
   return lineOf(doc, keyPath);
 }
 
+/** Keys a configuration may still carry from an earlier version, and why they went. */
+const REMOVED_KEYS: Readonly<Record<string, string>> = {
+  'kubernetes.workspaces_mount_path':
+    "nothing ever read it (an agent's Job mounts the claim by subPath at fixed paths; kubernetes.volume_root is where the daemon mounts the claim)",
+};
+
 function zodProblems(
   error: z.ZodError,
   merged: RawConfig,
@@ -379,9 +385,12 @@ function zodProblems(
       for (const key of issue.keys) {
         const keyPath = [...base, key];
         const hint = didYouMean(key, keysAt(base));
+        const removed = REMOVED_KEYS[keyPath.join('.')];
         problems.push({
           path: keyPath.join('.'),
-          message: `unknown key${hint ? `; did you mean "${hint}"?` : ''} (allowed here: ${keysAt(base).join(', ') || 'none'})`,
+          message: removed
+            ? `no longer a configuration key: ${removed}; remove it`
+            : `unknown key${hint ? `; did you mean "${hint}"?` : ''} (allowed here: ${keysAt(base).join(', ') || 'none'})`,
           source: sourceOf(keyPath, doc, envLayer, flags),
         });
       }

@@ -391,7 +391,6 @@ const baseSchema = z.strictObject({
         .min(1)
         .default('triage-workspaces')
         .describe('PVC holding workspaces_root'),
-      workspaces_mount_path: z.string().min(1).default('/workspaces').describe('where the PVC is mounted'),
       ttl_seconds_after_finished: int(0, 604_800).default(3600).describe('Job garbage collection'),
       memory: z.string().default('2Gi').describe('agent container memory limit'),
       cpu: z.string().default('2').describe('agent container CPU limit'),

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES, type RunBundle } from '../audit/bundle.js';
+import { type RunBundle } from '../workspace/bundle.js';
+import { RUN_FILES } from '../workspace/layout.js';
 import type { AgentName, Config } from '../config/schema.js';
 import type { PipelineMetrics } from '../shared/types.js';
-import type { Workspace } from '../shared/types.js';
+import type { Workspace } from '../workspace/incident.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
@@ -21,7 +22,6 @@ import {
 import {
   findPreviousInvestigations,
   PREVIOUS_DEGRADE_ID,
-  PREVIOUS_DIR,
   previousLine,
   renderPrevious,
   REPORT_COPY_MAX_BYTES,
@@ -181,7 +181,7 @@ async function preparePrevious(input: BuildInput): Promise<PreparedPrevious> {
     maxAgeMs: config.memory.retention,
   });
   if (found.length === 0) return NO_PREVIOUS;
-  await bundle.makeDir(PREVIOUS_DIR);
+  await bundle.makeDir(RUN_FILES.previous);
   // The copies are written side by side (their folder's fsyncs are then committed together), listed in
   // rank order.
   const copied = await Promise.all(
@@ -192,15 +192,18 @@ async function preparePrevious(input: BuildInput): Promise<PreparedPrevious> {
         REPORT_COPY_MAX_BYTES,
       ).catch(() => undefined);
       if (read?.kind !== 'ok') return undefined;
-      const name = path.posix.join(PREVIOUS_DIR, `${i + 1}-${p.folder.replace(/[^A-Za-z0-9._-]/g, '_')}.md`);
+      const name = path.posix.join(
+        RUN_FILES.previous,
+        `${i + 1}-${p.folder.replace(/[^A-Za-z0-9._-]/g, '_')}.md`,
+      );
       await bundle.writeText(name, read.text);
       return previousLine(p, path.posix.join(view.runDir, name));
     }),
   );
   const lines = copied.filter((line): line is string => line !== undefined);
   if (lines.length === 0) return NO_PREVIOUS;
-  const indexPath = path.posix.join(view.runDir, PREVIOUS_DIR, 'index.md');
-  await bundle.writeText(path.posix.join(PREVIOUS_DIR, 'index.md'), `${lines.join('\n')}\n`);
+  const indexPath = path.posix.join(view.runDir, RUN_FILES.previousIndex);
+  await bundle.writeText(RUN_FILES.previousIndex, `${lines.join('\n')}\n`);
   return { lines, render: (degraded) => renderPrevious(lines, indexPath, degraded) };
 }
 

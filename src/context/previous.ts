@@ -1,14 +1,13 @@
 import { statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
-import { readFeedback, type Feedback } from '../feedback/feedback.js';
 import { hasAnswer, isFinal } from '../incident/queries.js';
-import { parseStateText } from '../incident/store.js';
-import type { Incident } from '../shared/types.js';
-import { runDirOf, statePath } from '../shared/triage-paths.js';
 import { Limiter } from '../util/limiter.js';
-import { readOwnFileBelow } from '../util/safe-path.js';
+import { readFeedback, type Feedback } from '../workspace/feedback.js';
+import { readIncidentLoosely, type Incident } from '../workspace/incident.js';
+import { isRunId, reportPath, runDirOf, statePath } from '../workspace/layout.js';
+import { readRunResult } from '../workspace/run-record.js';
+import { readStateBelow, type StateFile } from '../workspace/state.js';
 import { escapeTextContent, wrapSection } from './sections.js';
 
 // Past investigations in reach: earlier incidents under the same root for the same cluster and
@@ -19,15 +18,8 @@ import { escapeTextContent, wrapSection } from './sections.js';
 
 /** Id under which the index is degraded by the budget (to one line naming the index file). */
 export const PREVIOUS_DEGRADE_ID = '@previous_investigations';
-/** The index and the reports' copies, inside the run bundle (so every engine's agent can read them). */
-export const PREVIOUS_DIR = 'previous';
-const REPORT_REL = path.join('output', 'investigation.md');
-const STATE_MAX_BYTES = 1 << 20;
-const RECORD_MAX_BYTES = 4 << 20;
-const INCIDENT_MAX_BYTES = 1 << 20;
 /** A copied report is cut at this size (the agent reads it on demand; a huge one says so). */
 export const REPORT_COPY_MAX_BYTES = 256 * 1024;
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const CAUSE_CHARS = 90;
 /**
  * The newest related investigations that are ranked (and whose ratings are read): a workload that
@@ -109,16 +101,6 @@ function cacheOf(root: string, names: readonly string[]) {
   return folders;
 }
 
-async function readJsonBelow(base: string, file: string, max: number): Promise<unknown> {
-  const read = await readOwnFileBelow(base, file, max).catch(() => undefined);
-  if (read?.kind !== 'ok') return undefined;
-  try {
-    return JSON.parse(read.text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 async function readCandidate(
   root: string,
   folder: string,
@@ -152,48 +134,52 @@ async function readFresh(
   folder: string,
   dir: string,
 ): Promise<{ candidate: Candidate | undefined; final: boolean }> {
-  const stateRead = await readOwnFileBelow(root, statePath(dir), STATE_MAX_BYTES).catch(() => undefined);
-  const state = stateRead?.kind === 'ok' ? parseStateText(stateRead.text) : undefined;
-  if (!state) return { candidate: undefined, final: false };
-  return { candidate: await answered(root, folder, dir, state), final: isFinal(state.state) };
+  const read = await readStateBelow(root, statePath(dir));
+  if (read.kind !== 'ok') return { candidate: undefined, final: false };
+  return { candidate: await answered(root, folder, dir, read.state), final: isFinal(read.state.state) };
 }
 
 const workloadOf = (i: Pick<Incident, 'namespace' | 'resource'>): string =>
   `${i.resource.namespace ?? i.namespace}/${i.resource.kind}/${i.resource.name}`.toLowerCase();
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** The folder as a past investigation, when its last run answered. */
 async function answered(
   root: string,
   folder: string,
   dir: string,
-  state: NonNullable<ReturnType<typeof parseStateText>>,
+  state: StateFile,
 ): Promise<Candidate | undefined> {
   const runId = state.runs.at(-1)?.id;
-  if (!hasAnswer(state.state) || !runId || !RUN_ID.test(runId)) return undefined;
-  const resultFile = path.join(runDirOf(dir, runId), RESULT_FILE);
-  const resultRead = await readOwnFileBelow(root, resultFile, RECORD_MAX_BYTES).catch(() => undefined);
-  if (resultRead?.kind !== 'ok') return undefined;
-  const parsed = parseRunResult(resultRead.text, resultFile);
-  if (!parsed.ok || !parsed.value.answer) return undefined;
-  const incident = (await readJsonBelow(root, path.join(dir, 'incident.json'), INCIDENT_MAX_BYTES)) as
-    Partial<Incident> | undefined;
-  if (!incident || typeof incident.cluster !== 'string' || typeof incident.faultType !== 'string')
-    return undefined;
-  const evidence = (parsed.value as { evidence?: { verdict?: unknown } }).evidence?.verdict;
+  if (!hasAnswer(state.state) || !isRunId(runId)) return undefined;
+  const result = await readRunResult(runDirOf(dir, runId), root);
+  if (!result.ok || !result.value.answer) return undefined;
+  const doc = (await readIncidentLoosely(root, dir))?.doc;
+  if (typeof doc?.cluster !== 'string' || typeof doc.faultType !== 'string') return undefined;
+  const resource = (doc.resource && typeof doc.resource === 'object' ? doc.resource : {}) as Record<
+    string,
+    unknown
+  >;
   const facts = {
-    cluster: incident.cluster,
-    namespace: typeof incident.namespace === 'string' ? incident.namespace : '',
-    faultType: incident.faultType,
-    resource: incident.resource ?? { kind: '', name: '' },
+    cluster: doc.cluster,
+    namespace: text(doc.namespace),
+    faultType: doc.faultType,
+    resource: {
+      kind: text(resource.kind),
+      name: text(resource.name),
+      ...(typeof resource.namespace === 'string' ? { namespace: resource.namespace } : {}),
+    },
   };
+  const evidence = result.value.evidence?.verdict;
   return {
     folder,
     dir,
     incidentId: state.incidentId,
-    finishedAt: parsed.value.finishedAt,
-    finishedMs: Date.parse(parsed.value.finishedAt),
-    answer: parsed.value.answer,
-    ...(typeof evidence === 'string' ? { evidence } : {}),
+    finishedAt: result.value.finishedAt,
+    finishedMs: Date.parse(result.value.finishedAt),
+    answer: result.value.answer,
+    ...(evidence ? { evidence } : {}),
     incident: facts,
     workload: workloadOf(facts),
   };
@@ -286,7 +272,7 @@ export async function findPreviousInvestigations(
       ...(feedback
         ? { feedback: { verdict: feedback.verdict, ...(feedback.cause ? { cause: feedback.cause } : {}) } }
         : {}),
-      reportPath: path.join(c.dir, REPORT_REL),
+      reportPath: reportPath(c.dir),
     };
   });
 }

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from '../shared/zod.js';
-import type { ValidatorRecord, ValidatorVerdict } from '../audit/run-record.js';
+import type { ValidatorRecord, ValidatorVerdict } from '../workspace/run-record.js';
 import type { Config } from '../config/schema.js';
 import { errorMessage } from '../util/errors.js';
 import { runProcessGroup } from '../util/process-group.js';
@@ -11,7 +11,7 @@ import { stripAnsi } from './capture.js';
 import { SKILL_FILE, inside } from './disclosure/skill-file.js';
 import type { SkillsSnapshot } from './types.js';
 
-export type { ValidatorRecord, ValidatorVerdict } from '../audit/run-record.js';
+export type { ValidatorRecord, ValidatorVerdict } from '../workspace/run-record.js';
 
 // The triage skill's own report validator. A skill may declare commands to run when the agent stops
 // (`skill-hooks.json`, Claude Code's hook format: `{"hooks":{"Stop":[{"hooks":[{"type":"command",

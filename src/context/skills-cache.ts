@@ -24,7 +24,7 @@ import type { SkillsSnapshot, SkillsSourceSnapshot } from './types.js';
 // skills-mirror.ts, the holds in skills-holds.ts.
 
 export const KEEP_COMMITS = 2;
-const STATE_FILE = '.state.json';
+const CACHE_STATE_FILE = '.state.json';
 const STALE_TMP_MS = 60 * 60 * 1000;
 const COMMIT_RE = /^[0-9a-f]{40,64}$/;
 
@@ -325,7 +325,7 @@ export class SkillsCache {
     if (this.loaded && !force) return;
     this.loaded = true;
     try {
-      const parsed = JSON.parse(await readFile(path.join(this.root, STATE_FILE), 'utf8')) as unknown;
+      const parsed = JSON.parse(await readFile(path.join(this.root, CACHE_STATE_FILE), 'utf8')) as unknown;
       this.state = { sources: persistedSources(parsed) };
     } catch {
       // No state yet (or unreadable): recover the current commits from the symlinks below.
@@ -413,7 +413,7 @@ export class SkillsCache {
   }
 
   private async saveState(): Promise<void> {
-    await writeFileAtomic(path.join(this.root, STATE_FILE), `${JSON.stringify(this.state, null, 2)}\n`);
+    await writeFileAtomic(path.join(this.root, CACHE_STATE_FILE), `${JSON.stringify(this.state, null, 2)}\n`);
   }
 
   /** Removes commit dirs that are neither among the last KEEP_COMMITS nor held by a snapshot. */

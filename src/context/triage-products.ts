@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { RunBundle } from '../audit/bundle.js';
-import { RUN_FILES } from '../audit/bundle.js';
+import type { RunBundle } from '../workspace/bundle.js';
+import { RUN_FILES } from '../workspace/layout.js';
 import { errorMessage } from '../util/errors.js';
 import { readOwnFile } from '../util/safe-path.js';
 import type { Logger } from '../log/logger.js';

@@ -1,10 +1,10 @@
 import { constants, createReadStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { RunBundle } from '../audit/bundle.js';
-import { RUN_FILES } from '../audit/bundle.js';
+import type { RunBundle } from '../workspace/bundle.js';
+import { RUN_FILES } from '../workspace/layout.js';
 import type { Config } from '../config/schema.js';
-import type { Incident } from '../shared/types.js';
+import type { Incident } from '../workspace/incident.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { runProcessGroup, type GroupResult } from '../util/process-group.js';
@@ -45,7 +45,7 @@ export interface TriageInput {
   /** Folders put before PATH (RunOverrides.pathPrepend). */
   pathPrepend?: string[];
   /**
-   * The run's kubectl guard for the script (src/daemon/run/kubectl-guard.ts), put first on its PATH: its
+   * The run's kubectl guard for the script (src/run/kubectl-guard.ts), put first on its PATH: its
    * `kubectl` calls go through the run's broker. The script keeps its KUBECONFIG for its other tools.
    */
   kubectlGuard?: string;

@@ -4,42 +4,24 @@ import type { Config } from '../config/schema.js';
 import type { IncidentStore } from '../incident/store.js';
 import type { IntakeHooks } from '../intake/webhooks/hooks.js';
 import type { Logger } from '../log/logger.js';
-import { startHttpServer, type HttpServer } from '../server/http.js';
+import { startHttpServer } from '../server/http.js';
+import { type HttpServer } from '../server/types.js';
 import { createMetrics, type DaemonMetrics } from '../server/metrics.js';
-import { errorMessage } from '../util/errors.js';
 import { EngineGate } from './engine-gate.js';
 import { newDaemonId } from './ids.js';
-import { daemonReadiness, logPreflight } from './lifecycle.js';
+import { daemonReadiness, leaderRole, logPreflight } from './lifecycle.js';
 import type { Inspector } from './inspector.js';
 import type { RootMonitor } from './root-monitor.js';
 import type { RunQueue } from './run-queue.js';
 import { RunSlot, type QueuedIncident, type SlotDeps } from './run-slot.js';
-import { drainRuns, onSignals } from './shutdown.js';
-import { wireParts, type DaemonDeps } from './wiring.js';
-import type { Readiness } from './types.js';
+import { closeInOrder, drainRuns, onSignals } from './shutdown.js';
+import { wireParts } from './wiring.js';
+import type { DaemonDeps, DaemonLifecycle, DaemonStats } from './types.js';
+import type { Readiness } from '../run/types.js';
 
-// The daemon: wires intake (root monitor, inspector), the incident store, the run queue and run slots,
-// pumps the queue, serves HTTP, and closes everything in order. The lifecycle: docs/architecture.md.
-
-export type { DaemonDeps };
-
-export interface DaemonStats {
-  queued: number;
-  inFlight: number;
-  ready: boolean;
-  stopping: boolean;
-}
-
-/**
- * The daemon's lifecycle, one value: created → starting (scanned once the start-up scan is done: runs
- * may start) → ready → stopping → stopped. A stop during start-up waits for the start (`started`).
- */
-export type DaemonLifecycle =
-  | { phase: 'created' }
-  | { phase: 'starting'; started: Promise<void>; scanned: boolean }
-  | { phase: 'ready'; started: Promise<void> }
-  | { phase: 'stopping'; stopped: Promise<void> }
-  | { phase: 'stopped'; stopped: Promise<void> };
+// The daemon: intake (root monitor, inspector), the incident store, the run queue and run slots, wired
+// by wiring.ts; it pumps the queue, serves HTTP, and closes everything in order. What it is built from
+// is made in service.ts (the composition root). The lifecycle: docs/architecture.md.
 
 export class Daemon {
   readonly daemonId: string;
@@ -90,14 +72,8 @@ export class Daemon {
         diskFull: (why) => (this.diskFull = why),
       },
     );
-    ({
-      store: this.store,
-      queue: this.queue,
-      slotDeps: this.slotDeps,
-      intakeHooks: this.intakeHooks,
-      inspector: this.inspector,
-      monitor: this.monitor,
-    } = parts);
+    ({ store: this.store, queue: this.queue, slotDeps: this.slotDeps } = parts);
+    ({ intakeHooks: this.intakeHooks, inspector: this.inspector, monitor: this.monitor } = parts);
     this.gate = new EngineGate(deps.executor, this.log, () => this.pump());
   }
 
@@ -187,13 +163,8 @@ export class Daemon {
   private async startHttp(): Promise<void> {
     if (this.deps.http === false || this.config.http.port === 0) return;
     const extras = typeof this.deps.server === 'function' ? this.deps.server(this) : this.deps.server;
-    const options = {
-      ...extras,
-      ...this.config.http,
-      readiness: () => this.readiness(),
-      metrics: this.metrics,
-    };
-    this.http = await startHttpServer(options);
+    const readiness = () => this.readiness();
+    this.http = await startHttpServer({ ...extras, ...this.config.http, readiness, metrics: this.metrics });
     this.log.info({ port: this.http.port }, 'http server listening');
   }
 
@@ -204,15 +175,7 @@ export class Daemon {
         ...{ stopping: this.stopping, ready: this.ready, root: this.root },
         ...(this.monitor.down ? { rootDown: this.monitor.down } : {}),
         ...(this.diskFull ? { diskFull: this.diskFull } : {}),
-        ...(this.deps.leadership
-          ? {
-              role: {
-                leader: this.deps.leadership.state === 'leader',
-                holder: this.deps.leadership.holder ?? '',
-                ...(this.deps.leadership.problem ? { problem: this.deps.leadership.problem } : {}),
-              },
-            }
-          : {}),
+        ...(this.deps.leadership ? { role: leaderRole(this.deps.leadership) } : {}),
       },
       () => this.deps.executor.readiness(),
     );
@@ -220,18 +183,8 @@ export class Daemon {
 
   /** SIGTERM/SIGINT stop the daemon gracefully; a second one forces it. Returns a function removing the handlers. */
   handleSignals(proc: NodeJS.Process = process): () => void {
-    return onSignals(
-      proc,
-      this.log,
-      (signal) => {
-        this.log.info(
-          { signal, timeoutMs: this.config.scheduling.shutdown_timeout },
-          'signal received, shutting down (send it again to force)',
-        );
-        void this.stop();
-      },
-      () => Promise.allSettled([...this.active.values()].map((run) => run.interruptUnstopped())),
-    );
+    const force = () => Promise.allSettled([...this.active.values()].map((run) => run.interruptUnstopped()));
+    return onSignals(proc, this.log, this.config.scheduling.shutdown_timeout, () => void this.stop(), force);
   }
 
   whenStopped(): Promise<void> {
@@ -262,14 +215,7 @@ export class Daemon {
       ['leadership', async () => leadership?.stop({ release: true })],
       ['http', async () => this.http?.close()],
     ];
-    // Each step runs even when one before it failed.
-    for (const [step, close] of steps) {
-      try {
-        await close();
-      } catch (err) {
-        this.log.error({ step, err: errorMessage(err) }, 'shutdown step failed; going on with the next');
-      }
-    }
+    await closeInOrder(steps, this.log);
     this.log.info({}, 'daemon stopped');
     if (this.life.phase === 'stopping') this.life = { phase: 'stopped', stopped: this.life.stopped };
     this.markStopped();

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js';
-import type { RunExecutor } from './types.js';
+import type { RunExecutor } from '../run/types.js';
 
 // While the engine does not answer, no run starts: queued incidents wait (burning no attempt) and the
 // engine is checked every CHECK_MS; when it answers, runs resume.

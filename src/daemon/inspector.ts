@@ -1,19 +1,25 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { parseStateText, type IncidentStore } from '../incident/store.js';
-import { AUDIT_FILE, STATE_FILE, TRIAGE_DIR, statePath, unsafeStateDir } from '../shared/triage-paths.js';
+import { type IncidentStore } from '../incident/store.js';
+import { readStateFile, type StateFile } from '../workspace/state.js';
+import {
+  AUDIT_FILE,
+  incidentPath,
+  STATE_FILE,
+  statePath,
+  TRIAGE_DIR,
+  unsafeStateDir,
+  unsafeStatePath,
+} from '../workspace/layout.js';
 import { IllegalTransitionError, type IncidentEvent } from '../incident/machine.js';
 import { acceptsChange, isFinal, isFirstJudgement, isRejected, mayRun } from '../incident/queries.js';
-import type { StateFile } from '../incident/types.js';
-import { unsafeStatePath } from '../incident/unsafe.js';
-import type { DedupStore } from '../intake/dedup.js';
-import { dedupKey } from '../intake/dedup.js';
+import { type DedupStore, dedupKey } from '../intake/dedup.js';
 import { admit, judge, type Cause } from '../intake/judge.js';
-import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
-import { folderEscapes, INCIDENT_FILE, readWorkspace, type ReadResult } from '../intake/read.js';
+import { acquireLease, type LeaseIdentity, type LeaseOptions } from '../workspace/lease.js';
+import { folderEscapes, readWorkspace, type ReadResult } from '../workspace/incident.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
-import { unsafeWorkspace } from '../util/safe-path.js';
+import { unsafeWorkspace } from '../workspace/files.js';
 import { fileMark, formatMs } from './lifecycle.js';
 import { Limiter } from '../util/limiter.js';
 import type { QueuedIncident } from './run-slot.js';
@@ -397,7 +403,7 @@ export class Inspector {
     const unsafeDir = unsafeStateDir(this.deps.root);
     const file = unsafeStatePath(this.deps.root, name);
     // Read as any state file is: text that is not JSON, or not a state, is no state.
-    const existing = await readFile(file, 'utf8').then(parseStateText, () => undefined);
+    const existing = await readStateFile(file).catch(() => undefined);
     if (existing?.reason === reason) return;
     await this.deps.store.apply(
       dir,
@@ -409,4 +415,4 @@ export class Inspector {
 
 /** What a rescan compares for a final folder: incident.json re-saved, or state.json changed elsewhere. */
 const finalMark = async (dir: string): Promise<string> =>
-  `${await fileMark(path.join(dir, INCIDENT_FILE))}|${await fileMark(statePath(dir))}`;
+  `${await fileMark(incidentPath(dir))}|${await fileMark(statePath(dir))}`;

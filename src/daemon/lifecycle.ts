@@ -1,6 +1,7 @@
-import { lstat, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Readiness } from '../shared/types.js';
 import { errorMessage } from '../util/errors.js';
+import type { Leadership } from './types.js';
 
 // Small helpers of the daemon's lifecycle: bounded waits and cheap change marks for rescans.
 
@@ -23,12 +24,6 @@ export async function fileMark(file: string): Promise<string> {
   return info ? `file:${info.mtimeMs}:${info.size}` : 'file:missing';
 }
 
-/** Identity of a workspace folder (never follows a symlink), to notice one deleted and recreated. */
-export async function folderMark(dir: string): Promise<string> {
-  const info = await lstat(dir).catch(() => undefined);
-  return info ? `dir:${info.ino}:${info.birthtimeMs}` : 'dir:missing';
-}
-
 /** 600000 → "10m", as a user writes durations in the config. */
 export function formatMs(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
@@ -36,6 +31,15 @@ export function formatMs(ms: number): string {
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
 }
+
+/** The readiness role of a replica under leader election: whether it leads, who does, a routing problem. */
+export const leaderRole = (
+  leadership: Pick<Leadership, 'state' | 'holder' | 'problem'>,
+): { leader: boolean; holder: string; problem?: string } => ({
+  leader: leadership.state === 'leader',
+  holder: leadership.holder ?? '',
+  ...(leadership.problem ? { problem: leadership.problem } : {}),
+});
 
 /** /readyz: intake running, the disk writable, and what the executor reports (engine, skills, agent). */
 export async function daemonReadiness(

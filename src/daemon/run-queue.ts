@@ -1,4 +1,4 @@
-import { Scheduler, type SchedulerLimits } from '../intake/scheduler.js';
+import { Scheduler, type SchedulerLimits } from './scheduler.js';
 import type { QueuedIncident } from './run-slot.js';
 
 // The run queue: the scheduler (limits, priority, retry times), queue slots promised to intakes still

@@ -3,20 +3,20 @@ import path from 'node:path';
 import type { IncidentEvent } from '../incident/machine.js';
 import type { IncidentStore } from '../incident/store.js';
 import { inEngine, mayRun, mayStillRun } from '../incident/queries.js';
-import type { RunProgress, StateFile } from '../incident/types.js';
+import type { RunProgress, StateFile } from '../workspace/state.js';
 import {
   acquireLease,
   inspectLease,
   type Lease,
   type LeaseIdentity,
   type LeaseOptions,
-} from '../intake/lease.js';
-import { readWorkspace } from '../intake/read.js';
-import type { Workspace } from '../intake/types.js';
+} from '../workspace/lease.js';
+import { readWorkspace, type Incident, type Workspace } from '../workspace/incident.js';
+import type { RunProducts } from '../workspace/run-record.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage, isTransient } from '../util/errors.js';
 import { newRunId } from './ids.js';
-import type { RunExecutor, RunOutcome, RunStage } from './types.js';
+import type { RunExecutor, RunOutcome, RunStage } from '../run/types.js';
 
 // One incident's run, from claim to release: take the lease, record the claim, renew the lease while
 // the pipeline works (a lost lease aborts the run and nothing more is recorded), record each stage and
@@ -104,8 +104,12 @@ export class RunSlot {
     return this.deps.log.child({ incidentId, workspace: path.basename(this.dir), runId: this.runId });
   }
 
-  private apply(event: IncidentEvent, log: Logger, current?: StateFile) {
-    return this.deps.store.apply(this.dir, event, { log, ...(current ? { current } : {}) });
+  private apply(event: IncidentEvent, log: Logger, current?: StateFile, run?: RunProducts) {
+    return this.deps.store.apply(this.dir, event, {
+      log,
+      ...(current ? { current } : {}),
+      ...(run ? { run } : {}),
+    });
   }
 
   private async execute(queued: QueuedIncident): Promise<SlotEnd> {
@@ -144,11 +148,11 @@ export class RunSlot {
         attempt: applied.record.attempts,
         signal: this.controller.signal,
         log,
-        onStage: (stage) => this.onStage(stage, log),
+        onStage: (stage) => this.onStage(stage, log, workspace.incident),
       }),
     );
     if (outcome === 'lost') return { reconsider: false };
-    return this.record(outcome, log, started, workspace.incident.incidentId);
+    return this.record(outcome, log, started, workspace.incident);
   }
 
   private async resolvedInstead(state: StateFile): Promise<boolean> {
@@ -164,7 +168,7 @@ export class RunSlot {
     }
   }
 
-  private async onStage(stage: RunStage, log: Logger): Promise<void> {
+  private async onStage(stage: RunStage, log: Logger, incident: Incident): Promise<void> {
     if (stage.type === 'launched') {
       await this.apply(
         {
@@ -175,6 +179,8 @@ export class RunSlot {
           ...(stage.image ? { image: stage.image } : {}),
         },
         log,
+        undefined,
+        { incident },
       );
       return;
     }
@@ -237,7 +243,8 @@ export class RunSlot {
     outcome: RunOutcome | 'gone',
     log: Logger,
     started: number,
-    incidentId: string,
+    incident: Incident,
+    incidentId = incident.incidentId,
   ): Promise<SlotEnd> {
     this.finished = true;
     clearTimeout(this.progressTimer);
@@ -262,7 +269,16 @@ export class RunSlot {
               reason: 'the run was gone from the engine after a daemon restart; re-queued',
             }
           : { type: 'Finished', runId: this.runId, outcome };
-      const applied = await this.apply(event, log);
+      // What the run produced goes with the change to its listeners (notifications), in memory.
+      const run: RunProducts | undefined =
+        outcome === 'gone'
+          ? undefined
+          : {
+              incident,
+              ...(outcome.result ? { result: outcome.result } : {}),
+              ...(outcome.report !== undefined ? { report: outcome.report } : {}),
+            };
+      const applied = await this.apply(event, log, undefined, run);
       return {
         ...(applied.retryAt !== undefined ? { retryAt: applied.retryAt } : {}),
         ...(outcome !== 'gone' && outcome.waitFor ? { waitFor: outcome.waitFor } : {}),
@@ -326,7 +342,7 @@ export class RunSlot {
       }),
     );
     if (outcome === 'lost') return { reconsider: false };
-    return this.record(outcome, log, started, state.incidentId);
+    return this.record(outcome, log, started, read.workspace.incident, state.incidentId);
   }
 
   /** At shutdown, for a run that ignored its stop: recorded interrupted (the next start adopts it), lease freed. */

@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
+import { errorMessage } from '../util/errors.js';
 import { settledWithin } from './lifecycle.js';
 import type { RunSlot } from './run-slot.js';
 
@@ -79,13 +80,17 @@ export async function drainRuns(
 export function onSignals(
   proc: NodeJS.Process,
   log: Logger,
-  stop: (signal: NodeJS.Signals) => void,
+  timeoutMs: number,
+  stop: () => void,
   force: () => Promise<unknown>,
 ): () => void {
   let received = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     received++;
-    if (received === 1) return stop(signal);
+    if (received === 1) {
+      log.info({ signal, timeoutMs }, 'signal received, shutting down (send it again to force)');
+      return stop();
+    }
     log.warn({ signal }, 'second signal: forcing shutdown now');
     void force().then(() => proc.exit(130));
   };
@@ -95,4 +100,15 @@ export function onSignals(
     proc.off('SIGTERM', onSignal);
     proc.off('SIGINT', onSignal);
   };
+}
+
+/** Runs each closing step in order; a step that fails is logged and the next one runs all the same. */
+export async function closeInOrder(steps: [string, () => Promise<unknown>][], log: Logger): Promise<void> {
+  for (const [step, close] of steps) {
+    try {
+      await close();
+    } catch (err) {
+      log.error({ step, err: errorMessage(err) }, 'shutdown step failed; going on with the next');
+    }
+  }
 }

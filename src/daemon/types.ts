@@ -1,91 +1,75 @@
-import type { RunResult } from '../audit/run-record.js';
-import type { AgentName, EngineName } from '../config/schema.js';
-import type { RunOutcome as MachineOutcome } from '../incident/machine.js';
-import type { RunProgress } from '../incident/types.js';
+import type { AuditLog } from '../audit/log.js';
+import type { Config } from '../config/schema.js';
+import type { LeaderElector } from '../election/elector.js';
+import type { IncidentStore, StateChange } from '../incident/store.js';
+import type { IntakeHooks } from '../intake/webhooks/hooks.js';
 import type { Logger } from '../log/logger.js';
-import type { Workspace } from '../intake/types.js';
-import type { Readiness } from '../shared/types.js';
-export type { Readiness, PipelineMetrics } from '../shared/types.js';
-export type { RunOutcomeStatus } from '../incident/machine.js';
+import type { RunExecutor } from '../run/types.js';
+import type { DaemonMetrics } from '../server/metrics.js';
+import type { HttpServerExtras } from '../server/types.js';
 
-// The seam between the daemon (claiming, state, scheduling) and the run pipeline (prepare → launch →
-// supervise → collect). Daemon tests fake a RunExecutor.
+// What the daemon is built from and what it offers the parts around it (HTTP routes, the composition
+// root in service.ts).
 
-/** How a run ended; the real pipeline adds the run record it wrote (result.json). */
-export interface RunOutcome extends MachineOutcome {
-  result?: RunResult;
-}
-
-/** What the pipeline reports while it works, so that the daemon can record it as it happens. */
-export type RunStage =
-  | { type: 'launched'; engine: EngineName; id: string; image?: string }
-  | { type: 'progress'; progress: RunProgress };
-
-export interface RunRequest {
-  workspace: Workspace;
-  runId: string;
-  /** 1 for the first try. */
-  attempt: number;
-  /** Aborted on daemon shutdown: the executor stops the agent and reports `interrupted`. */
-  signal: AbortSignal;
+export interface DaemonDeps {
+  config: Config;
   log: Logger;
-  overrides?: RunOverrides;
-  /** Called (and awaited) at each stage: the agent launched, progress while it runs. */
-  onStage?: (stage: RunStage) => Promise<void>;
+  executor: RunExecutor;
+  audit: AuditLog;
+  metrics?: DaemonMetrics;
+  now?: () => number;
+  daemonId?: string;
+  /** For retry jitter; injected in tests. */
+  random?: () => number;
+  /** Lease identity overrides (tests). */
+  pid?: number;
+  host?: string;
+  isPidAlive?: (pid: number) => boolean;
+  /** Serve HTTP when http.port is not 0 (default true). */
+  http?: boolean;
+  /** Told of every state change (status index, notifications). */
+  onChange?: (change: StateChange) => void;
+  /** Every alert behind an incident whose run already finished resolved (notifications). */
+  onResolvedAfterRun?: (dir: string, at: string) => void;
+  /** Passed through to the HTTP server: token, limits, route modules (intake, status API); given the daemon. */
+  server?: HttpServerExtras | ((daemon: DaemonHost) => HttpServerExtras);
+  /** Leader election (leader_election.enabled): intake, scheduling and runs start only once this replica leads. */
+  leadership?: Leadership;
 }
 
-export interface RunExecutor {
-  run(request: RunRequest): Promise<RunOutcome>;
-  /**
-   * For a run recorded as `running` by a daemon that died: if the engine still has it, wait for it
-   * and collect its result; if the engine has no trace of it (or it never started), answer 'gone' so the
-   * incident is re-queued.
-   */
-  adopt(request: Omit<RunRequest, 'attempt'>): Promise<RunOutcome | 'gone'>;
-  /** Engine reachable, skills ready, agent runnable: feeds /readyz. */
-  readiness(): Promise<Readiness>;
-  /**
-   * Start-up clean-up: removes runs that carry our labels, are no longer running and whose run id is
-   * neither in `activeRunIds` nor handled by this executor (e.g. containers whose removal failed while
-   * the engine was down). Running runs are never touched. Never throws: problems are in the result.
-   */
-  sweep?(activeRunIds: Iterable<string>): Promise<SweepResult>;
-  /** Releases what the executor opened (engines, the skills cache's timers). */
-  close?(): Promise<void>;
+/** What the daemon asks of the leader election (src/election/elector.ts). */
+export interface Leadership extends Pick<
+  LeaderElector,
+  'start' | 'whenLeader' | 'stop' | 'state' | 'holder'
+> {
+  /** Why the Service may not route to this replica as it should (its pod's role label could not be set). */
+  readonly problem?: string | undefined;
 }
 
-export interface SweepResult {
-  /** Engine ids removed. */
-  removed: string[];
-  /** Runs that could not be removed, or the listing that failed (`id` empty). */
-  failed: { id: string; error: string }[];
+/** What the daemon offers the routes it serves: intake's hooks, and retry's store, identity and rescan. */
+export interface DaemonHost {
+  readonly daemonId: string;
+  readonly store: IncidentStore;
+  /** What HTTP intake asks of the lifecycle (incident state, alerts resolved). */
+  readonly intakeHooks: IntakeHooks;
+  /** Looks at a workspace folder again now (an event the watcher cannot see, such as a retry). */
+  reconsider(dir: string): Promise<void>;
 }
 
-/** Per-run choices that differ from the configuration (replay, compare, eval, `context`). */
-export interface RunOverrides {
-  agent?: AgentName;
-  engine?: EngineName;
-  model?: string;
-  /** run: execute the triage script (default); reuse: take a saved output file; skip: no triage. */
-  triage?: { mode: 'run' } | { mode: 'reuse'; logPath: string } | { mode: 'skip' };
-  subjects?: string[];
-  /** Prepare the context and write the bundle, but do not launch the agent. */
-  dryRun?: boolean;
-  /**
-   * Folders put first on PATH for the triage script and the agent (e.g. a kubectl shim). Under a
-   * container engine each is mounted read-only and its mount point prepended.
-   */
-  pathPrepend?: string[];
-  /** The cluster registry entry (or alias) to investigate instead of the incident's own (replay --cluster). */
-  cluster?: string;
-  /**
-   * List earlier investigations of the same workload in the prompt (default: yes, for an incident
-   * under the workspaces root). Replays leave them out: the original's report would be the answer.
-   */
-  previousInvestigations?: boolean;
-  /**
-   * A Prometheus the run's `promql` and its alert preload ask instead of its cluster's endpoint (an eval's
-   * recorded answers), and the time it was recorded at, which the calls' relative times start from.
-   */
-  prometheus?: { url: string; now?: string };
+export interface DaemonStats {
+  queued: number;
+  inFlight: number;
+  ready: boolean;
+  stopping: boolean;
 }
+
+/**
+ * The daemon's lifecycle, one value: created → starting (scanned once the start-up scan is done: runs
+ * may start) → ready → stopping → stopped. A stop during start-up waits for the start (`started`).
+ */
+export type DaemonLifecycle =
+  | { phase: 'created' }
+  | { phase: 'starting'; started: Promise<void>; scanned: boolean }
+  | { phase: 'ready'; started: Promise<void> }
+  | { phase: 'stopping'; stopped: Promise<void> }
+  | { phase: 'stopped'; stopped: Promise<void> };

@@ -2,60 +2,17 @@ import { hostname } from 'node:os';
 import { clusterProblem, clusterRegistry, schedulingKey } from '../clusters/registry.js';
 import { IncidentStore } from '../incident/store.js';
 import { DedupStore } from '../intake/dedup.js';
-import type { LeaseIdentity, LeaseOptions } from '../intake/lease.js';
+import type { LeaseIdentity, LeaseOptions } from '../workspace/lease.js';
 import type { IntakeHooks } from '../intake/webhooks/hooks.js';
 import { errorMessage } from '../util/errors.js';
 import { createAlertHooks, resolvedBeforeRun } from './alert-hooks.js';
-import type { Daemon } from './daemon.js';
-import type { AuditLog } from '../audit/log.js';
-import type { LeaderElector } from '../election/elector.js';
-import type { Config } from '../config/schema.js';
-import type { StateChange } from '../incident/store.js';
-import type { Logger } from '../log/logger.js';
-import type { HttpServerExtras } from '../server/http.js';
-import type { DaemonMetrics } from '../server/metrics.js';
-import type { RunExecutor } from './types.js';
+import type { DaemonDeps } from './types.js';
 import { Inspector } from './inspector.js';
 import { RootMonitor } from './root-monitor.js';
 import { RunQueue } from './run-queue.js';
 import type { QueuedIncident, SlotDeps } from './run-slot.js';
 
 // Builds the daemon's parts from its dependencies and the few things they ask of the daemon.
-
-export interface DaemonDeps {
-  config: Config;
-  log: Logger;
-  executor: RunExecutor;
-  audit: AuditLog;
-  metrics?: DaemonMetrics;
-  now?: () => number;
-  daemonId?: string;
-  /** For retry jitter; injected in tests. */
-  random?: () => number;
-  /** Lease identity overrides (tests). */
-  pid?: number;
-  host?: string;
-  isPidAlive?: (pid: number) => boolean;
-  /** Serve HTTP when http.port is not 0 (default true). */
-  http?: boolean;
-  /** Told of every state change (status index, notifications). */
-  onChange?: (change: StateChange) => void;
-  /** Every alert behind an incident whose run already finished resolved (notifications). */
-  onResolvedAfterRun?: (dir: string, at: string) => void;
-  /** Passed through to the HTTP server: token, limits, route modules (intake, status API); given the daemon. */
-  server?: HttpServerExtras | ((daemon: Daemon) => HttpServerExtras);
-  /** Leader election (leader_election.enabled): intake, scheduling and runs start only once this replica leads. */
-  leadership?: Leadership;
-}
-
-/** What the daemon asks of the leader election (src/election/elector.ts). */
-export interface Leadership extends Pick<
-  LeaderElector,
-  'start' | 'whenLeader' | 'stop' | 'state' | 'holder'
-> {
-  /** Why the Service may not route to this replica as it should (its pod's role label could not be set). */
-  readonly problem?: string | undefined;
-}
 
 export interface DaemonCallbacks {
   /** A run of this folder is in the queue or running here. */

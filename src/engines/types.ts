@@ -97,6 +97,11 @@ export interface EngineCapabilities {
    */
   hostLoopback?: boolean;
   /**
+   * How its agent reaches an address on the daemon's host when loopback is not shared, said where a
+   * loopback address was configured. Absent: a Service or the host's address, in general terms.
+   */
+  hostAddressHint?: string;
+  /**
    * The agent can reach the daemon over the network (a pod, through the daemon's Service): the kubectl
    * broker serves it over HTTP with the run's token when the pod broker is configured. Absent means no.
    */

@@ -1,10 +1,13 @@
-import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES } from '../audit/bundle.js';
-import { runResultSchema, type RunResult } from '../audit/run-record.js';
-import { OUTPUT_DIR, REPORT_FILE } from '../daemon/run/layout.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../kubectl/broker/calls.js';
-import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../kubectl/broker/outputs.js';
+import type { EngineName } from '../config/schema.js';
+import { ENGINE_PLACEMENT } from '../engines/index.js';
+import { errorMessage } from '../util/errors.js';
+import { readOwnFileBelow } from '../util/safe-path.js';
+import { readReportHead } from '../workspace/report.js';
+import { readRunResult, type RunResult } from '../workspace/run-record.js';
+import { reportPath, RUN_FILES } from '../workspace/layout.js';
+import { readCallLog } from '../kubectl/broker/calls.js';
+import { readOutputLog } from '../kubectl/broker/outputs.js';
 import { CALLS_FILE, type KubectlCallRecord } from './shim/log.js';
 
 // What a finished eval run left behind, read back for scoring: result.json's usage fields, the report
@@ -45,31 +48,21 @@ export interface RunArtifacts {
   problems: string[];
 }
 
-const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-
-function pickResult(raw: Record<string, unknown>): RunFacts {
-  const out: RunFacts = {};
-  if (typeof raw.status === 'string') out.status = raw.status;
-  if (typeof raw.exitCode === 'number' || raw.exitCode === null) out.exitCode = raw.exitCode;
-  const duration = num(raw.durationMs);
-  if (duration !== undefined) out.durationMs = duration;
-  const tokens = raw.tokens as { input?: unknown; output?: unknown } | undefined;
-  if (tokens && num(tokens.input) !== undefined && num(tokens.output) !== undefined) {
-    out.tokens = { input: tokens.input as number, output: tokens.output as number };
-  }
-  const cost = num(raw.costUsd);
-  if (cost !== undefined) out.costUsd = cost;
-  const turns = num(raw.turns);
-  if (turns !== undefined) out.turns = turns;
-  if (typeof raw.error === 'string') out.error = raw.error;
-  const verdict = (raw.evidence as { verdict?: unknown } | undefined)?.verdict;
-  if (verdict === 'grounded' || verdict === 'partial' || verdict === 'ungrounded') out.evidence = verdict;
-  if (typeof raw.engine === 'string') out.engine = raw.engine;
-  const guard = (raw.kubectl as { guard?: unknown } | undefined)?.guard;
-  if (guard === 'broker' || guard === 'off' || guard === 'unavailable') out.kubectlGuard = guard;
-  const measures = runResultSchema.shape.measures.safeParse(raw.measures);
-  if (measures.success && measures.data) out.measures = measures.data;
-  return out;
+/** The fields of result.json a score reads. */
+function pickResult(result: RunResult): RunFacts {
+  return {
+    status: result.status,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    tokens: { input: result.tokens.input, output: result.tokens.output },
+    ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}),
+    ...(result.turns !== undefined ? { turns: result.turns } : {}),
+    ...(result.error !== undefined ? { error: result.error } : {}),
+    ...(result.evidence ? { evidence: result.evidence.verdict } : {}),
+    engine: result.engine,
+    ...(result.kubectl ? { kubectlGuard: result.kubectl.guard } : {}),
+    ...(result.measures ? { measures: result.measures } : {}),
+  };
 }
 
 /** The shim's record in the one folder of the bundle the agent may write (the agent's own container). */
@@ -85,37 +78,52 @@ const AGENT_NOTES_CALLS = path.join(RUN_FILES.agentNotes, CALLS_FILE);
 export function kubectlRecordOf(artifacts: RunArtifacts): 'daemon' | 'agent-writable' | undefined {
   const guard = artifacts.result?.kubectlGuard;
   if (guard === undefined) return undefined;
-  const outOfReach =
-    guard === 'broker' && artifacts.result?.engine !== 'process' && artifacts.agentNotesCalls === 0;
+  const engine = artifacts.result?.engine;
+  const inContainer =
+    engine !== undefined && Object.hasOwn(ENGINE_PLACEMENT, engine)
+      ? ENGINE_PLACEMENT[engine as EngineName] === 'container'
+      : false;
+  const outOfReach = guard === 'broker' && inContainer && artifacts.agentNotesCalls === 0;
   return outOfReach ? 'daemon' : 'agent-writable';
 }
 
-/** Reads a run's result.json, report and kubectl-calls.jsonl. */
+/** A call log larger than this is not read (a run makes at most a few thousand calls). */
+const CALL_LOG_MAX_BYTES = 64 << 20;
+
+/**
+ * Reads a run's result.json, report and kubectl-calls.jsonl, below the workspace and never through a
+ * link (the agent can write in the bundle and in output/), each within its bound.
+ */
 export async function readRunArtifacts(workspaceDir: string, runDir: string): Promise<RunArtifacts> {
   const problems: string[] = [];
-  const out: RunArtifacts = { calls: [], agentNotesCalls: 0, promql: { calls: 0, notRecorded: 0 }, problems };
-  const resultFile = path.join(runDir, RUN_FILES.result);
-  const resultText = await readFile(resultFile, 'utf8').catch(() => undefined);
-  if (resultText === undefined) problems.push(`${resultFile} is missing`);
-  else {
-    try {
-      out.result = pickResult(JSON.parse(resultText) as Record<string, unknown>);
-    } catch (err) {
-      problems.push(`${resultFile} is not valid JSON (${(err as Error).message})`);
-    }
-  }
-  const reportFile = path.join(workspaceDir, OUTPUT_DIR, REPORT_FILE);
-  const info = await stat(reportFile).catch(() => undefined);
-  if (info?.isFile()) {
-    const bytes = await readFile(reportFile);
-    if (bytes.length > MAX_REPORT_BYTES)
-      problems.push(`${reportFile} has ${bytes.length} bytes; scored on the first ${MAX_REPORT_BYTES}`);
-    out.report = bytes.subarray(0, MAX_REPORT_BYTES).toString('utf8');
+  const out: RunArtifacts = {
+    calls: [],
+    agentNotesCalls: 0,
+    promql: { calls: 0, notRecorded: 0 },
+    problems,
+  };
+  const result = await readRunResult(runDir, workspaceDir);
+  if (result.ok) out.result = pickResult(result.value);
+  else problems.push(result.problem);
+  const report = await readReportHead(workspaceDir, MAX_REPORT_BYTES);
+  if (report) {
+    if (report.truncated)
+      problems.push(
+        `${reportPath(workspaceDir)} has ${report.bytes} bytes; scored on the first ${MAX_REPORT_BYTES}`,
+      );
+    out.report = report.text;
   }
   // The triage script records at the bundle's top (it runs as the daemon), the agent in the one
   // folder of the bundle it may write.
   for (const name of [CALLS_FILE, AGENT_NOTES_CALLS]) {
-    const callsText = await readFile(path.join(runDir, name), 'utf8').catch(() => '');
+    const read = await readOwnFileBelow(workspaceDir, path.join(runDir, name), CALL_LOG_MAX_BYTES).catch(
+      (err: unknown) => ({
+        kind: 'refused' as const,
+        reason: `${name} cannot be read (${errorMessage(err)})`,
+      }),
+    );
+    if (read.kind === 'refused') problems.push(read.reason);
+    const callsText = read.kind === 'ok' ? read.text : '';
     for (const [i, line] of callsText.split('\n').entries()) {
       if (line.trim() === '') continue;
       try {
@@ -143,9 +151,9 @@ export async function readRunArtifacts(workspaceDir: string, runDir: string): Pr
  * cluster-calls.jsonl), as refused calls with a violation: the scorer counts them like the shim's own.
  */
 async function guardRefusals(runDir: string, problems: string[]): Promise<KubectlCallRecord[]> {
-  const { records, unreadable } = await readCallLog(path.join(runDir, CLUSTER_CALLS_FILE));
+  const { records, unreadable } = await readCallLog(path.join(runDir, RUN_FILES.clusterCalls));
   if (unreadable > 0)
-    problems.push(`${CLUSTER_CALLS_FILE} has ${unreadable} lines that are not call records`);
+    problems.push(`${RUN_FILES.clusterCalls} has ${unreadable} lines that are not call records`);
   return records
     .filter((r) => r.decision === 'refused' && r.tool === 'kubectl')
     .map((r): KubectlCallRecord => ({
@@ -173,8 +181,8 @@ async function guardRefusals(runDir: string, problems: string[]): Promise<Kubect
 
 /** The agent's promql calls in the run's records, and those the case's recordings did not hold. */
 async function promqlCalls(runDir: string): Promise<RunArtifacts['promql']> {
-  const { records } = await readCallLog(path.join(runDir, CLUSTER_CALLS_FILE));
-  const outputs = await readOutputLog(path.join(runDir, CLUSTER_OUTPUTS_FILE));
+  const { records } = await readCallLog(path.join(runDir, RUN_FILES.clusterCalls));
+  const outputs = await readOutputLog(path.join(runDir, RUN_FILES.clusterOutputs));
   const notRecorded = outputs.filter(
     (o) =>
       o.tool === 'prometheus' &&

@@ -1,14 +1,14 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from '../shared/yaml.js';
-import { parseRunResult, RESULT_FILE } from '../audit/run-record.js';
-import { readFeedback } from '../feedback/feedback.js';
 import { hasAnswer } from '../incident/queries.js';
-import { readState } from '../incident/store.js';
-import { INCIDENT_FILE, PERMISSIONS_FILE } from '../intake/read.js';
+import { readFeedback } from '../workspace/feedback.js';
+import { readIncidentLoosely, readPermissionsText } from '../workspace/incident.js';
+import { INCIDENT_FILE, PERMISSIONS_FILE, RUN_FILES, isRunId, runDirOf } from '../workspace/layout.js';
+import { readRunResult } from '../workspace/run-record.js';
+import { readState } from '../workspace/state.js';
 import { parseKubectl } from '../kubectl/parse.js';
 import type { Redactor } from '../log/redact.js';
-import { isRunId, runDirOf } from '../shared/triage-paths.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { CLUSTER_DIR } from './cases/compile.js';
 import { expectedSchema } from './cases/expected.js';
@@ -28,9 +28,6 @@ import type { PrometheusExchange } from '../kubectl/broker/outputs.js';
 // `not-recorded` rather than invented; the responder's cause as the answer key. Everything is passed
 // through the daemon's redaction again on the way out.
 
-export const CALLS_FILE = 'cluster-calls.jsonl';
-export const OUTPUTS_FILE = 'cluster-outputs.jsonl';
-const RECORD_MAX_BYTES = 4 << 20;
 const LOG_MAX_BYTES = 64 << 20;
 
 export class PromoteError extends Error {
@@ -116,9 +113,8 @@ export async function promoteInvestigation(
       `${path.basename(dir)} has no feedback yet: a case needs the cause responders established; give it first (POST /v1/incidents/${path.basename(dir)}/feedback, the status page or Slack)`,
     );
   const runDir = runDirOf(dir, runId);
-  const resultRead = await readOwnFileBelow(dir, path.join(runDir, RESULT_FILE), RECORD_MAX_BYTES);
-  const result = resultRead.kind === 'ok' ? parseRunResult(resultRead.text, RESULT_FILE) : undefined;
-  if (!result?.ok)
+  const result = await readRunResult(runDir, dir);
+  if (!result.ok)
     throw new PromoteError(`the run ${runId} of ${path.basename(dir)} has no readable result.json`);
   const cause =
     feedback.cause ??
@@ -129,17 +125,16 @@ export async function promoteInvestigation(
       );
     })();
 
-  const incidentRead = await readOwnFileBelow(dir, path.join(dir, INCIDENT_FILE), RECORD_MAX_BYTES);
-  if (incidentRead.kind !== 'ok')
-    throw new PromoteError(`${path.basename(dir)}/incident.json cannot be read`);
-  const incident = JSON.parse(incidentRead.text) as { namespace?: unknown; resource?: { name?: unknown } };
-  const permissions = await readOwnFileBelow(dir, path.join(dir, PERMISSIONS_FILE), RECORD_MAX_BYTES);
+  const incidentRead = await readIncidentLoosely(dir, dir);
+  if (!incidentRead) throw new PromoteError(`${path.basename(dir)}/${INCIDENT_FILE} cannot be read`);
+  const incident = incidentRead.doc as { namespace?: unknown; resource?: { name?: unknown } };
+  const permissions = await readPermissionsText(dir, dir);
 
-  const calls = await readJsonLines<RecordedCall>(dir, path.join(runDir, CALLS_FILE));
-  const outputs = await readJsonLines<RecordedOutput>(dir, path.join(runDir, OUTPUTS_FILE));
+  const calls = await readJsonLines<RecordedCall>(dir, path.join(runDir, RUN_FILES.clusterCalls));
+  const outputs = await readJsonLines<RecordedOutput>(dir, path.join(runDir, RUN_FILES.clusterOutputs));
   if (outputs.length === 0)
     throw new PromoteError(
-      `the run ${runId} recorded no cluster call outputs (${OUTPUTS_FILE}): without them the case would have no frozen cluster`,
+      `the run ${runId} recorded no cluster call outputs (${RUN_FILES.clusterOutputs}): without them the case would have no frozen cluster`,
     );
   const redact = (text: string) => options.redactor.redact(text);
   const commands: { command: string; stdout: string; stderr: string; exit_code: number }[] = [];
@@ -208,7 +203,7 @@ export async function promoteInvestigation(
     throw new PromoteError(`${out} exists and is not empty: choose a new case folder`);
   await mkdir(path.join(out, CLUSTER_DIR), { recursive: true });
   await writeFile(path.join(out, INCIDENT_FILE), redact(incidentRead.text));
-  if (permissions.kind === 'ok') await writeFile(path.join(out, PERMISSIONS_FILE), redact(permissions.text));
+  if (permissions !== undefined) await writeFile(path.join(out, PERMISSIONS_FILE), redact(permissions));
   await writeFile(
     path.join(out, 'expected.yaml'),
     `# Promoted by \`triage-runner eval promote\` from a graded investigation; edit freely.\n${stringify(expected)}`,

@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentName, EngineName } from '../config/schema.js';
-import type { Variant } from '../daemon/compare.js';
-import { replay, type ReplayDeps } from '../daemon/replay/index.js';
+import type { Variant } from '../replay/compare.js';
+import { replay, type ReplayDeps } from '../replay/index.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { kubectlRecordOf, readRunArtifacts, type RunMeasuresRecord } from './artifacts.js';
 import { compileCluster, compileOtherClusters } from './cases/compile.js';

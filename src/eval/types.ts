@@ -1,5 +1,5 @@
 import type { AgentName, EngineName } from '../config/schema.js';
-import type { Variant } from '../daemon/compare.js';
+import type { Variant } from '../replay/compare.js';
 import type { CaseScore } from './score/score.js';
 
 // Shared shapes of an eval: one cell (a case run once by one agent × model × variant), its metrics,

@@ -1,4 +1,4 @@
-import type { Evidence } from '../audit/run-record.js';
+import type { Evidence } from '../workspace/run-record.js';
 import type { ClusterCallRecord } from '../kubectl/broker/calls.js';
 import type { CallOutputRecord } from '../kubectl/broker/outputs.js';
 import { parseKubectl, type KubectlCommand } from '../kubectl/parse.js';

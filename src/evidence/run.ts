@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { RUN_FILES } from '../audit/bundle.js';
-import type { Evidence } from '../audit/run-record.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../kubectl/broker/calls.js';
-import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../kubectl/broker/outputs.js';
+import { RUN_FILES } from '../workspace/layout.js';
+import type { Evidence } from '../workspace/run-record.js';
+import { readCallLog } from '../kubectl/broker/calls.js';
+import { readOutputLog } from '../kubectl/broker/outputs.js';
 import { readOwnFile } from '../util/safe-path.js';
 import { checkEvidence } from './check.js';
 
@@ -43,8 +43,8 @@ export async function runEvidence(input: RunEvidenceInput): Promise<Evidence | u
   const report = await readOwnFile(input.reportHostPath, MAX_REPORT_BYTES);
   if (report.kind !== 'ok') return undefined;
   const [{ records }, outputs, triage] = await Promise.all([
-    readCallLog(path.join(input.bundleDir, CLUSTER_CALLS_FILE)),
-    readOutputLog(path.join(input.bundleDir, CLUSTER_OUTPUTS_FILE)),
+    readCallLog(path.join(input.bundleDir, RUN_FILES.clusterCalls)),
+    readOutputLog(path.join(input.bundleDir, RUN_FILES.clusterOutputs)),
     triageText(input.bundleDir),
   ]);
   const unrecorded =

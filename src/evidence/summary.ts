@@ -1,4 +1,4 @@
-import type { Evidence } from '../audit/run-record.js';
+import type { Evidence } from '../workspace/run-record.js';
 
 // How much to trust an answer, said short next to it wherever it appears (the status page, `status`,
 // Slack, the webhook and PagerDuty): a one-line summary, and the items behind it for a list.

@@ -1,4 +1,5 @@
-import { GRADE, type FeedbackVerdict } from './feedback.js';
+import { GRADE } from './feedback.js';
+import { type FeedbackVerdict } from '../workspace/feedback.js';
 
 // Accuracy over time: answers graded by responders, grouped by agent, model, cluster or fault type.
 // The rate is the mean grade of the rated answers (correct 100, partly 50, wrong 0); beside it the

@@ -1,41 +1,27 @@
-import path from 'node:path';
 import type { AuditLog } from '../audit/log.js';
-import { FEEDBACK_FILE, feedbackPath, triageDir } from '../shared/triage-paths.js';
 import { waitLock } from '../util/file-lock.js';
-import { PRIVATE_FILE_MODE, writeFileAtomic } from '../util/fs.js';
-import { ensureOwnDir, readOwnFileBelow } from '../util/safe-path.js';
+import { ensureOwnDir } from '../util/safe-path.js';
+import {
+  FEEDBACK_VERDICTS,
+  readFeedback,
+  writeFeedback,
+  type Feedback,
+  type FeedbackInput,
+  type FeedbackSource,
+  type FeedbackVerdict,
+} from '../workspace/feedback.js';
+import { feedbackLockPath, triageDir } from '../workspace/layout.js';
 
 // A responder's verdict on an investigation: `.triage/feedback.json` holds the current one (changeable,
-// never required), and every change is an audit event, so the history stays in the chain. The grade a
-// verdict is worth is what accuracy over time, the ranking of past investigations and promoted eval
-// cases read.
-
-export const FEEDBACK_VERDICTS = ['correct', 'partly', 'wrong'] as const;
-export type FeedbackVerdict = (typeof FEEDBACK_VERDICTS)[number];
-/** Where a verdict was given. */
-export type FeedbackSource = 'api' | 'page' | 'slack' | 'cli';
+// never required; src/workspace/feedback.ts reads and writes it), and every change is an audit event,
+// so the history stays in the chain. The grade a verdict is worth is what accuracy over time, the
+// ranking of past investigations and promoted eval cases read.
 
 /** What a verdict is worth, out of 100 (a partly right answer counts half). */
 export const GRADE: Readonly<Record<FeedbackVerdict, number>> = { correct: 100, partly: 50, wrong: 0 };
 
-export interface FeedbackInput {
-  verdict: FeedbackVerdict;
-  /** The cause responders established, in their words. */
-  cause?: string;
-  by?: string;
-}
-
-export interface Feedback extends FeedbackInput {
-  source: FeedbackSource;
-  /** When it was given (ISO-8601). */
-  at: string;
-  /** The run whose answer it grades (the latest run when it was given). */
-  runId?: string;
-}
-
 const MAX_CAUSE_CHARS = 2000;
 const MAX_BY_CHARS = 200;
-const MAX_FILE_BYTES = 16 * 1024;
 
 /** A request body as feedback, or what is wrong with it in words a caller can act on. */
 export function parseFeedbackInput(
@@ -80,33 +66,6 @@ export function parseFeedbackInput(
   };
 }
 
-function isFeedback(value: unknown): value is Feedback {
-  if (!value || typeof value !== 'object') return false;
-  const v = value as Record<string, unknown>;
-  return (
-    typeof v.verdict === 'string' &&
-    (FEEDBACK_VERDICTS as readonly string[]).includes(v.verdict) &&
-    typeof v.at === 'string' &&
-    typeof v.source === 'string' &&
-    (v.cause === undefined || typeof v.cause === 'string') &&
-    (v.by === undefined || typeof v.by === 'string')
-  );
-}
-
-/** The current feedback of a workspace; undefined when none was given (or the file is unreadable). */
-export async function readFeedback(workspaceDir: string): Promise<Feedback | undefined> {
-  const read = await readOwnFileBelow(workspaceDir, feedbackPath(workspaceDir), MAX_FILE_BYTES).catch(
-    () => undefined,
-  );
-  if (read?.kind !== 'ok') return undefined;
-  try {
-    const parsed: unknown = JSON.parse(read.text);
-    return isFeedback(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export interface RecordFeedbackDeps {
   audit: Pick<AuditLog, 'append'>;
   now?: () => Date;
@@ -135,7 +94,7 @@ export async function recordFeedback(
 ): Promise<RecordOutcome> {
   const dir = triageDir(workspaceDir);
   await ensureOwnDir(dir, workspaceDir);
-  const lock = await waitLock(path.join(dir, 'feedback.lock'), {
+  const lock = await waitLock(feedbackLockPath(workspaceDir), {
     staleMs: 30_000,
     waitMs: 5_000,
     what: 'feedback',
@@ -149,14 +108,7 @@ export async function recordFeedback(
       at: (deps.now?.() ?? new Date()).toISOString(),
       ...(deps.runId ? { runId: deps.runId } : {}),
     };
-    await writeFileAtomic(
-      path.join(dir, FEEDBACK_FILE),
-      `${JSON.stringify(feedback, null, 2)}\n`,
-      PRIVATE_FILE_MODE,
-      {
-        createDir: false,
-      },
-    );
+    await writeFeedback(workspaceDir, feedback);
     await deps.audit.append(dir, {
       type: 'feedback_recorded',
       ...(deps.incidentId ? { incidentId: deps.incidentId } : {}),

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { FEEDBACK_VERDICTS, type FeedbackVerdict } from './feedback.js';
+import { FEEDBACK_VERDICTS, type FeedbackVerdict } from '../workspace/feedback.js';
 
 // Feedback buttons on a Slack message come back as an interaction request: a form body with one
 // `payload` field (JSON), signed with the app's signing secret. The signature covers

@@ -6,8 +6,6 @@ import type { ModelCallRecord } from './types.js';
 // The run bundle's `model-calls.jsonl`: one JSON line per model call, written by the daemon through one
 // handle opened without following a link (the agent can write in the bundle, never through this file).
 
-export const MODEL_CALLS_FILE = 'model-calls.jsonl';
-
 export class ModelCallLog {
   private closed = false;
   private chain: Promise<void> = Promise.resolve();

@@ -30,16 +30,6 @@ export interface GatewayHost {
   close(): Promise<void>;
 }
 
-/** The provider an agent CLI calls (Goose: by its provider setting). */
-export function providerOfAgent(agent: string, gooseProvider?: string): ProviderId | undefined {
-  if (agent === 'claude') return 'anthropic';
-  if (agent === 'codex') return 'openai';
-  if (agent === 'gemini') return 'gemini';
-  const goose = gooseProvider ?? 'anthropic';
-  if (goose === 'anthropic' || goose === 'openai') return goose;
-  return goose === 'google' ? 'gemini' : undefined;
-}
-
 /** Where each provider's calls go: the config's base URL, else the daemon's variable, else the public API. */
 export function upstreams(
   config: Pick<Config, 'providers'>,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { MODEL_CALLS_FILE, ModelCallLog, readModelCalls } from './calls.js';
+import { ModelCallLog, readModelCalls } from './calls.js';
 import { tokenHash, type Listening, type ModelGateway } from './gateway.js';
 import { BRIDGE_PORT_ENV, BRIDGE_SOCKET_ENV, installBridge } from './install-bridge.js';
 import { launchWithPodToken, removePodToken, writePodToken } from './pod-route.js';
@@ -14,13 +14,12 @@ import {
   type RunTotals,
   type Usage,
 } from './types.js';
+import { RUN_FILES } from '../workspace/layout.js';
 
 // One run at the gateway, joined to the pipeline: the token its agent gets as every model key, the
 // provider URLs it calls (the bridge's loopback port in a container, the daemon's TCP listener on the
 // host, the daemon's Service port from a pod), its `model-calls.jsonl`, and what result.json takes from it.
 
-export const GATEWAY_SOCKET = 'model.sock';
-export const BRIDGE_DIR = 'gateway-bridge';
 /** In the bridge folder: the hash of the run's token, for a daemon that adopts the run (bridge and pod routes). */
 export const TOKEN_HASH_FILE = 'token.sha256';
 
@@ -138,13 +137,13 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       refused,
       ...(session.capReached ? { capReached: session.capReached } : {}),
       ...(input.lost ? { lost: input.lost } : {}),
-      log: MODEL_CALLS_FILE,
+      log: RUN_FILES.modelCalls,
     };
   }
   const base = route.kind === 'bridge' ? `http://127.0.0.1:${route.port}` : route.url.replace(/\/+$/, '');
-  const bridgeDir = path.join(bundleDir, BRIDGE_DIR);
+  const bridgeDir = path.join(bundleDir, RUN_FILES.gatewayBridge);
   const agentSocket =
-    route.kind === 'bridge' ? path.posix.join(route.agentRunDir, GATEWAY_SOCKET) : undefined;
+    route.kind === 'bridge' ? path.posix.join(route.agentRunDir, RUN_FILES.gatewaySocket) : undefined;
 
   return {
     session,
@@ -166,7 +165,7 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       return {
         command: 'node',
         args: [
-          path.posix.join(route.agentRunDir, BRIDGE_DIR, 'bridge.mjs'),
+          path.posix.join(route.agentRunDir, RUN_FILES.gatewayBridge, 'bridge.mjs'),
           '--',
           launch.command,
           ...launch.args,
@@ -186,13 +185,13 @@ export function openRunGateway(input: RunGatewayInput): RunGateway {
       });
     },
     start: async () => {
-      log ??= await ModelCallLog.open(path.join(bundleDir, MODEL_CALLS_FILE), input.redact);
+      log ??= await ModelCallLog.open(path.join(bundleDir, RUN_FILES.modelCalls), input.redact);
       for (const record of pending.splice(0)) await log.append(record);
       if (route.kind === 'pod') await route.open();
       if (route.kind === 'bridge' && !listening) {
         // Only the agent's user may connect: the daemon's root hands the socket over, else it is open
         // to the container's user through the run folder, which only the agent and the daemon see.
-        listening = await gateway.listenUnix(path.join(bundleDir, GATEWAY_SOCKET), session, {
+        listening = await gateway.listenUnix(path.join(bundleDir, RUN_FILES.gatewaySocket), session, {
           mode: route.owner ? 0o600 : 0o666,
           ...(route.owner ? { owner: route.owner } : {}),
         });
@@ -231,10 +230,12 @@ export async function resumeRunGateway(
     input.route.kind === 'tcp'
       ? (input.hash ?? '')
       : (
-          await readFile(path.join(input.bundleDir, BRIDGE_DIR, TOKEN_HASH_FILE), 'utf8').catch(() => '')
+          await readFile(path.join(input.bundleDir, RUN_FILES.gatewayBridge, TOKEN_HASH_FILE), 'utf8').catch(
+            () => '',
+          )
         ).trim();
   if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
-  const calls = await readModelCalls(path.join(input.bundleDir, MODEL_CALLS_FILE));
+  const calls = await readModelCalls(path.join(input.bundleDir, RUN_FILES.modelCalls));
   const run = openRunGateway({ ...input, resume: { hash, calls } });
   await run.start();
   return run;

@@ -1,6 +1,6 @@
 import type { AuditEvent } from '../audit/log.js';
 import { backoffDelay } from '../util/backoff.js';
-import type { IncidentState, RunProgress, RunStatus, StateFile } from './types.js';
+import type { IncidentState, RunProgress, RunStatus, StateFile } from '../workspace/state.js';
 
 // The incident state machine: every change of `.triage/state.json` is `transition(record, event)`,
 // a pure function returning the next record and what to emit (audit events, a metric, a log line).

@@ -1,5 +1,5 @@
 import { ANSWERED_STATE, ignoredItsStop, inEngine, isAllowed, refusal } from './machine.js';
-import { INCIDENT_STATES, type IncidentState, type StateFile } from './types.js';
+import { INCIDENT_STATES, type IncidentState, type StateFile } from '../workspace/state.js';
 
 export { inEngine, isFirstJudgement } from './machine.js';
 

@@ -3,7 +3,6 @@ import { stateDigest } from '../audit/digest.js';
 import type { AuditEvent, AuditLog } from '../audit/log.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
-import { PRIVATE_FILE_MODE, readRegularFileSync, writeFileAtomic } from '../util/fs.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 import {
   transition,
@@ -12,96 +11,28 @@ import {
   type MachineContext,
   type Transition,
 } from './machine.js';
-import { INCIDENT_STATES, type StateFile } from './types.js';
-import { statePath, triageDir } from '../shared/triage-paths.js';
+import {
+  readState,
+  readStateChecked,
+  readStateFile,
+  writeState,
+  type StateFile,
+} from '../workspace/state.js';
+import { statePath, triageDir } from '../workspace/layout.js';
+import type { RunProducts } from '../workspace/run-record.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 
 // Applies transitions: the state file first (atomically), then the audit events, the metric and the
 // log line. The only writer of state.json. Callers hold the workspace lease while they apply.
 
-/** Reads a state file; undefined when absent, not JSON, or not a known state. */
-export async function readStateFile(file: string): Promise<StateFile | undefined> {
-  let text: string;
-  try {
-    text = readRegularFileSync(file).toString('utf8'); // synchronous: a small file, see util/fs.ts
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return undefined;
-    throw err;
-  }
-  return parseStateText(text);
-}
-
-/**
- * A state file's text as a record; undefined when not JSON, not a known state, or missing what every
- * reader relies on (the incident id, the attempts, the runs with their ids and statuses): such a file
- * reads as damaged, like one that is not JSON, instead of failing whoever reads it later (the status
- * index of the whole root, each transition of the incident).
- */
-export function parseStateText(text: string): StateFile | undefined {
-  let parsed: Partial<StateFile> | null;
-  try {
-    parsed = JSON.parse(text) as Partial<StateFile> | null;
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const { state, incidentId, attempts, runs, updatedAt } = parsed;
-  if (state === undefined || !INCIDENT_STATES.includes(state)) return undefined;
-  if (typeof incidentId !== 'string' || typeof updatedAt !== 'string') return undefined;
-  if (!Number.isSafeInteger(attempts) || (attempts as number) < 0) return undefined;
-  const runOk = (r: unknown) =>
-    typeof r === 'object' &&
-    r !== null &&
-    typeof (r as { id?: unknown }).id === 'string' &&
-    typeof (r as { status?: unknown }).status === 'string';
-  if (!Array.isArray(runs) || !runs.every(runOk)) return undefined;
-  return parsed as StateFile;
-}
-
-/**
- * A workspace's state as intake judges it: its record, no record (absent), or 'damaged' when something
- * at its place is not a state (not JSON, not a state, a folder or a pipe, a link loop). One read
- * decides: a state file appears whole, by rename, so one written meanwhile is read whole or not at all.
- */
-export function readStateChecked(workspaceDir: string): { state: StateFile | undefined } | 'damaged' {
-  let text: string;
-  try {
-    text = readRegularFileSync(statePath(workspaceDir)).toString('utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { state: undefined };
-    if (code === 'ELOOP' || code === 'EINVAL') return 'damaged';
-    throw err;
-  }
-  const state = parseStateText(text);
-  return state ? { state } : 'damaged';
-}
-
-export const readState = (workspaceDir: string): Promise<StateFile | undefined> =>
-  readStateFile(statePath(workspaceDir));
-
-/**
- * Writes a state file: the fixed fields first, in order, then extensions; undefined fields dropped.
- * With `createDir: false` a folder removed meanwhile (a deleted workspace) is not made again.
- */
-export async function writeState(
-  file: string,
-  record: StateFile,
-  options: { createDir?: boolean } = {},
-): Promise<void> {
-  const { incidentId, state, attempts, reason, updatedAt, runs, ...extra } = record;
-  const ordered = { incidentId, state, attempts, reason, updatedAt, runs, ...extra };
-  const clean = Object.fromEntries(Object.entries(ordered).filter(([, v]) => v !== undefined));
-  await writeFileAtomic(file, `${JSON.stringify(clean, null, 2)}\n`, PRIVATE_FILE_MODE, options);
-}
-
 export interface StateChange {
   dir: string;
   record: StateFile;
   previous: StateFile | undefined;
   event: IncidentEvent;
+  /** What the run produced, when the event is a run's (Launched, Finished) applied by its slot. */
+  run?: RunProducts;
 }
 
 export interface StoreDeps {
@@ -126,6 +57,8 @@ export interface ApplyOptions {
   file?: string;
   /** Audit folder elsewhere than `<dir>/.triage`. */
   auditDir?: string;
+  /** What the run produced, passed on to listeners with the change (StateChange.run). */
+  run?: RunProducts;
 }
 
 export interface Applied extends Transition {
@@ -201,7 +134,13 @@ export class IncidentStore {
     await this.appendAll(options.auditDir ?? triageDir(dir), audit, log);
     if (t.metric) this.deps.metrics?.incident(t.metric);
     if (t.log) log[t.log.level]({ state: t.record.state, ...t.log.fields }, t.log.msg);
-    this.deps.onChange?.({ dir, record: t.record, previous, event });
+    this.deps.onChange?.({
+      dir,
+      record: t.record,
+      previous,
+      event,
+      ...(options.run ? { run: options.run } : {}),
+    });
     return { ...t, previous };
   }
 

@@ -4,7 +4,7 @@ import { link, open, readdir, readFile, rename, stat, unlink } from 'node:fs/pro
 import path from 'node:path';
 import { fileModeFor } from '../util/fs.js';
 import { randomHex } from '../util/random.js';
-import { dedupDir } from '../shared/triage-paths.js';
+import { dedupDir } from '../workspace/layout.js';
 import { ensureOwnDir } from '../util/safe-path.js';
 
 // The dedup window, kept on disk under `<root>/.triage/dedup/` so that it holds across restarts and

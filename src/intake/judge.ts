@@ -1,6 +1,6 @@
 import { acceptsChange, isFinal, isFirstJudgement, isRejected, mayStillRun } from '../incident/queries.js';
-import type { StateFile } from '../incident/types.js';
-import type { ReadResult } from './read.js';
+import type { StateFile } from '../workspace/state.js';
+import type { ReadResult } from '../workspace/incident.js';
 
 // The intake judge: what to do with a workspace folder, given its recorded state, what reading its
 // incident.json gave and the time. Pure, so every case is a table row in a unit test.

@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { INCIDENT_FILE } from './read.js';
+import { INCIDENT_FILE } from '../workspace/layout.js';
 
 // Watches `<root>/<folder>/incident.json` (depth 1) and reports the folder whenever that file is
 // added or changed, or a folder appears. No awaitWriteFinish: the caller judges completeness

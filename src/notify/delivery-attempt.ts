@@ -2,7 +2,7 @@ import type { AuditEvent } from '../audit/log.js';
 import type { Config, NotifySinkConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
-import { triageDir } from '../shared/triage-paths.js';
+import { triageDir } from '../workspace/layout.js';
 import { errorMessage } from '../util/errors.js';
 import { DeliveryError, type RetryPolicy } from './delivery.js';
 import {
@@ -12,7 +12,7 @@ import {
   type DeliveryTransition,
 } from './delivery-state.js';
 import type { NotifyMetrics } from './metrics.js';
-import { listEntries, lockEntry, readEntry, readPayload, saveEntry } from './outbox.js';
+import { listEntries, lockEntry, readEntry, readPayload, saveEntry } from '../workspace/outbox.js';
 import { earlierDeliveries, recordedBefore, sameThread } from './planner.js';
 import { BUSY_RETRY_MS, dueAt, type DeliveryScheduler } from './scheduler.js';
 import type {

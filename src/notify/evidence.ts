@@ -1,4 +1,4 @@
-import type { Evidence } from '../audit/run-record.js';
+import type { Evidence } from '../workspace/run-record.js';
 
 // The evidence verdict (result.json `evidence`) as Slack's mark; the words are src/evidence/summary.ts.
 

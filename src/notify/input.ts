@@ -1,19 +1,16 @@
-import path from 'node:path';
-import { readRunResult as readRunRecord, type RunResult } from '../audit/run-record.js';
-import { isRunId, runDirOf } from '../shared/triage-paths.js';
-import { readWorkspace } from '../intake/read.js';
-import { readState } from '../incident/store.js';
 import { hasVerdict } from '../incident/queries.js';
-import type { Incident } from '../shared/types.js';
-import { readFeedback } from '../feedback/feedback.js';
-import { alertsResolvedAt } from '../intake/webhooks/disk.js';
-import { readNoFollow, UnsafePathError } from './safe-fs.js';
+import { alertsResolvedAt } from '../workspace/alerts.js';
+import { readFeedback } from '../workspace/feedback.js';
+import { readWorkspace, type Incident } from '../workspace/incident.js';
+import { isRunId, runDirOf } from '../workspace/layout.js';
+import { readReportHead } from '../workspace/report.js';
+import { readRunResult as readRunRecord, type RunProducts, type RunResult } from '../workspace/run-record.js';
+import { readState } from '../workspace/state.js';
 import type { FinalStateRecord, FinishedIncident } from './types.js';
 
-// Reads a finished incident back from its workspace, for `triage-runner notify`, replay/compare
-// `--notify` and the start-up catch-up. The daemon passes what it holds in memory instead.
-
-export const REPORT_PATH = path.join('output', 'investigation.md');
+// What a notification is made of. The daemon hands the notifier what the run produced, in memory
+// (finishedFromRun); what starts cold reads it back from the workspace through src/workspace/: the
+// start-up catch-up, a resolution after the run, `triage-runner notify`, replay/compare `--notify`.
 
 export class NotifyInputError extends Error {
   constructor(message: string) {
@@ -50,15 +47,17 @@ export async function readReport(
   workspaceDir: string,
   maxBytes: number,
 ): Promise<{ text: string; truncated?: { bytes: number } } | undefined> {
-  let read;
-  try {
-    read = await readNoFollow(workspaceDir, REPORT_PATH, maxBytes);
-  } catch (err) {
-    if (err instanceof UnsafePathError) return undefined;
-    throw err;
-  }
+  const read = await readReportHead(workspaceDir, maxBytes);
   if (!read) return undefined;
   return { text: read.text, ...(read.truncated ? { truncated: { bytes: read.bytes } } : {}) };
+}
+
+/** The report text cut to `maxBytes` bytes (whole characters), as readReport cuts the file. */
+export function cutReport(text: string, maxBytes: number): { text: string; truncated?: { bytes: number } } {
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= maxBytes) return { text };
+  const head = Buffer.from(text).subarray(0, maxBytes).toString('utf8');
+  return { text: head.endsWith('\uFFFD') ? head.slice(0, -1) : head, truncated: { bytes } };
 }
 
 /** The state record; throws when the incident has not reached a final state with a run. */
@@ -99,17 +98,53 @@ export async function finishedFrom(
   const report = await readReport(workspaceDir, limits.maxReportBytes);
   const resolvedAt = await alertsResolvedAt(workspaceDir);
   const feedback = await readFeedback(workspaceDir);
-  return {
-    workspaceDir,
+  return finishedIncident(workspaceDir, state, runId, {
     incident,
-    state,
-    runId,
+    ...(result ? { result } : {}),
+    ...(report ? { report } : {}),
     ...(resolvedAt ? { resolvedAt } : {}),
     ...(feedback
       ? { feedback: { verdict: feedback.verdict, ...(feedback.by ? { by: feedback.by } : {}) } }
       : {}),
-    ...(result ? { result } : {}),
+  });
+}
+
+/** A FinishedIncident from its parts, however they were come by. */
+function finishedIncident(
+  workspaceDir: string,
+  state: FinalStateRecord,
+  runId: string,
+  parts: Pick<FinishedIncident, 'incident' | 'result' | 'resolvedAt' | 'feedback'> & {
+    report?: { text: string; truncated?: { bytes: number } };
+  },
+): FinishedIncident {
+  const { report, ...rest } = parts;
+  return {
+    workspaceDir,
+    state,
+    runId,
+    ...rest,
     ...(report ? { report: report.text } : {}),
     ...(report?.truncated ? { reportTruncated: report.truncated } : {}),
   };
+}
+
+/**
+ * A FinishedIncident from what the run produced, held in memory by the daemon: nothing is read back
+ * from disk. A run that just ended has no responders' verdict yet; its alerts' resolution is the one
+ * its state record notes.
+ */
+export function finishedFromRun(
+  workspaceDir: string,
+  state: FinalStateRecord & { resolvedAt?: string },
+  runId: string,
+  run: RunProducts,
+  limits: Pick<ReadLimits, 'maxReportBytes'>,
+): FinishedIncident {
+  return finishedIncident(workspaceDir, state, runId, {
+    incident: run.incident,
+    ...(run.result ? { result: run.result } : {}),
+    ...(run.report !== undefined ? { report: cutReport(run.report, limits.maxReportBytes) } : {}),
+    ...(state.resolvedAt ? { resolvedAt: state.resolvedAt } : {}),
+  });
 }

@@ -8,9 +8,11 @@ import type { Redactor } from '../log/redact.js';
 import { errorMessage } from '../util/errors.js';
 import { DeliveryAttempts } from './delivery-attempt.js';
 import { sinkMatches } from './filters.js';
-import { finishedFrom, readFinalState, readIncident, type ReadLimits } from './input.js';
+import type { Incident } from '../workspace/incident.js';
+import type { RunProducts } from '../workspace/run-record.js';
+import { finishedFrom, finishedFromRun, readFinalState, readIncident, type ReadLimits } from './input.js';
 import type { NotifyMetrics } from './metrics.js';
-import { listEntries, readEntry, recordDelivery } from './outbox.js';
+import { listEntries, readEntry, recordDelivery } from '../workspace/outbox.js';
 import {
   earlierDeliveries,
   keySuffix,
@@ -156,15 +158,35 @@ export class Notifier {
    * the incident's page; a retry's run updates the message an earlier run left. The outcome replaces it
    * (incidentFinished). Once per run: a second call resumes what the first recorded.
    */
-  async runStarted(workspaceDir: string, state: FinalStateRecord, runId: string): Promise<Plan> {
-    const incident = await readIncident(workspaceDir, this.limits.maxIncidentBytes);
-    return this.incidentFinished({ workspaceDir, incident, state, runId }, { trigger: 'running' });
+  async runStarted(
+    workspaceDir: string,
+    state: FinalStateRecord,
+    runId: string,
+    incident?: Incident,
+  ): Promise<Plan> {
+    const known = incident ?? (await readIncident(workspaceDir, this.limits.maxIncidentBytes));
+    return this.incidentFinished(
+      { workspaceDir, incident: known, state, runId: runId },
+      { trigger: 'running' },
+    );
   }
 
   /**
-   * incidentFinished for an incident whose final state is on disk: reads incident.json, the run's
-   * result.json and the report (bounded, never through a link). What the daemon calls after it has
-   * written a final state.
+   * incidentFinished for a run the daemon has just recorded, from what the run produced (in memory:
+   * the incident, result.json, the report); nothing is read back from disk.
+   */
+  runFinished(
+    workspaceDir: string,
+    state: FinalStateRecord & { resolvedAt?: string },
+    runId: string,
+    run: RunProducts,
+  ): Promise<Plan> {
+    return this.incidentFinished(finishedFromRun(workspaceDir, state, runId, run, this.limits));
+  }
+
+  /**
+   * incidentFinished for an incident whose final state is on disk, read back cold: incident.json, the
+   * run's result.json and the report (bounded, never through a link).
    */
   async notifyFinished(workspaceDir: string, state: FinalStateRecord, runId: string): Promise<Plan> {
     return this.incidentFinished(await finishedFrom(workspaceDir, state, runId, this.limits));

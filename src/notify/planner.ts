@@ -5,7 +5,7 @@ import type { NotifySinkConfig } from '../config/schema.js';
 import type { Redactor } from '../log/redact.js';
 import { compactStamp } from '../util/time.js';
 import { runningMatches, sinkMatches, type FilterVerdict } from './filters.js';
-import { listEntries } from './outbox.js';
+import { listEntries } from '../workspace/outbox.js';
 import { summarize } from './summary.js';
 import type {
   FinishedIncident,

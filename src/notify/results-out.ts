@@ -47,21 +47,24 @@ export function createResultsOut(config: Config, deps: ResultsOutDeps): ResultsO
     maxIncidentBytes: config.intake.max_incident_bytes,
   });
   return {
-    onChange({ dir, record, event }) {
+    onChange({ dir, record, event, run }) {
       if (event.type === 'Launched') {
         void notifier
-          .runStarted(dir, record, event.runId)
+          .runStarted(dir, record, event.runId, run?.incident)
           .catch((err: unknown) =>
             log.error({ err: errorMessage(err), workspace: dir }, 'start notification could not be recorded'),
           );
         return;
       }
       if (event.type !== 'Finished' || !hasVerdict(record.state)) return;
-      void notifier
-        .notifyFinished(dir, record, event.runId)
-        .catch((err: unknown) =>
-          log.error({ err: errorMessage(err), workspace: dir }, 'notification could not be recorded'),
-        );
+      // What the run produced is in memory; a run recorded without it (none today) is read back.
+      void (
+        run
+          ? notifier.runFinished(dir, record, event.runId, run)
+          : notifier.notifyFinished(dir, record, event.runId)
+      ).catch((err: unknown) =>
+        log.error({ err: errorMessage(err), workspace: dir }, 'notification could not be recorded'),
+      );
     },
     onResolvedAfterRun(dir) {
       void notifier

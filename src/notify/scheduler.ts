@@ -2,7 +2,7 @@ import type { Logger } from '../log/logger.js';
 import { waitFor } from '../util/backoff.js';
 import { errorMessage } from '../util/errors.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
-import { readEntry } from './outbox.js';
+import { readEntry } from '../workspace/outbox.js';
 import type { OutboxEntry } from './types.js';
 
 // When deliveries are attempted: one timer per outbox entry (at its recorded next attempt), one

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from '../shared/zod.js';
 import type { NotifySinkConfig } from '../config/schema.js';
-import { sinkHistoryPath } from '../shared/triage-paths.js';
+import { sinkHistoryPath } from '../workspace/layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 
 // When each configured sink was first seen, kept under the workspaces root. The start-up catch-up

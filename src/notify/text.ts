@@ -1,5 +1,5 @@
 import { hasAnswer } from '../incident/queries.js';
-import { runDirRelative } from '../shared/triage-paths.js';
+import { runDirRelative } from '../workspace/layout.js';
 import { evidenceLine } from '../evidence/summary.js';
 import type { RenderInput } from './types.js';
 

@@ -1,18 +1,25 @@
-import type { RunResult } from '../audit/bundle.js';
+import type { RunResult } from '../workspace/run-record.js';
 import type { NotifySinkConfig, NotifySinkType } from '../config/schema.js';
-import type { Incident } from '../shared/types.js';
+import type { Incident } from '../workspace/incident.js';
 import type { Summary } from './summary.js';
+import type { OutboxEntry, SinkPayload, StepResult, Trigger } from '../workspace/outbox.js';
 
-// Shapes shared by the notifier, its outbox and the sink adapters.
+// Shapes shared by the notifier and the sink adapters; the outbox entry's are the workspace's record
+// (src/workspace/outbox.ts).
+
+export {
+  TRIGGERS,
+  type EntryStatus,
+  type OutboxEntry,
+  type RecordedError,
+  type SinkPayload,
+  type StepResult,
+  type StepState,
+  type StepStatus,
+  type Trigger,
+} from '../workspace/outbox.js';
 
 export type { NotifySinkConfig, NotifySinkType } from '../config/schema.js';
-
-/**
- * Why a delivery was created: a run started (sinks that keep one message per incident only), a run finished, someone re-sent it, a replay/compare asked for it, or every
- * alert behind an incident already told resolved (a follow-up to the message the sink already has).
- */
-export const TRIGGERS = ['running', 'finished', 'resend', 'replay', 'compare', 'resolved'] as const;
-export type Trigger = (typeof TRIGGERS)[number];
 
 /** The part of `.triage/state.json` a notification reads. */
 export interface FinalStateRecord {
@@ -64,63 +71,6 @@ export interface RenderInput extends FinishedIncident {
    */
   followUp?: boolean;
 }
-
-/** What one delivered step leaves behind (Slack ts, PagerDuty dedup key, HTTP status…). */
-export type StepResult = Record<string, string | number | boolean>;
-
-export type StepStatus = 'pending' | 'sending' | 'delivered';
-
-export interface StepState {
-  id: string;
-  status: StepStatus;
-  /** When the current send began (a crash leaves `sending`: the next attempt reconciles first). */
-  startedAt?: string;
-  deliveredAt?: string;
-  result?: StepResult;
-}
-
-export type EntryStatus = 'pending' | 'delivered' | 'failed';
-
-/** A failure as recorded: never a secret (everything passes through the redactor first). */
-export interface RecordedError {
-  message: string;
-  /** permanent: not retried; retry: scheduled again. */
-  kind: 'retry' | 'permanent';
-  status?: number;
-  code?: string;
-  /** The response body, cut to a few KB. */
-  response?: string;
-  retryAfterMs?: number;
-}
-
-/** `.triage/outbox/<key>.json`: one delivery to one sink, its steps and its retry schedule. */
-export interface OutboxEntry {
-  version: 1;
-  key: string;
-  /** Sent to the sink (webhook header, Slack metadata, PagerDuty note footer); unique across workspaces. */
-  idempotencyKey: string;
-  sink: string;
-  type: NotifySinkType;
-  incidentId: string;
-  runId: string;
-  trigger: Trigger;
-  createdAt: string;
-  status: EntryStatus;
-  /** Failed attempts so far (drives the backoff). */
-  attempts: number;
-  nextAttemptAt?: string;
-  lastError?: RecordedError;
-  steps: StepState[];
-  finishedAt?: string;
-  /**
-   * The incident's message at this sink from an earlier delivery (Slack: the parent's channel and ts):
-   * this delivery updates it in place instead of posting another one.
-   */
-  parent?: { channel: string; ts: string };
-}
-
-/** What a sink renders once, stored beside the entry (`<key>.payload.json`) and sent as is on every retry. */
-export type SinkPayload = Record<string, unknown>;
 
 /** The credentials a sink uses, read from `secrets:` at send time (never stored). */
 export interface SinkCredentials {

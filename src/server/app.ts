@@ -10,7 +10,7 @@ import Fastify, {
 } from 'fastify';
 import { errorMessage } from '../util/errors.js';
 import { exposureProblem, isLoopbackHost } from './exposure.js';
-import type { HttpServerOptions } from './http.js';
+import type { HttpServerOptions } from './types.js';
 import { parseJsonBody } from './json.js';
 import { renderSignInPage } from './page/render.js';
 import { crossSiteProblem, hostProblem, provablySameOrigin } from './request-guard.js';

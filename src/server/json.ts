@@ -1,4 +1,4 @@
-import { jsonErrorLocation } from '../intake/read.js';
+import { jsonErrorLocation } from '../workspace/incident.js';
 
 // JSON bodies: strict UTF-8, bounded nesting (checked before parsing, so a deeply nested body costs
 // one linear scan), errors that name the line and column.

@@ -5,7 +5,6 @@ import type { ModelUsage, PipelineMetrics } from '../shared/types.js';
 
 export type IncidentOutcome =
   'succeeded' | 'failed' | 'rejected' | 'duplicate' | 'deferred' | 'interrupted' | 'retried';
-export type PipelineStage = Parameters<PipelineMetrics['stage']>[0];
 
 export interface DaemonMetrics extends PipelineMetrics {
   readonly registry: Registry;

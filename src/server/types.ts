@@ -1,4 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { Logger } from '../log/logger.js';
+import type { Readiness } from '../shared/types.js';
 
 // What route modules and the server share. Type-only: importing it never loads fastify.
 
@@ -56,4 +58,31 @@ declare module 'fastify' {
     /** The exact request body bytes (JSON requests), for signature checks. */
     rawBody?: Buffer;
   }
+}
+
+export interface HttpServerOptions extends HttpServerExtras {
+  port: number;
+  host: string;
+  readiness: () => Promise<Readiness>;
+  metrics: { render(): Promise<string>; contentType: string };
+  /** Ms a readiness check may take before /readyz answers 503. */
+  readinessTimeoutMs?: number;
+}
+
+/** What a caller adds beyond health and metrics (passed through the daemon unchanged). */
+export interface HttpServerExtras {
+  /** The HTTP_TOKEN secret; required when `host` is not loopback, checked on /v1/* whenever set. */
+  token?: string;
+  limits?: Partial<HttpLimits>;
+  /** Host names a tokenless server answers besides loopback ones (http.allowed_hosts, http.public_url). */
+  allowedHosts?: readonly string[];
+  routes?: readonly RouteModule[];
+  /** Where failures of the server itself (5xx) are logged. */
+  log?: Logger;
+}
+
+export interface HttpServer {
+  /** The bound port (useful with port 0 in tests). */
+  readonly port: number;
+  close(): Promise<void>;
 }

@@ -1,32 +1,6 @@
 // Types shared along the pipeline (intake, context, agents, daemon, server). They import nothing, so
-// every layer can use them without an arrow pointing back up the pipeline.
-
-/** The incident as the producer wrote it (nightcrier's shape); unknown fields are kept. */
-export interface Incident {
-  incidentId: string;
-  faultId?: string;
-  cluster: string;
-  namespace: string;
-  resource: { apiVersion?: string; kind: string; name: string; namespace?: string; uid?: string };
-  faultType: string;
-  severity: string;
-  context?: unknown;
-  timestamp: string;
-  [field: string]: unknown;
-}
-
-/** A validated incident folder, as read once from disk. */
-export interface Workspace {
-  /** Absolute path of `<workspaces_root>/<folder>`. */
-  dir: string;
-  /** The folder name. */
-  name: string;
-  incident: Incident;
-  /** The exact bytes of incident.json (preloaded verbatim, hashed for replay). */
-  incidentText: string;
-  /** The exact bytes of incident_cluster_permissions.json, when present and valid JSON. */
-  permissionsText?: string;
-}
+// every layer can use them without an arrow pointing back up the pipeline. The incident and its
+// workspace are the workspace's records: src/workspace/incident.ts.
 
 /** What the agent receives: the system part and the user part, each delivered byte-identical. */
 export interface PromptParts {

@@ -1,31 +1,19 @@
-import path from 'node:path';
-import { readFeedback } from '../feedback/feedback.js';
 import { confidenceIn, type GradedAnswer } from '../feedback/accuracy.js';
-import { INCIDENT_FILE } from '../intake/read.js';
 import { Limiter } from '../util/limiter.js';
-import { readOwnFileBelow } from '../util/safe-path.js';
+import { readFeedback } from '../workspace/feedback.js';
+import { readIncidentLoosely } from '../workspace/incident.js';
 import type { IncidentFacts } from './read.js';
 import { readAllFacts } from './scan.js';
 
 // The answers under a workspaces root with their responders' verdicts, for `status --accuracy`: every
 // incident whose latest run gave an answer, with the agent, model, cluster and fault type it was for.
 
-const INCIDENT_MAX_BYTES = 1 << 20;
-
 async function incidentLabels(dir: string): Promise<{ cluster?: string; faultType?: string }> {
-  const read = await readOwnFileBelow(dir, path.join(dir, INCIDENT_FILE), INCIDENT_MAX_BYTES).catch(
-    () => undefined,
-  );
-  if (read?.kind !== 'ok') return {};
-  try {
-    const incident = JSON.parse(read.text) as { cluster?: unknown; faultType?: unknown };
-    return {
-      ...(typeof incident.cluster === 'string' ? { cluster: incident.cluster } : {}),
-      ...(typeof incident.faultType === 'string' ? { faultType: incident.faultType } : {}),
-    };
-  } catch {
-    return {};
-  }
+  const doc = (await readIncidentLoosely(dir, dir))?.doc;
+  return {
+    ...(typeof doc?.cluster === 'string' ? { cluster: doc.cluster } : {}),
+    ...(typeof doc?.faultType === 'string' ? { faultType: doc.faultType } : {}),
+  };
 }
 
 /** One answered incident as a graded answer (undefined when its latest run gave no answer). */

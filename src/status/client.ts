@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { createParser } from 'eventsource-parser';
 import { errorMessage } from '../util/errors.js';
-import type { IncidentState } from '../incident/types.js';
+import type { IncidentState } from '../workspace/state.js';
 import type { IndexEvent, ListPage, StatusList } from './types.js';
 
 // The daemon's status API as `status` and `retry` use it: find out whether a daemon answers for this

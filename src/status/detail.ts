@@ -1,13 +1,13 @@
 import path from 'node:path';
-import { z } from '../shared/zod.js';
 import type { AuditEntry } from '../audit/log.js';
 import { MAX_REPORT_BYTES } from '../audit/report.js';
-import type { RunResult } from '../audit/run-record.js';
-import type { StateFile } from '../incident/types.js';
+import { readContextRecord, type ContextRecord, type RunResult } from '../workspace/run-record.js';
+import type { StateFile } from '../workspace/state.js';
 import type { Redactor } from '../log/redact.js';
-import { auditLogPath } from '../shared/triage-paths.js';
+import { auditLogPath, reportPath } from '../workspace/layout.js';
+import { readReport } from '../workspace/report.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
-import { latestRunDir, readIncidentFacts, REPORT_REL, type IncidentFacts } from './read.js';
+import { latestRunDir, readIncidentFacts, type IncidentFacts } from './read.js';
 import type { IncidentView } from './types.js';
 import { noReportWhy, viewOf, withAge } from './view.js';
 
@@ -15,26 +15,11 @@ import { noReportWhy, viewOf, withAge } from './view.js';
 // latest result.json, the context token table (context.json) and the audit events. Read from disk on
 // each request, never through a symbolic link.
 
-const CONTEXT_MAX_BYTES = 4 << 20;
 const AUDIT_MAX_BYTES = 16 << 20;
 /** The newest audit events shown; older ones are counted in `omitted`. */
 export const AUDIT_EVENTS_SHOWN = 1000;
 
-/** The token table of context.json (its fixed fields; other fields are kept). */
-const contextSchema = z.looseObject({
-  estimator: z.string(),
-  budget: z.object({ warn: z.number(), truncate: z.number() }),
-  totalTokens: z.number(),
-  sections: z.array(
-    z.looseObject({
-      tag: z.string(),
-      tokens: z.number(),
-      originalTokens: z.number(),
-      truncated: z.boolean(),
-    }),
-  ),
-});
-export type ContextTable = z.infer<typeof contextSchema>;
+export type ContextTable = ContextRecord;
 
 export interface IncidentDetail extends IncidentView {
   runs: StateFile['runs'];
@@ -68,14 +53,8 @@ async function readContext(root: string, facts: IncidentFacts): Promise<Incident
     const state = { ...facts.state, runs: facts.state.runs.slice(0, i + 1) };
     const runDir = latestRunDir(facts.dir, state);
     if (!runDir) continue;
-    const read = await readOwnFileBelow(root, path.join(runDir, 'context.json'), CONTEXT_MAX_BYTES);
-    if (read.kind !== 'ok') continue;
-    try {
-      const parsed = contextSchema.safeParse(JSON.parse(read.text));
-      if (parsed.success) return { ...parsed.data, runId: path.basename(runDir) };
-    } catch {
-      // not JSON: an earlier run may have one
-    }
+    const read = await readContextRecord(runDir, root);
+    if (read.ok) return { ...read.value, runId: path.basename(runDir) };
   }
   return null;
 }
@@ -128,9 +107,9 @@ export async function readIncidentReport(
 ): Promise<ReportRead> {
   const facts = await readIncidentFacts(root, folder);
   if (!facts) return { kind: 'none', why: `no incident ${folder} under ${root}` };
-  const file = path.join(facts.dir, REPORT_REL);
+  const file = reportPath(facts.dir);
   if (facts.unsafe) return { kind: 'none', why: facts.state.reason ?? 'the folder cannot be read safely' };
-  const read = await readOwnFileBelow(root, file, MAX_REPORT_BYTES);
+  const read = await readReport(facts.dir, MAX_REPORT_BYTES, root);
   if (read.kind === 'ok') return { kind: 'ok', text: redactor.redact(read.text), path: file };
   if (read.kind === 'refused') return { kind: 'none', why: read.reason };
   return {

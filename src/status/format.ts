@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { INCIDENT_STATES } from '../incident/types.js';
+import { INCIDENT_STATES } from '../workspace/state.js';
 import type { IncidentView, StatusTotals } from './types.js';
 import { noReportWhy } from './view.js';
 import { evidenceMark } from '../evidence/summary.js';

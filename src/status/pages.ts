@@ -1,4 +1,4 @@
-import type { IncidentState } from '../incident/types.js';
+import type { IncidentState } from '../workspace/state.js';
 
 // Listing order and pagination: newest `updatedAt` first, then folder name, so that a page boundary
 // stays put while incidents change. A cursor names the last incident of a page (its time and folder).

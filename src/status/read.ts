@@ -1,36 +1,26 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
+import { inEngine, lastRunEnded } from '../incident/queries.js';
+import { alertsResolvedAt } from '../workspace/alerts.js';
+import { readFeedback, type Feedback } from '../workspace/feedback.js';
+import { readIncidentLoosely } from '../workspace/incident.js';
+import { incidentPath, isRunId, runDirOf, statePath, unsafeStatePath } from '../workspace/layout.js';
+import { reportIsFile } from '../workspace/report.js';
 import {
-  MANIFEST_FILE,
-  parseRunManifest,
-  parseRunResult,
-  RESULT_FILE,
+  readRunManifest,
+  readRunResult,
+  type RecordRead,
   type RunManifest,
   type RunResult,
-} from '../audit/run-record.js';
-import { readFeedback, type Feedback } from '../feedback/feedback.js';
-import { parseStateText } from '../incident/store.js';
-import { inEngine, lastRunEnded } from '../incident/queries.js';
-import type { StateFile } from '../incident/types.js';
-import { isRunId, runDirOf, statePath } from '../shared/triage-paths.js';
-import { unsafeStatePath } from '../incident/unsafe.js';
-import { INCIDENT_FILE } from '../intake/read.js';
-import { ALERTS_FILE, type AlertsDoc } from '../intake/webhooks/disk.js';
-import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
+} from '../workspace/run-record.js';
+import { readStateBelow, type StateFile } from '../workspace/state.js';
 import type { ViewSubject } from './types.js';
 
 // Reads what status shows of a workspace — state.json, the latest run's result.json (or, while it
-// runs, its manifest) — never through a symbolic link anywhere below the root, and never throwing for
-// a hostile or half-written folder: what cannot be read is left out, with the reason.
+// runs, its manifest) — through src/workspace/'s readers: never through a symbolic link anywhere below
+// the root, and never throwing for a hostile or half-written folder: what cannot be read is left out,
+// with the reason.
 
-/** The report, relative to its workspace (where every engine's layout puts it). */
-export const REPORT_REL = path.join('output', 'investigation.md');
-const STATE_MAX_BYTES = 1 << 20;
-const RECORD_MAX_BYTES = 4 << 20;
-/** alerts.json holds at most intake.max_alerts_per_incident alerts; a bigger file is not read. */
-const ALERTS_MAX_BYTES = 8 << 20;
-
-/** States whose latest run has not ended: their result fields come from progress, not result.json. */
 /** Why `name` cannot be an incident folder under the root (one plain path segment), or undefined. */
 export function folderNameProblem(name: string): string | undefined {
   if (
@@ -70,7 +60,6 @@ export interface IncidentFacts {
   subject?: ViewSubject;
 }
 
-const INCIDENT_MAX_BYTES = 1 << 20;
 /** Longest title shown; an alert's summary can be a paragraph. */
 const TITLE_MAX = 120;
 
@@ -82,15 +71,7 @@ const str = (v: unknown): string | undefined =>
  * summary (context.summary) when it has one, else "faultType kind/name". Read loosely: the daemon
  * validates incident.json before it runs; status shows what it can of any file.
  */
-export function subjectOf(text: string): ViewSubject | undefined {
-  let doc: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
-    doc = parsed as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
+export function subjectOf(doc: Record<string, unknown>): ViewSubject {
   const resource = (doc.resource && typeof doc.resource === 'object' ? doc.resource : {}) as Record<
     string,
     unknown
@@ -114,35 +95,6 @@ export function subjectOf(text: string): ViewSubject | undefined {
   };
 }
 
-/** alerts.json's `resolvedAt` (set once every alert resolved), or undefined. */
-function alertsResolvedAt(text: string): string | undefined {
-  try {
-    const doc = JSON.parse(text) as Partial<AlertsDoc> | null;
-    const at = doc?.resolvedAt;
-    return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? at : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A file of the root as JSON text, or why not (`missing` when absent). */
-async function readBelow(root: string, file: string, maxBytes: number): Promise<BoundedRead> {
-  try {
-    return await readOwnFileBelow(root, file, maxBytes);
-  } catch (err) {
-    return {
-      kind: 'refused',
-      reason: `${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-    };
-  }
-}
-
-const isRegularFile = (file: string): Promise<boolean> =>
-  lstat(file).then(
-    (s) => s.isFile(),
-    () => false,
-  );
-
 /** The latest run's folder, when the state names one with a safe id. */
 export function latestRunDir(dir: string, state: StateFile): string | undefined {
   const id = state.runs.at(-1)?.id;
@@ -157,63 +109,47 @@ export function latestRunDir(dir: string, state: StateFile): string | undefined 
 export async function readIncidentFacts(root: string, folder: string): Promise<IncidentFacts | undefined> {
   if (folderNameProblem(folder)) return undefined;
   const dir = path.join(root, folder);
-  const own = await readBelow(root, statePath(dir), STATE_MAX_BYTES);
-  if (own.kind === 'refused') return readUnsafe(root, folder, dir);
+  const own = await readStateBelow(root, statePath(dir));
   if (own.kind === 'missing') return undefined;
-  const state = parseStateText(own.text);
-  // Damaged: the daemon rejects the incident and keeps that state under the root (see the inspector).
-  if (!state) return readUnsafe(root, folder, dir);
-  const incident = await lstat(path.join(dir, INCIDENT_FILE)).catch(() => undefined);
+  // Refused or damaged: the daemon rejects the incident and keeps that state under the root (see the inspector).
+  if (own.kind === 'refused') return readUnsafe(root, folder, dir);
+  const { state } = own;
+  const arrived = await lstat(incidentPath(dir)).catch(() => undefined);
   const facts: IncidentFacts = {
     folder,
     dir,
     state,
-    arrivedAtMs: incident?.mtimeMs ?? (Date.parse(state.updatedAt) || 0),
+    arrivedAtMs: arrived?.mtimeMs ?? (Date.parse(state.updatedAt) || 0),
     reportExists: false,
   };
-  const incidentText = await readBelow(root, path.join(dir, INCIDENT_FILE), INCIDENT_MAX_BYTES);
-  if (incidentText.kind === 'ok') {
-    const subject = subjectOf(incidentText.text);
-    if (subject) facts.subject = subject;
-  }
-  const alerts = await readBelow(root, path.join(dir, ALERTS_FILE), ALERTS_MAX_BYTES);
-  if (alerts.kind === 'ok') {
-    const resolvedAt = alertsResolvedAt(alerts.text);
-    if (resolvedAt) facts.alertsResolvedAt = resolvedAt;
-  }
+  const incident = await readIncidentLoosely(root, dir);
+  if (incident) facts.subject = subjectOf(incident.doc);
+  const resolvedAt = await alertsResolvedAt(dir, root);
+  if (resolvedAt) facts.alertsResolvedAt = resolvedAt;
   const runDir = latestRunDir(dir, state);
   if (!runDir) return facts;
   if (lastRunEnded(state.state)) {
-    const read = await readRecordBelow(root, path.join(runDir, RESULT_FILE), parseRunResult);
+    const read = withoutMissing(await readRunResult(runDir, root));
     if (read.ok) facts.result = read.value;
     else if (read.problem) facts.resultProblem = read.problem;
-    facts.reportExists =
-      (facts.result?.report.bytes ?? 0) > 0 && (await isRegularFile(path.join(dir, REPORT_REL)));
+    facts.reportExists = (facts.result?.report.bytes ?? 0) > 0 && (await reportIsFile(dir));
     const feedback = await readFeedback(dir);
     if (feedback) facts.feedback = feedback;
   } else if (inEngine(state.state)) {
-    const read = await readRecordBelow(root, path.join(runDir, MANIFEST_FILE), parseRunManifest);
+    const read = await readRunManifest(runDir, root);
     if (read.ok) facts.manifest = read.value;
   }
   return facts;
 }
 
-/** A run record below the root; a missing file is no problem (`problem` undefined). */
-async function readRecordBelow<T>(
-  root: string,
-  file: string,
-  parse: (text: string, file: string) => { ok: true; value: T } | { ok: false; problem: string },
-): Promise<{ ok: true; value: T } | { ok: false; problem?: string }> {
-  const read = await readBelow(root, file, RECORD_MAX_BYTES);
-  if (read.kind === 'missing') return { ok: false };
-  if (read.kind === 'refused') return { ok: false, problem: read.reason };
-  return parse(read.text, path.relative(root, file));
-}
+/** A run record read back; a missing file is no problem (`problem` undefined). */
+const withoutMissing = <T>(read: RecordRead<T>): { ok: true; value: T } | { ok: false; problem?: string } =>
+  read.ok || !read.missing ? read : { ok: false };
 
 async function readUnsafe(root: string, folder: string, dir: string): Promise<IncidentFacts | undefined> {
-  const read = await readBelow(root, unsafeStatePath(root, folder), STATE_MAX_BYTES);
-  const state = read.kind === 'ok' ? parseStateText(read.text) : undefined;
-  if (!state) return undefined;
+  const read = await readStateBelow(root, unsafeStatePath(root, folder));
+  if (read.kind !== 'ok') return undefined;
+  const { state } = read;
   return {
     folder,
     dir,

@@ -2,10 +2,15 @@ import path from 'node:path';
 import { IllegalTransitionError } from '../incident/machine.js';
 import type { IncidentStore } from '../incident/store.js';
 import { RETRYABLE_STATES, retryRefusal } from '../incident/queries.js';
-import type { IncidentState, StateFile } from '../incident/types.js';
-import { acquireLease, type AcquireResult, type LeaseIdentity, type LeaseOptions } from '../intake/lease.js';
+import type { IncidentState, StateFile } from '../workspace/state.js';
+import {
+  acquireLease,
+  type AcquireResult,
+  type LeaseIdentity,
+  type LeaseOptions,
+} from '../workspace/lease.js';
 import { waitFor } from '../util/backoff.js';
-import { unsafeWorkspace } from '../util/safe-path.js';
+import { unsafeWorkspace } from '../workspace/files.js';
 
 // Retry in place: a failed, interrupted or rejected incident is queued again in its own folder, its
 // runs and audit trail kept (the next run is a new attempt and a new run bundle). The event is applied

@@ -1,5 +1,5 @@
-import type { Evidence } from '../audit/run-record.js';
-import type { IncidentState } from '../incident/types.js';
+import type { Evidence } from '../workspace/run-record.js';
+import type { IncidentState } from '../workspace/state.js';
 
 // What `status`, the status API and the status page show of an incident. Type-only.
 
@@ -99,16 +99,6 @@ export interface StatusList {
   incidents: IncidentView[];
   /** By state, over every incident (not only the page or the filter). */
   totals: StatusTotals;
-}
-
-export interface ListQuery {
-  state?: IncidentState;
-  /** At most this many (default and cap: see `DEFAULT_LIMIT`, `MAX_LIMIT`). */
-  limit?: number;
-  /** Start after the incident this opaque cursor names (from `nextCursor`). */
-  cursor?: string;
-  /** Skip this many (ignored with `cursor`). */
-  offset?: number;
 }
 
 export interface ListPage extends StatusList {

@@ -1,8 +1,8 @@
-import path from 'node:path';
 import { inEngine } from '../incident/queries.js';
-import { INCIDENT_STATES, type StateFile } from '../incident/types.js';
-import { REPORT_REL, type IncidentFacts } from './read.js';
-import type { RunResult } from '../audit/run-record.js';
+import { INCIDENT_STATES, type StateFile } from '../workspace/state.js';
+import { reportPath } from '../workspace/layout.js';
+import type { RunResult } from '../workspace/run-record.js';
+import { type IncidentFacts } from './read.js';
 import type { IncidentView, StatusTotals, ViewMeasures, ViewProgress } from './types.js';
 
 // From what is on disk (or what the store just applied) to what status shows. Pure.
@@ -38,7 +38,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
       : (progress?.tokens ?? null),
     costUsd: result?.costUsd ?? null,
     answer: result?.answer ?? null,
-    reportPath: facts.reportExists ? path.join(facts.dir, REPORT_REL) : null,
+    reportPath: facts.reportExists ? reportPath(facts.dir) : null,
     reason,
     updatedAt: state.updatedAt,
     progress,

@@ -11,6 +11,17 @@ export class TransientError extends Error {
   readonly code: string | undefined;
 }
 
+/**
+ * What the user asked for or configured cannot work (a flag, a config key, a key file): said as is, and
+ * the command line ends with exit code 2. Thrown below the CLI, which recognises it by type.
+ */
+export class UsageError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UsageError';
+  }
+}
+
 export const isTransient = (err: unknown): boolean =>
   (err instanceof Error && (err as { transient?: boolean }).transient === true) ||
   ['ENOSPC', 'EAGAIN', 'EMFILE', 'ENFILE', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(

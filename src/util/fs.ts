@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { isTriageOrRunsDir, TRIAGE_DIR } from '../shared/triage-paths.js';
+import { isTriageOrRunsDir, TRIAGE_DIR } from '../shared/triage-dir.js';
 import { randomHex } from './random.js';
 
 // The daemon's hot file writes. Opens, writes into the page cache, renames and closes are made
@@ -85,12 +85,24 @@ export function unlinkQuietly(file: string): void {
 /**
  * Reads a whole file with synchronous calls, only when it is a regular file: a FIFO, socket or device
  * planted in its place is refused (EINVAL) instead of blocking the event loop on its open or read.
+ * With `noFollow`, a symbolic link at its place fails with ELOOP; with `maxBytes`, a larger file fails
+ * with EFBIG (nothing of it is read).
  */
-export function readRegularFileSync(file: string): Buffer {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+export function readRegularFileSync(
+  file: string,
+  options: { noFollow?: boolean; maxBytes?: number } = {},
+): Buffer {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow ? constants.O_NOFOLLOW : 0);
+  const fd = openSync(file, flags);
   try {
-    if (!fstatSync(fd).isFile())
+    const info = fstatSync(fd);
+    if (!info.isFile())
       throw Object.assign(new Error(`EINVAL: ${file} is not a regular file`), { code: 'EINVAL', path: file });
+    if (options.maxBytes !== undefined && info.size > options.maxBytes)
+      throw Object.assign(
+        new Error(`EFBIG: ${file} is ${info.size} bytes, over the ${options.maxBytes}-byte limit`),
+        { code: 'EFBIG', path: file },
+      );
     return readFileSync(fd);
   } finally {
     closeSync(fd);
@@ -117,6 +129,33 @@ export async function writeFileAtomic(
     throw err;
   }
   await fsyncDir(dir);
+}
+
+/**
+ * Replaces `dir/name`: a temp file beside it (a dot name the intake watcher ignores), fsync, rename;
+ * false when `dir` is gone. Unlike writeFileAtomic it never re-creates a removed folder, and the caller
+ * fsyncs the folder (once for a batch of files).
+ */
+export async function replaceFileIn(
+  dir: string,
+  name: string,
+  data: string | readonly Uint8Array[],
+): Promise<boolean> {
+  const tmp = path.join(dir, `.${name}.${randomHex(4)}.tmp`);
+  try {
+    await writeNewFileSynced(tmp, data);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  try {
+    renameSync(tmp, path.join(dir, name));
+  } catch (err) {
+    unlinkQuietly(tmp);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  return true;
 }
 
 /** Buffers per writev call: Linux's IOV_MAX. */

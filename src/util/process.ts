@@ -29,9 +29,6 @@ export function isSameProcessAlive(pid: number, startTime: string | null = null)
   return startTime === null || stat.startTime === startTime;
 }
 
-/** True when a process with this pid exists and is not a zombie (a killed process nobody reaped). */
-export const pidAlive = (pid: number): boolean => isSameProcessAlive(pid);
-
 /** The absolute path of `command` as exec would find it on `PATH`, or undefined. */
 export async function resolveCommand(
   command: string,

@@ -10,7 +10,6 @@ import {
 } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { RUNS_RELATIVE, TRIAGE_DIR } from '../shared/triage-paths.js';
 import { dirModeFor } from './fs.js';
 
 // Writes under a workspace never go through a symbolic link: a link planted by a producer (or an
@@ -97,25 +96,6 @@ export async function openDirNoFollow(dir: string): Promise<FileHandle> {
     if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new UnsafePathError(dir, linkMessage(dir));
     throw err;
   }
-}
-
-/** Daemon-owned paths of a workspace that must never be symlinks. */
-export const WORKSPACE_OWN_PATHS = [TRIAGE_DIR, RUNS_RELATIVE, 'output'] as const;
-
-/**
- * Why a workspace cannot be written into safely (a daemon-owned path is a symlink or not a folder), or
- * undefined. Checked when an incident is taken in, and again before each write.
- */
-export async function unsafeWorkspace(dir: string): Promise<string | undefined> {
-  for (const rel of WORKSPACE_OWN_PATHS) {
-    try {
-      await assertNoSymlinkBelow(dir, path.join(dir, rel));
-    } catch (err) {
-      if (isUnsafePath(err)) return err.message;
-      throw err;
-    }
-  }
-  return undefined;
 }
 
 export type BoundedRead =

@@ -7,7 +7,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CALLS_FILE, type KubectlCallRecord } from '../../src/eval/shim/log.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../src/kubectl/broker/calls.js';
 import type { Scorecard } from '../../src/eval/types.js';
 import { requireCli } from '../support/agent-clis.js';
 import { killEvals, offlineArgs, runEvalCli } from '../support/eval-cli.js';
@@ -18,6 +18,7 @@ import {
   type ScriptedModel,
 } from '../support/providers/scripted-anthropic.js';
 import { REPO_ROOT, tempDir } from '../support/runs.js';
+import { RUN_FILES } from '../../src/workspace/layout.js';
 
 const cli = requireCli('claude');
 const SUITE = path.join(REPO_ROOT, 'examples', 'evals');
@@ -152,7 +153,7 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
       expect((await calls(cellDir)).filter((c) => c.normalized.startsWith('delete'))).toEqual([]);
       const runs = path.join(cellDir, 'workspace', '.triage', 'runs');
       const [run] = await readdir(runs);
-      const { records } = await readCallLog(path.join(runs, run ?? '', CLUSTER_CALLS_FILE));
+      const { records } = await readCallLog(path.join(runs, run ?? '', RUN_FILES.clusterCalls));
       expect(records.find((r) => r.decision === 'refused')).toMatchObject({
         by: 'cli',
         category: 'mutate',

@@ -6,9 +6,9 @@
 import { cp, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_FILES } from '../../src/audit/bundle.js';
+import { RUN_FILES } from '../../src/workspace/layout.js';
 import type { Scorecard } from '../../src/eval/types.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../src/kubectl/broker/calls.js';
 import { requireCli } from '../support/agent-clis.js';
 import { killEvals, offlineArgs, runEvalCli } from '../support/eval-cli.js';
 import {
@@ -89,7 +89,7 @@ describe.skipIf(!cli)('the metric-only eval cases, offline with the real Claude 
     ]);
     // The agent's promql went through the run's broker to the eval's stand-in, and is recorded.
     const leak = await runDir(out, 'memory-leak-restarts');
-    const { records } = await readCallLog(path.join(leak, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(leak, RUN_FILES.clusterCalls));
     expect(records.filter((r) => r.tool === 'prometheus').map((r) => [r.by, r.decision, r.exitCode])).toEqual(
       [
         ['guard', 'allowed', 0],
@@ -105,7 +105,7 @@ describe.skipIf(!cli)('the metric-only eval cases, offline with the real Claude 
     const throttling = await runDir(out, 'cpu-throttling-latency');
     const prompt = await readFile(path.join(throttling, RUN_FILES.promptSent), 'utf8');
     expect(prompt).toMatch(/<alert_metrics>\n[\s\S]*\n2\.4347826086956514 +\{\}\n[\s\S]*<\/alert_metrics>/);
-    const triage = (await readCallLog(path.join(throttling, CLUSTER_CALLS_FILE))).records.filter(
+    const triage = (await readCallLog(path.join(throttling, RUN_FILES.clusterCalls))).records.filter(
       (r) => r.tool === 'prometheus' && r.by === 'triage',
     );
     expect(triage.map((r) => [r.normalized.split(' ')[1], r.exitCode])).toEqual([
@@ -129,7 +129,7 @@ describe.skipIf(!cli)('the metric-only eval cases, offline with the real Claude 
     ]);
     for (const cell of scorecard.cells) expect(cell.score?.score, cell.case).toBeLessThan(0.75);
     const leak = await runDir(out, 'memory-leak-restarts');
-    const { records } = await readCallLog(path.join(leak, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(leak, RUN_FILES.clusterCalls));
     expect(records.filter((r) => r.tool === 'prometheus').map((r) => [r.decision, r.rule])).toEqual([
       ['refused', 'promql: no endpoint'],
       ['refused', 'promql: no endpoint'],

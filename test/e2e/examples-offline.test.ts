@@ -7,7 +7,7 @@
 import { cp, readFile, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../src/kubectl/broker/calls.js';
 import { requireCli } from '../support/agent-clis.js';
 import { startCliDaemon, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';
 import {
@@ -16,6 +16,7 @@ import {
   type ScriptedModel,
 } from '../support/providers/scripted-anthropic.js';
 import { REPO_ROOT, tempDir } from '../support/runs.js';
+import { RUN_FILES } from '../../src/workspace/layout.js';
 
 const cli = requireCli('claude');
 const EXAMPLES = path.join(REPO_ROOT, 'examples', 'incidents');
@@ -93,7 +94,7 @@ describe.skipIf(!cli)(
         expect(report, name).not.toContain('[no line of result');
 
         // Triage and agent reads went through the broker, answered by the stand-in (exit 0).
-        const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+        const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
         const ok = (by: string) =>
           records.filter((r) => r.by === by && r.decision === 'allowed' && r.exitCode === 0).length;
         expect(ok('triage'), name).toBeGreaterThan(0);

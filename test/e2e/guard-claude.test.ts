@@ -9,7 +9,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../src/kubectl/broker/calls.js';
 import { requireCli } from '../support/agent-clis.js';
 import { AGENT_IMAGE, dockerHost, requireAgentImage, requireEngine } from '../support/engine.js';
 import { dropIncident, startCliDaemon, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';
@@ -19,6 +19,7 @@ import {
   startScriptedModel,
   type ScriptedModel,
 } from '../support/providers/scripted-anthropic.js';
+import { RUN_FILES } from '../../src/workspace/layout.js';
 
 const cli = requireCli('claude');
 const docker = await requireEngine();
@@ -127,14 +128,14 @@ describe('kubectl guard with the real Claude CLI', () => {
     expect((await real.calls()).filter((c) => c.includes('delete') && !c.startsWith('auth can-i '))).toEqual(
       [],
     );
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     expect(records.map((r) => [r.by, r.decision, r.normalized, r.category])).toEqual([
       ['guard', 'allowed', 'get pods --namespace=shop', 'read'],
       ['guard', 'refused', 'delete pods/web-1 --namespace=shop', 'mutate'],
       ['cli', 'refused', 'delete pods/web-1 --namespace=shop', 'mutate'],
     ]);
     expect(records[2]?.rule).toBe('claude permission rules');
-    expect(result.kubectl).toEqual({ guard: 'broker', calls: 3, refused: 2, log: CLUSTER_CALLS_FILE });
+    expect(result.kubectl).toEqual({ guard: 'broker', calls: 3, refused: 2, log: RUN_FILES.clusterCalls });
     const audit = (await readFile(path.join(ws, '.triage', 'audit.jsonl'), 'utf8'))
       .trim()
       .split('\n')

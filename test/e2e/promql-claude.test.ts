@@ -8,8 +8,9 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../src/kubectl/broker/calls.js';
-import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../../src/kubectl/broker/outputs.js';
+import { RUN_FILES } from '../../src/workspace/layout.js';
+import { readCallLog } from '../../src/kubectl/broker/calls.js';
+import { readOutputLog } from '../../src/kubectl/broker/outputs.js';
 import type { Started } from '../support/alertmanager.js';
 import { requireCli } from '../support/agent-clis.js';
 import { dropIncident, startCliDaemon, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';
@@ -164,7 +165,7 @@ describe.skipIf(!cli || !binary)('promql with the real Claude CLI against a real
       expect(counts[handler], handler).toBe(0);
 
     // Recorded like kubectl: the calls, what Prometheus answered, and result.json's counts.
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     const promql = records.filter((r) => r.tool === 'prometheus');
     expect(promql.map((r) => [r.decision, r.normalized, r.rule, r.exitCode])).toEqual([
       ['allowed', 'promql query up', 'include "metrics-read"', 0],
@@ -187,7 +188,7 @@ describe.skipIf(!cli || !binary)('promql with the real Claude CLI against a real
     expect(audit.map((e) => [e.command, e.rule])).toEqual(
       promql.filter((r) => r.decision === 'refused').map((r) => [r.normalized, r.rule]),
     );
-    const outputs = await readOutputLog(path.join(bundle, CLUSTER_OUTPUTS_FILE));
+    const outputs = await readOutputLog(path.join(bundle, RUN_FILES.clusterOutputs));
     expect(outputs.filter((o) => o.prometheus).map((o) => o.prometheus?.endpoint)).toEqual([
       'query',
       'query_range',

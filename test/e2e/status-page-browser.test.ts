@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunExecutor } from '../../src/daemon/types.js';
+import type { RunExecutor } from '../../src/run/types.js';
 import { dropByRename, incidentJson, tempRoot } from '../support/incidents.js';
 import { REPO_ROOT } from '../support/runs.js';
 import { startStatusDaemon, type StatusDaemon } from '../support/status-daemon.js';

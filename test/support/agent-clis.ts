@@ -15,7 +15,7 @@ import type {
 } from '../../src/agents/types.js';
 import { loadConfig } from '../../src/config/load.js';
 import { indexSkills, type SkillEntry } from '../../src/context/disclosure/skills-index.js';
-import { skillMounts } from '../../src/daemon/run/layout.js';
+import { skillMounts } from '../../src/run/layout.js';
 import type { Mount } from '../../src/engines/types.js';
 import { createProcessEngine } from '../../src/engines/process.js';
 import { isWaitTimeout } from '../../src/engines/labels.js';

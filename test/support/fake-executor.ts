@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Readiness, RunExecutor, RunOutcome, RunRequest } from '../../src/daemon/types.js';
+import type { Readiness, RunExecutor, RunOutcome, RunRequest } from '../../src/run/types.js';
 
 // Test executors: one that runs a REAL tiny agent script as a child process (and can adopt a run
 // whose daemon died, through the pid and exit-code files the script leaves), and an in-memory one

@@ -1,8 +1,7 @@
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { readState } from '../../src/incident/store.js';
-import type { StateFile } from '../../src/intake/types.js';
+import { readState, type StateFile } from '../../src/workspace/state.js';
 import { eventually } from './wait.js';
 
 // Helpers for intake tests: temp roots, incidents written the way producers write them, polling.

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readState } from '../../src/incident/store.js';
+import { readState } from '../../src/workspace/state.js';
 import type { IntakeHooks } from '../../src/intake/webhooks/hooks.js';
 
 // Records every call HTTP intake makes to the daemon's real hooks (the Resolved event), with the state

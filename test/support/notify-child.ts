@@ -3,7 +3,7 @@
 // the daemon does at start-up. The configuration comes as JSON in NOTIFY_CHILD_CONFIG.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { listEntries } from '../../src/notify/outbox.js';
+import { listEntries } from '../../src/workspace/outbox.js';
 import type { FinalStateRecord } from '../../src/notify/types.js';
 import { buildNotifier, notifyConfig, type NotifyConfigInput } from './notify.js';
 

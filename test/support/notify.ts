@@ -11,7 +11,7 @@ import { Redactor } from '../../src/log/redact.js';
 import { Notifier, type NotifierDeps } from '../../src/notify/notifier.js';
 import { readFinishedIncident } from '../../src/notify/input.js';
 import type { FinishedIncident, OutboxEntry } from '../../src/notify/types.js';
-import { listEntries } from '../../src/notify/outbox.js';
+import { listEntries } from '../../src/workspace/outbox.js';
 import { incidentJson } from './incidents.js';
 
 export const FIXTURE_REPORT = path.join(import.meta.dirname, '..', 'fixtures', 'notify', 'triage-report.md');

@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import type { AgentAdapter, AgentOutcome, AgentRunOutput } from '../../src/agents/types.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { SkillsSnapshot } from '../../src/context/types.js';
-import type { SkillsCacheLike } from '../../src/daemon/run/pipeline.js';
-import { readWorkspace } from '../../src/intake/read.js';
-import type { Workspace } from '../../src/intake/types.js';
+import type { SkillsCacheLike } from '../../src/run/pipeline.js';
+import { readWorkspace, type Workspace } from '../../src/workspace/incident.js';
+import type { RunResult } from '../../src/workspace/run-record.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -77,6 +77,22 @@ export async function makeWorkspace(root: string, fields: Record<string, unknown
   return read.workspace;
 }
 
+/** A result.json as a succeeded run writes it (the fixed fields), with `over` on top. */
+export function sampleRunResult(over: Partial<RunResult> = {}): RunResult {
+  return {
+    status: 'succeeded',
+    exitCode: 0,
+    agent: 'claude',
+    engine: 'process',
+    startedAt: '2026-03-01T10:15:00.000Z',
+    finishedAt: '2026-03-01T10:19:12.000Z',
+    durationMs: 252_000,
+    tokens: { input: 100, output: 10 },
+    report: { path: '/workspace/output/investigation.md', bytes: 0, missingSections: [] },
+    ...over,
+  };
+}
+
 /** A skills cache with no sources: every run gets an empty snapshot. */
 export function emptySkills(): SkillsCacheLike & { released: number } {
   const cache = {
@@ -126,6 +142,7 @@ export function fakeAdapter(command: string, env: Record<string, string> = {}): 
   return {
     id: 'claude',
     placement: 'system',
+    modelProvider: () => 'anthropic',
     skillsDirs: ['.claude/skills'],
     listsSkills: true,
     writableHomeDirs: ['.claude'],

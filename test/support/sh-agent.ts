@@ -2,13 +2,13 @@
 // engine: for tests that probe what the agent's container can see and do.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runDirOf } from '../../src/shared/triage-paths.js';
+import { runDirOf } from '../../src/workspace/layout.js';
 import { AuditLog } from '../../src/audit/log.js';
 import type { Config } from '../../src/config/schema.js';
 import type { Engine } from '../../src/engines/types.js';
-import { createRunExecutor, type ExecutorDeps } from '../../src/daemon/run/pipeline.js';
-import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/daemon/types.js';
-import type { Workspace } from '../../src/intake/types.js';
+import { createRunExecutor, type ExecutorDeps } from '../../src/run/pipeline.js';
+import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/run/types.js';
+import type { Workspace } from '../../src/workspace/incident.js';
 import { createDockerEngine } from '../../src/engines/docker/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';

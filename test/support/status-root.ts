@@ -1,15 +1,16 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RunBundle } from '../../src/audit/bundle.js';
+import { RunBundle } from '../../src/workspace/bundle.js';
 import { AuditLog } from '../../src/audit/log.js';
-import { writeRunManifest, writeRunResult, type RunResult } from '../../src/audit/run-record.js';
+import { writeRunManifest, writeRunResult, type RunResult } from '../../src/workspace/run-record.js';
 import type { IncidentEvent } from '../../src/incident/machine.js';
 import { IncidentStore } from '../../src/incident/store.js';
-import type { IncidentState } from '../../src/incident/types.js';
-import { sha256Hex } from '../../src/intake/read.js';
+import type { IncidentState } from '../../src/workspace/state.js';
+import { sha256Hex } from '../../src/workspace/incident.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { dropByRename, incidentJson } from './incidents.js';
+import { sampleRunResult } from './runs.js';
 
 // A workspaces root holding an incident in every state, made the way the daemon makes them: the real
 // store applying real events (state.json and the audit chain), run bundles with result.json and
@@ -39,20 +40,15 @@ export function storeFor(audit = new AuditLog()): IncidentStore {
 }
 
 function result(runId: string, incidentId: string, over: Partial<RunResult>): RunResult {
-  return {
-    status: 'succeeded',
-    exitCode: 0,
-    agent: 'claude',
-    engine: 'process',
-    startedAt: '2026-11-22T01:00:00.000Z',
-    finishedAt: '2026-11-22T01:02:14.000Z',
+  const times = { startedAt: '2026-11-22T01:00:00.000Z', finishedAt: '2026-11-22T01:02:14.000Z' };
+  return sampleRunResult({
+    ...times,
     durationMs: 134_000,
     tokens: { input: 18_000, output: 2_345 },
-    report: { path: '/workspace/output/investigation.md', bytes: 0, missingSections: [] },
     runId,
     incidentId,
     ...over,
-  };
+  });
 }
 
 /** Applies `events` to a new incident folder `name` and returns its path. */

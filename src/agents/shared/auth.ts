@@ -20,6 +20,25 @@ const gooseKeys = (provider: string): readonly string[] =>
 
 export type AuthSecrets = (providers: { gooseProvider?: string }) => readonly string[];
 
+/** A model provider whose API an agent CLI calls (the model gateway carries each of them). */
+export type ModelProvider = 'anthropic' | 'openai' | 'gemini';
+
+/** Goose's provider setting as the gateway names the provider (google is gemini); undefined: one it does not carry. */
+function gooseModelProvider(provider: string): ModelProvider | undefined {
+  if (provider === 'anthropic' || provider === 'openai') return provider;
+  return provider === 'google' ? 'gemini' : undefined;
+}
+
+/** The provider each agent CLI calls (Goose: by its provider setting): the one its run token opens. */
+export const MODEL_PROVIDERS: Readonly<
+  Record<AgentName, (providers: { gooseProvider?: string }) => ModelProvider | undefined>
+> = {
+  claude: () => 'anthropic',
+  codex: () => 'openai',
+  gemini: () => 'gemini',
+  goose: (providers) => gooseModelProvider(providers.gooseProvider ?? GOOSE_DEFAULT_PROVIDER),
+};
+
 export const AUTH_SECRETS: Readonly<Record<AgentName, AuthSecrets>> = {
   claude: () => ['ANTHROPIC_API_KEY'],
   codex: () => ['CODEX_API_KEY', 'OPENAI_API_KEY'],

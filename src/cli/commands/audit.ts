@@ -8,8 +8,8 @@ import {
   readKeyFile,
   type AuditKeySource,
 } from '../../audit/key.js';
-import { auditLogPath } from '../../shared/triage-paths.js';
-import { verifyWorkspaceAudit, type WorkspaceVerifyResult } from '../../daemon/verify.js';
+import { auditLogPath } from '../../workspace/layout.js';
+import { verifyWorkspaceAudit, type WorkspaceVerifyResult } from '../../replay/verify.js';
 import { resolveSecrets } from '../../config/secrets.js';
 import { commandConfig } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
 import path from 'node:path';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
-import { compare, parseVariants, renderCompareMarkdown, type Variant } from '../../daemon/compare.js';
-import { ReplayUsageError } from '../../daemon/replay/index.js';
+import { compare, parseVariants, renderCompareMarkdown, type Variant } from '../../replay/compare.js';
+import { ReplayUsageError } from '../../replay/index.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { checkNotifyFlag, notifyRuns } from '../notify-runtime.js';
 import { commandPipeline, splitList } from './replay.js';

@@ -1,37 +1,29 @@
 import { Option, type Command } from 'commander';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { getAgent } from '../../agents/index.js';
-import { RunBundle } from '../../audit/bundle.js';
-import { runDirOf } from '../../shared/triage-paths.js';
-import { kubeconfigValue, writeContextFile } from '../../clusters/access.js';
-import { clusterRegistry, type ClusterEntry } from '../../clusters/registry.js';
+import { AuditLog } from '../../audit/log.js';
+import { clusterRegistry } from '../../clusters/registry.js';
 import { AGENT_NAMES, type AgentName, type Config } from '../../config/schema.js';
-import { resolveSecrets } from '../../config/secrets.js';
+import { agentSecrets, resolveSecrets } from '../../config/secrets.js';
+import type { BuiltContext } from '../../context/build.js';
 import { BootError } from '../../context/disclosure/index.js';
-import { buildContext, type BuiltContext } from '../../context/build.js';
 import { SkillsCache } from '../../context/skills-cache.js';
-import type { AlertMetrics, SkillsSnapshot } from '../../context/types.js';
-import { preloadAlertMetrics, type AlertMetricsInput } from '../../daemon/run/alert-metrics.js';
-import { runLayout } from '../../daemon/run/layout.js';
-import { daemonPromqlCall } from '../../daemon/run/prometheus.js';
-import { loadToolPolicy } from '../../kubectl/policy/policy.js';
-import { resolveEndpoints } from '../../prometheus/endpoint.js';
-import { limitsOf } from '../../prometheus/tool.js';
-import { ENGINE_PLACEMENT } from '../../engines/index.js';
-import { readWorkspace } from '../../intake/read.js';
 import { createLogger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
+import { resolveEndpoints } from '../../prometheus/endpoint.js';
+import { ClusterRouteError } from '../../run/cluster.js';
+import { createContextPreviewer } from '../../run/pipeline.js';
+import { readWorkspace, type Workspace } from '../../workspace/incident.js';
 import { flagLayer } from '../config.js';
 import { checkedConfig } from '../config-check.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
-// `triage-runner context <workspace>`: prepares the context exactly as a run would (same
-// buildContext, a temporary bundle, nothing written into the workspace) and prints the prompt and
-// its token table. Paths it prints (the full triage output named in the marker, context.json's
-// logPath) are those of a real run's bundle in the workspace, `<run-id>` standing for the run's id:
-// never the temporary folder, which is gone when the command ends.
+// `triage-runner context <workspace>`: the context a run would be given, built by the run's own
+// preparation in a dry run (src/run/preview.ts: the cluster's reachability checked and its permissions
+// probed as for a run, no engine, broker or lease, nothing written into the workspace), printed with
+// its token table. Paths it prints (the full triage output named in the marker, context.json's logPath)
+// are those of a real run's bundle in the workspace, `<run-id>` standing for the run's id: never the
+// temporary folder, which is gone when the command ends.
 
 interface ContextOptions {
   agent?: AgentName;
@@ -75,6 +67,65 @@ async function runContext(
   }
   // The same check as validate-config: a configuration the daemon would refuse is refused here too.
   const { config } = await checkedConfig(io, configFile, flagLayer([['agent.name', opts.agent]]));
+  const { workspace, reuse } = await checkedInputs(workspaceArg, opts, config, io);
+  const log = createLogger({
+    level: opts.json ? 'error' : config.log.level,
+    destination: { write: (l: string) => io.stderr(l) },
+  });
+  const secrets = resolveSecrets(config, io.env);
+  const redactor = new Redactor(secrets.values);
+  // The run's own context building, in a dry run: no engine, broker, lease, audit record or write into
+  // the workspace (src/run/preview.ts).
+  const previewer = createContextPreviewer({
+    config,
+    log,
+    redactor,
+    secrets: agentSecrets(config, secrets.values),
+    // The alert's preloaded metrics ask the cluster's Prometheus with the daemon's own credentials.
+    prometheus: resolveEndpoints(clusterRegistry(config).listClusters(), secrets.values, !config.clusters),
+    audit: new AuditLog({ redactor }),
+    env: io.env,
+    skills: new SkillsCache({ config, log }),
+  });
+  try {
+    const prepared = await previewer
+      .preview({
+        workspace,
+        runId: PREVIEW_RUN_ID,
+        log,
+        overrides: {
+          triage: reuse
+            ? { mode: 'reuse', logPath: reuse }
+            : opts.triage === false
+              ? { mode: 'skip' }
+              : { mode: 'run' },
+          ...(opts.subject ? { subjects: subjectList(opts.subject) } : {}),
+        },
+      })
+      .catch((err: unknown) => {
+        if (err instanceof BootError) throw new CliExit(EXIT.usage, err.message);
+        if (err instanceof ClusterRouteError)
+          throw new CliExit(EXIT.usage, `workspace ${workspace.dir}: ${err.message}`);
+        throw err;
+      });
+    io.stdout(
+      opts.json
+        ? `${JSON.stringify({ prompt: prepared.prompt, context: prepared.context }, null, 2)}\n`
+        : formatText(prepared),
+    );
+    return EXIT.ok;
+  } finally {
+    await previewer.close();
+  }
+}
+
+/** The workspace (its incident read and checked) and the saved triage output to reuse, or a usage error. */
+async function checkedInputs(
+  workspaceArg: string,
+  opts: ContextOptions,
+  config: Config,
+  io: CliIO,
+): Promise<{ workspace: Workspace; reuse?: string }> {
   const dir = path.resolve(io.cwd, workspaceArg);
   const info = await stat(dir).catch(() => undefined);
   if (!info)
@@ -91,9 +142,6 @@ async function runContext(
   if (read.kind === 'missing')
     throw new CliExit(EXIT.usage, `workspace ${dir} has no incident.json; give an incident folder`);
   if (read.kind !== 'ok') throw new CliExit(EXIT.usage, `workspace ${dir}: ${read.reason}`);
-  // The triage script previews against the incident's own cluster, as a run would.
-  const route = clusterRegistry(config).resolveCluster(read.workspace.incident.cluster);
-  if ('rejected' in route) throw new CliExit(EXIT.usage, `workspace ${dir}: ${route.rejected}`);
   let reuse: string | undefined;
   if (opts.reuseTriage) {
     reuse = path.resolve(io.cwd, opts.reuseTriage);
@@ -105,88 +153,14 @@ async function runContext(
     }
   }
 
-  const agent = config.agent.name;
-  const log = createLogger({
-    level: opts.json ? 'error' : config.log.level,
-    destination: { write: (l: string) => io.stderr(l) },
-  });
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'triage-runner-context-'));
-  const cache = new SkillsCache({ config, log });
-  let skills: SkillsSnapshot | undefined;
-  try {
-    skills = await cache.acquire();
-    const bundle = await RunBundle.create(tmp, 'context-preview', new Redactor());
-    await writeContextFile(route.entry, bundle.dir);
-    const kubeconfig = kubeconfigValue(route.entry, bundle.dir, io.env.HOME);
-    const runDir = runDirOf(dir, PREVIEW_RUN_ID);
-    const adapter = getAgent(agent);
-    // The same layout a run gets: container paths for docker/kubernetes, host paths for process.
-    const layout = runLayout({
-      config,
-      placement: ENGINE_PLACEMENT[config.engine],
-      workspaceDir: dir,
-      runId: PREVIEW_RUN_ID,
-      bundleDir: runDir,
-      adapter,
-    });
-    // The preview writes into a temporary bundle; what the triage script prints of it reads as the
-    // folder a real run would use.
-    const view = {
-      ...layout.view,
-      hostPaths: [{ host: bundle.dir, agent: layout.view.runDir }, ...layout.view.hostPaths],
-    };
-    // The alert's expression is evaluated as a run's triage step would (a preview records nothing).
-    const alertMetrics =
-      reuse || opts.triage === false
-        ? undefined
-        : await previewAlertMetrics(config, io.env, route.entry, {
-            workspace: read.workspace,
-            bundle,
-            runDir: layout.view.runDir,
-          });
-    const prepared = await buildContext({
-      config,
-      workspace: read.workspace,
-      ...(alertMetrics ? { alertMetrics: Promise.resolve(alertMetrics) } : {}),
-      agent,
-      placement: adapter.placement,
-      view,
-      bundle,
-      skills,
-      log,
-      reportedRunDir: runDir,
-      cluster: { ...(kubeconfig ? { kubeconfig } : {}) },
-      previousRoot: config.workspaces_root,
-      triage: reuse
-        ? { mode: 'reuse', logPath: reuse }
-        : opts.triage === false
-          ? { mode: 'skip' }
-          : { mode: 'run' },
-      ...(opts.subject
-        ? {
-            subjects: opts.subject
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-          }
-        : {}),
-      ...(config.agent.model ? { model: config.agent.model } : {}),
-    }).catch((err: unknown) => {
-      if (err instanceof BootError) throw new CliExit(EXIT.usage, err.message);
-      throw err;
-    });
-    io.stdout(
-      opts.json
-        ? `${JSON.stringify({ prompt: prepared.prompt, context: prepared.context }, null, 2)}\n`
-        : formatText(prepared),
-    );
-    return EXIT.ok;
-  } finally {
-    skills?.release();
-    await cache.stop();
-    await rm(tmp, { recursive: true, force: true });
-  }
+  return { workspace: read.workspace, ...(reuse ? { reuse } : {}) };
 }
+
+const subjectList = (subjects: string): string[] =>
+  subjects
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const lpad = (s: string | number, n: number) => String(s).padStart(n);
@@ -231,28 +205,4 @@ export function formatText(p: BuiltContext): string {
   lines.push(`triage: ${c.triage.status}${c.triage.reason ? ` (${c.triage.reason})` : ''}`);
   if (c.incomplete) lines.push(`incomplete: ${c.incompleteReasons.join('; ')}`);
   return `${lines.join('\n')}\n`;
-}
-
-/** The alert metrics section of a preview, with the daemon's own Prometheus credentials. */
-async function previewAlertMetrics(
-  config: Config,
-  env: CliIO['env'],
-  entry: ClusterEntry,
-  run: Pick<AlertMetricsInput, 'workspace' | 'bundle' | 'runDir'>,
-): Promise<AlertMetrics | undefined> {
-  const policy = await loadToolPolicy(config.personas_dir, config.persona);
-  const endpoints = resolveEndpoints([entry], resolveSecrets(config, env).values, !config.clusters);
-  const prometheus = {
-    cluster: entry.name,
-    endpoint: endpoints.get(entry.name),
-    limits: limitsOf(config.promql),
-    now: () => new Date(),
-  };
-  const signal = new AbortController().signal;
-  return preloadAlertMetrics({
-    config,
-    ...run,
-    promql: async (argv) =>
-      (await daemonPromqlCall(prometheus, policy, argv, signal, () => new Date())).result,
-  });
 }

@@ -1,11 +1,12 @@
 import { Option, type Command } from 'commander';
 import path from 'node:path';
 import { AGENTS } from '../../agents/index.js';
+import { ENGINE_PLACEMENT } from '../../engines/index.js';
 import { resolveSecrets } from '../../config/secrets.js';
 import { ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
 import { resolveCommand } from '../../util/process.js';
-import { parseVariants, type Variant } from '../../daemon/compare.js';
-import { ReplayUsageError } from '../../daemon/replay/index.js';
+import { parseVariants, type Variant } from '../../replay/compare.js';
+import { ReplayUsageError } from '../../replay/index.js';
 import { EvalUsageError } from '../../eval/cases/load.js';
 import { createJudge } from '../../eval/llm-judge.js';
 import { promoteInvestigation, PromoteError } from '../../eval/promote.js';
@@ -162,8 +163,8 @@ export async function runEvalCommand(
         reportSections: config.agent.report_sections,
         maxIncidentBytes: config.intake.max_incident_bytes,
         forbiddenRoots: [config.workspaces_root],
-        // On the process engine the agent's CLI must be on PATH; without it no cell can run.
-        ...(engine === 'process'
+        // An agent on the daemon's host (the process engine) needs its CLI on PATH; without it no cell runs.
+        ...(ENGINE_PLACEMENT[engine] === 'host'
           ? {
               cannotRun: async (agent: AgentName) => {
                 const command = agent === config.agent.name ? (config.agent.command ?? agent) : agent;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseDuration } from '../../config/duration.js';
 import { NotifyInputError, readFinishedIncident } from '../../notify/input.js';
 import { UnknownSinkError } from '../../notify/planner.js';
-import { UnsafePathError } from '../../notify/safe-fs.js';
+import { UnsafePathError } from '../../util/safe-path.js';
 import { commandConfig } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { commandNotifier, DEFAULT_NOTIFY_WAIT_MS, reportDeliveries } from '../notify-runtime.js';

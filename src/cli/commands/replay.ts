@@ -4,11 +4,11 @@ import path from 'node:path';
 import { clusterRegistry } from '../../clusters/registry.js';
 import type { Config } from '../../config/schema.js';
 import { AGENT_NAMES, ENGINE_NAMES, type AgentName, type EngineName } from '../../config/schema.js';
-import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../daemon/replay/index.js';
+import { formatReplay, replay, ReplayUsageError, type ReplayDeps } from '../../replay/index.js';
 import { commandConfig, flagLayer } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { checkNotifyFlag, notifyRuns, type NotifyParts } from '../notify-runtime.js';
-import { buildRuntime } from '../runtime.js';
+import { buildRuntime } from '../../run/runtime.js';
 
 // `triage-runner replay <workspace-or-run-bundle>`: re-runs a saved incident into a new workspace.
 
@@ -89,7 +89,7 @@ export function commandPipeline(
   );
   // Its own daemon label, so that a daemon reconciling its runs never mistakes a replay (which may reuse
   // the original run's id) for one of its own.
-  const { executor, log, audit, redactor, secrets } = buildRuntime(io, config, {
+  const { executor, log, audit, redactor, secrets } = buildRuntime(io.env, config, {
     daemonId: `replay-${hostname()}`,
   });
   const abort = new AbortController();

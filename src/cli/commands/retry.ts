@@ -11,7 +11,7 @@ import { Redactor } from '../../log/redact.js';
 import { requestRetry } from '../../status/client.js';
 import { retryIncident, type RetryOutcome } from '../../status/retry.js';
 import { formatMs } from '../../daemon/lifecycle.js';
-import { writerAuditKey } from '../audit-key.js';
+import { writerAuditKey } from '../../audit/writer-key.js';
 import { commandConfig } from '../config.js';
 import { daemonFor } from '../daemon-api.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';

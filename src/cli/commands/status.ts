@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ACCURACY_DIMENSIONS, accuracyBy, accuracyOverall, formatAccuracy } from '../../feedback/accuracy.js';
-import { INCIDENT_STATES, type IncidentState } from '../../incident/types.js';
+import { INCIDENT_STATES, type IncidentState } from '../../workspace/state.js';
 import {
   clusterStates,
   followEvents,

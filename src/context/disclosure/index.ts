@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../config/schema.js';
-import type { Incident } from '../../shared/types.js';
+import type { Incident } from '../../workspace/incident.js';
 import type { Logger } from '../../log/logger.js';
 import type { AgentView, SkillsSnapshot } from '../types.js';
 import {
@@ -14,8 +14,8 @@ import {
 } from './boot.js';
 import { resolveBoot } from './boot-resolve.js';
 import { GlobSet } from './glob.js';
-import { listBriefs } from './briefs.js';
-import { loadPersona } from './persona.js';
+import { listBriefs, type BriefFile } from './briefs.js';
+import { loadPersona, type PersonaLevel1 } from './persona.js';
 import {
   renderBriefs,
   renderPersona,
@@ -28,8 +28,6 @@ import {
 import { indexSkills, type SkillEntry } from './skills-index.js';
 import { chooseSubjects } from './subjects.js';
 import { FileDepsCache } from '../../util/file-deps-cache.js';
-import type { PersonaLevel1 } from './persona.js';
-import type { BriefFile } from './briefs.js';
 import type { SkillsIndex } from './skill-types.js';
 
 export { BootError } from './boot.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/schema.js';
-import type { Incident } from '../../shared/types.js';
+import type { Incident } from '../../workspace/incident.js';
 
 // Which boot.yml subjects an incident boots: configuration maps incident fields to subjects, so a
 // CrashLoop incident boots `crashloop` without anyone passing a flag; `context --subject` overrides.

@@ -42,6 +42,8 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       bundleSockets: true,
       // Only the host network shares the host's loopback; on a bridge 127.0.0.1 is the container itself.
       hostLoopback: config.docker.network === 'host',
+      hostAddressHint:
+        "set docker.network: host, or point it at an address the container can reach (the host's address on the container network, e.g. http://host.containers.internal:PORT with Podman or http://host.docker.internal:PORT with Docker Desktop), or use engine: process",
     },
     ping: () => ping(shared.conn),
     async start(spec) {

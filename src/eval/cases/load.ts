@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument } from '../../shared/yaml.js';
-import { INCIDENT_FILE } from '../../intake/read.js';
+import { INCIDENT_FILE } from '../../workspace/layout.js';
 import { CLUSTER_DIR } from './compile.js';
 import { expectedSchema, type Expected } from './expected.js';
 

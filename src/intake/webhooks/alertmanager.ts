@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from '../../shared/zod.js';
-import { describeIssues } from '../schema.js';
+import { describeIssues } from '../../workspace/incident-schema.js';
 import { fieldsOf, groupOf, type MappingOptions } from './mapping.js';
 import type { MappedAlert } from './types.js';
 

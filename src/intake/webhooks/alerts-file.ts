@@ -9,15 +9,13 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../../util/errors.js';
+import { ALERTS_FILE } from '../../workspace/layout.js';
 
 // alerts.json of the incidents intake is filling, kept parsed between batches, and its text made
 // without serializing every stored alert again. In a storm every batch adds to the same few
 // incidents (once a storm key has storm_limit incidents, further groups join the latest), whose files
 // hold up to max_alerts_per_incident alerts: reading and rewriting the whole file per batch made each
 // alert cost more the bigger its incident grew.
-
-/** `<workspace>/alerts.json`: every alert behind an incident opened by HTTP intake. */
-export const ALERTS_FILE = 'alerts.json';
 
 /** One alert (or PagerDuty event) as kept in alerts.json. */
 export interface AlertEntry {

@@ -10,13 +10,11 @@ import {
   PUBLIC_DIR_MODE,
   PUBLIC_FILE_MODE,
   readRegularFileSync,
-  unlinkQuietly,
+  replaceFileIn,
   writeFileAtomic,
   writeNewFileSynced,
 } from '../../util/fs.js';
-import { intakeDir, isPlainName } from '../../shared/triage-paths.js';
-import { readOwnFileBelow } from '../../util/safe-path.js';
-import { ALERTS_FILE, alertsDocChunks, type AlertsDoc } from './alerts-file.js';
+import { intakeDir, isPlainName } from '../../workspace/layout.js';
 
 // What HTTP intake keeps on disk, under `<root>/.triage/intake/` (shared by replicas, kept across
 // restarts, never looked at by the watcher): delivery keys, storm records, locks, temp folders. And
@@ -24,7 +22,7 @@ import { ALERTS_FILE, alertsDocChunks, type AlertsDoc } from './alerts-file.js';
 // (a few microseconds each on a local disk, against tens of microseconds of CPU through `fs/promises`;
 // see util/fs.ts); the fsyncs wait in the thread pool.
 
-export { ALERTS_FILE, type AlertEntry, type AlertsDoc } from './alerts-file.js';
+export type { AlertEntry, AlertsDoc } from './alerts-file.js';
 
 export interface IntakePaths {
   root: string;
@@ -151,57 +149,7 @@ export async function readStorm(paths: IntakePaths, key: string): Promise<StormR
 
 /** Replaces a storm record (file fsynced; the caller fsyncs the folder once per batch). */
 export async function writeStorm(paths: IntakePaths, record: StormRecord): Promise<void> {
-  await replaceFile(paths.storms, `${hashName(record.key)}.json`, JSON.stringify(record));
-}
-
-/** alerts.json holds at most intake.max_alerts_per_incident alerts; a bigger file is not read. */
-const ALERTS_MAX_BYTES = 8 << 20;
-
-/**
- * When every alert behind the incident resolved (alerts.json's `resolvedAt`), or undefined: no file,
- * not resolved, unreadable, or reached through a symbolic link.
- */
-export async function alertsResolvedAt(dir: string): Promise<string | undefined> {
-  const read = await readOwnFileBelow(dir, path.join(dir, ALERTS_FILE), ALERTS_MAX_BYTES).catch(
-    () => undefined,
-  );
-  if (read?.kind !== 'ok') return undefined;
-  try {
-    const at = (JSON.parse(read.text) as Partial<AlertsDoc> | null)?.resolvedAt;
-    return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? at : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Replaces alerts.json in an existing workspace (temp file in the folder, fsync, rename); false
- * when the folder is gone. Unlike writeFileAtomic it never re-creates a removed folder.
- */
-export const writeAlerts = (dir: string, doc: AlertsDoc): Promise<boolean> =>
-  replaceFile(dir, ALERTS_FILE, alertsDocChunks(doc));
-
-/** Temp file beside `name` (a dot name the watcher ignores), fsync, rename; false when `dir` is gone. */
-async function replaceFile(
-  dir: string,
-  name: string,
-  data: string | readonly Uint8Array[],
-): Promise<boolean> {
-  const tmp = path.join(dir, `.${name}.${randomHex(4)}.tmp`);
-  try {
-    await writeNewFileSynced(tmp, data);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-  try {
-    renameSync(tmp, path.join(dir, name));
-  } catch (err) {
-    unlinkQuietly(tmp);
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-  return true;
+  await replaceFileIn(paths.storms, `${hashName(record.key)}.json`, JSON.stringify(record));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readState } from '../../incident/store.js';
+import { readState } from '../../workspace/state.js';
 import { runStage } from '../../incident/queries.js';
 
 // What HTTP intake asks of the incident lifecycle, which it does not own: whether an incident has

@@ -1,7 +1,8 @@
 import type { z } from '../../shared/zod.js';
-import { incidentSchema } from '../schema.js';
-import type { Incident } from '../types.js';
+import { incidentSchema } from '../../workspace/incident-schema.js';
+import type { Incident } from '../../workspace/incident.js';
 import type { AlertRef, MappedAlert } from './types.js';
+import { ALERTS_FILE } from '../../workspace/layout.js';
 
 // The incident.json an alert opens: nightcrier's fields, the upstream source (for posting results
 // back), the owning workload, and a context the agent reads first. All alerts are in alerts.json.
@@ -32,7 +33,7 @@ function buildIncident(alert: MappedAlert, incidentId: string, nowIso: string): 
     container: fields.container,
     startsAt: alert.startsAt,
     labels: alert.source === 'alertmanager' ? labelsOf(alert) : undefined,
-    alertsFile: 'alerts.json',
+    alertsFile: ALERTS_FILE,
   };
   return {
     incidentId,

@@ -1,7 +1,7 @@
 import { waitFor } from '../../util/backoff.js';
 import { TransientError } from '../../util/errors.js';
 import { makeDirs } from '../../util/fs.js';
-import { acquireLease, type LeaseIdentity } from '../lease.js';
+import { acquireLease, type LeaseIdentity } from '../../workspace/lease.js';
 
 // Serialising intake per key across replicas sharing the root: a lease file per key. (In this process,
 // work for one key goes through a KeyedQueue: util/keyed-queue.ts.)

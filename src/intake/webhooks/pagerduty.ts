@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from '../../shared/zod.js';
-import { describeIssues } from '../schema.js';
+import { describeIssues } from '../../workspace/incident-schema.js';
 import type { Parsed } from './alertmanager.js';
 import { DEFAULT_FAULT_TYPES, lookup } from './fault-types.js';
 import type { MappingOptions } from './mapping.js';

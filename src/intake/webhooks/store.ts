@@ -4,11 +4,10 @@ import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';
 import { makeDirs } from '../../util/fs.js';
-import { INCIDENT_FILE } from '../read.js';
-import type { LeaseIdentity } from '../lease.js';
-import type { Incident } from '../types.js';
+import { ALERTS_FILE, INCIDENT_FILE } from '../../workspace/layout.js';
+import type { LeaseIdentity } from '../../workspace/lease.js';
+import type { Incident } from '../../workspace/incident.js';
 import {
-  ALERTS_FILE,
   createKey,
   createWorkspace,
   fsyncDir,
@@ -17,7 +16,6 @@ import {
   readKey,
   readStorm,
   replaceKey,
-  writeAlerts,
   writeStorm,
   type AlertEntry,
   type AlertsDoc,
@@ -26,7 +24,8 @@ import {
   type StormIncident,
   type StormRecord,
 } from './disk.js';
-import { AlertsDocCache, alertsDocText } from './alerts-file.js';
+import { AlertsDocCache, alertsDocChunks, alertsDocText } from './alerts-file.js';
+import { writeAlerts } from '../../workspace/alerts.js';
 import type { IntakeHooks, IntakeState } from './hooks.js';
 import { alertProblem, alertRef, incidentFromAlert } from './incident.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
@@ -496,7 +495,7 @@ export class IntakeStore {
       ...[...batch.changedDocs].map(async (workspace) => {
         const doc = batch.docs.get(workspace);
         const dir = path.join(root, workspace);
-        if (doc && (await writeAlerts(dir, doc))) this.alertDocs.wrote(dir, doc);
+        if (doc && (await writeAlerts(dir, alertsDocChunks(doc)))) this.alertDocs.wrote(dir, doc);
         else this.alertDocs.forget(dir);
       }),
     ]);

@@ -8,8 +8,6 @@ import type { KubectlCategory } from '../policy/classify.js';
 // the agent starts and written through that one handle, so nothing the agent plants at its name is
 // ever written through.
 
-export const CLUSTER_CALLS_FILE = 'cluster-calls.jsonl';
-
 export interface ClusterCallRecord {
   at: string;
   /** kubectl; helm only in the CLI's own refusals (the guard brokers kubectl); prometheus for `promql`. */

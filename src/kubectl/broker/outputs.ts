@@ -9,7 +9,6 @@ import type { ClusterCallRecord } from './calls.js';
 // so a reader knows the record is partial. Written by the daemon only, through one handle opened
 // without following a link.
 
-export const CLUSTER_OUTPUTS_FILE = 'cluster-outputs.jsonl';
 /** Bytes of each stream kept per call. */
 export const OUTPUT_PER_CALL_BYTES = 256 * 1024;
 /** Bytes kept over the whole run (all calls, both streams). */

@@ -11,10 +11,3 @@ export const SINKS: Record<NotifySinkType, SinkAdapter<SinkPayload>> = {
   webhook: webhook as unknown as SinkAdapter<SinkPayload>,
   pagerduty: pagerduty as unknown as SinkAdapter<SinkPayload>,
 };
-
-export function getSink(type: string): SinkAdapter<SinkPayload> {
-  const sink = (SINKS as Record<string, SinkAdapter<SinkPayload> | undefined>)[type];
-  if (!sink)
-    throw new Error(`unknown sink type ${JSON.stringify(type)}; valid: ${Object.keys(SINKS).join(', ')}`);
-  return sink;
-}

@@ -1,4 +1,4 @@
-import type { Incident } from '../../shared/types.js';
+import type { Incident } from '../../workspace/incident.js';
 import { DeliveryError, expectSuccess, parseJson, request } from '../delivery.js';
 import { severityRank } from '../filters.js';
 import { clipText, formatCost, formatDuration, resourceLabel, summaryText } from '../text.js';

@@ -1,6 +1,6 @@
 import type { AccuracyRow } from '../../feedback/accuracy.js';
 import { RETRYABLE_STATES } from '../../incident/queries.js';
-import { INCIDENT_STATES, type IncidentState } from '../../incident/types.js';
+import { INCIDENT_STATES, type IncidentState } from '../../workspace/state.js';
 import type { AuditEntry } from '../../audit/log.js';
 import type { IncidentDetail } from '../../status/detail.js';
 import { formatAge, formatCost, formatDuration, formatTokens } from '../../status/format.js';

@@ -1,13 +1,9 @@
 import path from 'node:path';
 import type { AuditLog } from '../../audit/log.js';
-import {
-  parseFeedbackInput,
-  recordFeedback,
-  type FeedbackInput,
-  type FeedbackSource,
-} from '../../feedback/feedback.js';
+import { parseFeedbackInput, recordFeedback } from '../../feedback/feedback.js';
+import { type FeedbackInput, type FeedbackSource } from '../../workspace/feedback.js';
 import { parseSlackInteraction, verifySlackSignature } from '../../feedback/slack-interaction.js';
-import { readState } from '../../incident/store.js';
+import { readState } from '../../workspace/state.js';
 import type { Logger } from '../../log/logger.js';
 import { folderNameProblem } from '../../status/read.js';
 import { errorMessage } from '../../util/errors.js';

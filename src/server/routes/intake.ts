@@ -2,8 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalCluster, clusterRegistry } from '../../clusters/registry.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
-import { describeIssues, incidentSchema } from '../../intake/schema.js';
-import type { Incident } from '../../intake/types.js';
+import { describeIssues, incidentSchema } from '../../workspace/incident-schema.js';
 import {
   mapAlertmanager,
   parseAlertmanager,
@@ -12,7 +11,7 @@ import {
 import { mapPagerDuty, parsePagerDuty, verifyPagerDutySignature } from '../../intake/webhooks/pagerduty.js';
 import type { IntakeHooks } from '../../intake/webhooks/hooks.js';
 import { IntakeStore, type IntakeOutcome } from '../../intake/webhooks/store.js';
-import type { LeaseIdentity } from '../../intake/lease.js';
+import type { LeaseIdentity } from '../../workspace/lease.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
 import type { RouteModule } from '../types.js';
 
@@ -199,7 +198,7 @@ export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
             'invalid_idempotency_key',
             'Idempotency-Key must be one value of 1 to 200 visible ASCII characters',
           );
-        const incident = parsed.data as Incident;
+        const incident = parsed.data;
         try {
           return accepted(reply, [
             await store.submitIncident(incident, header ?? `id:${incident.incidentId}`),

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { INCIDENT_STATES, type IncidentState } from '../../incident/types.js';
+import { INCIDENT_STATES, type IncidentState } from '../../workspace/state.js';
 import { folderNameProblem } from '../../status/read.js';
 
 // Request parameters of the status API and page, checked with a 400 that says what is expected.

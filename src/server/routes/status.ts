@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncidentStore } from '../../incident/store.js';
-import type { LeaseOptions } from '../../intake/lease.js';
+import type { LeaseOptions } from '../../workspace/lease.js';
 import type { Logger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
 import { readIncidentDetail, readIncidentReport } from '../../status/detail.js';

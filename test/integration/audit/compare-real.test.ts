@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/program.js';
 import type { CliIO } from '../../../src/cli/io.js';
-import type { CompareReport } from '../../../src/daemon/compare.js';
+import type { CompareReport } from '../../../src/replay/compare.js';
 import { treeHash } from '../../unit/audit/tree-hash.js';
 import { makePipeline, REPO_ROOT, type Pipeline } from './pipeline-fixture.js';
 

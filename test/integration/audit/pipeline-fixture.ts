@@ -6,8 +6,8 @@ import { Writable } from 'node:stream';
 import { AuditLog } from '../../../src/audit/log.js';
 import { loadConfig, type Config } from '../../../src/config/index.js';
 import { resolveSecrets } from '../../../src/config/secrets.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
-import type { RunExecutor } from '../../../src/daemon/types.js';
+import { createRunExecutor } from '../../../src/run/pipeline.js';
+import type { RunExecutor } from '../../../src/run/types.js';
 import { createLogger, type Logger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { folderDigests } from '../../../src/audit/digest.js';
 import { AuditLog } from '../../../src/audit/log.js';
 import { pruneRoot } from '../../../src/audit/prune.js';
-import { verifyWorkspaceAudit } from '../../../src/daemon/verify.js';
+import { verifyWorkspaceAudit } from '../../../src/replay/verify.js';
 
 // Retention: a run past memory.retention loses its recorded outputs and report copies, the chain
 // records what was removed (with the digests), `audit verify` still passes, and any other removal is

@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RedactingLog, scrubFile } from '../../../src/audit/bundle.js';
+import { RedactingLog, scrubFile } from '../../../src/workspace/bundle.js';
 import { ModelCallLog } from '../../../src/gateway/calls.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { clusterObjects, plantedForms, PLANTED, standInCluster } from '../../support/kube-objects.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/program.js';
 import type { CliIO } from '../../../src/cli/io.js';
-import { readWorkspace } from '../../../src/intake/read.js';
+import { readWorkspace } from '../../../src/workspace/incident.js';
 import { treeHash } from '../../unit/audit/tree-hash.js';
 import { INCIDENT_TEXT, makePipeline, type Pipeline } from './pipeline-fixture.js';
 

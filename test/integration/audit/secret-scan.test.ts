@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAuditLog } from '../../../src/audit/log.js';
-import { listFiles, scanForSecrets } from '../../../src/audit/scan.js';
+import { listFiles, scanForSecrets } from '../../support/secret-scan.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
 import { INCIDENT_TEXT, makePipeline, type Pipeline } from './pipeline-fixture.js';
 import { eventually } from '../../support/wait.js';

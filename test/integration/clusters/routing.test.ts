@@ -6,16 +6,16 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_FILES } from '../../../src/audit/bundle.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 import { AuditLog } from '../../../src/audit/log.js';
-import { readRunResult } from '../../../src/audit/run-record.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
 import { runCli } from '../../../src/cli/program.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import { replay } from '../../../src/daemon/replay/index.js';
-import type { RunExecutor } from '../../../src/daemon/types.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
+import { replay } from '../../../src/replay/index.js';
+import type { RunExecutor } from '../../../src/run/types.js';
+import { createRunExecutor } from '../../../src/run/pipeline.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { clusterStates } from '../../../src/status/client.js';
 import { Redactor } from '../../../src/log/redact.js';
@@ -160,7 +160,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       result: await readRunResult(runDir),
       triage: await readFile(path.join(runDir, RUN_FILES.triageLog), 'utf8'),
       agent: await readFile(path.join(runDir, 'agent-stdout.log'), 'utf8'),
-      calls: (await readCallLog(path.join(runDir, CLUSTER_CALLS_FILE))).records,
+      calls: (await readCallLog(path.join(runDir, RUN_FILES.clusterCalls))).records,
     };
   };
 
@@ -220,7 +220,7 @@ describe('a cluster registry routes each incident to its own cluster', () => {
       .find((e) => e.type === 'preparing');
     expect(preparing?.cluster).toEqual({ name: 'prod-eu-1', routedBy: 'alias', requested: 'prod-eu' });
     for (const dir of [a.runDir, b.runDir])
-      for (const file of [RUN_FILES.triageLog, 'agent-stdout.log', CLUSTER_CALLS_FILE, 'result.json'])
+      for (const file of [RUN_FILES.triageLog, 'agent-stdout.log', RUN_FILES.clusterCalls, 'result.json'])
         expect(await readFile(path.join(dir, file), 'utf8')).not.toContain(TOKEN);
     expect(audit).not.toContain(TOKEN);
 

@@ -7,7 +7,7 @@ import { buildContext, promptDigest, type BuildInput } from '../../../src/contex
 import { parsePromptSent } from '../../support/prompt-sent.js';
 import { scaleTokens, tokenCounter } from '../../../src/context/tokens.js';
 import type { AgentView } from '../../../src/context/types.js';
-import { RunBundle } from '../../../src/audit/bundle.js';
+import { RunBundle } from '../../../src/workspace/bundle.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import {

@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RunBundle } from '../../../src/audit/bundle.js';
+import { RunBundle } from '../../../src/workspace/bundle.js';
 import { configSchema, type Config, type ConfigInput } from '../../../src/config/schema.js';
 import type { SkillsSnapshot } from '../../../src/context/types.js';
-import type { Incident, Workspace } from '../../../src/intake/types.js';
+import type { Incident, Workspace } from '../../../src/workspace/incident.js';
 import { Redactor } from '../../../src/log/redact.js';
 
 // Shared set-up for the context integration tests: temp dirs, a config, a bundle, fixture scripts.

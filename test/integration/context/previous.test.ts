@@ -16,7 +16,7 @@ import { recordFeedback } from '../../../src/feedback/feedback.js';
 import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { incidentIn, storeFor, writeRun } from '../../support/status-root.js';
-import { statePath } from '../../../src/shared/triage-paths.js';
+import { statePath } from '../../../src/workspace/layout.js';
 import { fixtureSnapshot, makeBundle, makeConfig, makeWorkspace, REPO_ROOT, tempDir } from './helpers.js';
 
 // Past investigations in reach: an incident for a workload investigated before gets a short

@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_PIECE_CHARS } from '../../../src/context/token-count.js';
 import { TokenWorker } from '../../../src/context/token-pool.js';
-import { startHttpServer, type HttpServer } from '../../../src/server/http.js';
+import { startHttpServer } from '../../../src/server/http.js';
+import { type HttpServer } from '../../../src/server/types.js';
 import { REPO_ROOT } from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { configSchema, type Config, type ConfigInput } from '../../../src/config/schema.js';
 import type { AgentView, SkillsSnapshot, SkillsSourceSnapshot } from '../../../src/context/types.js';
-import type { Incident } from '../../../src/intake/types.js';
+import type { Incident } from '../../../src/workspace/incident.js';
 import { createLogger, type Logger } from '../../../src/log/logger.js';
 
 // Real temp folders and real git repositories for the disclosure tests.

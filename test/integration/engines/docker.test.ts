@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { supervise } from '../../../src/daemon/run/supervise.js';
+import { supervise } from '../../../src/run/supervise.js';
 import { createDockerEngine } from '../../../src/engines/docker/index.js';
 import { LABEL_PREFIX, RUN_LABELS } from '../../../src/engines/labels.js';
 import type { Engine, RunHandle, RunSpec } from '../../../src/engines/types.js';

@@ -4,7 +4,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTAINER_PATH_PREPEND } from '../../../src/daemon/run/layout.js';
+import { CONTAINER_PATH_PREPEND } from '../../../src/run/layout.js';
 import { TEST_IMAGE, dockerHost, requireEngine, requireTestImage } from '../../support/engine.js';
 import { makeWorkspace, tempDir, testConfig } from '../../support/runs.js';
 import { runShAgent } from '../../support/sh-agent.js';

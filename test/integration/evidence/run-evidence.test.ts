@@ -5,11 +5,11 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunResult } from '../../../src/audit/run-record.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
+import { readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { runDirOf } from '../../../src/shared/triage-paths.js';
+import { runDirOf, RUN_FILES } from '../../../src/workspace/layout.js';
 import { FINISH_ON_HOST, shScriptExecutor } from '../../support/sh-agent.js';
 import { makeWorkspace, tempDir, testConfig } from '../../support/runs.js';
 
@@ -154,7 +154,7 @@ describe('evidence check after the agent', () => {
       excerptsNotFound: [],
       gaps: [],
     });
-    const outputs = await readOutputLog(path.join(bundle, CLUSTER_OUTPUTS_FILE));
+    const outputs = await readOutputLog(path.join(bundle, RUN_FILES.clusterOutputs));
     expect(outputs.map((o) => o.normalized)).toEqual([
       'get pods --namespace=shop',
       'describe pods/web-1 --namespace=shop',

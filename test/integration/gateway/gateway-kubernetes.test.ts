@@ -13,10 +13,10 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentAdapter } from '../../../src/agents/types.js';
 import { AuditLog } from '../../../src/audit/log.js';
-import { readRunResult } from '../../../src/audit/run-record.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
+import { createRunExecutor } from '../../../src/run/pipeline.js';
 import { createKubernetesEngine, jobNameFor } from '../../../src/engines/kubernetes/index.js';
-import { MODEL_CALLS_FILE, readModelCalls } from '../../../src/gateway/calls.js';
+import { readModelCalls } from '../../../src/gateway/calls.js';
 import { POD_TOKEN_DIR, POD_TOKEN_ENV } from '../../../src/gateway/pod-route.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
@@ -32,6 +32,7 @@ import {
   tempDir,
   testConfig,
 } from '../../support/runs.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 const run = promisify(execFile);
 const REAL_KEY = 'sk-ant-real-key-0123456789abcdef';
@@ -212,7 +213,7 @@ describe('model gateway for an agent pod, on the daemon Service port with the ru
       expect(finished, JSON.stringify(finished)).toMatchObject({ status: 'succeeded' });
       const result = await readRunResult(bundle);
       expect(result.ok && result.value.gateway).toMatchObject({ calls: 1, refused: 0, source: 'gateway' });
-      const records = await readModelCalls(path.join(bundle, MODEL_CALLS_FILE));
+      const records = await readModelCalls(path.join(bundle, RUN_FILES.modelCalls));
       expect(records.map((r) => [r.provider, r.status, r.path])).toEqual([
         ['anthropic', 200, '/v1/messages'],
       ]);

@@ -3,7 +3,7 @@
 // inside the window is `rejected` as a duplicate naming the first. The real daemon command.
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readState } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import type { CliDaemon } from '../../support/cli-daemon.js';
 import { dropByRename, incidentJson, tempRoot, waitFor, waitForState } from '../../support/incidents.js';
 import { afterScans, auditEvents, markers, startProcessDaemon } from './support.js';

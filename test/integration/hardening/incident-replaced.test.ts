@@ -5,7 +5,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readState } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import type { CliDaemon } from '../../support/cli-daemon.js';
 import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';
 import { afterScans, auditEvents, markers, startProcessDaemon } from './support.js';

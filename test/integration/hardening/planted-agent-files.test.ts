@@ -5,7 +5,7 @@
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_PROJECT_FILES, findPlantedAgentFiles } from '../../../src/daemon/run/planted.js';
+import { AGENT_PROJECT_FILES, refusePlantedAgentFiles } from '../../../src/run/planted.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import {
@@ -27,9 +27,8 @@ describe('agent project files planted in an incident folder', () => {
         else if (i % 3 === 1) await writeFile(at, 'x');
         else await symlink('/nonexistent-target', at);
       }
-      expect(await findPlantedAgentFiles([dir.dir])).toEqual(
-        AGENT_PROJECT_FILES.map((n) => path.join(dir.dir, n)),
-      );
+      const all = AGENT_PROJECT_FILES.map((n) => path.join(dir.dir, n)).join(', ');
+      await expect(refusePlantedAgentFiles(dir.dir, [])).rejects.toThrow(`${all}: agent CLIs read these`);
     } finally {
       await dir.cleanup();
     }

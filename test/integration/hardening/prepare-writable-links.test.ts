@@ -6,7 +6,7 @@
 import { chmod, chown, mkdir, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { prepareWritable } from '../../../src/daemon/run/layout.js';
+import { prepareWritable } from '../../../src/run/layout.js';
 import { tempDir } from '../../support/runs.js';
 
 let dir: string;

@@ -1,11 +1,10 @@
 // Issue 13 #14: a producer writing incident.json in place more slowly than intake.write_settle (an empty
 // file first, then three chunks over about 3 s, no rename) is not judged while it grows: never recorded
 // rejected (empty or malformed), not counted as rejected, and accepted and run once it is complete.
-import { open } from 'node:fs/promises';
+import { open, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { mkdir } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readState } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import type { CliDaemon } from '../../support/cli-daemon.js';
 import { incidentJson, tempRoot, waitFor, waitForState } from '../../support/incidents.js';
 import { auditEvents, incidentsTotal, markers, startProcessDaemon } from './support.js';

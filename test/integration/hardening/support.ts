@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../support/net.js';
 import { startCliDaemon, type CliDaemon } from '../../support/cli-daemon.js';
-import { readState } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import { afterScans as afterScansOn } from '../../support/scans.js';
 
 export { auditEvents } from '../../support/notify.js';

@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { configSchema, type ConfigInput } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import type { RunExecutor } from '../../../src/daemon/types.js';
-import { readState, writeState } from '../../../src/incident/store.js';
-import { statePath } from '../../../src/shared/triage-paths.js';
+import type { RunExecutor } from '../../../src/run/types.js';
+import { readState, writeState } from '../../../src/workspace/state.js';
+import { statePath } from '../../../src/workspace/layout.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { TransientError } from '../../../src/util/errors.js';
 import {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyAuditLog } from '../../../src/audit/log.js';
-import { readState } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import { killGroup, spawnDaemon, type DaemonProcess } from '../../support/daemon-process.js';
 import { dropByRename, incidentJson, tempRoot, waitFor, waitForState } from '../../support/incidents.js';
 import { freePort } from '../../support/net.js';

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker } from '../../../src/kubectl/broker/broker.js';
 import { encodeRequest } from '../../../src/kubectl/guard/protocol.js';
 import { checkBrokerIdentity } from '../../../src/kubectl/broker/identity.js';
-import { brokerIdentityProbe } from '../../../src/daemon/broker-identity.js';
+import { brokerIdentityProbe } from '../../../src/run/broker-identity.js';
 import { compilePolicy, DEFAULT_HELPERS } from '../../../src/kubectl/policy/policy.js';
 import { tempDir, testConfig } from '../../support/runs.js';
 import {

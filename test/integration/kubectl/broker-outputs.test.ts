@@ -6,11 +6,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker, type RunningBroker } from '../../../src/kubectl/broker/broker.js';
-import { CLUSTER_CALLS_FILE, CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
-import { CLUSTER_OUTPUTS_FILE, OutputLog, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
+import { CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { OutputLog, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { installGuard } from '../../../src/kubectl/broker/install-guard.js';
 import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy/policy.js';
 import { tempDir } from '../../support/runs.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 const policy = compilePolicy(DEFAULT_HELPERS, 'kubernetes-sre', 'built-in');
 
@@ -31,9 +32,9 @@ describe('broker records what each allowed call returned', () => {
   let kubectl: string;
 
   const start = async (perRun?: number) => {
-    calls = await CallLog.open(path.join(root.dir, CLUSTER_CALLS_FILE));
+    calls = await CallLog.open(path.join(root.dir, RUN_FILES.clusterCalls));
     const redact = (t: string) => t.replaceAll('s3cr3t-value-123', '[REDACTED]');
-    outputs = await OutputLog.open(path.join(root.dir, CLUSTER_OUTPUTS_FILE), redact, perRun);
+    outputs = await OutputLog.open(path.join(root.dir, RUN_FILES.clusterOutputs), redact, perRun);
     const fakeDir = path.join(root.dir, 'daemon-side');
     await mkdir(fakeDir);
     await writeFile(path.join(fakeDir, 'kubectl'), FAKE_KUBECTL, { mode: 0o755 });

@@ -8,12 +8,13 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker, type RunningBroker } from '../../../src/kubectl/broker/broker.js';
-import { CLUSTER_CALLS_FILE, CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { installGuard } from '../../../src/kubectl/broker/install-guard.js';
 import { MAX_REQUEST_BYTES } from '../../../src/kubectl/guard/protocol.js';
 import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy/policy.js';
 import { until } from '../../support/cli-daemon.js';
 import { tempDir } from '../../support/runs.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 const policy = compilePolicy(DEFAULT_HELPERS, 'kubernetes-sre', 'built-in');
 
@@ -46,7 +47,7 @@ describe('kubectl broker with the guard client', () => {
 
   const start = async (socketDir: string, extra: { callTimeoutMs?: number; maxConcurrent?: number } = {}) => {
     await mkdir(socketDir, { recursive: true });
-    log = await CallLog.open(path.join(root.dir, CLUSTER_CALLS_FILE));
+    log = await CallLog.open(path.join(root.dir, RUN_FILES.clusterCalls));
     broker = await startBroker({
       socketPath: path.join(socketDir, 'kubectl.sock'),
       policy,
@@ -208,7 +209,7 @@ describe('kubectl broker with the guard client', () => {
 
   it('answers a call whose kubectl cannot be started as a refusal, and the broker keeps serving', async () => {
     await mkdir(root.dir, { recursive: true });
-    log = await CallLog.open(path.join(root.dir, CLUSTER_CALLS_FILE));
+    log = await CallLog.open(path.join(root.dir, RUN_FILES.clusterCalls));
     // An environment larger than the kernel takes: every spawn fails with E2BIG.
     broker = await startBroker({
       socketPath: path.join(root.dir, 'kubectl.sock'),

@@ -6,11 +6,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDirOf } from '../../../src/shared/triage-paths.js';
-import { readRunResult } from '../../../src/audit/run-record.js';
-import { BROKER_SOCKET } from '../../../src/daemon/run/kubectl-guard.js';
+import { runDirOf, RUN_FILES } from '../../../src/workspace/layout.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
 import { RAW_STDOUT } from '../../../src/engines/process.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { until } from '../../support/cli-daemon.js';
 import { guardFixture, type GuardFixture } from '../../support/guard.js';
@@ -71,7 +70,7 @@ describe('kubectl guard across a daemon restart', () => {
     expect(await fx.real.calls()).toHaveLength(1);
     child.kill('SIGKILL');
     await exited;
-    const socket = path.join(bundle, BROKER_SOCKET);
+    const socket = path.join(bundle, RUN_FILES.brokerSocket);
     expect(await canConnect(socket)).toBe(false);
 
     // What the launching daemon recorded for an adopting one: the prompt's digest and triage status,
@@ -112,7 +111,7 @@ describe('kubectl guard across a daemon restart', () => {
       'get pods -n before',
       'get pods -n after',
     ]);
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     expect(records.map((r) => [r.decision, r.normalized])).toEqual([
       ['allowed', 'get pods --namespace=before'],
       ['allowed', 'get pods --namespace=after'],
@@ -130,7 +129,7 @@ describe('kubectl guard across a daemon restart', () => {
       guard: 'broker',
       calls: 3,
       refused: 1,
-      log: CLUSTER_CALLS_FILE,
+      log: RUN_FILES.clusterCalls,
     });
   });
 });

@@ -6,13 +6,14 @@
 // never mounted); only the read reaches the daemon-side kubectl.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunResult } from '../../../src/audit/run-record.js';
-import { CONTAINER_PATH_PREPEND } from '../../../src/daemon/run/layout.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
+import { CONTAINER_PATH_PREPEND } from '../../../src/run/layout.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { AGENT_IMAGE, dockerHost, requireAgentImage, requireEngine } from '../../support/engine.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
 import { runShAgent } from '../../support/sh-agent.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 const docker = await requireEngine();
 const hasImage = docker ? await requireAgentImage(docker) : false;
@@ -71,7 +72,7 @@ describe.skipIf(!docker || !hasImage)('kubectl guard under the docker engine', (
     expect(await fx.real.calls()).toEqual([
       `get pods -n shop | KUBECONFIG=${fx.kubeconfig} TRIAGE_STAGE=agent`,
     ]);
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     expect(records.map((r) => [r.decision, r.normalized])).toEqual([
       ['allowed', 'get pods --namespace=shop'],
       ['refused', 'delete pods/web-1 --namespace=shop'],
@@ -84,7 +85,7 @@ describe.skipIf(!docker || !hasImage)('kubectl guard under the docker engine', (
       guard: 'broker',
       calls: 5,
       refused: 4,
-      log: CLUSTER_CALLS_FILE,
+      log: RUN_FILES.clusterCalls,
     });
   });
 });

@@ -11,12 +11,11 @@ import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readRunResult } from '../../../src/audit/run-record.js';
-import { GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
-import { CONTAINER_PATH_PREPEND } from '../../../src/daemon/run/layout.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
+import { CONTAINER_PATH_PREPEND } from '../../../src/run/layout.js';
 import { createKubernetesEngine, jobNameFor } from '../../../src/engines/kubernetes/index.js';
 import { TOKEN_FILE } from '../../../src/kubectl/broker/install-guard.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { until } from '../../support/cli-daemon.js';
 import { AGENT_IMAGE, dockerClient, requireAgentImage } from '../../support/engine.js';
@@ -25,6 +24,7 @@ import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/
 import { freePort } from '../../support/net.js';
 import { makeWorkspace, REPO_ROOT, testConfig } from '../../support/runs.js';
 import { shScriptExecutor } from '../../support/sh-agent.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 const run = promisify(execFile);
 
@@ -126,7 +126,7 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       const guardMount = container.volumeMounts.find((m) => m.mountPath.startsWith(CONTAINER_PATH_PREPEND));
       expect(guardMount?.subPath).toBeDefined();
       const guardDir = path.join(root, guardMount!.subPath!);
-      expect(guardDir).toBe(path.join(workspace.dir, '.triage', 'runs', runId, GUARD_DIR));
+      expect(guardDir).toBe(path.join(workspace.dir, '.triage', 'runs', runId, RUN_FILES.guard));
       api.setPod(jobName, { running: { startedAt: new Date().toISOString() } });
 
       const token = (await readFile(path.join(guardDir, TOKEN_FILE), 'utf8')).trim();
@@ -163,7 +163,7 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       expect(finished.status).toBeDefined();
 
       const bundle = path.join(workspace.dir, '.triage', 'runs', runId);
-      const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+      const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
       const fromContainer = (await fx.real.calls()).length === 2;
       expect(records.map((r) => [r.by, r.decision, r.normalized])).toEqual([
         ['guard', 'allowed', 'get pods --namespace=shop'],
@@ -175,7 +175,7 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
         guard: 'broker',
         calls: fromContainer ? 3 : 2,
         refused: 1,
-        log: CLUSTER_CALLS_FILE,
+        log: RUN_FILES.clusterCalls,
       });
       // The run is over: its token no longer opens anything, and its file is gone from the bundle.
       const after = await callBroker(port, token);

@@ -6,15 +6,15 @@
 import { appendFile, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunResult } from '../../../src/audit/run-record.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { BROKER_SOCKET, GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
-import { verifyWorkspaceAudit } from '../../../src/daemon/verify.js';
+import { verifyWorkspaceAudit } from '../../../src/replay/verify.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
 import { runShAgent } from '../../support/sh-agent.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 describe('kubectl guard under the process engine', () => {
   let fx: GuardFixture;
@@ -48,7 +48,7 @@ describe('kubectl guard under the process engine', () => {
       { PATH: process.env.PATH },
     );
     expect(outcome, stdout).toMatchObject({ status: 'succeeded', exitCode: 0 });
-    expect(stdout).toContain(`kubectl=${path.join(bundle, GUARD_DIR, 'kubectl')}`);
+    expect(stdout).toContain(`kubectl=${path.join(bundle, RUN_FILES.guard, 'kubectl')}`);
     expect(stdout).toContain('agent KUBECONFIG=unset');
     expect(stdout).toContain(`${FAKE_PODS_TABLE}get exit=0`);
     expect(stdout).toContain('delete exit=1');
@@ -60,7 +60,7 @@ describe('kubectl guard under the process engine', () => {
       `get pods -n shop | KUBECONFIG=${fx.kubeconfig} TRIAGE_STAGE=agent`,
     ]);
 
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     expect(records.map((r) => [r.decision, r.normalized, r.rule])).toEqual([
       ['allowed', 'get pods --namespace=shop', 'include "k8s-read"'],
       ['refused', 'delete pods/web-1 --namespace=shop', 'exclude "k8s-change"'],
@@ -72,7 +72,7 @@ describe('kubectl guard under the process engine', () => {
       guard: 'broker',
       calls: 4,
       refused: 3,
-      log: CLUSTER_CALLS_FILE,
+      log: RUN_FILES.clusterCalls,
     });
 
     const audit = (await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8'))
@@ -86,11 +86,11 @@ describe('kubectl guard under the process engine', () => {
     ]);
     // The call log is part of what the `finished` event digests; the socket is gone.
     const finished = audit.find((e) => e.type === 'finished') as { files: Record<string, string> };
-    expect(Object.keys(finished.files)).toContain(CLUSTER_CALLS_FILE);
-    await expect(stat(path.join(bundle, BROKER_SOCKET))).rejects.toThrow(/ENOENT/);
+    expect(Object.keys(finished.files)).toContain(RUN_FILES.clusterCalls);
+    await expect(stat(path.join(bundle, RUN_FILES.brokerSocket))).rejects.toThrow(/ENOENT/);
     // The call log is covered by audit verify: an edit to it afterwards is found.
     expect(await verifyWorkspaceAudit(workspace.dir)).toMatchObject({ ok: true });
-    await appendFile(path.join(bundle, CLUSTER_CALLS_FILE), '{"forged":true}\n');
+    await appendFile(path.join(bundle, RUN_FILES.clusterCalls), '{"forged":true}\n');
     expect(await verifyWorkspaceAudit(workspace.dir)).toMatchObject({ ok: false });
   });
 
@@ -112,7 +112,7 @@ describe('kubectl guard under the process engine', () => {
     );
     expect(outcome, stdout).toMatchObject({ status: 'succeeded' });
     expect(stdout).toContain(`agent KUBECONFIG=${fx.kubeconfig}`);
-    expect(stdout).not.toContain(GUARD_DIR);
+    expect(stdout).not.toContain(RUN_FILES.guard);
     const result = await readRunResult(bundle);
     expect(result.ok && result.value.kubectl).toEqual({ guard: 'off', calls: 0, refused: 0 });
   });

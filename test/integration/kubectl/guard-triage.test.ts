@@ -7,15 +7,13 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_FILES } from '../../../src/audit/bundle.js';
-import { runDirOf } from '../../../src/shared/triage-paths.js';
+import { RUN_FILES, runDirOf } from '../../../src/workspace/layout.js';
 import { AuditLog } from '../../../src/audit/log.js';
-import { readRunResult } from '../../../src/audit/run-record.js';
-import { createRunExecutor } from '../../../src/daemon/run/pipeline.js';
-import { TRIAGE_BROKER_SOCKET, TRIAGE_GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
+import { createRunExecutor } from '../../../src/run/pipeline.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
-import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
@@ -96,7 +94,7 @@ describe("the triage script's kubectl goes through the run's broker", () => {
     expect(outcome.status, triage).toBe('succeeded');
 
     // The script found the guard first on its PATH, its KUBECONFIG as before, the pods table, the refusals.
-    expect(triage).toContain(`triage kubectl=${path.join(bundle, TRIAGE_GUARD_DIR, 'kubectl')}`);
+    expect(triage).toContain(`triage kubectl=${path.join(bundle, RUN_FILES.triageGuard, 'kubectl')}`);
     expect(triage).toContain(`triage KUBECONFIG=${fx.kubeconfig}`);
     expect(triage).toContain(`${FAKE_PODS_TABLE}triage get exit=0`);
     expect(triage).toContain('triage delete exit=1');
@@ -109,7 +107,7 @@ describe("the triage script's kubectl goes through the run's broker", () => {
     ]);
 
     // One record of the whole investigation: the triage script's calls, then the agent's.
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     expect(records.map((r) => [r.by, r.decision, r.normalized, r.rule, r.exitCode])).toEqual([
       ['triage', 'allowed', 'get pods --namespace=shop', 'include "k8s-read"', 0],
       ['triage', 'refused', 'delete pods/web-1 --namespace=shop', 'exclude "k8s-change"', 1],
@@ -117,7 +115,7 @@ describe("the triage script's kubectl goes through the run's broker", () => {
       ['guard', 'allowed', 'get pods --namespace=shop', 'include "k8s-read"', 0],
     ]);
     // What the triage script's read returned is kept like the agent's.
-    const outputs = await readOutputLog(path.join(bundle, CLUSTER_OUTPUTS_FILE));
+    const outputs = await readOutputLog(path.join(bundle, RUN_FILES.clusterOutputs));
     expect(outputs.find((o) => o.call === 1)?.stdout).toBe(FAKE_PODS_TABLE);
 
     const result = await readRunResult(bundle);
@@ -125,7 +123,7 @@ describe("the triage script's kubectl goes through the run's broker", () => {
       guard: 'broker',
       calls: 4,
       refused: 2,
-      log: CLUSTER_CALLS_FILE,
+      log: RUN_FILES.clusterCalls,
     });
     const audit = (await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8'))
       .trim()
@@ -136,15 +134,15 @@ describe("the triage script's kubectl goes through the run's broker", () => {
       ['triage', 'kubectl get pods'],
     ]);
     // The triage script's broker is gone once it is done: no socket, no guard folder in the bundle.
-    await expect(stat(path.join(bundle, TRIAGE_BROKER_SOCKET))).rejects.toThrow(/ENOENT/);
-    await expect(stat(path.join(bundle, TRIAGE_GUARD_DIR))).rejects.toThrow(/ENOENT/);
+    await expect(stat(path.join(bundle, RUN_FILES.triageBrokerSocket))).rejects.toThrow(/ENOENT/);
+    await expect(stat(path.join(bundle, RUN_FILES.triageGuard))).rejects.toThrow(/ENOENT/);
   }, 60_000);
 
   it('with kubectl.guard off the script runs the kubectl on its PATH with the kubeconfig, and nothing is recorded', async () => {
     const { outcome, bundle, triage } = await runWith(false, `guard-triage-off-${process.pid}`);
     expect(outcome.status, triage).toBe('succeeded');
     expect(triage).toContain(`triage KUBECONFIG=${fx.kubeconfig}`);
-    expect(triage).not.toContain(TRIAGE_GUARD_DIR);
-    await expect(stat(path.join(bundle, CLUSTER_CALLS_FILE))).rejects.toThrow(/ENOENT/);
+    expect(triage).not.toContain(RUN_FILES.triageGuard);
+    await expect(stat(path.join(bundle, RUN_FILES.clusterCalls))).rejects.toThrow(/ENOENT/);
   }, 60_000);
 });

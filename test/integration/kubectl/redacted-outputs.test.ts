@@ -7,8 +7,8 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startBroker, type RunningBroker } from '../../../src/kubectl/broker/broker.js';
-import { CLUSTER_CALLS_FILE, CallLog } from '../../../src/kubectl/broker/calls.js';
-import { CLUSTER_OUTPUTS_FILE, OutputLog, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
+import { CallLog } from '../../../src/kubectl/broker/calls.js';
+import { OutputLog, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { installGuard } from '../../../src/kubectl/broker/install-guard.js';
 import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy/policy.js';
 import { Redactor } from '../../../src/log/redact.js';
@@ -23,6 +23,7 @@ import {
   type StandInCluster,
 } from '../../support/kube-objects.js';
 import { tempDir } from '../../support/runs.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 
 const policy = compilePolicy(DEFAULT_HELPERS, 'kubernetes-sre', 'built-in');
 
@@ -62,8 +63,8 @@ const leaks = (text: string) => plantedForms().filter((form) => text.includes(fo
 /** The daemon's recorders with the daemon's redaction, and a guard whose calls go through the broker. */
 async function guarded(): Promise<(args: string[]) => Promise<void>> {
   const redactor = new Redactor();
-  calls = await CallLog.open(path.join(runDir(), CLUSTER_CALLS_FILE), (t) => redactor.redact(t));
-  outputs = await OutputLog.open(path.join(runDir(), CLUSTER_OUTPUTS_FILE), (t) => redactor.redact(t));
+  calls = await CallLog.open(path.join(runDir(), RUN_FILES.clusterCalls), (t) => redactor.redact(t));
+  outputs = await OutputLog.open(path.join(runDir(), RUN_FILES.clusterOutputs), (t) => redactor.redact(t));
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root.dir, KUBECONFIG: cluster.kubeconfig };
   broker = await startBroker({
     socketPath: path.join(root.dir, 'kubectl.sock'),
@@ -130,7 +131,7 @@ describe('cluster-outputs.jsonl holds what the run saw, redacted', () => {
     // The guard refuses these calls; the recorder is tested on their real output all the same, as a
     // call the policy let through would bring it.
     const redactor = new Redactor();
-    outputs = await OutputLog.open(path.join(runDir(), CLUSTER_OUTPUTS_FILE), (t) => redactor.redact(t));
+    outputs = await OutputLog.open(path.join(runDir(), RUN_FILES.clusterOutputs), (t) => redactor.redact(t));
     const forms = [
       ['get', 'secret', 'payments-db', '-o', 'yaml'],
       ['get', 'secret', 'payments-db', '-o', 'json'],

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listEntries } from '../../../src/notify/outbox.js';
+import { listEntries } from '../../../src/workspace/outbox.js';
 import { SlackApi } from '../../support/notify-servers.js';
 import { buildNotifier, finishedWorkspace, notifyConfig, type TestNotifier } from '../../support/notify.js';
 

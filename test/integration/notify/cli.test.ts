@@ -14,7 +14,7 @@ import {
   notifyConfig,
   RUN_ID,
 } from '../../support/notify.js';
-import { listEntries } from '../../../src/notify/outbox.js';
+import { listEntries } from '../../../src/workspace/outbox.js';
 
 // `triage-runner notify <workspace> [--sink NAME]` through the real command line.
 

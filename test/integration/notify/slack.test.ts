@@ -10,6 +10,9 @@ import type { StateChange } from '../../../src/incident/store.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { createResultsOut } from '../../../src/notify/results-out.js';
+import type { Incident } from '../../../src/workspace/incident.js';
+import { incidentJson } from '../../support/incidents.js';
+import { sampleRunResult } from '../../support/runs.js';
 import { SlackApi } from '../../support/notify-servers.js';
 import {
   auditEvents,
@@ -116,6 +119,26 @@ const updates = () => slack.requests.filter((r) => r.path === '/api/chat.update'
 const header = (m: { blocks: { type: string; text?: { text: string } }[] }) =>
   m.blocks.find((b) => b.type === 'header')!.text!.text;
 
+/** Results out as the daemon builds them, with one Slack sink. */
+function daemonResultsOut() {
+  const { config, env } = notifyConfig({
+    sinks: [
+      { name: 'oncall', type: 'slack', channel: '#oncall', secret: 'SLACK_BOT_TOKEN', api_url: slack.apiUrl },
+    ],
+    secrets: { SLACK_BOT_TOKEN: TOKEN },
+  });
+  const secrets = resolveSecrets(config, env).values;
+  const redactor = new Redactor(secrets);
+  const registry = new Registry();
+  return createResultsOut(config, {
+    secrets,
+    redactor,
+    audit: new AuditLog({ redactor }),
+    log: silentLogger(),
+    registry,
+  })!;
+}
+
 describe('slack sink: one parent from the run start', () => {
   it("posts the parent when the run starts (running, the incident's own page), then the answer replaces it in place", async () => {
     const s = setup();
@@ -213,27 +236,7 @@ describe('slack sink: one parent from the run start', () => {
   });
 
   it("the daemon's results-out posts the running parent when the store records the launch", async () => {
-    const { config, env } = notifyConfig({
-      sinks: [
-        {
-          name: 'oncall',
-          type: 'slack',
-          channel: '#oncall',
-          secret: 'SLACK_BOT_TOKEN',
-          api_url: slack.apiUrl,
-        },
-      ],
-      secrets: { SLACK_BOT_TOKEN: TOKEN },
-    });
-    const secrets = resolveSecrets(config, env).values;
-    const redactor = new Redactor(secrets);
-    const out = createResultsOut(config, {
-      secrets,
-      redactor,
-      audit: new AuditLog({ redactor }),
-      log: silentLogger(),
-      registry: new Registry(),
-    })!;
+    const out = daemonResultsOut();
     try {
       const dir = await finishedWorkspace(root, 'launched');
       const record = { ...running(), incidentId: 'inc-launched' } as unknown as StateChange['record'];
@@ -249,6 +252,49 @@ describe('slack sink: one parent from the run start', () => {
           timeout: 20_000,
         },
       );
+    } finally {
+      await out.close(5_000);
+    }
+  });
+
+  it("the daemon's results-out tells the sinks of a finished run from what the run produced, reading none of it back", async () => {
+    const out = daemonResultsOut();
+    try {
+      // The workspace as the run leaves it, but with incident.json, result.json and the report gone: a
+      // notification read back from disk would have nothing to say.
+      const dir = await finishedWorkspace(root, 'in-memory');
+      await rm(path.join(dir, 'incident.json'));
+      await rm(path.join(dir, 'output'), { recursive: true });
+      await rm(path.join(dir, '.triage', 'runs', RUN_ID, 'result.json'));
+      const record = {
+        incidentId: 'inc-in-memory',
+        state: 'succeeded',
+        attempts: 1,
+        updatedAt: new Date().toISOString(),
+        runs: [{ id: RUN_ID, status: 'succeeded' }],
+      } as StateChange['record'];
+      out.onChange({
+        dir,
+        record,
+        previous: undefined,
+        event: { type: 'Finished', runId: RUN_ID, outcome: { status: 'succeeded' } },
+        run: {
+          incident: incidentJson({
+            incidentId: 'inc-in-memory',
+            resource: { apiVersion: 'v1', kind: 'Pod', name: 'cart-7', namespace: 'shop' },
+          }) as Incident,
+          result: sampleRunResult({
+            tokens: { input: 1, output: 1 },
+            answer: 'The cart-7 pod ran out of memory; raise its limit.',
+          }),
+          report: '# Summary\n\nThe cart-7 pod ran out of memory.\n',
+        },
+      });
+      await vi.waitFor(() => expect(tops()).toHaveLength(1), { timeout: 20_000 });
+      expect(tops()[0]!.text).toMatch(/^Investigation succeeded: CrashLoop on Pod shop\/cart-7/);
+      // The hypothesis from the report, the tokens from result.json: both as the run held them.
+      expect(tops()[0]!.text).toContain('Hypothesis: The cart-7 pod ran out of memory.');
+      expect(JSON.stringify(tops()[0]!.blocks)).toContain('1 in · 1 out');
     } finally {
       await out.close(5_000);
     }

@@ -8,11 +8,11 @@ import { runCli } from '../../../src/cli/program.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_FILES } from '../../../src/audit/bundle.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 import { clusterRegistry } from '../../../src/clusters/registry.js';
-import { readState } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { resolveEndpoints } from '../../../src/prometheus/endpoint.js';
 import { ALERTMANAGER, requireBinary, startAlertmanager, type Started } from '../../support/alertmanager.js';
@@ -153,7 +153,7 @@ describe.skipIf(!prometheusBin || !alertmanagerBin)(
       );
       expect(section).toContain(`Every value: ${path.join(bundle, RUN_FILES.alertMetrics)}.`);
       // Both calls are the triage step's, in the run's call log, with what Prometheus answered.
-      const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+      const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
       expect(
         records.filter((r) => r.tool === 'prometheus').map((r) => [r.by, r.decision, r.normalized]),
       ).toEqual([

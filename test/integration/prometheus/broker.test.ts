@@ -9,12 +9,13 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
 import { startBroker, type RunningBroker } from '../../../src/kubectl/broker/broker.js';
-import { CLUSTER_CALLS_FILE, CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { CallLog, readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { installGuard, TOKEN_FILE } from '../../../src/kubectl/broker/install-guard.js';
 import { startPodBroker, type PodBrokerTarget } from '../../../src/kubectl/broker/pod-broker.js';
 import { RunTokens } from '../../../src/kubectl/broker/tokens.js';
-import { CLUSTER_OUTPUTS_FILE, OutputLog, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
+import { OutputLog, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { DEFAULT_HELPERS, compilePolicy } from '../../../src/kubectl/policy/policy.js';
 import { checkEndpoint } from '../../../src/prometheus/monitor.js';
 import { promqlTool } from '../../../src/prometheus/tool.js';
@@ -84,8 +85,8 @@ describe.skipIf(!binary)('promql through the broker, against a real Prometheus',
     await waitForSeries(prometheus, 'app_memory_working_set_bytes');
     const run = path.join(root.dir, 'run');
     await mkdir(run, { recursive: true });
-    calls = await CallLog.open(path.join(run, CLUSTER_CALLS_FILE));
-    outputs = await OutputLog.open(path.join(run, CLUSTER_OUTPUTS_FILE));
+    calls = await CallLog.open(path.join(run, RUN_FILES.clusterCalls));
+    outputs = await OutputLog.open(path.join(run, RUN_FILES.clusterOutputs));
     const endpoint = {
       ok: true as const,
       endpoint: { cluster: 'prod', url: new URL(proxy.url), authorization: `Bearer ${TOKEN}`, tls: {} },

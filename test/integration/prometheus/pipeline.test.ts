@@ -6,12 +6,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunResult } from '../../../src/audit/run-record.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
+import { readRunResult } from '../../../src/workspace/run-record.js';
 import { clusterRegistry } from '../../../src/clusters/registry.js';
-import { GUARD_DIR } from '../../../src/daemon/run/kubectl-guard.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
-import { CLUSTER_CALLS_FILE, readCallLog } from '../../../src/kubectl/broker/calls.js';
-import { CLUSTER_OUTPUTS_FILE, readOutputLog } from '../../../src/kubectl/broker/outputs.js';
+import { readCallLog } from '../../../src/kubectl/broker/calls.js';
+import { readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { resolveEndpoints } from '../../../src/prometheus/endpoint.js';
 import type { Started } from '../../support/alertmanager.js';
@@ -87,7 +87,7 @@ describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
       { prometheus: endpointsOf(config) },
     );
     expect(outcome, stdout).toMatchObject({ status: 'succeeded', exitCode: 0 });
-    expect(stdout).toContain(`promql=${path.join(bundle, GUARD_DIR, 'promql')}`);
+    expect(stdout).toContain(`promql=${path.join(bundle, RUN_FILES.guard, 'promql')}`);
     expect(stdout).toMatch(
       /app_restarts_total at \S+Z: 1 series\nVALUE +SERIES\n7 +app_restarts_total\{instance="127\.0\.0\.1:\d+", job="exporter", pod="api-1"\}\nquery exit=0/,
     );
@@ -96,7 +96,7 @@ describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
     expect(stdout).toContain('promql: refused: the range 30d is longer than promql.max_range (7d)');
     expect(stdout).toContain('limit exit=1');
 
-    const { records } = await readCallLog(path.join(bundle, CLUSTER_CALLS_FILE));
+    const { records } = await readCallLog(path.join(bundle, RUN_FILES.clusterCalls));
     expect(records.map((r) => [r.tool, r.decision, r.normalized, r.rule])).toEqual([
       ['prometheus', 'allowed', 'promql query app_restarts_total', 'include "metrics-read"'],
       [
@@ -107,7 +107,7 @@ describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
       ],
       ['prometheus', 'refused', 'promql range up --since 30d', 'promql.max_range'],
     ]);
-    const outputs = await readOutputLog(path.join(bundle, CLUSTER_OUTPUTS_FILE));
+    const outputs = await readOutputLog(path.join(bundle, RUN_FILES.clusterOutputs));
     expect(outputs.map((o) => [o.call, o.tool, o.prometheus?.endpoint])).toEqual([
       [1, 'prometheus', 'query'],
       [2, 'prometheus', 'query_range'],
@@ -117,7 +117,7 @@ describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
       guard: 'broker',
       calls: 0,
       refused: 0,
-      log: CLUSTER_CALLS_FILE,
+      log: RUN_FILES.clusterCalls,
       prometheus: { endpoint: 'configured', calls: 3, refused: 1 },
     });
     // The token reached Prometheus's proxy on every call, and nothing of the run: not the agent's
@@ -128,7 +128,7 @@ describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
       expect(text, file).not.toContain(TOKEN);
     }
     const seen = await readFile(path.join(bundle, 'agent-notes', 'env.txt'), 'utf8');
-    expect(seen).toContain(`PATH=${path.join(bundle, GUARD_DIR)}:`);
+    expect(seen).toContain(`PATH=${path.join(bundle, RUN_FILES.guard)}:`);
     expect(seen).not.toContain('PROM_TOKEN');
     expect(await readFile(path.join(bundle, 'agent-notes', 'guard.txt'), 'utf8')).toContain('promql-bin.js');
   });

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startHttpServer, type HttpServer, type HttpServerOptions } from '../../../src/server/http.js';
+import { startHttpServer } from '../../../src/server/http.js';
+import { type HttpServer, type HttpServerOptions } from '../../../src/server/types.js';
 import type { RouteModule } from '../../../src/server/types.js';
 import { statusApiRoutes } from '../../../src/server/routes/status.js';
 import { statusPageRoutes } from '../../../src/server/routes/status-page.js';

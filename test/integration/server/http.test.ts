@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpServer, type HttpServer, type HttpServerOptions } from '../../../src/server/http.js';
+import { startHttpServer } from '../../../src/server/http.js';
+import { type HttpServer, type HttpServerOptions } from '../../../src/server/types.js';
 import type { RouteModule } from '../../../src/server/types.js';
 
 // The daemon's HTTP server over real sockets: limits, bearer auth, health routes without credentials,

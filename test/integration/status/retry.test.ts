@@ -7,8 +7,8 @@ import type { CliIO } from '../../../src/cli/io.js';
 import { runCli } from '../../../src/cli/program.js';
 import { configSchema } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import type { RunExecutor } from '../../../src/daemon/types.js';
-import { readState } from '../../../src/incident/store.js';
+import type { RunExecutor } from '../../../src/run/types.js';
+import { readState } from '../../../src/workspace/state.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { createProcessFakeExecutor } from '../../support/fake-executor.js';
 import {

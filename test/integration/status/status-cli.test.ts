@@ -7,7 +7,7 @@ import type { CliIO } from '../../../src/cli/io.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import { runCli } from '../../../src/cli/program.js';
 import { POLL_MS, runStatus } from '../../../src/cli/commands/status.js';
-import { INCIDENT_STATES, type IncidentState } from '../../../src/incident/types.js';
+import { INCIDENT_STATES, type IncidentState } from '../../../src/workspace/state.js';
 import type { IncidentView, StatusList } from '../../../src/status/types.js';
 import { createMemoryExecutor } from '../../support/fake-executor.js';
 import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';

@@ -1,7 +1,7 @@
 import { AuditLog } from '../../../src/audit/log.js';
 import { configSchema, type ConfigInput } from '../../../src/config/schema.js';
 import { Daemon } from '../../../src/daemon/daemon.js';
-import type { RunExecutor } from '../../../src/daemon/types.js';
+import type { RunExecutor } from '../../../src/run/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { httpLimits } from '../../../src/server/limits.js';
 import { createIntakeRoutes } from '../../../src/server/routes/intake.js';

@@ -3,7 +3,8 @@
 // and by bench/alerts.ts; `routes` replaces the intake routes (the bench's bare baseline).
 import { configSchema } from '../../../src/config/schema.js';
 import { readOnlyHooks } from '../../../src/intake/webhooks/hooks.js';
-import { startHttpServer, type HttpServer } from '../../../src/server/http.js';
+import { startHttpServer } from '../../../src/server/http.js';
+import { type HttpServer } from '../../../src/server/types.js';
 import { createIntakeRoutes } from '../../../src/server/routes/intake.js';
 import type { RouteModule } from '../../../src/server/types.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog, verifyAuditLog } from '../../../src/audit/log.js';
-import { AUDIT_FILE } from '../../../src/shared/triage-paths.js';
+import { AUDIT_FILE } from '../../../src/workspace/layout.js';
 
 // The audit log remembers the tail it wrote, so the next append skips reading it back; whatever else
 // touched the file in between (another process's append, a torn write) is still read and chained.

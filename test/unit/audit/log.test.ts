@@ -23,7 +23,7 @@ import {
   stableStringify,
   verifyAuditLog,
 } from '../../../src/audit/log.js';
-import { AUDIT_FILE } from '../../../src/shared/triage-paths.js';
+import { AUDIT_FILE } from '../../../src/workspace/layout.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { waitLock, type WaitLockOptions } from '../../../src/util/file-lock.js';
 import { processStartTime } from '../../../src/util/process.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listFiles } from '../../../src/audit/scan.js';
+import { listFiles } from '../../support/secret-scan.js';
 import { looksSecret, Redactor } from '../../../src/log/redact.js';
 
 const EXAMPLES = path.resolve(import.meta.dirname, '../../../examples/incidents');

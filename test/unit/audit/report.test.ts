@@ -42,6 +42,7 @@ describe('checkReport', () => {
       tooSmall: false,
       present: true,
       missingSections: [],
+      text: fullReport,
     });
   });
 

@@ -150,6 +150,17 @@ describe('configuration validation', () => {
     expect(problems.find((p) => p.path === 'scheduling.max_concurrent')?.message).toContain('got "four"');
   });
 
+  it('says a key that was never read (kubernetes.workspaces_mount_path) is gone and what to set instead', () => {
+    const { file, dir } = tempConfig(['kubernetes:', '  workspaces_mount_path: /workspaces', ''].join('\n'));
+    const problems = problemsOf(() => loadConfig({ file, env: {}, cwd: dir }));
+    expect(problems).toEqual([
+      expect.objectContaining({ path: 'kubernetes.workspaces_mount_path', source: `${file}:2` }),
+    ]);
+    expect(problems[0]?.message).toMatch(
+      /^no longer a configuration key: nothing ever read it .*kubernetes\.volume_root.*; remove it$/,
+    );
+  });
+
   it('never echoes a secret value written inline, even under an unexpected key', () => {
     const secret = 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789';
     const { file, dir } = tempConfig(

@@ -8,10 +8,11 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vit
 import { AuditLog } from '../../../src/audit/log.js';
 import { Inspector, type InspectorDeps } from '../../../src/daemon/inspector.js';
 import type { QueuedIncident } from '../../../src/daemon/run-slot.js';
-import { IncidentStore, readState } from '../../../src/incident/store.js';
+import { IncidentStore } from '../../../src/incident/store.js';
+import { readState } from '../../../src/workspace/state.js';
 import { DedupStore } from '../../../src/intake/dedup.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { unsafeStatePath } from '../../../src/incident/unsafe.js';
+import { unsafeStatePath } from '../../../src/workspace/layout.js';
 import { incidentJson, tempRoot } from '../../support/incidents.js';
 
 const policy = { max_attempts: 3, retry_base_delay: 1000, retry_max_delay: 60_000 };

@@ -6,11 +6,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { RunSlot, type SlotDeps } from '../../../src/daemon/run-slot.js';
-import type { RunExecutor, RunOutcome, RunRequest } from '../../../src/daemon/types.js';
-import { IncidentStore, readState } from '../../../src/incident/store.js';
-import type { StateChange } from '../../../src/incident/store.js';
-import type { RunProgress } from '../../../src/incident/types.js';
-import type { Workspace } from '../../../src/intake/types.js';
+import type { RunExecutor, RunOutcome, RunRequest } from '../../../src/run/types.js';
+import { IncidentStore, type StateChange } from '../../../src/incident/store.js';
+import { readState, type RunProgress } from '../../../src/workspace/state.js';
+import type { Workspace } from '../../../src/workspace/incident.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { incidentJson, tempRoot } from '../../support/incidents.js';
 

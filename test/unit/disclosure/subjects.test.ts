@@ -5,7 +5,7 @@ import {
   ruleMatches,
   type SubjectRule,
 } from '../../../src/context/disclosure/subjects.js';
-import type { Incident } from '../../../src/intake/types.js';
+import type { Incident } from '../../../src/workspace/incident.js';
 
 const incident: Incident = {
   incidentId: 'i-1',

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { supervise } from '../../../src/daemon/run/supervise.js';
+import { supervise } from '../../../src/run/supervise.js';
 import { isWaitTimeout, RUN_LABELS } from '../../../src/engines/labels.js';
 import { PID_FILE, WRAPPER, createProcessEngine } from '../../../src/engines/process.js';
 import { processStartTime } from '../../../src/util/process.js';

@@ -1,10 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { kubectlRecordOf, readRunArtifacts, type RunArtifacts } from '../../../src/eval/artifacts.js';
 import { CALLS_FILE, type KubectlCallRecord } from '../../../src/eval/shim/log.js';
-import { CLUSTER_CALLS_FILE } from '../../../src/kubectl/broker/calls.js';
-import { tempDir } from '../../support/runs.js';
+import { RUN_FILES } from '../../../src/workspace/layout.js';
+import { sampleRunResult, tempDir } from '../../support/runs.js';
 import { guardCall } from '../../support/cluster-calls.js';
 
 const shimCall: KubectlCallRecord = {
@@ -19,6 +19,7 @@ const shimCall: KubectlCallRecord = {
   stdoutBytes: 10,
   stderrBytes: 0,
 };
+const RESULT = sampleRunResult({ engine: 'docker' });
 const lines = (records: object[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 describe('readRunArtifacts with the kubectl guard', () => {
@@ -34,7 +35,7 @@ describe('readRunArtifacts with the kubectl guard', () => {
   it('adds the calls the guard or the CLI refused as violations, in time order, and not the allowed ones twice', async () => {
     await writeFile(path.join(runDir, CALLS_FILE), lines([shimCall]));
     await writeFile(
-      path.join(runDir, CLUSTER_CALLS_FILE),
+      path.join(runDir, RUN_FILES.clusterCalls),
       lines([
         guardCall({}),
         guardCall({
@@ -67,7 +68,7 @@ describe('readRunArtifacts with the kubectl guard', () => {
       ]),
     );
     const { calls, problems } = await readRunArtifacts(root.dir, runDir);
-    expect(problems).toEqual([`${runDir}/result.json is missing`]);
+    expect(problems).toEqual(['.triage/runs/r1/result.json does not exist']);
     expect(calls.map((c) => [c.normalized, c.answeredFrom, c.violation])).toEqual([
       ['get pods', 'objects', undefined],
       ['delete pods/x', 'refused', { category: 'mutate', reason: 'kubectl guard: exclude "k8s-change"' }],
@@ -80,18 +81,45 @@ describe('readRunArtifacts with the kubectl guard', () => {
     ]);
   });
 
-  it("reads how the run's kubectl calls were guarded from result.json, and leaves out a value it does not know", async () => {
+  it("reads how the run's kubectl calls were guarded from result.json, and refuses a record with a value it does not know", async () => {
     const result = (guard: unknown) =>
       writeFile(
-        path.join(runDir, 'result.json'),
-        JSON.stringify({ status: 'succeeded', kubectl: { guard, calls: 0, refused: 0 } }),
+        path.join(runDir, RUN_FILES.result),
+        JSON.stringify({ ...RESULT, kubectl: { guard, calls: 0, refused: 0 } }),
       );
     await result('off');
     expect((await readRunArtifacts(root.dir, runDir)).result?.kubectlGuard).toBe('off');
     await result('broker');
     expect((await readRunArtifacts(root.dir, runDir)).result?.kubectlGuard).toBe('broker');
     await result('sideways');
-    expect((await readRunArtifacts(root.dir, runDir)).result).toEqual({ status: 'succeeded' });
+    const artifacts = await readRunArtifacts(root.dir, runDir);
+    expect(artifacts.result).toBeUndefined();
+    expect(artifacts.problems).toEqual([
+      expect.stringContaining('does not have the expected shape (kubectl.guard'),
+    ]);
+  });
+
+  it('never reads result.json through a link, nor one over its size bound: the run is scored without it, and says why', async () => {
+    const outside = path.join(root.dir, 'elsewhere.json');
+    await writeFile(outside, JSON.stringify({ ...RESULT, costUsd: 0.01 }));
+    await symlink(outside, path.join(runDir, RUN_FILES.result));
+    let artifacts = await readRunArtifacts(root.dir, runDir);
+    expect(artifacts.result).toBeUndefined();
+    expect(artifacts.problems).toEqual([expect.stringContaining('is a symbolic link')]);
+
+    await rm(path.join(runDir, RUN_FILES.result));
+    await writeFile(path.join(runDir, RUN_FILES.result), `${JSON.stringify(RESULT)}${' '.repeat(5 << 20)}`);
+    artifacts = await readRunArtifacts(root.dir, runDir);
+    expect(artifacts.result).toBeUndefined();
+    expect(artifacts.problems).toEqual([expect.stringMatching(/over the \d+-byte limit/)]);
+  });
+
+  it('never reads the report through a link the agent planted at its place', async () => {
+    const secret = path.join(root.dir, 'host-secret.txt');
+    await writeFile(secret, 'not the report');
+    await mkdir(path.join(root.dir, 'output'));
+    await symlink(secret, path.join(root.dir, 'output', 'investigation.md'));
+    expect((await readRunArtifacts(root.dir, runDir)).report).toBeUndefined();
   });
 
   it('counts the call records that came from agent-notes/, where the agent can write', async () => {

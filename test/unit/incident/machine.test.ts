@@ -8,7 +8,7 @@ import {
   type IncidentEvent,
   type MachineContext,
 } from '../../../src/incident/machine.js';
-import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/incident/types.js';
+import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/workspace/state.js';
 
 const ctx: MachineContext = {
   now: Date.parse('2026-11-23T10:00:00.000Z'),

@@ -18,7 +18,7 @@ import {
   runStage,
   verdictOfRun,
 } from '../../../src/incident/queries.js';
-import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/incident/types.js';
+import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/workspace/state.js';
 
 const record = (state: IncidentState, extra: Partial<StateFile> = {}): StateFile => ({
   incidentId: 'inc-1',

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { IllegalTransitionError } from '../../../src/incident/machine.js';
-import { IncidentStore, parseStateText, readState, writeState } from '../../../src/incident/store.js';
-import { statePath } from '../../../src/shared/triage-paths.js';
-import type { StateFile } from '../../../src/incident/types.js';
+import { IncidentStore } from '../../../src/incident/store.js';
+import { parseStateText, readState, writeState, type StateFile } from '../../../src/workspace/state.js';
+import { statePath } from '../../../src/workspace/layout.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { tempRoot } from '../../support/incidents.js';
 

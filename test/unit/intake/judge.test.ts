@@ -1,9 +1,8 @@
 // The intake judge and admission, directly: what a folder's recorded state and its incident.json decide.
 import { describe, expect, it } from 'vitest';
-import type { StateFile } from '../../../src/incident/types.js';
+import type { StateFile } from '../../../src/workspace/state.js';
 import { admit, judge, type JudgeInput } from '../../../src/intake/judge.js';
-import type { ReadResult } from '../../../src/intake/read.js';
-import type { Workspace } from '../../../src/intake/types.js';
+import type { ReadResult, Workspace } from '../../../src/workspace/incident.js';
 
 const NOW = 1_000_000;
 const state = (s: StateFile['state'], extra: Partial<StateFile> = {}): StateFile => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Evidence } from '../../../src/audit/run-record.js';
+import type { Evidence } from '../../../src/workspace/run-record.js';
 import { pagerduty } from '../../../src/notify/sinks/pagerduty.js';
 import { webhookDocument } from '../../../src/notify/sinks/webhook.js';
 import { evidenceMark } from '../../../src/evidence/summary.js';

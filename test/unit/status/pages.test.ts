@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { IncidentState } from '../../../src/incident/types.js';
+import type { IncidentState } from '../../../src/workspace/state.js';
 import {
   compareEntries,
   decodeCursor,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileDigest } from '../../../src/audit/digest.js';
 import { AuditLog, verifyAuditLog } from '../../../src/audit/log.js';
-import { readStateFile } from '../../../src/incident/store.js';
+import { readStateFile } from '../../../src/workspace/state.js';
 import { readRegularFileSync } from '../../../src/util/fs.js';
 
 let dir: string;

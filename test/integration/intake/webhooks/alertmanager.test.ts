@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
-import { readState } from '../../../../src/incident/store.js';
+import { readState } from '../../../../src/workspace/state.js';
 import {
   ALERTMANAGER,
   PROMETHEUS,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
 import type { IntakeReply } from '../../../../src/server/routes/intake.js';
-import { readState } from '../../../../src/incident/store.js';
+import { readState } from '../../../../src/workspace/state.js';
 import { createProcessFakeExecutor } from '../../../support/fake-executor.js';
 import type { CliIO } from '../../../../src/cli/io.js';
 import { runCli } from '../../../../src/cli/program.js';

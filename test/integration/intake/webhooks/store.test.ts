@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../../../src/config/schema.js';
 import type { Logger } from '../../../../src/log/logger.js';
 import { readIncidentFolders } from '../../../support/webhooks/folders.js';
-import { incidentSchema } from '../../../../src/intake/schema.js';
+import { incidentSchema } from '../../../../src/workspace/incident-schema.js';
 import { mapAlertmanager } from '../../../../src/intake/webhooks/alertmanager.js';
 import type { AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
 import { readOnlyHooks, type IntakeHooks } from '../../../../src/intake/webhooks/hooks.js';

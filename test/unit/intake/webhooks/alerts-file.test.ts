@@ -2,12 +2,12 @@ import { mkdir, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  ALERTS_FILE,
   AlertsDocCache,
   alertsDocProblem,
   alertsDocText,
 } from '../../../../src/intake/webhooks/alerts-file.js';
 import type { AlertEntry, AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
+import { ALERTS_FILE } from '../../../../src/workspace/layout.js';
 import { tempRoot } from '../../../support/incidents.js';
 
 // alerts.json as intake writes it: the same bytes as JSON.stringify(doc, null, 2) with each stored

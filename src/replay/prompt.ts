@@ -1,0 +1,47 @@
+import path from 'node:path';
+import { RUN_FILES } from '../workspace/layout.js';
+import { readContextRecord, readPromptParts } from '../workspace/run-record.js';
+import { promptDigest } from '../context/build.js';
+import type { PromptParts } from '../context/types.js';
+
+// The prompts compared: the one a run sent, its hash, and where two differ.
+
+export interface PromptHash {
+  sha256: string;
+  file: string;
+}
+
+/** The hash replay compares: prepare's digest of both prompt parts (the `prompt sha256` row of prompt-sent.md). */
+export const promptSha256 = (parts: PromptParts): string => promptDigest(parts);
+
+/**
+ * A run's prompt as sent (prompt.json) and its sha256 as recorded in context.json (taken before any
+ * redaction, so it is the hash of what the agent really received), else the digest of the parts.
+ */
+export async function readSentPrompt(bundleDir: string): Promise<PromptHash & { parts: PromptParts }> {
+  const file = path.join(bundleDir, RUN_FILES.promptParts);
+  const parts = await readPromptParts(bundleDir);
+  if (!parts.ok) throw new Error(parts.problem);
+  const context = await readContextRecord(bundleDir);
+  const recorded = context.ok ? context.value.promptSha256 : undefined;
+  return { sha256: recorded ?? promptSha256(parts.value), file, parts: parts.value };
+}
+
+/** The prompt with host paths of the original replaced by the replay's (longest first). */
+export function relocate(parts: PromptParts, moves: [string, string][]): PromptParts {
+  const apply = (text: string) => moves.reduce((t, [from, to]) => t.split(from).join(to), text);
+  return { system: apply(parts.system), user: apply(parts.user) };
+}
+
+/** Names the first differing line of two prompts, e.g. "user part, line 12". */
+export function firstDifference(a: PromptParts, b: PromptParts): string | undefined {
+  for (const part of ['system', 'user'] as const) {
+    if (a[part] === b[part]) continue;
+    const la = a[part].split('\n');
+    const lb = b[part].split('\n');
+    let i = 0;
+    while (i < la.length && i < lb.length && la[i] === lb[i]) i++;
+    return `${part} part, line ${i + 1}: ${JSON.stringify((la[i] ?? '<end>').slice(0, 80))} vs ${JSON.stringify((lb[i] ?? '<end>').slice(0, 80))}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,360 @@
+import path from 'node:path';
+import { z } from '../shared/zod.js';
+import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
+import type { RunBundle } from './bundle.js';
+import type { PromptParts } from '../shared/types.js';
+import type { Incident } from './incident.js';
+import { RUN_FILES, workspaceOfRunDir } from './layout.js';
+
+// The run's facts on disk, written and read back through one module: `result.json` (how the run
+// ended) and `manifest.json` (what was launched, for a daemon that adopts the run after a restart),
+// read bounded and never through a link. Markdown files in the bundle are for people; nothing parses
+// them back.
+
+const tokens = z.object({ input: z.number(), output: z.number() });
+
+/** The triage skill's report validator, as run after the agent (src/context/report-validator.ts). */
+export const validatorRecordSchema = z.looseObject({
+  skill: z.string().optional(),
+  command: z.string().optional(),
+  verdict: z.enum(['compliant', 'warnings', 'non_compliant', 'failed', 'skipped']),
+  exitCode: z.number().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  timedOut: z.boolean().optional(),
+  durationMs: z.number().optional(),
+  outputTail: z.string().optional(),
+  reason: z.string().optional(),
+});
+export type ValidatorRecord = z.infer<typeof validatorRecordSchema>;
+export type ValidatorVerdict = ValidatorRecord['verdict'];
+
+/** How far the report's citations hold against what the run recorded (src/evidence/). */
+export const evidenceSchema = z.object({
+  /** grounded: cited commands ran and succeeded, quoted lines were found; ungrounded: no successful cluster read, or most citations unverifiable. */
+  verdict: z.enum(['grounded', 'partial', 'ungrounded']),
+  /** `[FACT-n]` the report states. */
+  facts: z.number(),
+  /** Citations (commands, quoted lines) the record confirms. */
+  verified: z.number(),
+  /** Cited commands that ran but failed or were refused, and inferences citing facts the report does not state. */
+  unverified: z.array(z.string()),
+  /** Commands the report says it ran that no recorded call matches. */
+  citedNotRun: z.array(z.string()),
+  /** Quoted output lines found in no recorded output nor the triage output. */
+  excerptsNotFound: z.array(z.string()),
+  /** What the investigation could not see: refused and failed calls, an unreachable cluster, cut output. */
+  gaps: z.array(z.string()),
+});
+export type Evidence = z.infer<typeof evidenceSchema>;
+
+/** `result.json`: the fixed fields first, then extensions (unknown fields are kept when read). */
+export const runResultSchema = z.looseObject({
+  status: z.enum(['succeeded', 'failed', 'timed_out', 'interrupted']),
+  exitCode: z.number().nullable(),
+  agent: z.string(),
+  engine: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  durationMs: z.number(),
+  tokens,
+  costUsd: z.number().optional(),
+  report: z.object({ path: z.string(), bytes: z.number(), missingSections: z.array(z.string()) }),
+  runId: z.string().optional(),
+  incidentId: z.string().optional(),
+  model: z.string().optional(),
+  agentStatus: z.string().optional(),
+  turns: z.number().optional(),
+  /** Why the run did not succeed, in words a user can act on. */
+  error: z.string().optional(),
+  /** The agent's one-line answer (hypothesis, confidence, first action), when it gave one. */
+  answer: z.string().optional(),
+  triage: z.object({ status: z.string() }).optional(),
+  promptSha256: z.string().optional(),
+  transient: z.boolean().optional(),
+  waitFor: z.string().optional(),
+  dryRun: z.boolean().optional(),
+  adopted: z.boolean().optional(),
+  firstOutputAt: z.string().optional(),
+  firstOutputMs: z.number().optional(),
+  /** From the run's start to its first model call, as the model gateway saw it. */
+  firstModelCallMs: z.number().optional(),
+  /**
+   * The seed's measures, from the gateway's record of the run's model calls (the same for every CLI):
+   * from the run's start to its first model call, to the end of the first answer asking for a tool (the
+   * first investigation turn) and to the end of the last call; input tokens over every call.
+   */
+  measures: z
+    .object({
+      firstModelCallMs: z.number().optional(),
+      /** From the run's start to the first byte (the first token) of the first model call's answer. */
+      firstTokenMs: z.number().optional(),
+      firstToolCallMs: z.number().optional(),
+      investigationMs: z.number().optional(),
+      /** Input tokens of the first model call: the prompt the agent starts from, CLI part included. */
+      firstCallInputTokens: z.number().optional(),
+      inputTokens: z.number(),
+      // The token counts below came with the per-run cost measures; results written before have none.
+      outputTokens: z.number().optional(),
+      cacheReadTokens: z.number().optional(),
+      cacheWriteTokens: z.number().optional(),
+      /** The share of the input the provider's prompt cache served (0–1). */
+      cacheReadShare: z.number().optional(),
+      modelCalls: z.number(),
+      /** The model that did the run's work (the one that took the most input tokens). */
+      model: z.string().optional(),
+    })
+    .optional(),
+  /** The run's model calls as the gateway counted them (their log: `model-calls.jsonl`). */
+  gateway: z
+    .object({
+      calls: z.number(),
+      refused: z.number(),
+      retries: z.number(),
+      tokens: z.object({
+        input: z.number(),
+        output: z.number(),
+        cacheRead: z.number(),
+        cacheWrite: z.number(),
+      }),
+      costUsd: z.number(),
+      firstCallAt: z.string().optional(),
+      firstCallInputTokens: z.number().optional(),
+      firstTokenAt: z.string().optional(),
+      model: z.string().optional(),
+      firstToolCallAt: z.string().optional(),
+      lastCallEndAt: z.string().optional(),
+      capReached: z.object({ cap: z.string(), limit: z.number(), used: z.number() }).optional(),
+      /** An adopted run whose agent could not reach the restarted daemon's gateway, and why. */
+      lost: z.string().optional(),
+      log: z.string(),
+      /** Where result.json's tokens and cost come from: the gateway, or the CLI when no call went through it. */
+      source: z.enum(['gateway', 'agent']),
+    })
+    .optional(),
+  /** The triage skill's own report check, when the skill declares one. */
+  validator: validatorRecordSchema.optional(),
+  /**
+   * The cluster the run investigated: its registry entry (the name, never its credentials) and how it was
+   * chosen, and whether the daemon could reach it when the run started.
+   */
+  cluster: z
+    .object({
+      name: z.string(),
+      routedBy: z.enum(['name', 'alias', 'default', 'override']),
+      requested: z.string(),
+      /** Set when the entry could not be reached as the run was prepared: what kubectl said. */
+      unreachable: z.string().optional(),
+      /** Whether the daemon's access check reached the cluster when the run started (kubectl.access_check). */
+      reachable: z.boolean().optional(),
+      /** What is wrong and what to do, when it was not reachable. */
+      detail: z.string().optional(),
+    })
+    .partial({ routedBy: true, requested: true })
+    .optional(),
+  /** The agent's cluster calls: how they were guarded, how many, how many refused, and the call log. */
+  kubectl: z
+    .object({
+      guard: z.enum(['broker', 'off', 'unavailable']),
+      calls: z.number(),
+      refused: z.number(),
+      log: z.string().optional(),
+      /** The agent's `promql` calls (in the same call log, tool `prometheus`) and whether its cluster has an endpoint. */
+      prometheus: z
+        .object({
+          endpoint: z.enum(['configured', 'unusable', 'none']),
+          calls: z.number(),
+          refused: z.number(),
+        })
+        .optional(),
+    })
+    .optional(),
+  /** The evidence check of the report (absent when there was no report to check). */
+  evidence: evidenceSchema.optional(),
+});
+export type RunResult = z.infer<typeof runResultSchema>;
+
+/**
+ * What a run produced, as the daemon holds it when it records the run's start and end: the incident it
+ * investigated and, once it ended, its result.json and the report (scrubbed). The notifier is handed
+ * this instead of reading back what was just written.
+ */
+export interface RunProducts {
+  incident: Incident;
+  result?: RunResult;
+  /** The report as the run checked it, whole (the notifier cuts it to notify.max_report_bytes). */
+  report?: string;
+}
+
+/** `manifest.json`: written just before the agent is launched. */
+export const runManifestSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  incidentId: z.string(),
+  attempt: z.number(),
+  engine: z.string(),
+  agent: z.string(),
+  model: z.string().optional(),
+  image: z.string().optional(),
+  launchedAt: z.string(),
+  /** The report as the daemon reads it and as the agent was told. */
+  report: z.object({ hostPath: z.string(), agentPath: z.string() }),
+  /** A per-run HOME on the host to remove after the run (host placement). */
+  hostHome: z.string().optional(),
+  /**
+   * The run at the model gateway: its token's hash (never the token) and, for an agent on the host, the
+   * TCP address it was given, so that a restarted daemon listens there again.
+   */
+  gateway: z
+    .object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), url: z.string().optional() })
+    .optional(),
+  /**
+   * What the launching daemon knew of the run's context, for a daemon that adopts it: the prompt's
+   * digest, the triage status, and what the evidence check cannot verify (no cluster access, a triage
+   * output that failed or was cut).
+   */
+  promptSha256: z.string().optional(),
+  triageStatus: z.string().optional(),
+  knownGaps: z.array(z.string()).optional(),
+});
+export type RunManifest = z.infer<typeof runManifestSchema>;
+
+/**
+ * A record read back: its value, or why not. `missing` says the file is simply not there (a run that
+ * ended before it wrote one, a dry run), which most readers do not report.
+ */
+export type RecordRead<T> = { ok: true; value: T } | { ok: false; problem: string; missing?: true };
+
+/** result.json and manifest.json are a few KB; a larger file is not a record the daemon wrote. */
+export const RECORD_MAX_BYTES = 4 << 20;
+
+/**
+ * Reads `<runDir>/<name>` below `base` (the workspace, or the workspaces root) without following a link
+ * in any folder on the way or at the file, within RECORD_MAX_BYTES, and checks it against `schema`.
+ * Problems name the file relative to `base`.
+ */
+async function readRecord<T>(
+  runDir: string,
+  name: string,
+  schema: z.ZodType<T>,
+  base: string,
+  maxBytes = RECORD_MAX_BYTES,
+): Promise<RecordRead<T>> {
+  const file = path.join(runDir, name);
+  const shown = path.relative(base, file) || file;
+  let read: BoundedRead;
+  try {
+    read = await readOwnFileBelow(base, file, maxBytes);
+  } catch (err) {
+    return {
+      ok: false,
+      problem: `${shown} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    };
+  }
+  if (read.kind === 'missing') return { ok: false, problem: `${shown} does not exist`, missing: true };
+  if (read.kind === 'refused') return { ok: false, problem: read.reason };
+  return parseRecord(read.text, shown, schema);
+}
+
+function parseRecord<T>(text: string, file: string, schema: z.ZodType<T>): RecordRead<T> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problem: `${file} is not valid JSON (${(err as Error).message})` };
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      problem: `${file} does not have the expected shape (${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'})`,
+    };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+/** The folder a run bundle's records are read below: its workspace (else the bundle itself). */
+const baseOf = (runDir: string): string => workspaceOfRunDir(runDir) ?? runDir;
+
+/** `<runDir>/result.json`, read below `base` (default: the bundle's workspace). */
+export const readRunResult = (runDir: string, base = baseOf(runDir)): Promise<RecordRead<RunResult>> =>
+  readRecord(runDir, RUN_FILES.result, runResultSchema, base);
+
+/** `<runDir>/manifest.json`, read below `base` (default: the bundle's workspace). */
+export const readRunManifest = (runDir: string, base = baseOf(runDir)): Promise<RecordRead<RunManifest>> =>
+  readRecord(runDir, RUN_FILES.manifest, runManifestSchema, base);
+
+/** `prompt.json`: the two prompt parts exactly as sent. */
+const promptPartsSchema = z.object({ system: z.string(), user: z.string() });
+
+/** A prompt may be as large as the budget allows: prompt.json is read up to 16 MiB. */
+const PROMPT_MAX_BYTES = 16 << 20;
+
+/** `<runDir>/prompt.json`, read below `base` (default: the bundle's workspace). */
+export const readPromptParts = (runDir: string, base = baseOf(runDir)): Promise<RecordRead<PromptParts>> =>
+  readRecord(runDir, RUN_FILES.promptParts, promptPartsSchema, base, PROMPT_MAX_BYTES);
+
+/** `context.json`: the run's token table (its fixed fields; other fields are kept), the agent and the prompt's digest. */
+const contextRecordSchema = z.looseObject({
+  estimator: z.string(),
+  budget: z.object({ warn: z.number(), truncate: z.number() }),
+  totalTokens: z.number(),
+  sections: z.array(
+    z.looseObject({
+      tag: z.string(),
+      tokens: z.number(),
+      originalTokens: z.number(),
+      truncated: z.boolean(),
+    }),
+  ),
+  agent: z.string().optional(),
+  /** sha256 of the prompt parts as sent, taken before any redaction. */
+  promptSha256: z.string().optional(),
+});
+export type ContextRecord = z.infer<typeof contextRecordSchema>;
+
+/** `<runDir>/context.json`, read below `base` (default: the bundle's workspace). */
+export const readContextRecord = (
+  runDir: string,
+  base = baseOf(runDir),
+): Promise<RecordRead<ContextRecord>> =>
+  readRecord(runDir, RUN_FILES.context, contextRecordSchema, base, PROMPT_MAX_BYTES);
+
+export const writeRunResult = (bundle: RunBundle, result: RunResult): Promise<void> =>
+  bundle.writeJson(RUN_FILES.result, result);
+
+export const writeRunManifest = (bundle: RunBundle, manifest: RunManifest): Promise<void> =>
+  bundle.writeJson(RUN_FILES.manifest, manifest);
+
+/** result.json of a run that ended before the agent produced anything (failed to prepare or launch). */
+export function earlyResult(input: {
+  status: RunResult['status'];
+  agent: string;
+  engine: string;
+  startedAt: Date;
+  finishedAt: Date;
+  runId: string;
+  incidentId: string;
+  error: string;
+  transient?: boolean;
+  waitFor?: string;
+  dryRun?: boolean;
+}): RunResult {
+  return {
+    status: input.status,
+    exitCode: null,
+    agent: input.agent,
+    engine: input.engine,
+    startedAt: input.startedAt.toISOString(),
+    finishedAt: input.finishedAt.toISOString(),
+    durationMs: input.finishedAt.getTime() - input.startedAt.getTime(),
+    tokens: { input: 0, output: 0 },
+    report: { path: '', bytes: 0, missingSections: [] },
+    runId: input.runId,
+    incidentId: input.incidentId,
+    error: input.error,
+    ...(input.transient ? { transient: true } : {}),
+    ...(input.waitFor ? { waitFor: input.waitFor } : {}),
+    ...(input.dryRun ? { dryRun: true } : {}),
+  };
+}
