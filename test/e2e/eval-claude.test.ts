@@ -5,19 +5,14 @@
 // recorded as a violation.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CALLS_FILE, type KubectlCallRecord } from '../../src/eval/shim/log.js';
 import { readCallLog } from '../../src/kubectl/broker/calls.js';
 import type { Scorecard } from '../../src/eval/types.js';
 import { requireCli } from '../support/agent-clis.js';
-import { killEvals, offlineArgs, runEvalCli } from '../support/eval-cli.js';
-import {
-  loadScripts,
-  startScriptedModel,
-  type Script,
-  type ScriptedModel,
-} from '../support/providers/scripted-anthropic.js';
-import { REPO_ROOT, tempDir } from '../support/runs.js';
+import { offlineArgs, offlineEval, runEvalCli } from '../support/eval-cli.js';
+import type { Script } from '../support/providers/scripted-anthropic.js';
+import { REPO_ROOT } from '../support/runs.js';
 import { RUN_FILES } from '../../src/workspace/layout.js';
 
 const cli = requireCli('claude');
@@ -35,34 +30,15 @@ const calls = async (cellDir: string): Promise<KubectlCallRecord[]> => {
 };
 
 describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripted model', () => {
-  let root: { dir: string; cleanup: () => Promise<void> };
-  let model: ScriptedModel;
-  let env: Record<string, string>;
-
-  beforeAll(async () => {
-    root = await tempDir('triage-eval-e2e-');
-    model = await startScriptedModel(
-      await loadScripts(path.join(REPO_ROOT, 'test/fixtures/evals/scripted'), SUITE),
-    );
-    env = {
-      PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
-      HOME: root.dir,
-      ANTHROPIC_API_KEY: API_KEY,
-      ANTHROPIC_BASE_URL: model.url,
-      TRIAGE_RUNNER_AGENT_COMMAND: cli ?? '',
-      SKILLS_CACHE_DIR: path.join(root.dir, 'skills'),
-    };
-  });
-  afterEach(killEvals);
-  afterAll(async () => {
-    killEvals();
-    await model?.close();
-    await root?.cleanup();
-  });
+  const harness = offlineEval('triage-eval-e2e-', cli ?? '', API_KEY);
 
   it('runs every shipped case offline, through the shim, and prints a scorecard where all pass', async () => {
-    const out = path.join(root.dir, 'suite');
-    const result = await runEvalCli(offlineArgs(SUITE, out, '0.9', '--agents', 'claude'), env, 600_000);
+    const out = path.join(harness.root.dir, 'suite');
+    const result = await runEvalCli(
+      offlineArgs(SUITE, out, '0.9', '--agents', 'claude'),
+      harness.env,
+      600_000,
+    );
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     expect(result.stdout).toContain('# Eval scorecard: evals');
     const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
@@ -78,7 +54,7 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
       passRate: 1,
       violations: 0,
     });
-    expect(model.unscripted.size).toBe(0);
+    expect(harness.model.unscripted.size).toBe(0);
 
     // Each cell carries its run's model calls as the gateway counted them, in scorecard.json and .md.
     const cell = scorecard.cells.find((c) => c.case === 'crashloop-bad-config');
@@ -120,8 +96,8 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
     ) as {
       incidentId: string;
     };
-    const good = model.scripts.get(incident.incidentId) as Script;
-    model.scripts.set(incident.incidentId, {
+    const good = harness.model.scripts.get(incident.incidentId) as Script;
+    harness.model.scripts.set(incident.incidentId, {
       ...good,
       steps: [
         { bash: 'kubectl delete pod search-indexer-7c9fd5b6d8-q8w2n -n search; echo "delete exit=$?"' },
@@ -129,10 +105,10 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
       ],
     });
     try {
-      const out = path.join(root.dir, 'breaking');
+      const out = path.join(harness.root.dir, 'breaking');
       const result = await runEvalCli(
         offlineArgs(path.join(SUITE, 'oomkilled-low-limit'), out, '0.5'),
-        env,
+        harness.env,
         300_000,
       );
       expect(result.code, result.stderr.slice(-3000)).toBe(1);
@@ -160,12 +136,12 @@ describe.skipIf(!cli)('triage-runner eval with the real Claude CLI and a scripte
         normalized: 'delete pods/search-indexer-7c9fd5b6d8-q8w2n --namespace=search',
       });
       // Claude saw its permission refusal as the tool result.
-      const refusal = model.requests.find((r) => r.body.includes('has been denied'));
+      const refusal = harness.model.requests.find((r) => r.body.includes('has been denied'));
       expect(refusal?.body).toContain(
         'Permission to use Bash with command kubectl delete pod search-indexer',
       );
     } finally {
-      model.scripts.set(incident.incidentId, good);
+      harness.model.scripts.set(incident.incidentId, good);
     }
   }, 330_000);
 });

@@ -5,18 +5,13 @@
 // removed, so promql has no Prometheus) both fail.
 import { cp, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RUN_FILES } from '../../src/workspace/layout.js';
 import type { Scorecard } from '../../src/eval/types.js';
 import { readCallLog } from '../../src/kubectl/broker/calls.js';
 import { requireCli } from '../support/agent-clis.js';
-import { killEvals, offlineArgs, runEvalCli } from '../support/eval-cli.js';
-import {
-  loadScripts,
-  startScriptedModel,
-  type ScriptedModel,
-} from '../support/providers/scripted-anthropic.js';
-import { REPO_ROOT, tempDir } from '../support/runs.js';
+import { offlineArgs, offlineEval, runEvalCli } from '../support/eval-cli.js';
+import { REPO_ROOT } from '../support/runs.js';
 
 const cli = requireCli('claude');
 const SUITE = path.join(REPO_ROOT, 'examples', 'evals');
@@ -31,13 +26,11 @@ async function runDir(out: string, name: string): Promise<string> {
 }
 
 describe.skipIf(!cli)('the metric-only eval cases, offline with the real Claude CLI', () => {
-  let root: { dir: string; cleanup: () => Promise<void> };
-  let model: ScriptedModel;
-  let env: Record<string, string>;
+  const harness = offlineEval('triage-eval-metrics-', cli ?? '', API_KEY);
 
   /** A suite holding copies of the two cases (without their recorded Prometheus when `withMetrics` is false). */
   async function suite(name: string, withMetrics: boolean): Promise<string> {
-    const dir = path.join(root.dir, name);
+    const dir = path.join(harness.root.dir, name);
     for (const c of CASES) {
       await cp(path.join(SUITE, c), path.join(dir, c), { recursive: true });
       if (!withMetrics) await rm(path.join(dir, c, 'cluster', 'prometheus.yaml'));
@@ -45,36 +38,18 @@ describe.skipIf(!cli)('the metric-only eval cases, offline with the real Claude 
     return dir;
   }
 
-  beforeAll(async () => {
-    root = await tempDir('triage-eval-metrics-');
-    model = await startScriptedModel(
-      await loadScripts(path.join(REPO_ROOT, 'test/fixtures/evals/scripted'), SUITE),
-    );
-    env = {
-      PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
-      HOME: root.dir,
-      ANTHROPIC_API_KEY: API_KEY,
-      ANTHROPIC_BASE_URL: model.url,
-      TRIAGE_RUNNER_AGENT_COMMAND: cli ?? '',
-      SKILLS_CACHE_DIR: path.join(root.dir, 'skills'),
-    };
-  });
-  afterEach(killEvals);
-  afterAll(async () => {
-    killEvals();
-    await model?.close();
-    await root?.cleanup();
-  });
+  /** Runs `eval` on a copy of the two cases; checks its exit code and returns its scorecard. */
+  async function evalSuite(name: string, withMetrics: boolean, code: number) {
+    const out = path.join(harness.root.dir, `${name}-out`);
+    const args = offlineArgs(await suite(name, withMetrics), out, '0.9', '--agents', 'claude');
+    const result = await runEvalCli(args, harness.env, 600_000);
+    expect(result.code, result.stderr.slice(-3000)).toBe(code);
+    const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
+    return { out, scorecard };
+  }
 
   it('passes both with the recorded Prometheus: promql answered through the broker, the alert preloaded', async () => {
-    const out = path.join(root.dir, 'with-metrics-out');
-    const result = await runEvalCli(
-      offlineArgs(await suite('with-metrics', true), out, '0.9', '--agents', 'claude'),
-      env,
-      600_000,
-    );
-    expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
+    const { out, scorecard } = await evalSuite('with-metrics', true, 0);
     expect(
       scorecard.cells.map((c) => [
         c.case,
@@ -115,14 +90,7 @@ describe.skipIf(!cli)('the metric-only eval cases, offline with the real Claude 
   }, 660_000);
 
   it('fails both when promql has no Prometheus to ask', async () => {
-    const out = path.join(root.dir, 'without-metrics-out');
-    const result = await runEvalCli(
-      offlineArgs(await suite('without-metrics', false), out, '0.9', '--agents', 'claude'),
-      env,
-      600_000,
-    );
-    expect(result.code, result.stderr.slice(-3000)).toBe(1);
-    const scorecard = JSON.parse(await readFile(path.join(out, 'scorecard.json'), 'utf8')) as Scorecard;
+    const { out, scorecard } = await evalSuite('without-metrics', false, 1);
     expect(scorecard.cells.map((c) => [c.case, c.status, c.score?.pass])).toEqual([
       ['cpu-throttling-latency', 'succeeded', false],
       ['memory-leak-restarts', 'succeeded', false],

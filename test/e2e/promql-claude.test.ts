@@ -18,11 +18,8 @@ import { guardFixture, type GuardFixture } from '../support/guard.js';
 import {
   handlerCounts,
   prometheusBinary,
-  startExporter,
-  startRecordingProxy,
-  startScrapingPrometheus,
-  waitForSeries,
-  type Exporter,
+  startPrometheusStack,
+  type PrometheusStack,
   type RecordingProxy,
 } from '../support/prometheus.js';
 import {
@@ -72,7 +69,7 @@ Not established in this scripted run; request rate: {{result 2 /points/}}
 describe.skipIf(!cli || !binary)('promql with the real Claude CLI against a real Prometheus', () => {
   let fx: GuardFixture;
   let model: ScriptedModel;
-  let exporter: Exporter;
+  let stack: PrometheusStack;
   let prometheus: Started;
   let proxy: RecordingProxy;
   let daemon: CliDaemon | undefined;
@@ -80,22 +77,18 @@ describe.skipIf(!cli || !binary)('promql with the real Claude CLI against a real
   beforeAll(async () => {
     fx = await guardFixture('triage-e2e-promql-');
     model = await startScriptedModel(new Map([[INCIDENT, SCRIPT]]));
-    exporter = await startExporter(
-      '# TYPE app_requests_total counter\napp_requests_total{path="/pay"} 4200\n',
-    );
-    prometheus = await startScrapingPrometheus(binary ?? '', {
+    stack = await startPrometheusStack(binary ?? '', {
       dir: path.join(fx.root.dir, 'prom'),
-      exporter,
+      metrics: '# TYPE app_requests_total counter\napp_requests_total{path="/pay"} 4200\n',
+      token: PROM_TOKEN,
+      waitFor: 'app_requests_total',
     });
-    proxy = await startRecordingProxy(prometheus.url, PROM_TOKEN);
-    await waitForSeries(prometheus, 'app_requests_total');
+    ({ prometheus, proxy } = stack);
   }, 60_000);
 
   afterAll(async () => {
     await daemon?.stop();
-    await proxy?.close();
-    await prometheus?.stop();
-    await exporter?.close();
+    await stack?.close();
     await model?.close();
     await fx?.root.cleanup();
   });

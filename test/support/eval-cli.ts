@@ -2,8 +2,10 @@
 // (the process engine, test/fixtures/evals/offline.yaml), killed with its agents when a test ends.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { killGroup } from './daemon-process.js';
-import { REPO_ROOT } from './runs.js';
+import { loadScripts, startScriptedModel, type ScriptedModel } from './providers/scripted-anthropic.js';
+import { REPO_ROOT, tempDir } from './runs.js';
 
 /** `eval <target> --engine process --config <offline config> --out <out> --min-score <min> ...extra`. */
 export const offlineArgs = (target: string, out: string, minScore: string, ...extra: string[]) => [
@@ -55,4 +57,45 @@ export async function runEvalCli(
   clearTimeout(timer);
   running.delete(pid);
   return { code, stdout, stderr };
+}
+
+/** What an offline eval test runs against: a temp root, the scripted model playing the shipped scripts, the CLI's environment. */
+export interface OfflineEval {
+  root: { dir: string; cleanup: () => Promise<void> };
+  model: ScriptedModel;
+  env: Record<string, string>;
+}
+
+/**
+ * Registers, in the calling `describe`, the set-up of an offline eval (the scripted model over the
+ * shipped suite's scripts, a HOME in a temp root, the CLI pointed at the model) and its tear-down
+ * (every eval process killed after each test). The returned object is filled in before the tests run.
+ */
+export function offlineEval(prefix: string, cli: string, apiKey: string): OfflineEval {
+  const harness = {} as OfflineEval;
+  beforeAll(async () => {
+    harness.root = await tempDir(prefix);
+    harness.model = await startScriptedModel(
+      await loadScripts(
+        path.join(REPO_ROOT, 'test/fixtures/evals/scripted'),
+        path.join(REPO_ROOT, 'examples', 'evals'),
+      ),
+    );
+    const home = harness.root.dir;
+    harness.env = {
+      PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+      HOME: home,
+      ANTHROPIC_API_KEY: apiKey,
+      ANTHROPIC_BASE_URL: harness.model.url,
+      TRIAGE_RUNNER_AGENT_COMMAND: cli,
+      SKILLS_CACHE_DIR: path.join(home, 'skills'),
+    };
+  });
+  afterEach(killEvals);
+  afterAll(async () => {
+    killEvals();
+    await harness.model?.close();
+    await harness.root?.cleanup();
+  });
+  return harness;
 }

@@ -169,3 +169,45 @@ export async function handlerCounts(prometheus: Started): Promise<Record<string,
   }
   return out;
 }
+
+/** An exporter serving `metrics`, Prometheus scraping it and the recording proxy in front of it. */
+export interface PrometheusStack {
+  exporter: Exporter;
+  prometheus: Started;
+  /** Requires `Authorization: Bearer <token>`; what the daemon is pointed at. */
+  proxy: RecordingProxy;
+  close(): Promise<void>;
+}
+
+/** Starts the stack in `dir`; with `waitFor`, resolves once Prometheus has scraped that expression. */
+export async function startPrometheusStack(
+  binary: string,
+  options: {
+    dir: string;
+    metrics: string;
+    token: string;
+    waitFor?: string;
+    rules?: string;
+    alertmanager?: Started;
+  },
+): Promise<PrometheusStack> {
+  const exporter = await startExporter(options.metrics);
+  const prometheus = await startScrapingPrometheus(binary, {
+    dir: options.dir,
+    exporter,
+    ...(options.rules ? { rules: options.rules } : {}),
+    ...(options.alertmanager ? { alertmanager: options.alertmanager } : {}),
+  });
+  const proxy = await startRecordingProxy(prometheus.url, options.token);
+  if (options.waitFor) await waitForSeries(prometheus, options.waitFor);
+  return {
+    exporter,
+    prometheus,
+    proxy,
+    close: async () => {
+      await proxy.close();
+      await prometheus.stop();
+      await exporter.close();
+    },
+  };
+}

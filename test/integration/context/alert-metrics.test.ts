@@ -5,27 +5,25 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../../src/config/schema.js';
 import { buildContext, type BuildInput } from '../../../src/context/build.js';
-import type { AgentView, AlertMetrics } from '../../../src/context/types.js';
+import type { AlertMetrics } from '../../../src/context/types.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { alertExpressions, expressionOf } from '../../../src/prometheus/alert-expr.js';
-import { fixtureSnapshot, makeBundle, makeConfig, makeWorkspace, REPO_ROOT, tempDir } from './helpers.js';
+import {
+  CONTAINER_VIEW,
+  fixtureSnapshot,
+  makeBundle,
+  makeConfig,
+  makeWorkspace,
+  REPO_ROOT,
+  tempDir,
+} from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-const view: AgentView = {
-  workspaceDir: '/workspace',
-  runDir: '/workspace/.triage/runs/run-1',
-  triageDir: '/workspace/.triage/runs/run-1/triage',
-  reportPath: '/workspace/output/investigation.md',
-  skillsDir: '/home/agent/.claude/skills',
-  skillsListedByCli: false,
-  personasDir: '/opt/triage/personas',
-  briefsDir: '/opt/triage/briefs',
-  hostPaths: [],
-};
+const view = CONTAINER_VIEW;
 
 const METRICS: AlertMetrics = {
   text: [

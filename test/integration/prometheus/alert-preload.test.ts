@@ -20,10 +20,8 @@ import { waitFor } from '../../support/incidents.js';
 import { freePort } from '../../support/net.js';
 import {
   prometheusBinary,
-  startExporter,
-  startRecordingProxy,
-  startScrapingPrometheus,
-  type Exporter,
+  startPrometheusStack,
+  type PrometheusStack,
   type RecordingProxy,
 } from '../../support/prometheus.js';
 import { tempDir, testConfig } from '../../support/runs.js';
@@ -40,9 +38,8 @@ describe.skipIf(!prometheusBin || !alertmanagerBin)(
   "an alert's expression preloaded in its incident's prompt",
   () => {
     let root: { dir: string; cleanup: () => Promise<void> };
-    let exporter: Exporter;
+    let stack: PrometheusStack;
     let alertmanager: Started;
-    let prometheus: Started;
     let proxy: RecordingProxy;
     let daemon: IntakeDaemon | undefined;
     /** The incident the alert opened (the first test finds it). */
@@ -50,24 +47,22 @@ describe.skipIf(!prometheusBin || !alertmanagerBin)(
 
     beforeAll(async () => {
       root = await tempDir('tr-alert-preload-');
-      exporter = await startExporter(
-        [
-          '# TYPE app_memory_working_set_bytes gauge',
-          'app_memory_working_set_bytes{namespace="shop",pod="api-1",container="api"} 520093696',
-          '# TYPE app_memory_limit_bytes gauge',
-          'app_memory_limit_bytes{namespace="shop",pod="api-1",container="api"} 536870912',
-          '',
-        ].join('\n'),
-      );
       const port = await freePort();
       alertmanager = await startAlertmanager(alertmanagerBin ?? '', {
         dir: path.join(root.dir, 'am'),
         webhookUrl: `http://127.0.0.1:${port}/v1/alerts/alertmanager`,
         token: HOOK_TOKEN,
       });
-      prometheus = await startScrapingPrometheus(prometheusBin ?? '', {
+      stack = await startPrometheusStack(prometheusBin ?? '', {
         dir: path.join(root.dir, 'prom'),
-        exporter,
+        metrics: [
+          '# TYPE app_memory_working_set_bytes gauge',
+          'app_memory_working_set_bytes{namespace="shop",pod="api-1",container="api"} 520093696',
+          '# TYPE app_memory_limit_bytes gauge',
+          'app_memory_limit_bytes{namespace="shop",pod="api-1",container="api"} 536870912',
+          '',
+        ].join('\n'),
+        token: PROM_TOKEN,
         alertmanager,
         rules: [
           'groups:',
@@ -80,7 +75,7 @@ describe.skipIf(!prometheusBin || !alertmanagerBin)(
           '',
         ].join('\n'),
       });
-      proxy = await startRecordingProxy(prometheus.url, PROM_TOKEN);
+      ({ proxy } = stack);
       const workspaces = path.join(root.dir, 'incidents');
       const config = testConfig(root.dir, {
         workspaces_root: workspaces,
@@ -107,10 +102,8 @@ describe.skipIf(!prometheusBin || !alertmanagerBin)(
 
     afterAll(async () => {
       await daemon?.stop();
-      await proxy?.close();
-      await prometheus?.stop();
+      await stack?.close();
       await alertmanager?.stop();
-      await exporter?.close();
       await root?.cleanup();
     });
 

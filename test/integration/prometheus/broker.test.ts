@@ -24,11 +24,8 @@ import type { Started } from '../../support/alertmanager.js';
 import {
   handlerCounts,
   prometheusBinary,
-  startExporter,
-  startRecordingProxy,
-  startScrapingPrometheus,
-  waitForSeries,
-  type Exporter,
+  startPrometheusStack,
+  type PrometheusStack,
   type RecordingProxy,
 } from '../../support/prometheus.js';
 import { tempDir } from '../../support/runs.js';
@@ -67,7 +64,7 @@ interface Result {
 
 describe.skipIf(!binary)('promql through the broker, against a real Prometheus', () => {
   let root: { dir: string; cleanup: () => Promise<void> };
-  let exporter: Exporter;
+  let stack: PrometheusStack;
   let prometheus: Started;
   let proxy: RecordingProxy;
   let broker: RunningBroker;
@@ -79,10 +76,13 @@ describe.skipIf(!binary)('promql through the broker, against a real Prometheus',
 
   beforeAll(async () => {
     root = await tempDir('tr-promql-');
-    exporter = await startExporter(METRICS);
-    prometheus = await startScrapingPrometheus(binary ?? '', { dir: path.join(root.dir, 'prom'), exporter });
-    proxy = await startRecordingProxy(prometheus.url, TOKEN);
-    await waitForSeries(prometheus, 'app_memory_working_set_bytes');
+    stack = await startPrometheusStack(binary ?? '', {
+      dir: path.join(root.dir, 'prom'),
+      metrics: METRICS,
+      token: TOKEN,
+      waitFor: 'app_memory_working_set_bytes',
+    });
+    ({ prometheus, proxy } = stack);
     const run = path.join(root.dir, 'run');
     await mkdir(run, { recursive: true });
     calls = await CallLog.open(path.join(run, RUN_FILES.clusterCalls));
@@ -114,9 +114,7 @@ describe.skipIf(!binary)('promql through the broker, against a real Prometheus',
     await broker?.stop();
     await calls?.close();
     await outputs?.close();
-    await proxy?.close();
-    await prometheus?.stop();
-    await exporter?.close();
+    await stack?.close();
     await root?.cleanup();
   });
 

@@ -14,15 +14,11 @@ import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { resolveEndpoints } from '../../../src/prometheus/endpoint.js';
-import type { Started } from '../../support/alertmanager.js';
 import { guardFixture, type GuardFixture } from '../../support/guard.js';
 import {
   prometheusBinary,
-  startExporter,
-  startRecordingProxy,
-  startScrapingPrometheus,
-  waitForSeries,
-  type Exporter,
+  startPrometheusStack,
+  type PrometheusStack,
   type RecordingProxy,
 } from '../../support/prometheus.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
@@ -33,24 +29,21 @@ const TOKEN = 'pipeline-prometheus-token-0123456789ab';
 
 describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
   let fx: GuardFixture;
-  let exporter: Exporter;
-  let prometheus: Started;
+  let stack: PrometheusStack;
   let proxy: RecordingProxy;
 
   beforeAll(async () => {
     fx = await guardFixture('triage-promql-pipeline-');
-    exporter = await startExporter('# TYPE app_restarts_total counter\napp_restarts_total{pod="api-1"} 7\n');
-    prometheus = await startScrapingPrometheus(binary ?? '', {
+    stack = await startPrometheusStack(binary ?? '', {
       dir: path.join(fx.root.dir, 'prom'),
-      exporter,
+      metrics: '# TYPE app_restarts_total counter\napp_restarts_total{pod="api-1"} 7\n',
+      token: TOKEN,
+      waitFor: 'app_restarts_total',
     });
-    proxy = await startRecordingProxy(prometheus.url, TOKEN);
-    await waitForSeries(prometheus, 'app_restarts_total');
+    ({ proxy } = stack);
   }, 60_000);
   afterAll(async () => {
-    await proxy?.close();
-    await prometheus?.stop();
-    await exporter?.close();
+    await stack?.close();
     await fx?.root.cleanup();
   });
 
