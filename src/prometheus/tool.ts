@@ -26,7 +26,7 @@ export interface PromqlToolOptions {
 const secondsOf = (ms: number) => ms / 1000;
 
 /** The line above a table: what was asked, with the times it resolved to. */
-function headOf(command: PromqlCommand, now: number): string {
+export function headOf(command: PromqlCommand, now: number): string {
   const window = windowOf(command, now);
   const span = window ? ` from ${isoOf(secondsOf(window.start))} to ${isoOf(secondsOf(window.end))}` : '';
   switch (command.kind) {

@@ -2,7 +2,8 @@
 // that needs the daemon's bearer token: the agent (sh) finds `promql` beside the guard's kubectl, its
 // queries come back with Prometheus's values, the bundle records them (tool `prometheus`) and
 // result.json counts them, /readyz checks the endpoint as `prometheus:<cluster>`, and the token is
-// nowhere the agent can see or in anything the run wrote.
+// nowhere the agent can see or in anything the run wrote. The evidence check holds the report's
+// metric values to what Prometheus answered.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +23,8 @@ import {
   type RecordingProxy,
 } from '../../support/prometheus.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
-import { runShAgent, shScriptExecutor } from '../../support/sh-agent.js';
+import { FINISH_ON_HOST, runShAgent, shScriptExecutor } from '../../support/sh-agent.js';
+import { runDirOf } from '../../../src/workspace/layout.js';
 
 const binary = prometheusBinary();
 const TOKEN = 'pipeline-prometheus-token-0123456789ab';
@@ -124,6 +126,57 @@ describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
     expect(seen).toContain(`PATH=${path.join(bundle, RUN_FILES.guard)}:`);
     expect(seen).not.toContain('PROM_TOKEN');
     expect(await readFile(path.join(bundle, 'agent-notes', 'guard.txt'), 'utf8')).toContain('promql-bin.js');
+  });
+
+  it("holds a report's metric values to Prometheus's recorded answer: the value it gave supported, another contradicted", async () => {
+    const config = configFor();
+    const workspace = await makeWorkspace(fx.root.dir);
+    const runId = `promql-evidence-${process.pid}`;
+    const cited = "`promql query 'app_restarts_total'`";
+    const report = [
+      '# Report',
+      '## Summary',
+      '### Primary Hypothesis',
+      `api-1 keeps restarting [FACT-1] — Confidence: Medium`,
+      '## Findings',
+      `- **[FACT-1]** app_restarts_total of api-1 is 7 — Source: ${cited}`,
+      `- **[FACT-2]** app_restarts_total of api-1 reached 12 — Source: ${cited}`,
+      '## Root Cause',
+      'api-1 restarts; the counter of its restarts says how often.',
+    ].join('\n\n');
+    const script = [
+      "promql query 'app_restarts_total' > /dev/null",
+      `cat > "$TRIAGE_OUTPUT_DIR/investigation.md" <<'REPORT'\n${report}\nREPORT`,
+      ...FINISH_ON_HOST.slice(1),
+    ].join('\n');
+    const executor = shScriptExecutor(
+      config,
+      script,
+      createProcessEngine(config, silentLogger()),
+      { PATH: process.env.PATH },
+      'none',
+      { prometheus: endpointsOf(config) },
+    );
+    const outcome = await executor.run({
+      workspace,
+      runId,
+      attempt: 1,
+      signal: new AbortController().signal,
+      log: silentLogger(),
+    });
+    expect(outcome).toMatchObject({ status: 'succeeded' });
+    const result = await readRunResult(runDirOf(workspace.dir, runId));
+    const evidence = result.ok ? result.value.evidence : undefined;
+    const claims = new Map(evidence?.claims?.map((c) => [c.id ?? c.kind, c]));
+    expect(claims.get('FACT-1')).toMatchObject({ status: 'supported', why: 'the cited output shows 7' });
+    expect(claims.get('FACT-2')).toMatchObject({
+      status: 'contradicted',
+      why: 'metric value: the report says 12; `promql query app_restarts_total` says 7',
+    });
+    // A Prometheus answer is a read of the cluster: the run is not "no cluster access" without kubectl.
+    expect(evidence?.verdict).toBe('partial');
+    expect(evidence?.gaps).not.toContain('no cluster read succeeded during the run');
+    await executor.close?.();
   });
 
   it('checks the endpoint in /readyz as prometheus:<cluster>, degraded when the token is refused', async () => {
