@@ -54,6 +54,22 @@ export function shScriptExecutor(
   });
 }
 
+/** One first attempt of a run by `executor`, never aborted. */
+export const runOnce = (
+  executor: RunExecutor,
+  workspace: Workspace,
+  runId: string,
+  overrides?: RunOverrides,
+): Promise<RunOutcome> =>
+  executor.run({
+    workspace,
+    runId,
+    attempt: 1,
+    signal: new AbortController().signal,
+    log: silentLogger(),
+    ...(overrides ? { overrides } : {}),
+  });
+
 /** Runs `lines` (then FINISH_LIKE_CLAUDE) as the agent; returns the outcome, the bundle and the agent's stdout. */
 export async function runShAgent(
   config: Config,
@@ -67,14 +83,7 @@ export async function runShAgent(
 ): Promise<{ outcome: RunOutcome; bundle: string; stdout: string }> {
   const finish = engine?.placement === 'host' ? FINISH_ON_HOST : FINISH_LIKE_CLAUDE;
   const executor = shScriptExecutor(config, [...lines, ...finish].join('\n'), engine, env, 'none', extra);
-  const outcome = await executor.run({
-    workspace,
-    runId,
-    attempt: 1,
-    signal: new AbortController().signal,
-    log: silentLogger(),
-    ...(overrides ? { overrides } : {}),
-  });
+  const outcome = await runOnce(executor, workspace, runId, overrides);
   const bundle = runDirOf(workspace.dir, runId);
   return { outcome, bundle, stdout: await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8') };
 }

@@ -23,7 +23,7 @@ import {
   type RecordingProxy,
 } from '../../support/prometheus.js';
 import { makeWorkspace, testConfig } from '../../support/runs.js';
-import { FINISH_ON_HOST, runShAgent, shScriptExecutor } from '../../support/sh-agent.js';
+import { FINISH_ON_HOST, runOnce, runShAgent, shScriptExecutor } from '../../support/sh-agent.js';
 import { runDirOf } from '../../../src/workspace/layout.js';
 
 const binary = prometheusBinary();
@@ -157,13 +157,7 @@ describe.skipIf(!binary)('promql in the run pipeline (process engine)', () => {
       'none',
       { prometheus: endpointsOf(config) },
     );
-    const outcome = await executor.run({
-      workspace,
-      runId,
-      attempt: 1,
-      signal: new AbortController().signal,
-      log: silentLogger(),
-    });
+    const outcome = await runOnce(executor, workspace, runId);
     expect(outcome).toMatchObject({ status: 'succeeded' });
     const result = await readRunResult(runDirOf(workspace.dir, runId));
     const evidence = result.ok ? result.value.evidence : undefined;
