@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CallIndex } from '../../../src/evidence/calls.js';
+import { callGaps } from '../../../src/evidence/gaps.js';
 import {
   answerValues,
   checkMetricValue,
@@ -105,5 +106,14 @@ describe('reads that needed the cluster', () => {
       1,
     );
     expect(new CallIndex(answered.calls, answered.outputs).serverRead()).toBe(true);
+  });
+});
+
+describe('the gaps of promql calls', () => {
+  it('names a failed promql call as the agent typed it, with why it failed', () => {
+    const failed = recordedPromql([{ argv: ['query', 'up'], failure: 'dial tcp: connection refused' }], 1);
+    expect(callGaps(failed.calls, new Map(failed.outputs.map((o) => [o.call, o])))).toEqual([
+      'failed (cluster unreachable, exit 1): promql query up',
+    ]);
   });
 });
