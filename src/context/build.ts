@@ -26,12 +26,20 @@ import {
   renderPrevious,
   REPORT_COPY_MAX_BYTES,
 } from './previous.js';
-import { escapeTextContent, renderIncident, renderPermissions, renderTriage } from './sections.js';
+import {
+  ALERT_METRICS_DEGRADE_ID,
+  escapeTextContent,
+  renderAlertMetrics,
+  renderIncident,
+  renderPermissions,
+  renderTriage,
+} from './sections.js';
 import { tokenCounter } from './tokens.js';
 import { runTriage, type ClusterKubeconfig, type TriageMode } from './triage.js';
 import { renderProducts } from './triage-products.js';
 import type { SkillEntry } from './disclosure/skill-types.js';
 import type {
+  AlertMetrics,
   AgentView,
   ContextReport,
   PreloadPlacement,
@@ -75,6 +83,8 @@ export interface BuildInput {
   previousRoot?: string;
   /** Said first in the permissions section (the run's cluster cannot be reached). */
   clusterNotice?: string;
+  /** The alert's expression evaluated as the run began (an Alertmanager incident): its own section. */
+  alertMetrics?: Promise<AlertMetrics | undefined>;
 }
 
 export interface BuiltContext {
@@ -202,6 +212,11 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   const started = performance.now();
   const counter = tokenCounter(config.context.estimator, config.context.safety_factor[input.agent] ?? 1);
   const limit = config.context.budget.truncate;
+  // Handled before anything is awaited: a preload that fails early must not go unhandled meanwhile.
+  const preloadedMetrics = (input.alertMetrics ?? Promise.resolve(undefined)).catch((err: unknown) => {
+    input.log.warn({ err: errorMessage(err) }, "the alert's expression could not be preloaded");
+    return undefined;
+  });
   const incompleteReasons = input.skills.unavailable.map(
     (u) => `skills source ${u.name} unavailable: ${u.reason}`,
   );
@@ -220,7 +235,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   // (skills, then triage) so that the same inputs give the same prompt.
   const disclosureReasons: string[] = [];
   const triageReasons: string[] = [];
-  const [disclosure, triage, previous] = await Promise.all([
+  const [disclosure, triage, previous, alertMetrics] = await Promise.all([
     disclosureOf(input, disclosureReasons),
     triageOf(input, fullOutputPath, triageReasons),
     preparePrevious(input).catch((err: unknown) => {
@@ -230,6 +245,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       );
       return NO_PREVIOUS;
     }),
+    preloadedMetrics,
   ]);
   incompleteReasons.push(...disclosureReasons, ...triageReasons);
   if (input.workspace.permissionsText === undefined)
@@ -242,14 +258,18 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     limit,
     // The index of past investigations goes first (to a pointer at its file), before any brief and
     // long before the triage report is cut; incident and permissions are never touched.
-    degradable:
-      previous.lines.length > 0 ? [PREVIOUS_DEGRADE_ID, ...disclosure.degradable] : disclosure.degradable,
+    // The alert's values are pointed at only after every brief, just before the triage report is cut.
+    degradable: [
+      ...(previous.lines.length > 0 ? [PREVIOUS_DEGRADE_ID] : []),
+      ...disclosure.degradable,
+      ...(alertMetrics ? [ALERT_METRICS_DEGRADE_ID] : []),
+    ],
     triageText: preload.triageText,
     ...(preload.omitted ? { omitted: preload.omitted } : {}),
     assemble: (degraded, triageBody) =>
       assembleRedacted(
         input,
-        { systemPrompt, userPrompt, runPaths, disclosure, previous, preload },
+        { systemPrompt, userPrompt, runPaths, disclosure, previous, preload, alertMetrics },
         degraded,
         triageBody,
       ),
@@ -263,6 +283,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     disclosure,
     previous,
     preload,
+    alertMetrics,
     triage: triage.summary,
     incompleteReasons,
   });
@@ -390,6 +411,7 @@ interface PromptSources {
   disclosure: Disclosure;
   previous: PreparedPrevious;
   preload: PreloadSections;
+  alertMetrics: AlertMetrics | undefined;
 }
 
 /** One candidate prompt for the budget: `degraded` items shortened, the triage body as cut so far. */
@@ -403,6 +425,7 @@ function assembleRedacted(
   const preloaded = [
     preload.incident,
     preload.permissions,
+    renderAlertMetrics(src.alertMetrics, degraded.has(ALERT_METRICS_DEGRADE_ID)),
     src.previous.render(degraded.has(PREVIOUS_DEGRADE_ID)),
     renderTriage(preload.note, triageBody, preload.products),
   ]
@@ -431,6 +454,7 @@ interface ReportInput {
   disclosure: Disclosure;
   previous: PreparedPrevious;
   preload: PreloadSections;
+  alertMetrics: AlertMetrics | undefined;
   triage: TriageSummary;
   incompleteReasons: string[];
 }
@@ -439,14 +463,19 @@ interface ReportInput {
 async function contextReport(input: BuildInput, r: ReportInput): Promise<ContextReport> {
   const { config, view } = input;
   const { counter, fit, disclosure } = r;
-  const briefsDegraded = fit.degraded.filter((id) => id !== PREVIOUS_DEGRADE_ID);
-  const previousDegraded = briefsDegraded.length !== fit.degraded.length;
+  const briefsDegraded = fit.degraded.filter(
+    (id) => id !== PREVIOUS_DEGRADE_ID && id !== ALERT_METRICS_DEGRADE_ID,
+  );
+  const previousDegraded = fit.degraded.includes(PREVIOUS_DEGRADE_ID);
+  const metricsDegraded = fit.degraded.includes(ALERT_METRICS_DEGRADE_ID);
   const rendered = disclosure.render(new Set(briefsDegraded));
   const sections = await sectionReports(r, rendered.text, briefsDegraded, previousDegraded);
+  if (r.alertMetrics) sections.push(await alertMetricsReport(counter, r.alertMetrics, metricsDegraded));
   const partTokens = await counter.rawMany(rendered.parts.map((p) => p.text));
   if (fit.triage.truncated) input.metrics?.truncation('initial_triage_report');
   for (const id of briefsDegraded) input.metrics?.truncation(`disclosure:${id}`);
   if (previousDegraded) input.metrics?.truncation('previous_investigations');
+  if (metricsDegraded) input.metrics?.truncation('alert_metrics');
   return {
     estimator: config.context.estimator,
     budget: { warn: config.context.budget.warn, truncate: config.context.budget.truncate },
@@ -536,6 +565,17 @@ async function sectionReports(
     });
   }
   return sections;
+}
+
+/** context.json's row of the alert metrics section: its tokens as sent, and in full. */
+async function alertMetricsReport(
+  counter: Counter,
+  metrics: AlertMetrics,
+  degraded: boolean,
+): Promise<SectionReport> {
+  const full = await counter.count(renderAlertMetrics(metrics, false));
+  const tokens = degraded ? await counter.count(renderAlertMetrics(metrics, true)) : full;
+  return { tag: 'alert_metrics', tokens, originalTokens: full, truncated: degraded };
 }
 
 function logBudget(input: BuildInput, fit: Fit): void {

@@ -1,6 +1,6 @@
-import type { SectionTag } from './types.js';
+import type { AlertMetrics, SectionTag } from './types.js';
 
-// The three preloaded sections. Content is data the agent must not mistake for structure, so no
+// The preloaded sections. Content is data the agent must not mistake for structure, so no
 // content can open, close or forge one of our tags: every `<` that starts something that reads as one
 // of the tags (`<incident`, `</ incident`, `<INITIAL_TRIAGE_REPORT`, …) is escaped. JSON content gets
 // `\u003c`, which keeps the JSON valid and its parsed value identical; text content gets `&lt;`.
@@ -10,6 +10,7 @@ export const SECTION_TAGS: readonly SectionTag[] = [
   'kubernetes_cluster_access_permissions',
   'initial_triage_report',
   'previous_investigations',
+  'alert_metrics',
 ];
 
 // `<`, optional whitespace, optional `/`, optional whitespace, a tag name, then anything that ends a
@@ -63,3 +64,15 @@ export function renderTriage(note: string | undefined, escapedBody: string, esca
 }
 
 const trimEnd = (text: string): string => text.replace(/\s+$/, '');
+
+/** The budget's id of the alert metrics section, degraded to a pointer at its file when the budget is tight. */
+export const ALERT_METRICS_DEGRADE_ID = '@alert_metrics';
+
+/** The alert's expression values (src/daemon/run/alert-metrics.ts), or a pointer at them when `degraded`. */
+export function renderAlertMetrics(metrics: AlertMetrics | undefined, degraded: boolean): string {
+  if (!metrics) return '';
+  const body = degraded
+    ? `The alert's expression was evaluated when this run began (${metrics.expressions === 1 ? 'one expression' : `${metrics.expressions} expressions`}, now and over the last hour); the values are in ${metrics.fullPath} (not preloaded, to fit the token budget). Read them before querying again.`
+    : metrics.text;
+  return wrapSection('alert_metrics', escapeTextContent(trimEnd(body)));
+}

@@ -10,18 +10,28 @@ import { ALERTS_FILE, alertsPath } from './layout.js';
 export const ALERTS_MAX_BYTES = 8 << 20;
 
 /**
+ * alerts.json parsed, or undefined: no file, unreadable, not JSON, or reached through a symbolic link
+ * below `base` (default: the workspace). Its alerts are as received (the triage step reads their
+ * generatorURL).
+ */
+export async function readAlertsDocument(dir: string, base = dir): Promise<unknown> {
+  const read = await readOwnFileBelow(base, alertsPath(dir), ALERTS_MAX_BYTES).catch(() => undefined);
+  if (read?.kind !== 'ok') return undefined;
+  try {
+    return JSON.parse(read.text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * When every alert behind the incident resolved (alerts.json's `resolvedAt`), or undefined: no file,
  * not resolved, unreadable, or reached through a symbolic link below `base` (default: the workspace).
  */
 export async function alertsResolvedAt(dir: string, base = dir): Promise<string | undefined> {
-  const read = await readOwnFileBelow(base, alertsPath(dir), ALERTS_MAX_BYTES).catch(() => undefined);
-  if (read?.kind !== 'ok') return undefined;
-  try {
-    const at = (JSON.parse(read.text) as { resolvedAt?: unknown } | null)?.resolvedAt;
-    return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? at : undefined;
-  } catch {
-    return undefined;
-  }
+  const doc = (await readAlertsDocument(dir, base)) as { resolvedAt?: unknown } | null | undefined;
+  const at = doc?.resolvedAt;
+  return typeof at === 'string' && !Number.isNaN(Date.parse(at)) ? at : undefined;
 }
 
 /**

@@ -97,7 +97,7 @@ export async function runPromote(
       ...(opts.entity?.length ? { entities: opts.entity } : {}),
     });
     io.stdout(
-      `${promoted.dir}: a case with ${promoted.commands} recorded kubectl answers; true cause ${promoted.entities.join(', ')}\n` +
+      `${promoted.dir}: a case with ${promoted.commands} recorded kubectl answers${promoted.promql > 0 ? ` and ${promoted.promql} Prometheus answers` : ''}; true cause ${promoted.entities.join(', ')}\n` +
         promoted.skipped.map((s) => `  left out ${s.command}: ${s.why}\n`).join('') +
         `Run it offline: triage-runner eval ${path.relative(io.cwd, promoted.dir) || '.'}\n`,
     );

@@ -421,6 +421,27 @@ export interface IncidentPageInput {
   now: number;
 }
 
+/** What the latest run's broker recorded: kubectl calls and promql calls, each with its refusals. */
+function callCounts(d: IncidentDetail): string | null {
+  const k = d.result?.kubectl;
+  if (!k) return null;
+  const count = (what: string, c: { calls: number; refused: number }) =>
+    `${what} ${c.calls}${c.refused ? ` (${c.refused} refused)` : ''}`;
+  const promql = k.prometheus;
+  return [
+    count('kubectl', k),
+    !promql
+      ? undefined
+      : promql.endpoint === 'configured'
+        ? count('promql', promql)
+        : promql.endpoint === 'none'
+          ? 'promql not configured'
+          : "promql unavailable (the endpoint's credentials are not set)",
+  ]
+    .filter((part) => part !== undefined)
+    .join(' · ');
+}
+
 export function renderIncidentPage(input: IncidentPageInput): string {
   const { detail: d, report } = input;
   const field = (name: string, value: SafeHtml | string | null, id?: string) =>
@@ -457,7 +478,7 @@ export function renderIncidentPage(input: IncidentPageInput): string {
           ${field('Tokens', d.tokens ? `${formatTokens(d.tokens)} (${d.tokens.input} in, ${d.tokens.output} out)` : null)}
           ${field('Cost', formatCost(d.costUsd))} ${field('Age', formatAge(d.age))}
           ${field('Updated', d.updatedAt)} ${d.resolvedAt ? field('Alert resolved', d.resolvedAt) : ''}
-          ${field('Report', d.reportPath ?? 'none')}
+          ${field('Report', d.reportPath ?? 'none')} ${field('Cluster calls', callCounts(d), 'calls')}
         </dl>
         ${RETRYABLE_STATES.has(d.state) ? html`<p class="hint">Retry in place: <code>triage-runner retry ${d.folder}</code> (from the workspaces root) or <code>POST /v1/incidents/${d.folder}/retry</code>.</p>` : ''}
       </section>

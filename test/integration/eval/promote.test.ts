@@ -10,6 +10,8 @@ import { CliExit, type CliIO } from '../../../src/cli/io.js';
 import { compileCluster } from '../../../src/eval/cases/compile.js';
 import { loadCase } from '../../../src/eval/cases/load.js';
 import { answer } from '../../../src/eval/shim/answer.js';
+import { answerRequest } from '../../../src/eval/prometheus/frozen.js';
+import { compileFrozenPrometheus } from '../../../src/eval/prometheus/recordings.js';
 import { scoreRun } from '../../../src/eval/score/score.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import { parseKubectl } from '../../../src/kubectl/parse.js';
@@ -38,6 +40,7 @@ const finished = succeededRun(RUN);
 const PODS =
   'NAME                        READY   STATUS             RESTARTS   AGE\npayments-api-7c9d-x2        0/1     CrashLoopBackOff   14         1h\n';
 const SECRET = 'NAME          TYPE     DATA   AGE\npayments-db   Opaque   2      40d\n';
+const RESTARTS = 'max by (pod) (kube_pod_container_status_restarts_total{namespace="payments"})';
 
 /** A finished investigation with its recorded cluster calls and outputs, as the broker writes them. */
 async function investigation(): Promise<string> {
@@ -66,6 +69,11 @@ async function investigation(): Promise<string> {
     call(['delete', 'pod', 'x', '-n', 'payments'], 'refused'),
     call(['get', 'secret', 'payments-db', '-n', 'payments']),
     call(['logs', 'payments-api-7c9d-x2', '-n', 'payments']),
+    {
+      ...call(['query', RESTARTS]),
+      tool: 'prometheus',
+      normalized: `promql query '${RESTARTS}'`,
+    },
   ];
   await writeFile(
     path.join(runDir, 'cluster-calls.jsonl'),
@@ -82,6 +90,31 @@ async function investigation(): Promise<string> {
       stdout: 'connecting with key sk-ant-promote-secret-0123456789\n',
       stderr: '',
       cut: { stdoutBytes: 1000, stderrBytes: 0, by: 'call' },
+    },
+    {
+      call: 5,
+      tool: 'prometheus',
+      by: 'guard',
+      normalized: calls[4]?.normalized,
+      exitCode: 0,
+      stdout: `${RESTARTS} at 2026-11-26T09:00:00Z: 1 series\nVALUE  SERIES\n14     {pod="payments-api-7c9d-x2"}\n`,
+      stderr: '',
+      prometheus: {
+        endpoint: 'query',
+        params: [
+          ['query', RESTARTS],
+          ['time', '1795683600'],
+          ['timeout', '30s'],
+        ],
+        httpStatus: 200,
+        answer: {
+          status: 'success',
+          data: {
+            resultType: 'vector',
+            result: [{ metric: { pod: 'payments-api-7c9d-x2' }, value: [1795683600, '14'] }],
+          },
+        },
+      },
     },
   ];
   await writeFile(
@@ -108,7 +141,9 @@ async function promotedCase(): Promise<{ dir: string; caseDir: string }> {
 describe('eval promote', () => {
   it('writes a case that answers recorded calls offline, refuses to invent the rest, and scores against the responder cause', async () => {
     const { caseDir } = await promotedCase();
-    expect(out.join('')).toContain('2 recorded kubectl answers; true cause object/payments-db');
+    expect(out.join('')).toContain(
+      '2 recorded kubectl answers and 1 Prometheus answers; true cause object/payments-db',
+    );
     expect(out.join('')).toContain(
       'left out kubectl logs payments-api-7c9d-x2 -n payments: its output was cut',
     );
@@ -129,6 +164,25 @@ describe('eval promote', () => {
     expect(unrecorded.stderr).toContain('not-recorded');
     const mutating = answer(classifyKubectl(['delete', 'secret', 'payments-db', '-n', 'payments']), cluster);
     expect(mutating.answeredFrom).toBe('refused');
+    // The promql answer is the case's recorded Prometheus: asked again "now" it answers the same value;
+    // anything else is not recorded.
+    const frozen = await compileFrozenPrometheus(caseDir, evalCase.name, cluster.now);
+    expect(frozen?.recordings).toHaveLength(1);
+    const now = Date.parse(cluster.now) / 1000;
+    const again = answerRequest(
+      frozen!,
+      'query',
+      new URLSearchParams({ query: RESTARTS, time: String(now) }),
+    );
+    expect(again.body).toEqual({
+      status: 'success',
+      data: {
+        resultType: 'vector',
+        result: [{ metric: { pod: 'payments-api-7c9d-x2' }, value: [now, '14'] }],
+      },
+    });
+    const other = answerRequest(frozen!, 'query', new URLSearchParams({ query: 'up', time: String(now) }));
+    expect(other.body).toMatchObject({ status: 'error', errorType: 'not_recorded' });
 
     const score = (report: string) =>
       scoreRun({
