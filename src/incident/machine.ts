@@ -100,7 +100,10 @@ const ALLOWED: Record<IncidentState | 'new', readonly IncidentEvent['type'][]> =
   ],
   succeeded: ['IncidentChanged'],
   failed: ['IncidentChanged', 'RetryRequested'],
-  resolved: ['IncidentChanged'],
+  // Retried on request: a responder who wants the investigation its alert's resolution skipped (the
+  // state's reason says `triage-runner retry` runs it). The record keeps `resolvedAt`, so the run is
+  // not ended again by the same resolution (daemon/alert-hooks.ts: resolvedBeforeRun).
+  resolved: ['IncidentChanged', 'RetryRequested'],
 };
 
 /**
