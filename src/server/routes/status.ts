@@ -97,11 +97,15 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
           if (typeof bad === 'string') return problem(reply, 400, 'invalid_query', bad);
         if (q.cursor !== undefined && typeof q.cursor !== 'string')
           return problem(reply, 400, 'invalid_query', 'give cursor once');
+        if (q.cluster !== undefined && typeof q.cluster !== 'string')
+          return problem(reply, 400, 'invalid_query', 'give cluster once (one cluster name, or an alias)');
+        const cluster = typeof q.cluster === 'string' && q.cluster !== '' ? q.cluster : undefined;
         await index.whenLoaded();
         try {
           const body = index.listJson(
             {
               ...(state.state ? { state: state.state } : {}),
+              ...(cluster !== undefined ? { cluster } : {}),
               ...(typeof limit === 'number' ? { limit } : {}),
               ...(typeof offset === 'number' ? { offset } : {}),
               ...(typeof q.cursor === 'string' ? { cursor: q.cursor } : {}),
