@@ -10,7 +10,7 @@ import { Daemon } from '../../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../../src/run/types.js';
 import { readState } from '../../../src/workspace/state.js';
 import { createLogger } from '../../../src/log/logger.js';
-import { createProcessFakeExecutor } from '../../support/fake-executor.js';
+import { createMemoryExecutor, createProcessFakeExecutor } from '../../support/fake-executor.js';
 import {
   agentExecutions,
   dropByRename,
@@ -301,13 +301,28 @@ describe('retry in place', () => {
   });
 
   it('an incident whose alert resolved before its run says `triage-runner retry <folder>` runs it anyway, and that retry runs it', async () => {
-    // One slot, held by a slow first incident: the second waits queued until its alert resolves.
-    const d = await startIntakeDaemon({
-      root,
-      executor: createProcessFakeExecutor({ sleepMs: 1500 }),
-      config: { scheduling: { max_concurrent: 1 } },
+    // One slot, held by the first incident until the test lets it go: the second waits queued until
+    // its alert resolves, however slowly the host runs the steps between.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held = createMemoryExecutor({
+      outcome: async () => {
+        await gate;
+        return { status: 'succeeded', exitCode: 0 };
+      },
     });
+    const agent = createProcessFakeExecutor({ sleepMs: 50 });
+    let first: string | undefined;
+    const executor: RunExecutor = {
+      ...agent,
+      run: (request) => {
+        first ??= request.workspace.name;
+        return (request.workspace.name === first ? held : agent).run(request);
+      },
+    };
+    const d = await startIntakeDaemon({ root, executor, config: { scheduling: { max_concurrent: 1 } } });
     stops.push(() => d.stop());
+    stops.push(async () => release());
     const post = async (body: unknown) =>
       (await (
         await fetch(`${d.base}/v1/alerts/alertmanager`, {
@@ -327,6 +342,7 @@ describe('retry in place', () => {
     const resolved = await waitForState(dir, ['resolved']);
     expect(resolved.reason).toContain(`to run it anyway: \`triage-runner retry ${folder}\``);
     await waitForReleased(dir);
+    release();
 
     const t = io({ TRIAGE_RUNNER_HTTP_PORT: '0', TRIAGE_RUNNER_WORKSPACES_ROOT: root });
     expect(await runCli(['retry', folder], t.cli), t.err()).toBe(0);
