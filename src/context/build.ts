@@ -5,7 +5,9 @@ import { type RunBundle } from '../workspace/bundle.js';
 import { RUN_FILES } from '../workspace/layout.js';
 import type { AgentName, Config } from '../config/schema.js';
 import type { PipelineMetrics } from '../shared/types.js';
+import { readAlertsRecord } from '../workspace/alerts.js';
 import type { Workspace } from '../workspace/incident.js';
+import type { IncidentWorkload } from '../workspace/workloads.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
@@ -252,7 +254,9 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
   if (input.clusterNotice) incompleteReasons.push(input.clusterNotice);
 
-  const preload = preloadSections(input, triage, fullOutputPath);
+  // A storm's incident: the prompt names every workload alerts.json records, not only incident.json's.
+  const workloads = (await readAlertsRecord(input.workspace.dir))?.workloads;
+  const preload = preloadSections(input, triage, fullOutputPath, workloads);
   const fit = await fitToBudget({
     counter,
     limit,
@@ -384,7 +388,12 @@ interface PreloadSections {
 }
 
 /** The preloaded sections, escaped, with the triage text's own gap (the script's cut) re-measured. */
-function preloadSections(input: BuildInput, triage: TriageOutcome, fullOutputPath: string): PreloadSections {
+function preloadSections(
+  input: BuildInput,
+  triage: TriageOutcome,
+  fullOutputPath: string,
+  workloads: readonly IncidentWorkload[] | undefined,
+): PreloadSections {
   const { config, workspace, view } = input;
   const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
   const omitted = triage.omitted && {
@@ -397,7 +406,7 @@ function preloadSections(input: BuildInput, triage: TriageOutcome, fullOutputPat
     note: triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout),
     // Ours, after the script's text: never cut by the budget.
     products: escapeTextContent(renderProducts(triage.products ?? [], view.triageDir)),
-    incident: renderIncident(workspace.incidentText),
+    incident: renderIncident(workspace.incidentText, workloads),
     permissions: renderPermissions(workspace.permissionsText, input.clusterNotice),
     triageText,
     omitted,

@@ -1,3 +1,4 @@
+import { workloadLabel, type IncidentWorkload } from '../workspace/workloads.js';
 import type { AlertMetrics, SectionTag } from './types.js';
 
 // The preloaded sections. Content is data the agent must not mistake for structure, so no
@@ -32,8 +33,32 @@ export function wrapSection(tag: SectionTag, body: string): string {
   return `<${tag}>\n${body}\n</${tag}>`;
 }
 
-export function renderIncident(incidentText: string): string {
-  return wrapSection('incident', escapeJsonContent(trimEnd(incidentText)));
+/** Most workloads the incident section names; the rest are counted (alerts.json has them all). */
+export const PROMPT_WORKLOADS = 25;
+
+/**
+ * A storm's incident (alerts of several workloads joined into one under storm_limit): incident.json
+ * names only the first workload, so each one is listed, bounded, with the count of the rest.
+ */
+export function workloadsNote(workloads: readonly IncidentWorkload[] | undefined): string | undefined {
+  if (!workloads || workloads.length <= 1) return undefined;
+  const listed = workloads.slice(0, PROMPT_WORKLOADS).map((w) => {
+    const alerts = `${w.alerts} alert${w.alerts === 1 ? '' : 's'}`;
+    return `- ${workloadLabel(w)} (${alerts})`;
+  });
+  const rest = workloads.length - listed.length;
+  return [
+    `This incident holds the alerts of ${workloads.length} workloads: an alert storm joined them, and incident.json names only the first. Investigate each; every alert is in alerts.json beside incident.json.`,
+    ...listed,
+    ...(rest > 0 ? [`- and ${rest} more workload${rest === 1 ? '' : 's'} (in alerts.json)`] : []),
+  ].join('\n');
+}
+
+/** The incident section: incident.json as written, after the note naming a storm's workloads. */
+export function renderIncident(incidentText: string, workloads?: readonly IncidentWorkload[]): string {
+  const note = workloadsNote(workloads);
+  const lead = note ? `${escapeTextContent(note)}\n\n` : '';
+  return wrapSection('incident', `${lead}${escapeJsonContent(trimEnd(incidentText))}`);
 }
 
 /**

@@ -11,7 +11,9 @@ import {
   formatDuration,
   formatTokens,
   headline,
+  othersNote,
   resourceLabel,
+  workloadsLine,
   succeeded,
   summaryText,
   triggerNote,
@@ -95,6 +97,8 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
       ],
     },
   ];
+  const workloads = workloadsBlock(input);
+  if (workloads) blocks.push(workloads);
   if (!ok) {
     blocks.push(section(`*Why it failed*\n${escapeMrkdwn(failureReason(input))}`));
     blocks.push(section(`*What to do*\n${escapeMrkdwn(failureAdvice(input))}`));
@@ -126,6 +130,13 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
   // The top-level text is what notifications and phones show: escaped like the blocks, so the agent's
   // `<!channel>`, `<!here>` and `<https://…|…>` links are shown as text, not acted on.
   return { text: escapeMrkdwn(clipText(summaryText(input), SLACK_LIMITS.fallbackChars)), blocks };
+}
+
+/** A storm's incident: every workload that alerted into it (bounded, with the count of the rest). */
+function workloadsBlock(input: RenderInput): KnownBlock | undefined {
+  const line = workloadsLine(input);
+  const count = input.workloads?.length ?? 0;
+  return line ? section(`*Workloads (${count})*\n${escapeMrkdwn(line)}`) : undefined;
 }
 
 /**
@@ -166,9 +177,10 @@ export function feedbackButtons(input: RenderInput): ActionsBlock | undefined {
 export function runningMessage(input: RenderInput): SlackMessage {
   const { incident } = input;
   const retried = input.state.attempts > 1;
-  const what = `${incident.faultType} on ${resourceLabel(input)} (${incident.cluster})`;
+  const what = `${incident.faultType} on ${resourceLabel(input)}${othersNote(input)} (${incident.cluster})`;
   const note = triggerNote(input);
   const title = `${note ? `[${note}] ` : ''}Investigating: ${what}`;
+  const workloads = workloadsBlock(input);
   const context = [
     `incident \`${escapeMrkdwn(incident.incidentId)}\``,
     `run \`${escapeMrkdwn(input.runId)}\``,
@@ -191,6 +203,7 @@ export function runningMessage(input: RenderInput): SlackMessage {
         ...(retried ? [field('Attempt', String(input.state.attempts))] : []),
       ],
     },
+    ...(workloads ? [workloads] : []),
     { type: 'context', elements: [mrkdwn(clipText(context.join(' · '), SLACK_LIMITS.sectionChars))] },
   ];
   const text = `Investigation running${retried ? ` (attempt ${input.state.attempts})` : ''}: ${what}.`;

@@ -8,6 +8,7 @@ import type { IncidentView, ListPage } from '../../status/types.js';
 import { html, type SafeHtml } from './html.js';
 import { evidenceItems } from '../../evidence/summary.js';
 import { modelCallsSection } from './model-calls.js';
+import { workloadCount, workloadList } from './workloads.js';
 
 // The status page's HTML, rendered on the server: the incident list and one incident. No inline
 // script or style (the Content-Security-Policy forbids both): behaviour comes from /assets/status.js,
@@ -50,7 +51,7 @@ function where(view: IncidentView): SafeHtml {
   return html`<div class="where">
       <span class="cluster" title="cluster">${s.cluster}</span> /
       <span class="namespace" title="namespace">${s.namespace}</span> ·
-      <span class="resource" title="resource">${s.resource.kind}/${s.resource.name}</span>
+      <span class="resource" title="resource">${s.resource.kind}/${s.resource.name}</span>${workloadCount(s)}
     </div>
     <div class="what">
       <span class="severity sev-${severityClass(s.severity)}" title="severity">${s.severity}</span>
@@ -468,6 +469,7 @@ export function renderIncidentPage(input: IncidentPageInput): string {
           ${field('State', badge(d.state), 'state')} ${field('Cluster', s?.cluster ?? null, 'cluster')}
           ${field('Namespace', s?.namespace ?? null, 'namespace')}
           ${field('Resource', s ? `${s.resource.kind}/${s.resource.name}` : null, 'resource')}
+          ${s && s.workloads.length + s.moreWorkloads > 1 ? field('Workloads', workloadList(s), 'workloads') : ''}
           ${field('Fault', s?.faultType ?? null, 'fault')}
           ${field('Severity', s ? html`<span class="severity sev-${severityClass(s.severity)}">${s.severity}</span>` : null, 'severity')}
           ${field('Evidence', evidenceBadge(d), 'evidence')} ${field('Answer', d.answer, 'answer')}

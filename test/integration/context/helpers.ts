@@ -13,6 +13,15 @@ import { Redactor } from '../../../src/log/redact.js';
 export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/triage');
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
+/** Config lines pointing at the shipped prompt files, personas, briefs and boot file. */
+export const shippedPromptFiles = (): string[] => [
+  `system_prompt_file: ${path.join(REPO_ROOT, 'configs/triage-system-prompt.md')}`,
+  `user_prompt_file: ${path.join(REPO_ROOT, 'configs/user-prompt.md')}`,
+  `personas_dir: ${path.join(REPO_ROOT, 'configs/personas')}`,
+  `briefs_dir: ${path.join(REPO_ROOT, 'configs/briefs')}`,
+  `boot_file: ${path.join(REPO_ROOT, 'configs/boot.yml')}`,
+];
+
 export async function tempDir(
   prefix = 'tr-context-',
 ): Promise<{ dir: string; cleanup: () => Promise<void> }> {

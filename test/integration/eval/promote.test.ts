@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { runEvalCommand, runPromote } from '../../../src/cli/commands/eval.js';
+import { runCli } from '../../../src/cli/program.js';
 import { CliExit, type CliIO } from '../../../src/cli/io.js';
 import { compileCluster } from '../../../src/eval/cases/compile.js';
 import { loadCase } from '../../../src/eval/cases/load.js';
@@ -253,6 +254,29 @@ describe('eval promote', () => {
       ['get pods --namespace=payments', 'commands'],
       ['describe pods/payments-api-7c9d-x2 --namespace=payments', 'not-recorded'],
     ]);
+  });
+
+  it('`eval promote --out DIR` on the command line writes the case into DIR, wherever --out is placed', async () => {
+    const dir = await investigation();
+    await recordFeedback(dir, { verdict: 'wrong', cause: 'secret payments-db lost its key' }, 'api', {
+      audit: new AuditLog(),
+    });
+    const placements: [string, string[]][] = [
+      ['after the workspace', ['eval', 'promote', dir, '--out', 'after']],
+      ['before the workspace', ['eval', 'promote', '--out', 'before', dir]],
+      ['before `promote`', ['eval', '--out', 'parent', 'promote', dir]],
+    ];
+    for (const [where, argv] of placements) {
+      const errors: string[] = [];
+      const code = await runCli(argv, { ...io, stderr: (t) => void errors.push(t) });
+      expect(code, `${where}: ${errors.join('')}`).toBe(0);
+      const caseDir = path.join(root.dir, argv[argv.indexOf('--out') + 1] ?? '');
+      expect((await loadCase(caseDir)).expected.summary, where).toContain('lost its key');
+    }
+    // Nothing went to the default folder.
+    await expect(
+      readFile(path.join(root.dir, 'evals', 'cases', 'payments-crash', 'expected.yaml')),
+    ).rejects.toThrow(/ENOENT/);
   });
 
   it('refuses an investigation without feedback, an unfinished one, and a non-empty target, saying what to do', async () => {

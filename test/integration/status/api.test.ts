@@ -149,7 +149,9 @@ describe('status API', () => {
     expect(d.audit.omitted).toBe(0);
     const missing = await fetch(`${base}/v1/incidents/absent`);
     expect(missing.status).toBe(404);
-    expect((await json<{ message: string }>(missing)).message).toMatch(/^no incident absent under /);
+    expect((await json<{ message: string }>(missing)).message).toMatch(
+      /^no incident folder or incidentId "absent" under /,
+    );
   });
 
   it('counts audit lines without a type and a time as unreadable, and the incident page still renders', async () => {
