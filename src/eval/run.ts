@@ -96,6 +96,15 @@ async function runCell(
   const agentCalls = artifacts.calls.filter((c) => c.stage === 'agent');
   const facts = artifacts.result;
   const kubectlRecord = kubectlRecordOf(artifacts);
+  // The judge grades first: its `incorrect` makes the answer wrong in the score.
+  let judged: Pick<EvalCell, 'judge' | 'judgeError'> = {};
+  if (deps.judge && artifacts.report !== undefined) {
+    try {
+      judged = { judge: await deps.judge({ evalCase, report: artifacts.report }) };
+    } catch (err) {
+      judged = { judgeError: (err as Error).message };
+    }
+  }
   const cellOut: EvalCell = {
     ...base,
     status: facts?.status ?? 'error',
@@ -120,17 +129,12 @@ async function runCell(
       objectNames,
       reportSections: options.reportSections,
       ...(facts?.status ? { runStatus: facts.status } : {}),
+      ...(judged.judge ? { judge: judged.judge.verdict } : {}),
     }),
+    ...judged,
   };
   if (!facts) cellOut.error = artifacts.problems.join('; ');
   else if (facts.status !== 'succeeded' && facts.error) cellOut.error = facts.error;
-  if (deps.judge && artifacts.report !== undefined) {
-    try {
-      cellOut.judge = await deps.judge({ evalCase, report: artifacts.report });
-    } catch (err) {
-      cellOut.judgeError = (err as Error).message;
-    }
-  }
   await writeFileAtomic(path.join(cellDir, 'score.json'), `${JSON.stringify(cellOut, null, 2)}\n`);
   return cellOut;
 }
