@@ -7,7 +7,9 @@ import { writeFileAtomic } from '../util/fs.js';
 import { kubectlRecordOf, readRunArtifacts, type RunMeasuresRecord } from './artifacts.js';
 import { compileCluster, compileOtherClusters } from './cases/compile.js';
 import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
+import { returnedText } from './cases/tokens.js';
 import { installShim } from './install-shim.js';
+import { caseKeyOf, type CaseKey } from './score/offline.js';
 import { scoreRun } from './score/score.js';
 import { buildScorecard, renderScorecardMarkdown } from './scorecard.js';
 import type { CellModelCalls, EvalCell, JudgeVerdict, Scorecard } from './types.js';
@@ -50,7 +52,7 @@ const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_');
 async function runCell(
   evalCase: EvalCase,
   shimDir: string,
-  objectNames: string[],
+  key: CaseKey,
   cell: Pick<EvalCell, 'agent' | 'model' | 'variant' | 'repeat'> & { modelArg?: string },
   cellDir: string,
   options: EvalOptions,
@@ -126,7 +128,9 @@ async function runCell(
       expected: evalCase.expected,
       report: artifacts.report,
       calls: artifacts.calls,
-      objectNames,
+      objectNames: key.objectNames,
+      planted: key.planted,
+      returned: returnedText(artifacts.calls, key.cluster),
       reportSections: options.reportSections,
       ...(facts?.status ? { runStatus: facts.status } : {}),
       ...(judged.judge ? { judge: judged.judge.verdict } : {}),
@@ -189,11 +193,7 @@ export async function runEval(options: EvalOptions, deps: EvalDeps): Promise<Sco
     });
     const shimDir = path.join(outDir, 'shims', evalCase.name);
     await installShim(shimDir, cluster, undefined, others);
-    const objectNames = [
-      ...new Set(
-        cluster.objects.filter((o) => o.type !== 'events' && o.type !== 'namespaces').map((o) => o.name),
-      ),
-    ];
+    const key = await caseKeyOf(evalCase, cluster);
     for (let repeat = 1; repeat <= options.repeat; repeat++) {
       for (const agent of options.agents) {
         for (const modelArg of options.models) {
@@ -211,7 +211,7 @@ export async function runEval(options: EvalOptions, deps: EvalDeps): Promise<Sco
               await runCell(
                 evalCase,
                 shimDir,
-                objectNames,
+                key,
                 { agent, model, variant, repeat, ...(modelArg ? { modelArg } : {}) },
                 cellDir,
                 options,
