@@ -17,7 +17,7 @@ export { confidenceIn, isHighConfidence } from '../report/confidence.js';
  * written before the evidence recorded it, or a run without a report).
  */
 export function answerConfidence(result: {
-  evidence?: { confidence?: string } | null;
+  evidence?: { verdict: string; confidence?: string } | null;
   answer?: string | null;
 }): string | undefined {
   return result.evidence?.confidence ?? confidenceIn(result.answer ?? undefined);
