@@ -1,9 +1,10 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileCluster } from '../../../src/eval/cases/compile.js';
+import { discoverCases } from '../../../src/eval/cases/load.js';
 import { answer } from '../../../src/eval/shim/answer.js';
 import type { FrozenCluster } from '../../../src/eval/shim/cluster.js';
 import { classifyKubectl } from '../../../src/kubectl/policy/classify.js';
@@ -13,7 +14,7 @@ import type { Obj, Scenario } from '../../support/kube-objects/shop.js';
 import { REPO_ROOT } from '../../support/runs.js';
 import { startStandInApiServer, type StandInApiServer } from '../../support/stand-in-apiserver.js';
 
-// The eval's stand-in kubectl against the real one: a shipped case's pods, events and logs are served by
+// The eval's stand-in kubectl against the real one: each shipped case's pods, events and logs are served by
 // the stand-in API server (with the server-side tables of Kubernetes' pod and event printers, ages
 // against the case's frozen clock), Debian's kubectl 1.32 is run against it, and the frozen cluster's
 // shim answers the same command lines; both must print the same. The verbs are those the shipped cases'
@@ -22,24 +23,50 @@ import { startStandInApiServer, type StandInApiServer } from '../../support/stan
 // against the host's clock in kubectl and against the frozen clock in the shim: those are masked there
 // (with the column padding that follows them), and only there.
 
-const CASES = [
-  { name: 'crashloop-bad-config', namespace: 'orders', pod: 'orders-api-7f9c6d5b8d-x7k2p' },
-  { name: 'oomkilled-low-limit', namespace: 'search', pod: 'search-indexer-7c9fd5b6d8-q8w2n' },
-];
+/** Every shipped case with a reachable cluster, at the incident's namespace and pod (its first pod when the incident is about another kind). */
+async function casesOf(): Promise<
+  { name: string; namespace: string; pod: string; cluster: FrozenCluster }[]
+> {
+  const out = [];
+  for (const dir of await discoverCases(path.join(REPO_ROOT, 'examples', 'evals'))) {
+    const name = path.basename(dir);
+    const cluster = await compileCluster(dir, name);
+    if (cluster.unreachable) continue;
+    const incident = JSON.parse(await readFile(path.join(dir, 'incident.json'), 'utf8')) as {
+      namespace: string;
+      resource: { kind: string; name: string };
+    };
+    const pods = cluster.objects
+      .filter((o) => o.type === 'pods' && o.namespace === incident.namespace)
+      .map((o) => o.name)
+      .sort();
+    const pod = incident.resource.kind === 'Pod' ? incident.resource.name : pods[0];
+    if (pod) out.push({ name, namespace: incident.namespace, pod, cluster });
+  }
+  return out;
+}
+
+const CASES = await casesOf();
 
 type Compare = 'exact' | 'ages-masked';
 
-const COMMANDS = (ns: string, pod: string): { argv: string[]; compare: Compare }[] => [
-  { argv: ['get', 'pods', '-n', ns], compare: 'exact' },
-  { argv: ['get', 'pods', '-n', ns, '-o', 'wide'], compare: 'exact' },
-  { argv: ['get', 'pod', pod, '-n', ns], compare: 'exact' },
-  { argv: ['get', 'pod', pod, '-n', ns, '-o', 'yaml'], compare: 'exact' },
-  { argv: ['get', 'pod', pod, '-n', ns, '-o', 'json'], compare: 'exact' },
-  { argv: ['get', 'events', '-n', ns], compare: 'exact' },
-  { argv: ['logs', pod, '-n', ns], compare: 'exact' },
-  { argv: ['logs', pod, '-n', ns, '--previous'], compare: 'exact' },
-  { argv: ['describe', 'pod', pod, '-n', ns], compare: 'ages-masked' },
-];
+function commandsOf(ns: string, pod: string, cluster: FrozenCluster): { argv: string[]; compare: Compare }[] {
+  const logged = cluster.logs.filter((l) => l.namespace === ns && l.pod === pod);
+  const single = logged.filter((l) => !l.previous).length === 1;
+  return [
+    { argv: ['get', 'pods', '-n', ns], compare: 'exact' },
+    { argv: ['get', 'pods', '-n', ns, '-o', 'wide'], compare: 'exact' },
+    { argv: ['get', 'pod', pod, '-n', ns], compare: 'exact' },
+    { argv: ['get', 'pod', pod, '-n', ns, '-o', 'yaml'], compare: 'exact' },
+    { argv: ['get', 'pod', pod, '-n', ns, '-o', 'json'], compare: 'exact' },
+    { argv: ['get', 'events', '-n', ns], compare: 'exact' },
+    ...(single ? [{ argv: ['logs', pod, '-n', ns], compare: 'exact' as const }] : []),
+    ...(single && logged.some((l) => l.previous)
+      ? [{ argv: ['logs', pod, '-n', ns, '--previous'], compare: 'exact' as const }]
+      : []),
+    { argv: ['describe', 'pod', pod, '-n', ns], compare: 'ages-masked' },
+  ];
+}
 
 /** The case's pods, events and logs as the stand-in API server's scenario. */
 function scenarioOf(cluster: FrozenCluster): Scenario {
@@ -87,13 +114,10 @@ beforeAll(async () => {
 });
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-describe.each(CASES)('the stand-in kubectl of $name', ({ name, namespace, pod }) => {
-  let cluster: FrozenCluster;
+describe.each(CASES)('the stand-in kubectl of $name', ({ name, namespace, pod, cluster }) => {
   let server: StandInApiServer;
   let env: Record<string, string>;
   beforeAll(async () => {
-    const caseDir = path.join(REPO_ROOT, 'examples', 'evals', name);
-    cluster = await compileCluster(caseDir, name);
     const world = scenarioOf(cluster);
     server = await startStandInApiServer({
       answer: serveScenario(
@@ -107,7 +131,7 @@ describe.each(CASES)('the stand-in kubectl of $name', ({ name, namespace, pod })
   });
   afterAll(async () => server.close());
 
-  it.each(COMMANDS(namespace, pod).map((c) => [c.argv.join(' '), c] as const))(
+  it.each(commandsOf(namespace, pod, cluster).map((c) => [c.argv.join(' '), c] as const))(
     'prints what the real kubectl prints: kubectl %s',
     async (_label, { argv, compare }) => {
       const real = await realKubectl(argv, env);
