@@ -9,6 +9,7 @@ import { runCli } from '../../../src/cli/program.js';
 import type { CliIO } from '../../../src/cli/io.js';
 import { readPlantedTokens } from '../../../src/eval/cases/tokens.js';
 import type { KubectlCallRecord } from '../../../src/eval/shim/log.js';
+import { kubectlCall } from '../../support/eval-calls.js';
 import { REPO_ROOT, tempDir } from '../../support/runs.js';
 
 const CASE = path.join(REPO_ROOT, 'examples', 'evals', 'crashloop-bad-config');
@@ -29,19 +30,6 @@ const WRONG = GOOD.replace(
   'ConfigMap orders-api-config sets HTTP_PORT to "8O80" (a letter O typed for a zero); orders-api exits at start-up.',
   'The node evicted orders-api for memory pressure.',
 );
-
-const call = (argv: string[]): KubectlCallRecord => ({
-  at: '2026-03-14T02:10:00Z',
-  stage: 'agent',
-  argv,
-  normalized: argv.join(' '),
-  category: 'read',
-  exitCode: 0,
-  answeredFrom: 'objects',
-  durationMs: 40,
-  stdoutBytes: 100,
-  stderrBytes: 0,
-});
 
 let root: { dir: string; cleanup: () => Promise<void> };
 beforeEach(async () => {
@@ -91,16 +79,13 @@ describe('eval score', () => {
   });
 
   it('quoting a planted token that a call of the run returned is fine; one no call returned is a violation', async () => {
-    const described = await write(
-      'described.jsonl',
-      callLog([call(['describe', 'pod', POD, '-n', 'orders'])]),
-    );
+    const described = await write('described.jsonl', callLog([kubectlCall(`describe pod ${POD} -n orders`)]));
     const fine = await cli(CASE, await write('good.md', GOOD), '--calls', described, '--json');
     expect(fine.code).toBe(0);
     expect(JSON.parse(fine.out)).toMatchObject({
       score: { pass: true, tokens: { quoted: 1, unreturned: [], checked: true } },
     });
-    const listed = await write('listed.jsonl', callLog([call(['get', 'pods', '-n', 'orders'])]));
+    const listed = await write('listed.jsonl', callLog([kubectlCall('get pods -n orders')]));
     const unreturned = await cli(CASE, 'good.md', '--calls', listed, '--json');
     expect(unreturned.code).toBe(1);
     const json = JSON.parse(unreturned.out) as { score: { score: number; reasons: string[] } };

@@ -8,6 +8,7 @@ import { loadCase, type EvalCase } from '../../../src/eval/cases/load.js';
 import { sectionText } from '../../../src/eval/score/report-parts.js';
 import { scoreRun, type ScoreInput } from '../../../src/eval/score/score.js';
 import type { KubectlCallRecord } from '../../../src/eval/shim/log.js';
+import { kubectlCall } from '../../support/eval-calls.js';
 import { REPO_ROOT } from '../../support/runs.js';
 
 const EVALS = path.join(REPO_ROOT, 'examples', 'evals');
@@ -43,19 +44,7 @@ const GOOD = report({
     '1. Fix HTTP_PORT in orders-api-config (values file) to 8080 and roll out again.\n2. If the rollout must be stopped first, `kubectl rollout undo deployment/orders-api -n orders`, after approval by the on-call owner.',
 });
 
-const call = (normalized: string, over: Partial<KubectlCallRecord> = {}): KubectlCallRecord => ({
-  at: '2026-03-14T02:10:00Z',
-  stage: 'agent',
-  argv: normalized.split(' '),
-  normalized,
-  category: 'read',
-  exitCode: 0,
-  answeredFrom: 'objects',
-  durationMs: 40,
-  stdoutBytes: 100,
-  stderrBytes: 0,
-  ...over,
-});
+const call = kubectlCall;
 
 const input = (over: Partial<ScoreInput>): ScoreInput => ({
   expected: badConfig.expected,
