@@ -59,7 +59,7 @@ describe('single-host deployment files', () => {
       build: { dockerfile: string };
     };
     expect(seconds(daemon.stop_grace_period)).toBeGreaterThanOrEqual(worstCaseShutdownSeconds());
-    expect(daemon.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8080/healthz');
+    expect(daemon.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8742/healthz');
     expect(daemon.volumes).toContainEqual(expect.stringMatching(/:\/var\/lib\/triage-runner$/));
     expect(daemon.environment.DOCKER_HOST).toMatch(/^unix:\/\//);
     expect(daemon.volumes).toContainEqual(expect.stringContaining(daemon.environment.DOCKER_HOST!.slice(7)));
