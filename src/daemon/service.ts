@@ -143,7 +143,10 @@ function httpParts(
     limits: httpLimits(config),
     allowedHosts: allowedHosts(config),
     routes: [
-      createIntakeRoutes({ config, secrets, hooks: host.intakeHooks, identity: { daemonId }, log }),
+      createIntakeRoutes({
+        ...{ config, secrets, hooks: host.intakeHooks, identity: { daemonId }, log },
+        metrics: host.metrics.intake,
+      }),
       ...createStatusRoutes({ index, host, lease: { ttlMs: config.scheduling.lease_ttl }, redactor, log }),
       feedbackRoutes({
         root: config.workspaces_root,
