@@ -41,7 +41,7 @@ export function fellBack(entry: ClusterEntry, home: string | undefined): boolean
 /** What to do about a failed check, from the entry and from kubectl's own message. */
 function advice(entry: ClusterEntry, message: string, noKubeconfig: boolean): string {
   if (noKubeconfig || (!entry.kubeconfig && /localhost:8080|127\.0\.0\.1:8080/.test(message)))
-    return `no kubeconfig is configured (kubeconfig: is unset and the daemon's user has no ~/.kube/config), so kubectl fell back to ${KUBECTL_FALLBACK}: set kubeconfig: (or clusters:) to the cluster's kubeconfig`;
+    return `no kubeconfig is configured, so kubectl fell back to ${KUBECTL_FALLBACK} (kubeconfig: is unset and the daemon's user has no ~/.kube/config): set kubeconfig: (or clusters:) to the cluster's kubeconfig`;
   if (/Unauthorized|credentials|token has expired|x509/i.test(message))
     return `the cluster refused the credentials in ${entry.kubeconfig ?? 'the default kubeconfig'}: renew them`;
   if (/context .* does not exist|no context exists/i.test(message))

@@ -31,6 +31,8 @@ export interface PipelineMetrics {
   modelUsage?(usage: ModelUsage): void;
   /** A cluster registry entry's access check found it reachable or not (set at each change). */
   clusterReachable?(cluster: string, reachable: boolean): void;
+  /** A run's report was checked against what the run recorded (result.json `evidence.verdict`). */
+  evidence?(verdict: string): void;
 }
 
 /** A run's model calls as the model gateway counted them. */

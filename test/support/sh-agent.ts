@@ -8,6 +8,7 @@ import type { Config } from '../../src/config/schema.js';
 import type { Engine } from '../../src/engines/types.js';
 import { createRunExecutor } from '../../src/run/pipeline.js';
 import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/run/types.js';
+import type { PipelineMetrics } from '../../src/shared/types.js';
 import type { Workspace } from '../../src/workspace/incident.js';
 import { createDockerEngine } from '../../src/engines/docker/index.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -33,6 +34,8 @@ export function shScriptExecutor(
   env: Record<string, string | undefined> = {},
   /** 'configured': the skills cache of config.skills (a triage script runs); else none. */
   skills: 'none' | 'configured' = 'none',
+  /** Where the pipeline reports to /metrics (none by default). */
+  metrics?: PipelineMetrics,
 ): RunExecutor {
   const adapter = fakeAdapter('sh');
   return createRunExecutor({
@@ -43,6 +46,7 @@ export function shScriptExecutor(
     audit: new AuditLog(),
     env,
     engine,
+    ...(metrics ? { metrics } : {}),
     ...(skills === 'none' ? { skills: emptySkills() } : {}),
     agents: () => ({
       ...adapter,

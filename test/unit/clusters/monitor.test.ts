@@ -130,7 +130,7 @@ describe('cluster access monitor: one probe, one cache', () => {
       }).forRun('default');
     expect((await check()).detail).toBe(
       'cluster default cannot be reached: Error from server (NotFound): the server could not find the requested resource: ' +
-        "no kubeconfig is configured (kubeconfig: is unset and the daemon's user has no ~/.kube/config), so kubectl fell back to localhost:8080: set kubeconfig: (or clusters:) to the cluster's kubeconfig",
+        "no kubeconfig is configured, so kubectl fell back to localhost:8080 (kubeconfig: is unset and the daemon's user has no ~/.kube/config): set kubeconfig: (or clusters:) to the cluster's kubeconfig",
     );
     // With ~/.kube/config kubectl had one: the advice is about reaching its API server.
     await mkdir(path.join(home, '.kube'));
