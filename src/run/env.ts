@@ -9,6 +9,7 @@ import type { GatewayHost } from '../gateway/host.js';
 import type { Redactor } from '../log/redact.js';
 import type { PipelineMetrics } from '../shared/types.js';
 import type { PodBroker } from '../kubectl/broker/pod-broker.js';
+import type { RunFilesRoute } from '../engines/kubernetes/files/types.js';
 
 // What every stage of the run pipeline is given: the pipeline's dependencies, one per executor.
 
@@ -40,8 +41,11 @@ export interface PipelineEnv {
    * probed permissions (kubectl.access_check); absent when the check is off.
    */
   clusterAccess?: ClusterAccessMonitor;
-  /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
-  podBroker?: { url: string; open: () => Promise<PodBroker> };
+  /**
+   * The daemon's port for agent pods (kubernetes.broker), listening from the first run that needs it:
+   * the kubectl broker over HTTP, the model gateway, and the pods' run files (`files`, which opens it too).
+   */
+  podBroker?: { url: string; open: () => Promise<PodBroker>; files: () => Promise<RunFilesRoute> };
 }
 
 /** Appends one of the run's audit events (incident and run ids added). */

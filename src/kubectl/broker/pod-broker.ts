@@ -14,7 +14,8 @@ import type { RunTokens } from './tokens.js';
 // byte, so it is decided by the persona's policy and recorded in cluster-calls.jsonl exactly as under
 // docker, and the answer streams back as the same frames. A missing, unknown or expired token gets 401
 // and never reaches a broker. The same port serves the model gateway to pods (`gateway`): a request
-// under one of its prefixes (`/anthropic/…`) goes to it, and it checks the run's gateway token itself.
+// under one of its prefixes (`/anthropic/…`) goes to it, and it checks the run's gateway token itself;
+// and an agent pod's run files (`files`, `/v1/run-files/…`), which check the run's files token.
 
 export const POD_BROKER_PATH = '/v1/kubectl';
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -33,6 +34,8 @@ export interface PodBrokerOptions {
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
   /** Served on the same port: requests whose first path segment is one of `prefixes` go to `listener`. */
   gateway?: { prefixes: readonly string[]; listener: RequestListener };
+  /** Served on the same port: requests whose path begins with `prefix` go to `handle` (an agent pod's run files). */
+  files?: { prefix: string; handle: RequestListener };
   /** Connections and header/body timeouts of the port (the model gateway's, when it serves one). */
   limits?: ListenerLimits;
 }
@@ -168,6 +171,8 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
   const server: Server = createLimitedServer(limits, (req, res) => {
     const first = (req.url ?? '/').split(/[/?]/)[1] ?? '';
     if (options.gateway && gatewayPrefixes.has(first)) return options.gateway.listener(req, res);
+    if (options.files && (req.url ?? '').startsWith(options.files.prefix))
+      return options.files.handle(req, res);
     handle(req, res).catch(() => refuse(res, 500, 'the broker failed to handle the call'));
   });
   await new Promise<void>((resolve, reject) => {
