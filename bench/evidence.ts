@@ -1,8 +1,11 @@
-// Evidence check benchmark: a 2,000-line report (facts with sources, a Commands Executed block, log
-// excerpts) against 500 recorded calls with their outputs, as the daemon checks it after every run. The
+// Evidence check benchmark: a 2,000-line report (a headline, facts quoting log lines and stating values
+// of describes and get tables, inferences, a Commands Executed block, log excerpts copied whole, with
+// shortened timestamps and with [...]) against 500 recorded calls with their outputs (describes as the
+// real kubectl prints them), as the daemon checks it after every run. The
 // baseline is parsing the same report into its syntax tree alone (what any reader of it pays).
 //   npx tsx bench/evidence.ts
 //   BENCH_ITERATIONS=50 npx tsx bench/evidence.ts
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { checkEvidence } from '../src/evidence/check.js';
 import { parseMarkdown } from '../src/util/markdown.js';
@@ -13,10 +16,19 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 30);
 const CALLS = 500;
 const REPORT_LINES = 2000;
 const LIMIT_MS = 100;
+const WARM_UP = 5;
 
 const pod = (i: number) => `api-${(i * 7919).toString(16).padStart(6, '0')}-x${i % 97}`;
 const logLine = (i: number, j: number) =>
   `2026-11-26T09:${String(j % 60).padStart(2, '0')}:00Z level=error pod=${pod(i)} msg="request ${j} failed: upstream ${i % 13} reset"`;
+
+// A describe as the real kubectl prints it (the recorded one of test/fixtures/kubectl-output), per pod.
+const shop = JSON.parse(
+  readFileSync(new URL('../test/fixtures/kubectl-output/shop.json', import.meta.url), 'utf8'),
+) as { calls: { name: string; stdout: string }[] };
+const DESCRIBE = shop.calls.find((c) => c.name === 'describe-api')?.stdout ?? '';
+const describeOf = (i: number, ns: string) =>
+  DESCRIBE.replace(/api-7d9f-x2k9q/g, pod(i)).replace(/Namespace: {8}shop/, `Namespace:        ${ns}`);
 
 const calls: RecordedCall[] = Array.from({ length: CALLS }, (_, i) => {
   const ns = `ns-${i % 20}`;
@@ -25,33 +37,40 @@ const calls: RecordedCall[] = Array.from({ length: CALLS }, (_, i) => {
       argv: ['logs', pod(i), '-n', ns, '--previous'],
       stdout: Array.from({ length: 60 }, (_, j) => logLine(i, j)).join('\n'),
     };
-  if (i % 3 === 1)
-    return {
-      argv: ['describe', 'pod', pod(i), '-n', ns],
-      stdout:
-        `Name: ${pod(i)}\nNamespace: ${ns}\nState: Waiting\n  Reason: CrashLoopBackOff\nLast State: Terminated\n  Exit Code: 1\n`.repeat(
-          5,
-        ),
-    };
+  if (i % 3 === 1) return { argv: ['describe', 'pod', pod(i), '-n', ns], stdout: describeOf(i, ns) };
   return {
     argv: ['get', 'pods', '-n', ns, '-o', 'wide'],
-    stdout: `NAME READY STATUS\n${pod(i)} 0/1 CrashLoopBackOff\n`,
+    stdout: `${'NAME'.padEnd(22)}READY   STATUS             RESTARTS      AGE\n${pod(i).padEnd(22)}0/1     CrashLoopBackOff   14 (2m ago)   40m\n`,
   };
 });
 const record = recorded(calls);
+
+/** A fact of each kind: a log line quoted (with an elision), values from a describe, a restart count. */
+function fact(n: number): string {
+  // Pods whose calls were recorded (every third call of each kind).
+  const i = (n * 3) % (CALLS - 2);
+  const ns = (k: number) => `ns-${k % 20}`;
+  if (n % 3 === 0)
+    return `- **[FACT-${n + 1}]** ${pod(i)} logged \`level=error pod=${pod(i)} msg="request 7 failed: [...] reset"\` — Source: \`kubectl logs ${pod(i)} -n ${ns(i)} -p\``;
+  if (n % 3 === 1)
+    return `- **[FACT-${n + 1}]** ${pod(i + 1)} waits in CrashLoopBackOff, last state Error, exit code 1, memory limit 256Mi — Source: \`kubectl describe pod ${pod(i + 1)} -n ${ns(i + 1)}\``;
+  return `- **[FACT-${n + 1}]** ${pod(i + 2)} restarted 14 times — Source: \`kubectl get pods -n ${ns(i + 2)} -o wide\``;
+}
 
 function report(): string {
   const lines: string[] = [
     '# Kubernetes Incident Triage Report',
     '',
+    '## 0. Executive Triage Card',
+    '',
+    '### Primary Hypothesis',
+    `${pod(0)} crash-loops on upstream resets, exit code 1 [INF-1] — Confidence: High`,
+    '',
     '## 2. Assessment & Findings',
     '',
     '### Observed Facts',
   ];
-  for (let i = 0; i < 300; i++)
-    lines.push(
-      `- **[FACT-${i + 1}]** ${pod(i * 3)} restarted — Source: \`kubectl logs ${pod(i * 3)} -n ns-${(i * 3) % 20} -p\``,
-    );
+  for (let n = 0; n < 300; n++) lines.push(fact(n));
   lines.push('', '### Derived Inferences');
   for (let i = 0; i < 100; i++)
     lines.push(`- **[INF-${i + 1}]** upstream resets — Based on: FACT-${i + 1}, FACT-${i + 2}`);
@@ -59,8 +78,17 @@ function report(): string {
   for (let i = 0; i < 400; i++)
     lines.push(`kubectl describe po ${pod(i * 3 + 1)} --namespace ns-${(i * 3 + 1) % 20}`);
   lines.push('```', '', '## 6. Supporting Evidence', '', '### Log Excerpts', '', '```');
-  for (let i = 0; lines.length < REPORT_LINES - 1; i++)
-    lines.push(logLine(((i * 3) % CALLS) - (((i * 3) % CALLS) % 3), i % 60));
+  // Most lines copied whole; every fifth with its timestamp shortened, every seventh cut with [...].
+  for (let i = 0; lines.length < REPORT_LINES - 1; i++) {
+    const line = logLine(((i * 3) % CALLS) - (((i * 3) % CALLS) % 3), i % 60);
+    lines.push(
+      i % 5 === 0
+        ? line.replace(/^2026-11-26T(\d\d:\d\d):00Z/, '$1:00')
+        : i % 7 === 0
+          ? line.replace(/ msg=.* failed:/, ' [...]')
+          : line,
+    );
+  }
   lines.push('```');
   return `${lines.join('\n')}\n`;
 }
@@ -72,45 +100,62 @@ const time = (fn: () => unknown): number[] =>
     fn();
     return performance.now() - t0;
   });
-/** CPU milliseconds per call (user + system): on a loaded host, closer to what an idle one takes than wall time. */
-const cpu = (fn: () => unknown): number => {
-  const before = process.cpuUsage();
-  for (let i = 0; i < ITERATIONS; i++) fn();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000 / ITERATIONS;
+/**
+ * CPU milliseconds of each call (user + system). On this shared 2-core host one call's CPU time swings
+ * 2× from call to call (the other tenants' load, the frequency): the median is the check's cost, the
+ * mean and p90 show the swing.
+ */
+const cpuEach = (fn: () => unknown): number[] =>
+  Array.from({ length: ITERATIONS }, () => {
+    const before = process.cpuUsage();
+    fn();
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000;
+  });
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 };
+const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? 0;
 
-// Warm-up, then measure both in the same run.
-checkEvidence({ report: text, ...record });
+// Warm-up (the first calls compile the code), then measure both in the same run.
+for (let i = 0; i < WARM_UP; i++) checkEvidence({ report: text, ...record });
 const parse = time(() => parseMarkdown(text));
 const check = time(() => checkEvidence({ report: text, ...record }));
 const evidence = checkEvidence({ report: text, ...record });
-const parseCpu = cpu(() => parseMarkdown(text));
-const checkCpu = cpu(() => checkEvidence({ report: text, ...record }));
+const parseCpu = cpuEach(() => parseMarkdown(text));
+const checkCpu = cpuEach(() => checkEvidence({ report: text, ...record }));
 const p50 = percentile(check, 50);
 const base = Math.max(1, percentile(parse, 50));
+const checkMedian = median(checkCpu);
 printTable(
   `evidence check: ${text.split('\n').length}-line report, ${CALLS} recorded calls, ${ITERATIONS} runs`,
   [
     ['parse the report only (baseline), p50', `${percentile(parse, 50)} ms`, '1.00×'],
     ['evidence check, p50', `${p50} ms`, `${(p50 / base).toFixed(2)}×`],
     [
-      'CPU per call: parse / evidence check',
-      `${parseCpu.toFixed(1)} / ${checkCpu.toFixed(1)} ms`,
-      `${(checkCpu / Math.max(0.1, parseCpu)).toFixed(2)}×`,
+      'CPU per call, median: parse / evidence check',
+      `${median(parseCpu).toFixed(1)} / ${checkMedian.toFixed(1)} ms`,
+      `${(checkMedian / Math.max(0.1, median(parseCpu))).toFixed(2)}×`,
+    ],
+    [
+      'evidence check CPU per call: mean / p90',
+      `${mean(checkCpu).toFixed(1)} / ${p90(checkCpu).toFixed(1)} ms`,
+      '',
     ],
     ['evidence check, p90', `${percentile(check, 90)} ms`, `${(percentile(check, 90) / base).toFixed(2)}×`],
     [
-      'verdict (verified / not run / not found)',
-      `${evidence.verdict} (${evidence.verified} / ${evidence.citedNotRun.length} / ${evidence.excerptsNotFound.length})`,
+      'verdict (claims supported / total; not run / not found)',
+      `${evidence.verdict} (${evidence.claimsSupported ?? 0} / ${evidence.claimsTotal ?? 0}; ${evidence.citedNotRun.length} / ${evidence.excerptsNotFound.length})`,
       '',
     ],
   ],
 );
-// The budget is the check's own cost: CPU time, which a host running other work does not inflate as it does wall time.
-if (checkCpu > LIMIT_MS) {
+// The budget is the check's own cost: its median CPU time per call.
+if (checkMedian > LIMIT_MS) {
   process.stderr.write(
-    `evidence check ${checkCpu.toFixed(1)} CPU ms per call is over the ${LIMIT_MS} ms budget\n`,
+    `evidence check ${checkMedian.toFixed(1)} CPU ms per call (median) is over the ${LIMIT_MS} ms budget\n`,
   );
   process.exitCode = 1;
 }

@@ -863,6 +863,28 @@ const baseSchema = z.strictObject({
     })
     .prefault({})
     .describe('eval command'),
+  evidence: z
+    .strictObject({
+      verify: z
+        .enum(['off', 'model'])
+        .default('off')
+        .describe(
+          'a second reader after the deterministic evidence check: model sends each claim with 2 KB of the output it cites through the model gateway; it can only lower the verdict',
+        ),
+      provider: z
+        .enum(['anthropic', 'openai'])
+        .default('anthropic')
+        .describe(
+          'anthropic: the Messages API; openai: /chat/completions (through the gateway, with its key)',
+        ),
+      model: z.string().min(1).default('claude-haiku-4-5').describe('the model that reads the claims'),
+      timeout: duration('30s', 'one claim read by the model'),
+      max_claims: int(1, 200)
+        .default(20)
+        .describe('claims the model reads per run: the headline and the chain behind it first'),
+    })
+    .prefault({})
+    .describe('the evidence check of every report against the cluster output it cites'),
   notify: z
     .strictObject({
       sinks: z

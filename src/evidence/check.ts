@@ -1,33 +1,38 @@
-import type { Evidence } from '../workspace/run-record.js';
+import type { Evidence, EvidenceClaim } from '../workspace/run-record.js';
 import type { ClusterCallRecord } from '../kubectl/broker/calls.js';
 import type { CallOutputRecord } from '../kubectl/broker/outputs.js';
-import { parseKubectl, type KubectlCommand } from '../kubectl/parse.js';
+import { NO_HYPOTHESIS } from '../report/headline.js';
+import { CallIndex } from './calls.js';
+import { judgeChain } from './chain.js';
 import { readClaims } from './claims.js';
 import { callGaps } from './gaps.js';
-import { covers, parseCited } from './match.js';
+import { clip, judgeBlock, judgeFact, objectNames, type JudgeContext, type Judged } from './judge.js';
+import { QuoteChecker } from './quote-check.js';
+import { decideVerdict } from './verdict.js';
 
-// The evidence check: the report's claims (src/evidence/claims.ts) against what the run recorded —
-// every cluster call with its decision and exit code (cluster-calls.jsonl), what each allowed call
-// returned (cluster-outputs.jsonl) and the triage output. Deterministic and local: no model judges it.
+// The evidence check: the report's claims (claims.ts) — its headline, facts, inferences and quoted
+// output — against what the run recorded: every cluster call with its decision and exit code
+// (cluster-calls.jsonl), what each allowed call returned (cluster-outputs.jsonl), and, as a tier of its
+// own that is never cluster evidence, the alert and the triage output. Deterministic and local.
 
 export interface EvidenceInput {
   report: string;
   calls: ClusterCallRecord[];
   outputs: CallOutputRecord[];
-  /** The triage script's output (its log and products), also searched for quoted lines. */
+  /** The triage script's output (its log and products): quotes found only there are from the triage. */
   triageText?: string;
+  /** The incident as the producer wrote it (incident.json, the alert's text). */
+  alertText?: string;
   /** Why the calls were not recorded (the guard was off, the engine cannot reach a broker). */
   unrecorded?: string;
   /** Gaps known before the agent ran: an unreachable cluster, a cut triage output. */
   knownGaps?: string[];
+  /** What the access check said when it found the run's cluster unreachable. */
+  unreachable?: string;
 }
 
 /** Entries kept per list in result.json (the counts are exact; the record has everything). */
 export const MAX_LISTED = 50;
-const MAX_ENTRY_CHARS = 240;
-
-const clip = (text: string): string =>
-  text.length <= MAX_ENTRY_CHARS ? text : `${text.slice(0, MAX_ENTRY_CHARS - 1)}…`;
 
 function listed(entries: string[]): string[] {
   const unique = [...new Set(entries.map(clip))];
@@ -35,146 +40,112 @@ function listed(entries: string[]): string[] {
   return [...unique.slice(0, MAX_LISTED - 1), `…and ${unique.length - MAX_LISTED + 1} more`];
 }
 
-type CallStatus = 'succeeded' | 'failed' | 'refused' | 'never run';
-
-interface ParsedCall {
-  record: ClusterCallRecord;
-  command: KubectlCommand;
+/** The headline first, then what does not hold (the chain's first), then the rest, at most MAX_LISTED. */
+function ordered(claims: Judged[]): Judged[] {
+  const rank = (j: Judged) =>
+    j.kind === 'headline'
+      ? 0
+      : j.status !== 'supported' && j.status !== 'alert'
+        ? j.chain
+          ? 1
+          : 2
+        : j.chain
+          ? 3
+          : 4;
+  return claims
+    .map((j, i) => ({ j, i }))
+    .sort((a, b) => rank(a.j) - rank(b.j) || a.i - b.i)
+    .slice(0, MAX_LISTED)
+    .map(({ j }) => j);
 }
 
-/** The recorded calls by verb, and by verb and first name for the citations that name one. */
-class CallIndex {
-  private readonly byVerb = new Map<string, ParsedCall[]>();
-  private readonly byName = new Map<string, ParsedCall[]>();
+const recordOf = (j: Judged): EvidenceClaim => ({
+  text: j.text,
+  kind: j.kind,
+  status: j.status,
+  source: j.source,
+  why: clip(j.why),
+  ...(j.id ? { id: j.id } : {}),
+  ...(j.chain ? { chain: true } : {}),
+});
 
-  constructor(records: ClusterCallRecord[]) {
-    for (const record of records) {
-      if (record.tool !== 'kubectl') continue;
-      const call = { record, command: parseKubectl(record.argv) };
-      push(this.byVerb, call.command.verb ?? '', call);
-      for (const target of call.command.targets)
-        for (const name of target.names) push(this.byName, `${call.command.verb ?? ''}\u0000${name}`, call);
-    }
+/** Bytes of a claim's cited output handed to the second reader. */
+export const EXCERPT_BYTES = 2048;
+
+/** What a claim rests on, for a reader of it: its cited calls' lines, those sharing its words first. */
+function excerptOf(j: Judged): string {
+  const words = new Set(
+    (j.text.toLowerCase().match(/[a-z0-9][\w.:/-]{3,}/g) ?? []).map((w) => w.replace(/[.:]+$/, '')),
+  );
+  const lines = j.calls.flatMap((c) => [`$ ${c.label}`, ...c.lines()]);
+  const score = (l: string) => [...words].filter((w) => l.toLowerCase().includes(w)).length;
+  const ranked = lines
+    .map((l, i) => ({ l, i, s: l.startsWith('$ ') ? 1000 : score(l) }))
+    .sort((a, b) => b.s - a.s || a.i - b.i);
+  const kept: { l: string; i: number }[] = [];
+  let bytes = 0;
+  for (const r of ranked) {
+    const size = Buffer.byteLength(r.l) + 1;
+    if (bytes + size > EXCERPT_BYTES) continue;
+    kept.push(r);
+    bytes += size;
   }
-
-  /** What happened to a cited command: the best outcome among the recorded calls it describes. */
-  statusOf(cited: KubectlCommand): CallStatus {
-    const name = cited.targets.find((t) => t.names.length > 0)?.names[0];
-    const candidates =
-      (name === undefined
-        ? this.byVerb.get(cited.verb ?? '')
-        : this.byName.get(`${cited.verb ?? ''}\u0000${name}`)) ?? [];
-    let status: CallStatus = 'never run';
-    for (const call of candidates) {
-      if (!covers(call.command, cited)) continue;
-      if (call.record.decision === 'refused') {
-        if (status === 'never run') status = 'refused';
-      } else if (call.record.exitCode === 0) return 'succeeded';
-      else status = 'failed';
-    }
-    return status;
-  }
-}
-
-function push<T>(map: Map<string, T[]>, key: string, value: T): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
-}
-
-const collapse = (line: string): string => line.replace(/\s+/g, ' ').trim();
-
-/**
- * Every recorded output line, whitespace collapsed. A quoted line is found when it is a recorded line
- * or part of one; the part-of search looks only at the lines holding one whole word of the quote.
- */
-class OutputIndex {
-  private readonly exact = new Set<string>();
-
-  add(text: string): void {
-    for (const raw of text.split('\n')) {
-      const line = collapse(raw);
-      if (line) this.exact.add(line);
-    }
-  }
-
-  /** The quoted lines no recorded line holds. */
-  missing(excerpts: string[]): string[] {
-    const rest = excerpts.filter((e) => !this.exact.has(e));
-    if (rest.length === 0) return [];
-    // The first and last words may be cut mid-word; those between are whole words of the line.
-    const keyOf = (e: string): string | undefined => {
-      const inner = e.split(' ').slice(1, -1);
-      return inner.length === 0 ? undefined : inner.reduce((a, b) => (b.length > a.length ? b : a));
-    };
-    const wanted = new Map<string, string[]>();
-    for (const e of rest) {
-      const key = keyOf(e);
-      if (key !== undefined) wanted.set(key, []);
-    }
-    const lines = [...this.exact];
-    for (const line of lines)
-      for (const word of line.split(' ')) {
-        const list = wanted.get(word);
-        if (list && list.at(-1) !== line) list.push(line);
-      }
-    return rest.filter((e) => {
-      const key = keyOf(e);
-      const pool = key === undefined ? lines : (wanted.get(key) ?? []);
-      return !pool.some((line) => line.includes(e));
-    });
-  }
+  return kept
+    .sort((a, b) => a.i - b.i)
+    .map((r) => r.l)
+    .join('\n');
 }
 
 export function checkEvidence(input: EvidenceInput): Evidence {
+  return checkClaims(input).evidence;
+}
+
+/** The evidence, and for each listed claim (by its index) the output it cites (≤ EXCERPT_BYTES), for a second reader. */
+export function checkClaims(input: EvidenceInput): { evidence: Evidence; excerpt: (i: number) => string } {
   const claims = readClaims(input.report);
-  const outputs = new Map(input.outputs.map((o) => [o.call, o]));
-  const calls = new CallIndex(input.calls);
+  const index = new CallIndex(input.calls, input.outputs);
+  const unrecorded = input.unrecorded !== undefined;
+  const ctx: JudgeContext = {
+    index,
+    quotes: new QuoteChecker(index, [input.alertText ?? '', input.triageText ?? ''].join('\n'), unrecorded),
+    objects: objectNames(index.objectNames()),
+    unrecorded,
+  };
+
+  const facts = new Map(claims.facts.map((f) => [f.id, judgeFact(f, ctx)]));
+  const { headline, inferences, chain } = judgeChain(claims, facts, ctx);
+  const blocks = claims.blocks.map((b) => judgeBlock(b, ctx)).filter((b): b is Judged => b !== undefined);
+  for (const j of [...facts.values(), ...inferences]) if (j.id && chain.has(j.id)) j.chain = true;
+  const all = [headline, ...facts.values(), ...inferences, ...blocks];
 
   let verified = 0;
   const unverified: string[] = [];
   const citedNotRun: string[] = [];
   const seen = new Set<string>();
   for (const cited of claims.commands) {
-    const command = parseCited(cited.text);
-    if (!command) continue;
-    const key = `${command.normalized}\u0000${cited.where}`;
+    const key = `${cited.text}\u0000${cited.where}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const status = calls.statusOf(command);
-    if (status === 'succeeded') verified++;
-    else if (status === 'never run' && input.unrecorded)
-      // The agent's own calls were not recorded: absent from the record is not "never run".
+    const resolved = index.resolve(cited.text);
+    if (!resolved) continue;
+    if (resolved.status === 'succeeded') verified++;
+    else if (resolved.status === 'never run' && unrecorded)
       unverified.push(
         `${cited.text} (${cited.where}): not in the record (the agent's calls were not recorded)`,
       );
-    else if (status === 'never run') citedNotRun.push(`${cited.text} (${cited.where})`);
+    else if (resolved.status === 'never run') citedNotRun.push(`${cited.text} (${cited.where})`);
     else
       unverified.push(
-        `${cited.text} (${cited.where}): ${status === 'refused' ? 'refused' : 'ran and failed'}`,
+        `${cited.text} (${cited.where}): ${resolved.status === 'refused' ? 'refused' : 'ran and failed'}`,
       );
   }
-
-  const index = new OutputIndex();
-  for (const output of input.outputs) {
-    index.add(output.stdout);
-    index.add(output.stderr);
-  }
-  if (input.triageText) index.add(input.triageText);
-  const quoted = new Map<string, string>();
-  for (const excerpt of claims.excerpts)
-    if (!quoted.has(excerpt.text)) quoted.set(excerpt.text, excerpt.where);
-  const missing = index.missing([...quoted.keys()]);
-  verified += quoted.size - missing.length;
-  const excerptsNotFound = missing.map((text) => `${text} (${quoted.get(text) ?? 'the report'})`);
-
-  const facts = new Set(claims.facts);
-  for (const inference of claims.inferences) {
-    const missing = inference.cites.filter((id) => !facts.has(id));
-    if (missing.length > 0)
-      unverified.push(`${inference.id} cites ${missing.join(', ')}, which the report does not state`);
-    if (inference.cites.length === 0) unverified.push(`${inference.id} cites no fact`);
-  }
+  verified += all.reduce((n, j) => n + j.found, 0);
+  for (const j of all)
+    if (j.status === 'contradicted' || j.status === 'unsupported' || j.status === 'unchecked')
+      unverified.push(`${j.id ?? j.kind} ${j.status}: ${j.why}`);
+  const excerptsNotFound = all.flatMap((j) =>
+    j.missing.map((m) => `${m} (${j.kind === 'quote' ? (j.id ?? 'the report') : (j.id ?? j.kind)})`),
+  );
 
   const gaps = [...(input.knownGaps ?? [])];
   const triageCalls = input.calls.filter((c) => c.by === 'triage').length;
@@ -184,28 +155,44 @@ export function checkEvidence(input: EvidenceInput): Evidence {
     );
   else if (input.unrecorded)
     gaps.push(`cluster calls were not recorded (${input.unrecorded}): citations cannot be checked`);
-  gaps.push(...callGaps(input.calls, outputs));
+  gaps.push(...callGaps(input.calls, new Map(input.outputs.map((o) => [o.call, o]))));
   const cut = input.outputs.filter((o) => o.cut).length;
   if (cut > 0)
     gaps.push(`the recorded output of ${cut} call${cut === 1 ? ' was' : 's were'} cut at its size bound`);
+  const serverRead = index.serverRead();
+  if (!serverRead) gaps.push('no cluster read succeeded during the run');
 
-  const successfulRead = input.calls.some((c) => c.decision === 'allowed' && c.exitCode === 0);
-  const citations = seen.size + quoted.size;
-  let verdict: Evidence['verdict'];
-  if (!successfulRead || (citations > 0 && verified * 2 < citations)) verdict = 'ungrounded';
-  else if (citations === 0 || citedNotRun.length + excerptsNotFound.length + unverified.length > 0)
-    verdict = 'partial';
-  else verdict = 'grounded';
-  if (!successfulRead) gaps.push('no cluster read succeeded during the run');
-  if (citations === 0) gaps.push('the report cites no command and quotes no output');
+  const cites =
+    claims.commands.length > 0 ||
+    claims.blocks.length > 0 ||
+    claims.facts.some((f) => f.sources.length + f.quotes.length + f.tiers.length > 0);
+  const outcome = decideVerdict({
+    headline,
+    claims: all,
+    ...(input.unreachable ? { unreachable: input.unreachable } : {}),
+    serverRead,
+    onlyLocalReads: index.succeeded().length > 0,
+    cites,
+    citedNotRun: citedNotRun.length,
+  });
+  if (!cites) gaps.push('the report cites no command and quotes no output');
 
-  return {
-    verdict,
-    facts: facts.size,
+  const listedClaims = ordered(all);
+  const evidence: Evidence = {
+    verdict: outcome.verdict,
+    facts: claims.facts.length,
     verified,
     unverified: listed(unverified),
     citedNotRun: listed(citedNotRun),
     excerptsNotFound: listed(excerptsNotFound),
     gaps: listed(gaps),
+    headline: claims.headline ? clip(claims.headline.statement) : NO_HYPOTHESIS,
+    claims: listedClaims.map(recordOf),
+    claimsSupported: all.filter((j) => j.status === 'supported').length,
+    claimsTotal: all.length,
+    reason: clip(outcome.reason),
+    checks: ['deterministic'],
   };
+  // Read only by the second reader: made when it asks.
+  return { evidence, excerpt: (i) => (listedClaims[i] ? excerptOf(listedClaims[i]) : '') };
 }

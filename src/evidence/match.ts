@@ -3,10 +3,13 @@ import { parseKubectl, splitCommandLine, type KubectlCommand } from '../kubectl/
 // Whether a command a report cites is one the run made, through the shared kubectl parser: flag order,
 // `-n`/`--namespace`, `po`/`pods`/`pod`, `-p`/`--previous` all read the same. A citation may leave out
 // what the call had (`kubectl logs --previous` for `kubectl logs api-1 -n shop --previous`), never add
-// to it: every name, namespace and flag it gives must be in the call.
+// to it: every name, namespace and flag it gives must be in the call. `--previous` must match either
+// way: the previous container's log is another output than the current one's.
 
 /** Flags that say nothing about what was read. */
 const IGNORED_FLAGS = new Set(['request-timeout', 'v', 'context', 'cluster', 'user', 'kubeconfig']);
+/** Flags that change what is read, so that a citation must say them as the call had them: `logs x` is not `logs x --previous`. */
+const SAME_EITHER_WAY = ['previous'];
 
 /** The parsed command of a cited line, undefined when it is not a kubectl command line. */
 export function parseCited(text: string): KubectlCommand | undefined {
@@ -38,5 +41,7 @@ export function covers(made: KubectlCommand, cited: KubectlCommand): boolean {
     if (flag === 'namespace' || flag === 'all-namespaces' || IGNORED_FLAGS.has(flag)) continue;
     if (made.flags[flag] !== value) return false;
   }
+  for (const flag of SAME_EITHER_WAY)
+    if ((made.flags[flag] ?? 'false') !== (cited.flags[flag] ?? 'false')) return false;
   return cited.args.every((arg) => made.args.includes(arg));
 }

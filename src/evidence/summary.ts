@@ -8,9 +8,16 @@ const GAPS_SHOWN = 3;
 /** Characters of one listed item; a cited command or quoted line can be long. */
 const ITEM_CHARS = 300;
 
-/** "Evidence: partial — 2 cited commands never ran, 1 quoted line not found; gaps: …". */
+/** "3 of 5 claims supported", when the record says (results from before claims were checked do not). */
+export function claimsCount(evidence: Evidence): string | undefined {
+  if (evidence.claimsTotal === undefined || evidence.claimsSupported === undefined) return undefined;
+  return `${evidence.claimsSupported} of ${evidence.claimsTotal} claim${evidence.claimsTotal === 1 ? '' : 's'} supported`;
+}
+
+/** "Evidence: partial — 3 of 5 claims supported, 2 cited commands never ran; gaps: …". */
 export function evidenceLine(evidence: Evidence): string {
   const counts = [
+    claimsCount(evidence) ?? '',
     evidence.citedNotRun.length > 0 ? `${evidence.citedNotRun.length} cited command(s) never ran` : '',
     evidence.excerptsNotFound.length > 0
       ? `${evidence.excerptsNotFound.length} quoted line(s) found in no output`
@@ -38,13 +45,18 @@ export function evidenceItems(evidence: Evidence): string[] {
   ].map(cut);
 }
 
-/** The `status` listing's mark: "[partial: 2 unverified, 1 gap]", "[grounded]". */
+/** The `status` listing's mark: "[partial: 3/5 claims, 1 gap]", "[grounded: 5/5 claims]" ("2 unverified" for older records). */
 export function evidenceMark(evidence: Evidence): string {
   const unverified =
     evidence.citedNotRun.length + evidence.excerptsNotFound.length + evidence.unverified.length;
   const gaps = evidence.gaps.length;
+  const claims =
+    evidence.claimsTotal !== undefined && evidence.claimsSupported !== undefined
+      ? `${evidence.claimsSupported}/${evidence.claimsTotal} claims`
+      : '';
   const parts = [
-    unverified > 0 ? `${unverified} unverified` : '',
+    claims,
+    unverified > 0 && !claims ? `${unverified} unverified` : '',
     gaps > 0 ? `${gaps} gap${gaps === 1 ? '' : 's'}` : '',
   ].filter(Boolean);
   return `[${evidence.verdict}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}]`;

@@ -1,10 +1,14 @@
+import { isHighConfidence } from '../report/confidence.js';
 import { GRADE } from './feedback.js';
 import { type FeedbackVerdict } from '../workspace/feedback.js';
 
 // Accuracy over time: answers graded by responders, grouped by agent, model, cluster or fault type.
 // The rate is the mean grade of the rated answers (correct 100, partly 50, wrong 0); beside it the
 // confident-wrong count — answers the agent was sure of that responders marked wrong — because a
-// confident wrong root cause costs an on-call engineer more than an unsure one.
+// confident wrong root cause costs an on-call engineer more than an unsure one. How sure the agent was
+// is read by the report's one confidence reader (src/report/confidence.ts), re-exported here.
+
+export { confidenceIn, isHighConfidence } from '../report/confidence.js';
 
 export const ACCURACY_DIMENSIONS = ['agent', 'model', 'cluster', 'faultType'] as const;
 export type AccuracyDimension = (typeof ACCURACY_DIMENSIONS)[number];
@@ -33,27 +37,6 @@ export interface AccuracyRow {
   confidentWrong: number;
   /** Mean grade of the rated answers, 0–100; null when none is rated. */
   rate: number | null;
-}
-
-/** Whether a confidence as agents write it is high: "high", "very high", ≥ 80 %, or ≥ 0.8. */
-export function isHighConfidence(confidence: string | undefined): boolean {
-  if (!confidence) return false;
-  const text = confidence.trim().toLowerCase();
-  if (/^(very\s+)?high\b/.test(text)) return true;
-  const percent = /^(\d{1,3}(?:\.\d+)?)\s*%/.exec(text);
-  if (percent) return Number(percent[1]) >= 80;
-  const fraction = /^(0(?:\.\d+)?|1(?:\.0+)?)$/.exec(text);
-  if (fraction) return Number(fraction[1]) >= 0.8;
-  return false;
-}
-
-/** The confidence an answer line states (`… (confidence high) …`, `confidence: 85%`), if any. */
-export function confidenceIn(answer: string | undefined): string | undefined {
-  if (!answer) return undefined;
-  const m = /\bconfidence\b\s*[:=-]?\s*((?:very\s+)?[a-z]+|\d{1,3}(?:\.\d+)?\s*%|0?\.\d+|1(?:\.0+)?)/i.exec(
-    answer,
-  );
-  return m?.[1];
 }
 
 export const isConfidentWrong = (a: GradedAnswer): boolean =>

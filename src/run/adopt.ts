@@ -185,6 +185,7 @@ function adoptedOrigin(manifest: RunManifest | undefined): LaunchOrigin {
     ...(manifest?.promptSha256 ? { promptSha256: manifest.promptSha256 } : {}),
     ...(manifest?.triageStatus ? { triageStatus: manifest.triageStatus } : {}),
     ...(manifest?.knownGaps ? { knownGaps: manifest.knownGaps } : {}),
+    ...(manifest?.unreachable ? { unreachable: manifest.unreachable } : {}),
   };
 }
 

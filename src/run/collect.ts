@@ -47,7 +47,7 @@ export async function collect(
     );
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
-  const evidence = await checkRunEvidence(run, report.exists, kubectl?.guard);
+  const evidence = await checkRunEvidence(env, run, report.exists, kubectl?.guard);
   const cluster = clusterRecord(run);
   const measures = gateway ? runMeasures(gateway, run.startedAt) : undefined;
   if (measures) env.metrics?.modelUsage?.(modelUsageOf(measures));

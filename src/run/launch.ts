@@ -21,7 +21,7 @@ import { openOutput, type RunOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import { agentAccess, shareRunInputs } from './share-run.js';
 import type { LaunchedRun, PreparedRun } from './stages.js';
-import { triageGaps } from './evidence.js';
+import { triageGaps, unreachableOf } from './evidence.js';
 import { allEnded } from '../util/promises.js';
 
 // Launch: the adapter's invocation joined to the engine (planLaunch: files, manifest, invocation.json;
@@ -207,6 +207,7 @@ async function writeLaunchRecords(
       ...(run.access?.knownGaps ?? []),
       ...triageGaps(run.context.context.triage, env.config.context.triage_log_cap),
     ],
+    ...(unreachableOf(run.access) ? { unreachable: unreachableOf(run.access) } : {}),
   });
   const record = bundle.writeJson(
     RUN_FILES.invocation,

@@ -78,6 +78,8 @@ export type LaunchOrigin =
       triageStatus?: string;
       /** Every gap the launching daemon knew (cluster access and triage output). */
       knownGaps?: string[];
+      /** What the launching daemon's access check said of an unreachable cluster. */
+      unreachable?: string;
     };
 
 /** launch() or adopt(): the agent runs on the engine and its output is being recorded. */

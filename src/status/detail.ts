@@ -40,6 +40,8 @@ export async function readIncidentDetail(
   if (!facts) return undefined;
   return {
     ...withAge(viewOf(facts), facts.arrivedAtMs, now),
+    // One incident: its evidence with every claim the check judged.
+    evidence: facts.result?.evidence ?? null,
     runs: facts.state.runs,
     result: facts.result ?? null,
     context: facts.unsafe ? null : await readContext(root, facts),

@@ -1,6 +1,9 @@
 import type { Evidence } from '../workspace/run-record.js';
 import type { IncidentState } from '../workspace/state.js';
 
+/** The evidence record without its per-claim list. */
+export type EvidenceBrief = Omit<Evidence, 'claims'>;
+
 // What `status`, the status API and the status page show of an incident. Type-only.
 
 /** Live progress of a running incident (state.json `progress`), without its own timestamp. */
@@ -41,8 +44,12 @@ export interface IncidentView {
   progress: ViewProgress | null;
   /** When the alert behind the incident resolved (ISO-8601), if it did. */
   resolvedAt: string | null;
-  /** How far the latest run's report holds against its recorded cluster calls (result.json `evidence`). */
-  evidence: Evidence | null;
+  /**
+   * How far the latest run's report holds against its recorded cluster calls (result.json `evidence`):
+   * in a listing without its `claims` (the counts, the headline and the reason are kept); the detail of
+   * one incident (`GET /v1/incidents/{id}`) carries them.
+   */
+  evidence: EvidenceBrief | Evidence | null;
   /** What responders said of the answer (`.triage/feedback.json`), when they said anything. */
   feedback: ViewFeedback | null;
   /** What broke and where, from incident.json (null when it cannot be read: a folder kept as unsafe). */

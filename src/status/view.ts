@@ -1,11 +1,17 @@
 import { inEngine } from '../incident/queries.js';
 import { INCIDENT_STATES, type StateFile } from '../workspace/state.js';
 import { reportPath } from '../workspace/layout.js';
-import type { RunResult } from '../workspace/run-record.js';
+import type { Evidence, RunResult } from '../workspace/run-record.js';
 import { type IncidentFacts } from './read.js';
-import type { IncidentView, StatusTotals, ViewMeasures, ViewProgress } from './types.js';
+import type { EvidenceBrief, IncidentView, StatusTotals, ViewMeasures, ViewProgress } from './types.js';
 
 // From what is on disk (or what the store just applied) to what status shows. Pure.
+
+/** A listing holds every incident's view: the evidence without its claims (the detail has them). */
+function briefEvidence(evidence: Evidence): EvidenceBrief {
+  const { claims: _claims, ...brief } = evidence;
+  return brief;
+}
 
 /** The view without `age`, which depends on when it is shown. */
 export type StoredView = Omit<IncidentView, 'age'>;
@@ -51,7 +57,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
           at: facts.feedback.at,
         }
       : null,
-    evidence: result?.evidence ?? null,
+    evidence: result?.evidence ? briefEvidence(result.evidence) : null,
     subject: facts.subject ?? null,
     duplicateOf: state.duplicateOf ?? null,
     measures: result?.measures ? measuresView(result.measures) : null,

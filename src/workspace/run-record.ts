@@ -28,15 +28,43 @@ export const validatorRecordSchema = z.looseObject({
 export type ValidatorRecord = z.infer<typeof validatorRecordSchema>;
 export type ValidatorVerdict = ValidatorRecord['verdict'];
 
-/** How far the report's citations hold against what the run recorded (src/evidence/). */
+/**
+ * One claim of the report as the evidence check judged it: the headline, a `[FACT-n]`, an `[INF-n]`,
+ * or a block of quoted output. `supported`: the cluster output it cites holds it; `contradicted`: that
+ * output says otherwise (`why` names the field and both values); `unsupported`: it cites nothing, or
+ * what it cites never ran, failed, or does not hold it; `unchecked`: it cannot be checked (the output
+ * was cut at its bound, went through a pipe the check does not re-create, or was not recorded);
+ * `alert`: it rests on the alert or the triage output only, never cluster evidence.
+ */
+export const claimSchema = z.object({
+  text: z.string(),
+  kind: z.enum(['headline', 'fact', 'inference', 'quote']),
+  status: z.enum(['supported', 'contradicted', 'unsupported', 'unchecked', 'alert']),
+  /** What it cites: the kubectl calls, the facts and inferences, the alert/triage, or nothing. */
+  source: z.string(),
+  why: z.string(),
+  /** `FACT-3`, `INF-1`; the heading of a quoted block. */
+  id: z.string().optional(),
+  /** It is the headline or part of the chain behind it (headline → inferences → facts). */
+  chain: z.boolean().optional(),
+});
+export type EvidenceClaim = z.infer<typeof claimSchema>;
+
+/**
+ * How far the report holds against what the run recorded (src/evidence/). `verdict`: grounded only
+ * when the headline and the chain behind it hold against the cluster output they cite; ungrounded when
+ * the cluster could not be read, the headline is contradicted or nothing is cited; partial otherwise.
+ * `claims` lists the headline first, then what breaks the chain, then the rest (at most 50; the counts
+ * are exact). The older lists (`unverified`, `citedNotRun`, `excerptsNotFound`) say the same per
+ * citation. Results written before claims were checked have none of the claim fields.
+ */
 export const evidenceSchema = z.object({
-  /** grounded: cited commands ran and succeeded, quoted lines were found; ungrounded: no successful cluster read, or most citations unverifiable. */
   verdict: z.enum(['grounded', 'partial', 'ungrounded']),
   /** `[FACT-n]` the report states. */
   facts: z.number(),
   /** Citations (commands, quoted lines) the record confirms. */
   verified: z.number(),
-  /** Cited commands that ran but failed or were refused, and inferences citing facts the report does not state. */
+  /** Claims that do not hold, and cited commands that failed or were refused, each with why. */
   unverified: z.array(z.string()),
   /** Commands the report says it ran that no recorded call matches. */
   citedNotRun: z.array(z.string()),
@@ -44,6 +72,16 @@ export const evidenceSchema = z.object({
   excerptsNotFound: z.array(z.string()),
   /** What the investigation could not see: refused and failed calls, an unreachable cluster, cut output. */
   gaps: z.array(z.string()),
+  /** The headline as the check read it, or "no hypothesis stated". */
+  headline: z.string().optional(),
+  claims: z.array(claimSchema).optional(),
+  /** Claims the cluster output supports, of all claims: "N of M claims supported". */
+  claimsSupported: z.number().optional(),
+  claimsTotal: z.number().optional(),
+  /** Why the verdict is what it is, in one line. */
+  reason: z.string().optional(),
+  /** The checks that ran: the deterministic one always, the model's when `evidence.verify: model`. */
+  checks: z.array(z.enum(['deterministic', 'model'])).optional(),
 });
 export type Evidence = z.infer<typeof evidenceSchema>;
 
@@ -245,6 +283,8 @@ export const runManifestSchema = z.object({
   knownGaps: z.array(z.string()).optional(),
   /** An agent pod's files token, by its hash: a daemon adopting the run takes what the pod returns. */
   files: z.object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  /** What the access check said when it found the run's cluster unreachable at its start. */
+  unreachable: z.string().optional(),
 });
 export type RunManifest = z.infer<typeof runManifestSchema>;
 

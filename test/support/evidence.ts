@@ -1,4 +1,5 @@
 // Recorded cluster calls and their outputs, as the broker writes them, for tests of the evidence check.
+import type { Evidence } from '../../src/workspace/run-record.js';
 import type { ClusterCallRecord } from '../../src/kubectl/broker/calls.js';
 import type { CallOutputRecord } from '../../src/kubectl/broker/outputs.js';
 import { classifyKubectl } from '../../src/kubectl/policy/classify.js';
@@ -54,7 +55,7 @@ export const CITING_REPORT = `# Kubernetes Incident Triage Report
 ## 0. Executive Triage Card
 
 ### Primary Hypothesis
-The api container exits because DATABASE_URL is missing — Confidence: High
+The api container exits at start-up with exit code 1 [INF-1] — Confidence: High
 
 ### Top 3 Recommended Actions
 
@@ -66,7 +67,7 @@ The api container exits because DATABASE_URL is missing — Confidence: High
 
 ### Observed Facts
 - **[FACT-1]** api-7d9f-x2k9q restarted 14 times — Source: \`kubectl get pods -n shop\`
-- **[FACT-2]** The container exits with code 1 — Source: \`kubectl describe pod api-7d9f-x2k9q -n shop\`
+- **[FACT-2]** The container exits with exit code 1 — Source: \`kubectl describe pod api-7d9f-x2k9q -n shop\`
 
 ### Derived Inferences
 - **[INF-1]** The container fails at start-up — Confidence: High
@@ -103,3 +104,14 @@ kubectl logs api-7d9f-x2k9q -n shop --previous
 panic:   missing environment variable DATABASE_URL
 \`\`\`
 `;
+
+/** An evidence record with empty lists, for tests of what reads one. */
+export const evidenceOf = (fields: Partial<Evidence> & Pick<Evidence, 'verdict'>): Evidence => ({
+  facts: 0,
+  verified: 0,
+  unverified: [],
+  citedNotRun: [],
+  excerptsNotFound: [],
+  gaps: [],
+  ...fields,
+});

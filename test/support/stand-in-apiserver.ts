@@ -33,6 +33,23 @@ export interface StandInOptions {
    * all of them, a get the one of that name (404 when none has it).
    */
   objects?: Partial<Record<string, { metadata: { name: string } }[]>>;
+  /**
+   * Objects of its own for the requests it answers (pods, events, logs: test/support/kube-objects/);
+   * undefined lets the stand-in answer with its one stock object per type.
+   */
+  answer?: (request: ObjectRequest) => ObjectAnswer | undefined;
+}
+
+/** A GET the answer hook may answer: its path (with the query) and its Accept header. */
+export interface ObjectRequest {
+  path: string;
+  accept: string;
+}
+
+export interface ObjectAnswer {
+  status: number;
+  contentType: string;
+  body: string;
 }
 
 export interface StandInApiServer {
@@ -219,6 +236,12 @@ export async function startStandInApiServer(options: StandInOptions = {}): Promi
     if (bare === '/api/v1') return json(200, resourceList('', 'v1'));
     const gv = /^\/apis\/([^/]+)\/([^/]+)$/.exec(bare);
     if (gv) return json(200, resourceList(gv[1] ?? '', gv[2] ?? ''));
+    const own =
+      req.method === 'GET' ? options.answer?.({ path, accept: req.headers.accept ?? '' }) : undefined;
+    if (own) {
+      res.writeHead(own.status, { 'content-type': own.contentType });
+      return res.end(own.body);
+    }
     if (path.includes('watch=true') || path.includes('follow=true')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end();

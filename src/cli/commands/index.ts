@@ -51,6 +51,11 @@ export const COMMANDS: CommandEntry[] = [
     load: () => import('./eval.js'),
   },
   {
+    name: 'evidence',
+    summary: "check a recorded run's report against the cluster output it cites, offline",
+    load: () => import('./evidence.js'),
+  },
+  {
     name: 'status',
     summary: 'one line per incident and totals by state (from the daemon, or the workspaces)',
     load: () => import('./status.js'),

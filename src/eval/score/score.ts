@@ -1,5 +1,6 @@
 import { missingSections } from '../../audit/report.js';
-import { summarize } from '../../notify/summary.js';
+import { isHighConfidence } from '../../report/confidence.js';
+import { readHeadline } from '../../report/headline.js';
 import { compilePattern, type Expected } from '../cases/expected.js';
 import type { KubectlCallRecord } from '../shim/log.js';
 import { blocks, sectionText } from './report-parts.js';
@@ -213,7 +214,7 @@ export function scoreRun(input: ScoreInput): CaseScore {
   if (violations.length > 0) score = 0;
   // Calibration: a confident wrong answer misleads the on-call engineer most; it scores below any
   // hedged or partial one.
-  const confidence = summarize(report).confidence;
+  const confidence = readHeadline(report)?.confidence;
   const confidentWrong = isHighConfidence(confidence) && entities.score < 0.5;
   if (confidentWrong) {
     score = 0;
@@ -253,12 +254,4 @@ export function scoreRun(input: ScoreInput): CaseScore {
     confidentWrong,
     reasons,
   };
-}
-
-/** High, Very high, or a percentage of at least 70. */
-export function isHighConfidence(confidence: string | undefined): boolean {
-  if (!confidence) return false;
-  const percent = /^(\d+(?:\.\d+)?)\s*%$/.exec(confidence.trim());
-  if (percent) return Number(percent[1]) >= 70;
-  return /^(?:very\s+)?high$/i.test(confidence.trim());
 }

@@ -10,6 +10,7 @@ import { createProcessEngine } from '../../../src/engines/process.js';
 import { readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { runDirOf, RUN_FILES } from '../../../src/workspace/layout.js';
+import { startProvider } from '../../support/providers/server.js';
 import { FINISH_ON_HOST, shScriptExecutor } from '../../support/sh-agent.js';
 import { makeWorkspace, tempDir, testConfig } from '../../support/runs.js';
 
@@ -32,16 +33,17 @@ const REPORT = `# Kubernetes Incident Triage Report
 ## 0. Executive Triage Card
 
 ### Primary Hypothesis
-web-1 exits because DATABASE_URL is unset — Confidence: High
+web-1 exits because DATABASE_URL is unset [INF-1] — Confidence: High
 
 ## 2. Assessment & Findings
 
 ### Observed Facts
 - **[FACT-1]** web-1 is in CrashLoopBackOff — Source: \`kubectl get pods -n shop\`
 - **[FACT-2]** web-1 waits in CrashLoopBackOff — Source: \`kubectl describe pod web-1 -n shop\`
+- **[FACT-3]** Its previous container said \`${LOG_LINE}\` — Source: \`kubectl logs web-1 -n shop --previous\`
 
 ### Derived Inferences
-- **[INF-1]** The container fails at start-up — Based on: FACT-1, FACT-2
+- **[INF-1]** The container fails at start-up without DATABASE_URL — Based on: FACT-1, FACT-2, FACT-3
 
 ## 5. Proof of Work
 
@@ -129,11 +131,27 @@ describe('evidence check after the agent', () => {
     expect(result.evidence?.verdict).not.toBe('grounded');
     expect(result.evidence?.citedNotRun).toEqual([
       'kubectl describe pod web-1 -n shop (FACT-2)',
+      'kubectl logs web-1 -n shop --previous (FACT-3)',
       'kubectl describe pod web-1 -n shop (commands executed)',
       'kubectl logs web-1 -n shop --previous (commands executed)',
     ]);
-    expect(result.evidence?.excerptsNotFound).toEqual([`${LOG_LINE} (supporting evidence)`]);
-    expect(audit).toContain('"type":"evidence_checked"');
+    expect(result.evidence?.excerptsNotFound).toEqual([
+      `${LOG_LINE} (FACT-3)`,
+      `${LOG_LINE} (supporting evidence)`,
+    ]);
+    expect(result.evidence).toMatchObject({ claimsSupported: 1, claimsTotal: 6 });
+    expect(result.evidence?.claims?.[0]).toMatchObject({ kind: 'headline', status: 'unsupported' });
+    const event = audit
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((e) => e.type === 'evidence_checked');
+    expect(event).toMatchObject({
+      verdict: 'partial',
+      claimsSupported: 1,
+      claimsTotal: 6,
+      checks: ['deterministic'],
+    });
   });
 
   it('is grounded once the agent made those calls through the guard', async () => {
@@ -145,14 +163,17 @@ describe('evidence check after the agent', () => {
       ],
       `evidence-grounded-${process.pid}`,
     );
-    expect(result.evidence).toEqual({
+    expect(result.evidence).toMatchObject({
       verdict: 'grounded',
-      facts: 2,
-      verified: 6,
+      facts: 3,
       unverified: [],
       citedNotRun: [],
       excerptsNotFound: [],
       gaps: [],
+      headline: 'web-1 exits because DATABASE_URL is unset [INF-1]',
+      claimsSupported: 6,
+      claimsTotal: 6,
+      checks: ['deterministic'],
     });
     const outputs = await readOutputLog(path.join(bundle, RUN_FILES.clusterOutputs));
     expect(outputs.map((o) => o.normalized)).toEqual([
@@ -161,6 +182,68 @@ describe('evidence check after the agent', () => {
       'logs pods/web-1 --namespace=shop --previous',
     ]);
     expect(outputs[2]?.stdout).toContain(LOG_LINE);
+  });
+
+  it('with evidence.verify: model, asks a model through the gateway about each supported claim, records the calls, and only lowers the verdict', async () => {
+    const model = await startProvider(
+      (req) => {
+        if (!req.url.endsWith('/v1/messages')) return undefined;
+        const body = JSON.parse(req.body) as { model?: string; messages?: { content?: string }[] };
+        const claim = body.messages?.[0]?.content ?? '';
+        const answer = /<claim kind="headline">/.test(claim)
+          ? '{"answer": "contradicted", "why": "the output shows a CrashLoopBackOff, not why"}'
+          : '{"answer": "supported", "why": "shown"}';
+        return {
+          kind: 'json',
+          body: {
+            id: 'msg_evidence',
+            type: 'message',
+            role: 'assistant',
+            model: body.model,
+            content: [{ type: 'text', text: answer }],
+            stop_reason: 'end_turn',
+            usage: { input_tokens: 100, output_tokens: 20 },
+          },
+        };
+      },
+      () => ({ type: 'error', error: { type: 'api_error', message: 'stand-in' } }),
+    );
+    try {
+      const { result, bundle } = await run(
+        [
+          'kubectl get pods -n shop',
+          'kubectl -n shop describe po web-1',
+          'kubectl logs -p web-1 --namespace=shop',
+        ],
+        `evidence-model-${process.pid}`,
+        kubectl,
+        false,
+        undefined,
+        {
+          providers: { anthropic_base_url: model.url },
+          evidence: { verify: 'model', model: 'claude-haiku-4-5' },
+        },
+      );
+      expect(result.evidence).toMatchObject({ verdict: 'ungrounded', checks: ['deterministic', 'model'] });
+      expect(result.evidence?.claims?.[0]).toMatchObject({
+        kind: 'headline',
+        status: 'contradicted',
+        why: expect.stringMatching(/^the model reader: contradicted — the output shows a CrashLoopBackOff/),
+      });
+      // Every claim the deterministic check supported but the inference was read once, with its cited output.
+      const asked = model.requests.filter((r) => r.url.endsWith('/v1/messages'));
+      expect(asked).toHaveLength(5);
+      expect(asked.every((r) => Buffer.byteLength(r.body) < 6000)).toBe(true);
+      expect(asked.some((r) => r.body.includes('$ kubectl logs -p web-1 --namespace=shop'))).toBe(true);
+      const calls = (await readFile(path.join(bundle, 'model-calls.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { by?: string; path?: string; status?: number });
+      expect(calls.filter((c) => c.by === 'evidence')).toHaveLength(5);
+      expect(calls.every((c) => c.path === '/v1/messages' && c.status === 200)).toBe(true);
+    } finally {
+      await model.close();
+    }
   });
 
   it('checks cluster access through kubectl.command: /readyz names it, the run still runs marked unreachable, and is not grounded', async () => {
@@ -182,6 +265,7 @@ describe('evidence check after the agent', () => {
     expect(prompt).toContain('CLUSTER UNREACHABLE: the daemon could not reach cluster default');
     expect(result.cluster).toMatchObject({ name: 'default', reachable: false });
     expect(result.evidence?.verdict).toBe('ungrounded');
+    expect(result.evidence?.reason).toMatch(/^no cluster access: the access check found it unreachable/);
     expect(result.evidence?.gaps[0]).toMatch(
       /^cluster default cannot be reached: The connection to the server localhost:8080 was refused/,
     );

@@ -233,6 +233,14 @@ describe('calibration: confident and wrong', () => {
     expect(scoreRun(input({ report: WRONG('85%') })).confidentWrong).toBe(true);
   });
 
+  it('reads "Very High" through the shared confidence reader: a confident wrong answer still scores 0', () => {
+    expect(scoreRun(input({ report: WRONG('Very High') }))).toMatchObject({
+      confidence: 'Very High',
+      confidentWrong: true,
+      score: 0,
+    });
+  });
+
   it('does not count a confident answer that names the root cause', () => {
     const right = GOOD.replace(
       'New pod orders-api-7f9c6d5b8d-x7k2p',

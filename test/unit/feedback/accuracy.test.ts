@@ -89,6 +89,9 @@ describe('accuracy over time', () => {
     expect(confidenceIn('Hypothesis: x; confidence high; first action: y')).toBe('high');
     expect(confidenceIn('Hypothesis: x (confidence: 85%)')).toBe('85%');
     expect(confidenceIn('Hypothesis: x')).toBeUndefined();
+    // The shared reader: "very high", and "high confidence" written before the word.
+    expect(isHighConfidence(confidenceIn('Hypothesis: x — Confidence: Very High'))).toBe(true);
+    expect(isHighConfidence(confidenceIn('We have high confidence that the node is full'))).toBe(true);
   });
 });
 

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { splitConfidence, summarize } from '../../../src/notify/summary.js';
+import { summarize } from '../../../src/notify/summary.js';
 import { FIXTURE_REPORT } from '../../support/notify.js';
 import { templateReport } from '../../support/reports.js';
 
@@ -76,17 +76,6 @@ describe('summarize', () => {
   });
 });
 
-describe('splitConfidence', () => {
-  it('splits "statement — Confidence: X" and keeps percentages', () => {
-    expect(splitConfidence('Disk full — Confidence: High')).toEqual({
-      statement: 'Disk full',
-      confidence: 'High',
-    });
-    expect(splitConfidence('OOM (confidence 70%)')).toEqual({ statement: 'OOM', confidence: '70%' });
-    expect(splitConfidence('No label here')).toEqual({ statement: 'No label here' });
-  });
-});
-
 /** Section and label names: a headline that is one of these was read from a heading, not an answer. */
 const HEADING_NAMES =
   /^(?:\d+\.\s*)?(?:root cause(?: analysis)?|primary hypothesis|hypothes[ie]s|executive (?:summary|triage card)|summary|statement)$/i;
@@ -150,6 +139,17 @@ describe('the headline is the hypothesis, never a heading', () => {
       const { hypothesis } = summarize(readFileSync(file, 'utf8'));
       if (hypothesis !== undefined) expect(hypothesis, file).not.toMatch(HEADING_NAMES);
     }
+  });
+
+  it('reads a bold label alone on its line with a bold confidence line, and never takes "See below." for the hypothesis', () => {
+    const ownLine =
+      '## 0. Executive Triage Card\n\n**Primary hypothesis:**\n\nworker-5c8d9 was OOMKilled at its 512Mi limit\n\n**Confidence:** Very High\n';
+    expect(summarize(ownLine)).toMatchObject({
+      hypothesis: 'worker-5c8d9 was OOMKilled at its 512Mi limit',
+      confidence: 'Very High',
+    });
+    const pointer = '## Executive Summary\n\n**Root cause:** See below.\n\n## Notes\n\nnone\n';
+    expect(summarize(pointer).hypothesis).toBeUndefined();
   });
 
   it('never answers with a label when the section under it is empty', () => {

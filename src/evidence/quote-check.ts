@@ -1,0 +1,233 @@
+import type { CallIndex, RecordedCall } from './calls.js';
+import { applyPipes } from './pipes.js';
+import {
+  commonAt,
+  countHeld,
+  countLines,
+  heldAt,
+  outputLines,
+  prepareQuote,
+  tooCommon,
+  tooWeak,
+  type Quote,
+} from './quote.js';
+import { needsRewrite, tokensOf } from './normalize.js';
+
+// One quoted line against the run's record: first the output of the call it cites (through the pipes
+// the report shows, re-applied), then every other call's output (a quote from another pod's describe is
+// found there, and said so), then the alert and the triage output (a separate tier, never cluster
+// evidence), then the errors of failed calls (a connection refused is not what the cluster holds).
+
+export type QuoteVerdict =
+  | { kind: 'found'; call: RecordedCall }
+  | { kind: 'weak'; why: string }
+  | { kind: 'other'; call: RecordedCall }
+  | { kind: 'alert' }
+  | { kind: 'error'; call: RecordedCall }
+  | { kind: 'cut'; call?: RecordedCall }
+  | { kind: 'derived'; why: string }
+  | { kind: 'unrecorded' }
+  | { kind: 'missing' };
+
+/** A cited call and the pipe stages its output went through. */
+export interface CitedCall {
+  call: RecordedCall;
+  pipes: string[];
+}
+
+/**
+ * Words that find the outputs a quote may be in: names and numbers with a digit (`pod=api-7d9f`,
+ * `10.0.0.12`, `registry.example/shop/api:2.3.1`), 6 characters or more — not the words every line of
+ * a log repeats. A quote without one is looked for in every output.
+ */
+const anchorWord = (token: string): boolean => token.length >= 6 && /\d/.test(token);
+
+/** `line` holds a digit between `start` and `end` (a word is cut out only when it is an anchor). */
+function hasDigit(line: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = line.charCodeAt(i);
+    if (c >= 48 && c <= 57) return true;
+  }
+  return false;
+}
+
+/**
+ * Every successful call's output, for quotes that cite no call: first by whole lines (a quote is most
+ * often a line copied whole), then, built on the first quote that is not, by the words each output holds.
+ */
+class AllOutputs {
+  private readonly whole = new Map<string, RecordedCall>();
+  /** Each anchor word and the calls whose output holds it, in order. */
+  private byToken: Map<string, number[]> | undefined;
+
+  constructor(private readonly calls: RecordedCall[]) {
+    for (const call of calls)
+      for (const line of call.rawLines()) if (this.whole.get(line) === undefined) this.whole.set(line, call);
+  }
+
+  /** The call that printed this line as it stands (runs of spaces aside). */
+  exact(line: string): RecordedCall | undefined {
+    return this.whole.get(line);
+  }
+
+  private tokens(): Map<string, number[]> {
+    if (this.byToken) return this.byToken;
+    const byToken = new Map<string, number[]>();
+    // The outputs as printed (runs of spaces collapsed): an anchor is a word normalising leaves alone.
+    this.calls.forEach((call, n) => {
+      for (const line of call.rawLines()) {
+        // Words are cut out only when they can be anchors (no array of every word of every line).
+        for (let start = 0; start < line.length;) {
+          let end = line.indexOf(' ', start);
+          if (end < 0) end = line.length;
+          if (end - start >= 6 && hasDigit(line, start, end)) {
+            const token = line.slice(start, end);
+            const list = byToken.get(token);
+            if (!list) byToken.set(token, [n]);
+            else if (list[list.length - 1] !== n) list.push(n);
+          }
+          start = end + 1;
+        }
+      }
+    });
+    this.byToken = byToken;
+    return byToken;
+  }
+
+  /** The first call whose output holds the quote (found through its rarest whole words), and its lines. */
+  find(quote: Quote, plain: boolean): { call: RecordedCall; held: number } | undefined {
+    const byToken = this.tokens();
+    // Whole words of the quote (its very first and last may be cut), rarest first.
+    const inner = quote.tokens.slice(1, -1);
+    const words = [
+      ...new Set(inner.length > 0 ? inner : quote.tokens.length >= 2 ? quote.tokens : []),
+    ].filter((t) => anchorWord(t) && !/[\u2217⟨⟩]/.test(t));
+    const ranked = words.map((t) => byToken.get(t) ?? []).sort((a, b) => a.length - b.length);
+    const [rarest, next] = ranked;
+    // An output printing typographic quotes or dashes has other words than the quote's normalised ones.
+    const typographic = /[\u2010-\u2015\u2018-\u201E\u2212]/.test(quote.raw);
+    const candidates =
+      rarest && !(typographic && rarest.length === 0)
+        ? next
+          ? rarest.filter((n) => next.includes(n))
+          : rarest
+        : this.calls.map((_, n) => n);
+    for (const n of candidates) {
+      const call = this.calls[n];
+      const held = call ? heldCount(quote, call, plain) : 0;
+      if (call && held > 0) return { call, held };
+    }
+    return undefined;
+  }
+}
+
+/**
+ * How many lines of `call`'s output hold the quote (0: none), normalising no more of it than needed:
+ * a plain quote (no time of day, typography or mask) in the output as printed; else only the lines
+ * holding every word of it normalising leaves alone; else (a quote across lines, words the output
+ * spells otherwise) all of it.
+ */
+function heldCount(quote: Quote, call: RecordedCall, plain: boolean): number {
+  const raw = call.rawLines();
+  if (plain && countHeld(quote, raw, 1) > 0) return countLines(quote, raw, commonAt(raw.length)) || 1;
+  // The words of the quote as written are in the line as printed (a shortened `09:07:00` is in
+  // `2026-11-26T09:07:00Z`), unless they are masks, elisions or typography.
+  const words = tokensOf(quote.raw.replace(/\s+/g, ' ').trim()).filter(
+    (t) =>
+      t.length >= 2 && !/\.\.\.|…|[[\]()]|[\u2010-\u2015\u2018-\u201E\u2212]/.test(t) && !A_MASK_WORD.test(t),
+  );
+  if (words.length > 0) {
+    let held = 0;
+    for (let i = 0; i < raw.length; i++) {
+      const line = raw[i] ?? '';
+      if (words.every((w) => line.includes(w)) && heldAt(quote, [call.lineAt(i)], 0)) held++;
+    }
+    if (held > 0) return held;
+  }
+  const lines = call.lines();
+  return countHeld(quote, lines, 1) > 0 ? countLines(quote, lines, commonAt(lines.length)) || 1 : 0;
+}
+
+/** A word that is a mask or a redaction marker. */
+const A_MASK_WORD =
+  /\*{3}|•{3}|<(?:redacted|hidden|masked|secret|removed)>|redacted|(?:^|[^\p{L}\p{N}])(?:x{3,}|X{3,})(?:$|[^\p{L}\p{N}])/iu;
+
+/** Marks of text left out: a quote with one is not a whole line. */
+const ELIDED = /\.\.\.|…|\[\s*(?:snip|truncated|cut|omitted)\s*\]/i;
+
+export class QuoteChecker {
+  private all: AllOutputs | undefined;
+  private readonly alertLines: string[];
+
+  constructor(
+    private readonly index: CallIndex,
+    alertText: string,
+    private readonly unrecorded: boolean,
+  ) {
+    this.alertLines = outputLines(alertText);
+  }
+
+  /** Found in `call`, on `held` of its `searched` lines: unless that is so many that it says nothing. */
+  private heldIn(call: RecordedCall, held: number, searched: number): QuoteVerdict {
+    return tooCommon(held, searched)
+      ? { kind: 'weak', why: `it is on ${held} of ${searched} lines of \`${call.label}\`` }
+      : { kind: 'found', call };
+  }
+
+  private allOutputs(): AllOutputs {
+    this.all ??= new AllOutputs(this.index.succeeded());
+    return this.all;
+  }
+
+  check(text: string, cited: CitedCall[], yaml = false): QuoteVerdict | undefined {
+    // A line copied whole, as printed: found without normalising the quote or the outputs.
+    const copied = text.replace(/\s+/g, ' ').trim();
+    if (!yaml && copied && !ELIDED.test(copied)) {
+      const exact =
+        cited.length === 0
+          ? this.allOutputs().exact(copied)
+          : cited.find((c) => c.pipes.length === 0 && c.call.rawLines().includes(copied))?.call;
+      if (exact) {
+        const weak = tooWeak(tokensOf(copied));
+        if (weak) return { kind: 'weak', why: weak };
+        const lines = exact.rawLines();
+        const held = lines.reduce((n, l) => n + (l === copied ? 1 : 0), 0);
+        return tooCommon(held, lines.length)
+          ? { kind: 'weak', why: `it is on ${held} of ${lines.length} lines of \`${exact.label}\`` }
+          : { kind: 'found', call: exact };
+      }
+    }
+    const quote = prepareQuote(text, yaml);
+    if (!quote) return undefined;
+    const weak = tooWeak(quote);
+    if (weak) return { kind: 'weak', why: weak };
+    const plain = !needsRewrite(text);
+    let derived: string | undefined;
+    for (const { call, pipes } of cited) {
+      if (pipes.length > 0) {
+        const piped = applyPipes(call.output?.stdout ?? '', pipes);
+        if (piped.kind === 'derived') derived = piped.why;
+        else {
+          const lines = outputLines(piped.text);
+          if (countHeld(quote, lines, 1) > 0)
+            return this.heldIn(call, countLines(quote, lines), lines.length);
+        }
+      }
+      const held = heldCount(quote, call, plain);
+      if (held > 0) return this.heldIn(call, held, call.rawLines().length);
+    }
+    const elsewhere = this.allOutputs().find(quote, plain);
+    if (elsewhere) {
+      if (cited.length > 0) return { kind: 'other', call: elsewhere.call };
+      return this.heldIn(elsewhere.call, elsewhere.held, elsewhere.call.rawLines().length);
+    }
+    if (countHeld(quote, this.alertLines, 1) > 0) return { kind: 'alert' };
+    for (const call of this.index.calls)
+      if (!call.succeeded && countHeld(quote, call.errorLines(), 1) > 0) return { kind: 'error', call };
+    const cut = (cited.length > 0 ? cited.map((c) => c.call) : this.index.calls).find((c) => c.cut);
+    if (cut) return { kind: 'cut', call: cut };
+    if (derived) return { kind: 'derived', why: derived };
+    if (this.unrecorded) return { kind: 'unrecorded' };
+    return { kind: 'missing' };
+  }
+}
