@@ -114,11 +114,6 @@ export interface EngineCapabilities {
    */
   networkBroker?: boolean;
   /**
-   * A group the agent runs with that the daemon's files can be given to: what the agent reads of its run
-   * folder is shared with that group. Absent: the container's own user decides.
-   */
-  agentGroup?: number;
-  /**
    * The agent cannot see the daemon's folders (a pod on any node): its mounts and stdin are copied to it
    * from the daemon's files route before it starts, with `RunSpec.filesToken`, and what it writes in
    * its writable mounts is copied back while it runs and when it ends. The daemon's folders are then

@@ -99,7 +99,12 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     const container = job.spec.template.spec.containers[0] as Obj;
     expect((container.env as Obj[]).filter((e) => e.valueFrom)).toEqual([]);
     expect(JSON.stringify(job)).not.toContain(token);
-    expect((container.env as Obj[]).map((e) => e.name).sort()).toEqual(['ANTHROPIC_BASE_URL', POD_TOKEN_ENV]);
+    const named = (container.env as Obj[]).map((e) => e.name as string);
+    // The run-files program's own settings (no secret among them) aside.
+    expect(named.filter((n) => !n.startsWith('TRIAGE_RUN_FILES_')).sort()).toEqual([
+      'ANTHROPIC_BASE_URL',
+      POD_TOKEN_ENV,
+    ]);
     // The provider URL is the Service's `pods` port, the one port the agents' NetworkPolicy opens.
     const url = new URL(gatewayUrl);
     const service = find(objects, 'Service', 'triage-runner');
@@ -128,8 +133,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     const mounts = Object.fromEntries((container.volumeMounts as Obj[]).map((m) => [m.name, m.mountPath]));
     expect(container.args).toEqual(['daemon', '--config', `${mounts.config}/config.yaml`, '--create-root']);
     expect(config.system_prompt_file).toBe(`${mounts.config}/triage-system-prompt.md`);
-    expect(config.kubernetes.volume_root).toBe(mounts.data);
-    // Everything an agent Job mounts must be on the shared volume.
+    // What the daemon keeps is on the volume (agent Jobs get their run's files from the daemon).
     for (const dir of [
       config.workspaces_root,
       config.skills.cache_dir,
@@ -156,11 +160,10 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     expect(Object.keys(secret().stringData)).toContain('HTTP_TOKEN');
   });
 
-  it("agrees with the daemon's config: namespace, agent ServiceAccount, claim and Secret names", () => {
+  it("agrees with the daemon's config: namespace, agent ServiceAccount and Secret names", () => {
     const objects = base();
     const config = podConfig(objects);
     expect(config.kubernetes.namespace).toBe(find(objects, 'Namespace').metadata.name);
-    expect(config.kubernetes.workspaces_claim).toBe(find(objects, 'PersistentVolumeClaim').metadata.name);
     expect(config.kubernetes.service_account).toBe(
       find(objects, 'ServiceAccount', 'triage-agent').metadata.name,
     );
