@@ -36,7 +36,8 @@ const inside = (base: string, p: string): boolean => {
 async function rootOf(source: string, workspaceDir: string): Promise<string | undefined> {
   const resolved = path.resolve(source);
   if (inside(workspaceDir, resolved)) {
-    await assertNoSymlinkBelow(workspaceDir, path.dirname(resolved));
+    // The workspace itself is where the checks start; below it, every folder on the way is checked.
+    if (resolved !== workspaceDir) await assertNoSymlinkBelow(workspaceDir, path.dirname(resolved));
     const info = await lstat(resolved).catch(() => undefined);
     if (info?.isSymbolicLink())
       throw new UnsafePathError(resolved, `${resolved} is a symbolic link; it is never followed`);

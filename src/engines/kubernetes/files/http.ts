@@ -55,6 +55,9 @@ export function call(
             : {}),
         },
         timeout: options.timeoutMs,
+        // No pooled keep-alive socket (Node 20's default agent keeps one): it would hold the init
+        // container's process open after its files are fetched, and the pod would never start its agent.
+        agent: false,
       },
       (res) => {
         if (res.statusCode === 200) return resolve(res);
