@@ -184,7 +184,7 @@ describe('paths in the prompt under the kubernetes engine (fake API server)', ()
   it('mounts every path the prompt names into the Job: its file system, rebuilt from the mounts, has them all', async () => {
     const config = fidelityConfig(volume, {
       engine: 'kubernetes',
-      kubernetes: { volume_root: volume, namespace: 'triage' },
+      kubernetes: { namespace: 'triage', broker: { port: 1, host: '127.0.0.1', url: 'http://127.0.0.1:1' } },
       agent: { stop_grace: '1s' },
       personas_dir: path.join(volume, 'configs', 'personas'),
       briefs_dir: path.join(volume, 'configs', 'briefs'),

@@ -133,7 +133,6 @@ describe('model gateway for an agent pod, on the daemon Service port with the ru
       providers: { anthropic_base_url: model.url },
       kubernetes: {
         namespace: 'triage-runner',
-        volume_root: dir,
         broker: { port, host: '127.0.0.1', url: `http://127.0.0.1:${port}` },
       },
     });

@@ -101,7 +101,6 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       briefs_dir: path.join(root, 'configs', 'briefs'),
       kubernetes: {
         namespace: 'triage-runner',
-        volume_root: root,
         broker: { port, host: '127.0.0.1', url: `http://127.0.0.1:${port}` },
       },
     });
