@@ -3,7 +3,7 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
-import { createLimitedServer, type ListenerLimits } from '../../util/http-limits.js';
+import { createLimitedServer, readLimitedBody, type ListenerLimits } from '../../util/http-limits.js';
 import { MAX_REQUEST_BYTES } from '../guard/protocol.js';
 import type { RunTokens } from './tokens.js';
 
@@ -80,36 +80,6 @@ const WHY: Record<'missing' | 'unknown' | 'expired', string> = {
   expired: 'the run token has expired (its run is over or past its time limit); the call was refused',
 };
 
-/** Reads the request body, at most `limit` bytes within REQUEST_TIMEOUT_MS; undefined when it is not read. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too large' | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(() => {
-      req.destroy();
-      resolve(undefined);
-    }, REQUEST_TIMEOUT_MS);
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        clearTimeout(timer);
-        req.removeAllListeners('data');
-        resolve('too large');
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', () => {
-      clearTimeout(timer);
-      resolve(undefined);
-    });
-  });
-}
-
 export async function startPodBroker(options: PodBrokerOptions): Promise<PodBroker> {
   const { tokens, log } = options;
 
@@ -131,7 +101,7 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
       );
       return refuse(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
     }
-    const body = await readBody(req, MAX_REQUEST_BYTES);
+    const body = await readLimitedBody(req, MAX_REQUEST_BYTES, REQUEST_TIMEOUT_MS);
     if (body === undefined)
       return refuse(res, 408, `the request was not read within ${REQUEST_TIMEOUT_MS} ms`);
     if (body === 'too large')

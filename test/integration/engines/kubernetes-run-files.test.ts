@@ -134,6 +134,14 @@ async function startRun(script: string, runId: string, extra: Record<string, unk
   return { port, workspace, jobName, job: job as Obj, token, outcome, executor };
 }
 
+/** Ends the run however the test went: a failed assertion must not leave it waiting on a Job. */
+async function endRun(run: Awaited<ReturnType<typeof startRun>>): Promise<void> {
+  const job = api.jobs.get(run.jobName);
+  if (job && !(job.status as Obj | undefined)?.conditions) api.finishJob(run.jobName, 1);
+  await run.outcome.catch(() => undefined);
+  await run.executor.close?.();
+}
+
 describe.runIf(await requireAgentImage(docker))(
   'an agent Job gets its files and returns its report through the daemon',
   () => {
@@ -185,11 +193,7 @@ describe.runIf(await requireAgentImage(docker))(
         expect((await call(run.port, 'GET', INPUTS_PATH, run.token)).status).toBe(401);
         expect((await call(run.port, 'POST', OUTPUTS_PATH, run.token)).status).toBe(401);
       } finally {
-        // A failed assertion must not leave the run waiting on a Job that never ends.
-        const job = api.jobs.get(run.jobName);
-        if (job && !(job.status as Obj | undefined)?.conditions) api.finishJob(run.jobName, 1);
-        await run.outcome.catch(() => undefined);
-        await run.executor.close?.();
+        await endRun(run);
       }
     }, 180_000);
 
@@ -232,11 +236,7 @@ describe.runIf(await requireAgentImage(docker))(
         expect(record?.uploads).toBeGreaterThanOrEqual(1);
         expect(record?.reason).toMatch(/ended without its last upload/);
       } finally {
-        // A failed assertion must not leave the run waiting on a Job that never ends.
-        const job = api.jobs.get(run.jobName);
-        if (job && !(job.status as Obj | undefined)?.conditions) api.finishJob(run.jobName, 1);
-        await run.outcome.catch(() => undefined);
-        await run.executor.close?.();
+        await endRun(run);
       }
     }, 180_000);
   },

@@ -5,6 +5,7 @@ import { createGzip } from 'node:zlib';
 import { RunTokens } from '../../../kubectl/broker/tokens.js';
 import type { ReturnedRecord } from '../../../workspace/run-record.js';
 import { errorMessage } from '../../../util/errors.js';
+import { readLimitedBody } from '../../../util/http-limits.js';
 import { InputsTooLarge, inputStream, listInputs } from './inputs.js';
 import { decodeUpload, takeUpload } from './outputs.js';
 import { FILES_PREFIX, FrameError, INPUTS_PATH, OUTPUTS_PATH } from './protocol.js';
@@ -57,37 +58,6 @@ function answer(
   res.end(text);
 }
 
-/** The request body, at most `limit` bytes within BODY_TIMEOUT_MS; 'too large' or undefined otherwise. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too large' | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(() => {
-      req.destroy();
-      resolve(undefined);
-    }, BODY_TIMEOUT_MS);
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        clearTimeout(timer);
-        req.removeAllListeners('data');
-        req.resume();
-        resolve('too large');
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', () => {
-      clearTimeout(timer);
-      resolve(undefined);
-    });
-  });
-}
-
 const bearer = (req: IncomingMessage): string | undefined =>
   /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
@@ -132,7 +102,7 @@ export function createRunFilesRoute(options: {
   const takeOutputs = async (held: Held, req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (held.closed)
       return answer(res, 409, "the run's outputs were already collected; nothing more is taken");
-    const body = await readBody(req, limits.maxOutputBytes + 1024 * 1024);
+    const body = await readLimitedBody(req, limits.maxOutputBytes + 1024 * 1024, BODY_TIMEOUT_MS);
     if (body === undefined) return answer(res, 408, `the upload was not read within ${BODY_TIMEOUT_MS} ms`);
     if (body === 'too large')
       return answer(res, 413, `the upload is larger than ${limits.maxOutputBytes} bytes`);
