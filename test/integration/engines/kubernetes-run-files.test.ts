@@ -192,6 +192,7 @@ describe.runIf(await requireAgentImage(docker))(
         // The run is over: its token opens nothing any more, and the Secret is gone with the Job.
         expect((await call(run.port, 'GET', INPUTS_PATH, run.token)).status).toBe(401);
         expect((await call(run.port, 'POST', OUTPUTS_PATH, run.token)).status).toBe(401);
+        expect(api.secrets.size).toBe(0);
       } finally {
         await endRun(run);
       }

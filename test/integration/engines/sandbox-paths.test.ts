@@ -174,7 +174,7 @@ describe('paths in the prompt under the kubernetes engine (fake API server)', ()
     api = await new FakeKubeApi().start();
     volume = await mkdtemp(path.join(tmpdir(), 'triage-fidelity-k8s-'));
     await copySkillSource(volume);
-    // As deploy/kubernetes publishes them: Jobs can mount only paths on the workspaces volume.
+    // As deploy/kubernetes publishes them (the daemon sends a Job what its run reads of them).
     for (const dir of ['personas', 'briefs'])
       await cp(path.join(REPO_ROOT, 'configs', dir), path.join(volume, 'configs', dir), { recursive: true });
   });
