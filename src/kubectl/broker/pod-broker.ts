@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { createLimitedServer, readLimitedBody, type ListenerLimits } from '../../util/http-limits.js';
 import { MAX_REQUEST_BYTES } from '../guard/protocol.js';
-import type { RunTokens } from './tokens.js';
+import { checkBearer, type RunTokens } from './tokens.js';
 
 // The kubectl broker for agents that cannot reach a unix socket in their run bundle (Kubernetes Jobs on
 // other nodes): one HTTP listener on a port of the daemon's Service. A call is `POST /v1/kubectl` with
@@ -57,11 +57,6 @@ function connectUnix(socketPath: string): net.Socket {
   return socket;
 }
 
-const bearer = (req: IncomingMessage): string | undefined => {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  return m?.[1];
-};
-
 function refuse(
   res: ServerResponse,
   status: number,
@@ -88,19 +83,8 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
     if (url.pathname !== POD_BROKER_PATH)
       return refuse(res, 404, `no such endpoint ${url.pathname}; use POST ${POD_BROKER_PATH}`);
     if (req.method !== 'POST') return refuse(res, 405, `use POST ${POD_BROKER_PATH}`, { allow: 'POST' });
-    const check = tokens.check(bearer(req));
-    if (!check.ok) {
-      // The token itself is never logged; the run it belonged to is, when known.
-      log.warn(
-        {
-          reason: check.reason,
-          ...(check.runId ? { runId: check.runId } : {}),
-          from: req.socket.remoteAddress,
-        },
-        'kubectl broker call refused: bad run token',
-      );
-      return refuse(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
-    }
+    const check = checkBearer(tokens, req, log, 'kubectl broker call refused: bad run token');
+    if (!check.ok) return refuse(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
     const body = await readLimitedBody(req, MAX_REQUEST_BYTES, REQUEST_TIMEOUT_MS);
     if (body === undefined)
       return refuse(res, 408, `the request was not read within ${REQUEST_TIMEOUT_MS} ms`);

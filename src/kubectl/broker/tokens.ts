@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 
 // Per-run bearer tokens: what lets a process outside the daemon (an agent pod) act for one run, and
 // only while that run lives. A token is 32 random bytes (base64url); the registry keeps only its
@@ -69,4 +70,28 @@ export class RunTokens<T> {
   get size(): number {
     return this.digestOf.size;
   }
+}
+
+/**
+ * The request's bearer token checked against `tokens`; a refusal is logged with `message` (fixed) and
+ * why, the run it belonged to when known and the caller's address, never the token itself.
+ */
+export function checkBearer<T>(
+  tokens: RunTokens<T>,
+  req: IncomingMessage,
+  log: { warn(o: object, m: string): void },
+  message: string,
+): TokenCheck<T> {
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+  const check = tokens.check(token);
+  if (!check.ok)
+    log.warn(
+      {
+        reason: check.reason,
+        ...(check.runId ? { runId: check.runId } : {}),
+        from: req.socket.remoteAddress,
+      },
+      message,
+    );
+  return check;
 }

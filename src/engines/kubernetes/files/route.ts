@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { RunTokens } from '../../../kubectl/broker/tokens.js';
+import { RunTokens, checkBearer } from '../../../kubectl/broker/tokens.js';
 import type { ReturnedRecord } from '../../../workspace/run-record.js';
 import { errorMessage } from '../../../util/errors.js';
 import { readLimitedBody } from '../../../util/http-limits.js';
@@ -57,9 +57,6 @@ function answer(
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...extra });
   res.end(text);
 }
-
-const bearer = (req: IncomingMessage): string | undefined =>
-  /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
 export function createRunFilesRoute(options: {
   limits: RunFilesLimits;
@@ -143,19 +140,8 @@ export function createRunFilesRoute(options: {
         `no such endpoint ${url.pathname}; use GET ${INPUTS_PATH} or POST ${OUTPUTS_PATH}`,
       );
     if (req.method !== method) return answer(res, 405, `use ${method} ${url.pathname}`, { allow: method });
-    const check = tokens.check(bearer(req));
-    if (!check.ok) {
-      // The token itself is never logged; the run it belonged to is, when known.
-      log.warn(
-        {
-          reason: check.reason,
-          ...(check.runId ? { runId: check.runId } : {}),
-          from: req.socket.remoteAddress,
-        },
-        'run files call refused: bad run token',
-      );
-      return answer(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
-    }
+    const check = checkBearer(tokens, req, log, 'run files call refused: bad run token');
+    if (!check.ok) return answer(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
     if (method === 'GET') return sendInputs(check.target, res);
     return takeOutputs(check.target, req, res);
   };
