@@ -176,13 +176,14 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
       );
   });
 
-  it('gives the daemon exactly Job, pod and log access in its own namespace', () => {
+  it("gives the daemon exactly Job, pod and log access in its own namespace, and its runs' token Secrets to create and delete", () => {
     const objects = base();
     const role = find(objects, 'Role', 'triage-runner-jobs');
     expect(role.rules).toEqual([
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete'] },
     ]);
     const binding = find(objects, 'RoleBinding', 'triage-runner-jobs');
     expect(binding.roleRef).toMatchObject({ kind: 'Role', name: role.metadata.name });
@@ -264,7 +265,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     ]);
   });
 
-  it('grants no wildcard, no Secrets and no escalation verb in any Role or ClusterRole, in any topology', () => {
+  it("grants no wildcard, no read of a Secret and no escalation verb in any Role or ClusterRole, in any topology; only the daemon's Job Role may create and delete its runs' token Secrets", () => {
     const roles = [...base(), ...render('overlays/ha'), ...render('overlays/kind')].filter(
       (o) => o.kind === 'Role' || o.kind === 'ClusterRole',
     );
@@ -273,7 +274,13 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
       for (const rule of role.rules as Record<string, string[] | undefined>[]) {
         const words = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...(rule.verbs ?? [])];
         expect(words, role.metadata.name).not.toContain('*');
-        expect(rule.resources, role.metadata.name).not.toContain('secrets');
+        if (rule.resources?.includes('secrets'))
+          expect([role.kind, role.metadata.name, rule.resources, rule.verbs]).toEqual([
+            'Role',
+            'triage-runner-jobs',
+            ['secrets'],
+            ['create', 'delete'],
+          ]);
         for (const verb of ['bind', 'escalate', 'impersonate', 'deletecollection'])
           expect(rule.verbs, `${role.metadata.name} ${verb}`).not.toContain(verb);
         // Writes other than Jobs: the leader's Lease, by name, and its pod's role label; nothing else.
