@@ -369,6 +369,12 @@ function sourceOf(
 const REMOVED_KEYS: Readonly<Record<string, string>> = {
   'kubernetes.workspaces_mount_path':
     "nothing ever read it (an agent's Job mounts the claim by subPath at fixed paths; kubernetes.volume_root is where the daemon mounts the claim)",
+  'kubernetes.workspaces_claim':
+    "an agent Job mounts no volume any more: it fetches its run's files from the daemon (kubernetes.broker) and returns what its agent writes",
+  'kubernetes.volume_root':
+    "an agent Job mounts no volume any more: it fetches its run's files from the daemon (kubernetes.broker) and returns what its agent writes",
+  'kubernetes.same_node_as':
+    'an agent Job mounts no volume any more and may run on any node; place Jobs with kubernetes.node_selector and kubernetes.tolerations',
 };
 
 function zodProblems(

@@ -6,6 +6,20 @@ import { prometheusEndpoint, prometheusIssues, promqlSchema } from './prometheus
 // The single source of every configuration key: its type, default, range and description.
 // YAML keys are snake_case; environment names are derived mechanically from the key path.
 
+/** A pod toleration, as a user writes it (snake_case; the Job gets Kubernetes' own field names). */
+const toleration = z
+  .strictObject({
+    key: z.string().min(1).optional().describe('the taint key; absent with operator Exists = every taint'),
+    operator: z.enum(['Exists', 'Equal']).default('Equal'),
+    value: z.string().optional(),
+    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+    toleration_seconds: z.number().int().min(0).optional().describe('NoExecute only: how long the pod stays'),
+  })
+  .refine((t) => t.operator !== 'Exists' || t.value === undefined, {
+    message: 'operator Exists takes no value',
+  });
+export type Toleration = z.infer<typeof toleration>;
+
 export const AGENT_NAMES = ['claude', 'codex', 'gemini', 'goose'] as const;
 export const ENGINE_NAMES = ['docker', 'process', 'kubernetes'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
@@ -386,23 +400,11 @@ const baseSchema = z.strictObject({
     .strictObject({
       namespace: z.string().min(1).default('triage-runner').describe('namespace for investigation Jobs'),
       service_account: z.string().min(1).default('triage-agent').describe("the agents' ServiceAccount"),
-      workspaces_claim: z
-        .string()
-        .min(1)
-        .default('triage-workspaces')
-        .describe('PVC holding workspaces_root'),
       ttl_seconds_after_finished: int(0, 604_800).default(3600).describe('Job garbage collection'),
       memory: z.string().default('2Gi').describe('agent container memory limit'),
       cpu: z.string().default('2').describe('agent container CPU limit'),
       memory_request: z.string().default('512Mi').describe('agent container memory request'),
       cpu_request: z.string().default('250m').describe('agent container CPU request'),
-      volume_root: z
-        .string()
-        .min(1)
-        .optional()
-        .describe(
-          "the daemon's own mount path of workspaces_claim; mount sources must be under it (absent = workspaces_root)",
-        ),
       secret_name: z
         .string()
         .min(1)
@@ -420,18 +422,43 @@ const baseSchema = z.strictObject({
         .enum(['Always', 'IfNotPresent', 'Never'])
         .default('IfNotPresent')
         .describe('agent image'),
-      same_node_as: z
+      node_selector: z
         .record(z.string().min(1), z.string())
-        .optional()
+        .default({})
+        .describe("the nodes agent Jobs may run on (the pod's nodeSelector); empty = any node"),
+      tolerations: z
+        .array(toleration)
+        .default([])
+        .describe("taints agent Jobs tolerate (the pod's tolerations), e.g. a node pool kept for them"),
+      run_files: z
+        .strictObject({
+          size_limit: z
+            .string()
+            .default('1Gi')
+            .describe("sizeLimit of the pod's emptyDir that holds the run's files (a Kubernetes quantity)"),
+          max_input_bytes: bytes(
+            '256MiB',
+            "the run's files a pod is sent (workspace, run folder, skills, persona, briefs, prompt); more fails the run",
+          ),
+          max_output_bytes: bytes(
+            '16MiB',
+            'what a pod may return in all (the report, agent-notes/, output/); what passes it is refused and recorded',
+          ),
+          sync_interval: duration(
+            '15s',
+            'how often the pod returns what its agent wrote so far (a pod that dies loses only what came after)',
+          ),
+        })
+        .prefault({})
         .describe(
-          "labels of pods each Job must share a node with (a ReadWriteOnce workspaces claim: the daemon's own pods)",
+          "an agent pod mounts no volume of the daemon's: it fetches its run's files from the daemon (kubernetes.broker) and returns what its agent writes",
         ),
       broker: z
         .strictObject({
           port: int(0, 65_535)
             .default(0)
             .describe(
-              "TCP port agent pods reach the run's kubectl broker and the model gateway on (0 = off: no guard, no gateway in pods)",
+              "TCP port agent pods reach the daemon on: their run's files, the kubectl broker and the model gateway (0 = off: the kubernetes engine cannot start a Job)",
             ),
           host: z.string().min(1).default('0.0.0.0').describe('address the pod broker listens on'),
           url: z
@@ -443,7 +470,7 @@ const baseSchema = z.strictObject({
         })
         .prefault({})
         .describe(
-          "kubectl broker and model gateway for agent pods: HTTP with a per-run token, through the daemon's Service",
+          "the daemon's port for agent pods (their run's files, the kubectl broker, the model gateway): HTTP with per-run tokens, through the daemon's Service",
         ),
     })
     .prefault({})

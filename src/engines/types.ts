@@ -6,7 +6,7 @@ export type { StopSignal } from '../util/process-group.js';
 // stdin and labels, stream its output, and report how it ended.
 
 export interface Mount {
-  /** Host path (docker/process) or a path inside the shared workspaces volume (kubernetes). */
+  /** A path of the daemon's (a folder or a file). */
   source: string;
   /** Path the agent sees. */
   target: string;
@@ -38,6 +38,13 @@ export interface RunSpec {
    * If it rejects, nothing is started, what was created is removed and `start` rejects with its error.
    */
   beforeStart?: () => Promise<void>;
+  /**
+   * For an engine whose agent cannot see the daemon's folders (`capabilities.copiesMounts`): the token
+   * its agent fetches its mounts and stdin with, and returns what it writes in its writable mounts
+   * with, from the daemon's files route. Handed to the agent in secret (kubernetes: a Secret of the
+   * run's own), never in its spec, argv or a log.
+   */
+  filesToken?: string;
   /** Called with output as it arrives. */
   onStdout: (chunk: Buffer) => void;
   onStderr: (chunk: Buffer) => void;
@@ -107,10 +114,12 @@ export interface EngineCapabilities {
    */
   networkBroker?: boolean;
   /**
-   * A group the agent runs with that the daemon's files can be given to (a pod's fsGroup): what the agent
-   * reads of its run folder is shared with that group. Absent: the container's own user decides.
+   * The agent cannot see the daemon's folders (a pod on any node): its mounts and stdin are copied to it
+   * from the daemon's files route before it starts, with `RunSpec.filesToken`, and what it writes in
+   * its writable mounts is copied back while it runs and when it ends. The daemon's folders are then
+   * never shared with it. Absent means no.
    */
-  agentGroup?: number;
+  copiesMounts?: boolean;
 }
 
 export interface Engine {

@@ -17,6 +17,7 @@ import { CONTAINER_WORKSPACE } from './layout.js';
 import { openOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import { resumeModelGateway } from './model-gateway.js';
+import { resumeRunFiles } from './pod-files.js';
 import type { LaunchedRun, LaunchOrigin, ReportPaths, RunStart } from './stages.js';
 
 // Adoption: a run that a daemon which died had launched re-enters the pipeline as a LaunchedRun, from
@@ -133,6 +134,13 @@ export async function reattach(
     });
     if (resumed.lost) start.log.warn({ reason: resumed.lost }, 'adopted run lost its model gateway');
   }
+  // An agent pod goes on returning what its agent writes: the new daemon takes it, by the token's hash.
+  const files = await resumeRunFiles(
+    env,
+    { engine, bundle, runId: start.request.runId, workspaceDir: start.request.workspace.dir },
+    found.manifest?.files?.tokenSha256,
+  );
+  if (files) cleanup.defer('run files', () => files.stop());
   // The report validator as the skills cache has it now (the launching daemon's lookup died with it).
   const snapshot = await env.skills.acquire();
   cleanup.defer('skills snapshot', () => snapshot.release());
@@ -161,6 +169,7 @@ export async function reattach(
     output,
     guard,
     ...(gateway ? { gateway } : {}),
+    ...(files ? { files } : {}),
     reportValidator,
     report: reportPaths(start, engine, found.manifest),
     timeoutMs,

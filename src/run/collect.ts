@@ -12,6 +12,7 @@ import { checkRunEvidence } from './evidence.js';
 import { buildResult, killedFromOutside, recordedFiles, verdict, type Verdict } from './result.js';
 import type { CollectedRun, LaunchedRun, RunStart } from './stages.js';
 import type { Supervised } from './supervise.js';
+import type { ReturnedSummary } from './pod-files.js';
 
 // Collect: what a launched (or adopted) run left — exit, the adapter's reading of its output, the
 // report (scrubbed, checked, validated), the kubectl calls — turned into result.json, the `finished`
@@ -33,10 +34,17 @@ export async function collect(
   const started = performance.now();
   const { exit } = supervised;
   const { runOutput, outcome: read } = readOutcome(run, supervised);
+  // An agent pod's last upload has landed (it makes it before its container ends): nothing more is taken.
+  const returned = await run.files?.finish(exit.error);
   const report = await reportOf(env, run);
   const validator = await validateReport(env, run, report);
   const { outcome, gateway } = await withGatewayFigures(run, read);
-  const v = judgeRun(env, run, { supervised, outcome, report, gateway });
+  const v = withLostReport(judgeRun(env, run, { supervised, outcome, report, gateway }), report, returned);
+  if (returned?.reason)
+    run.log.warn(
+      { lost: returned.lost, reason: returned.reason },
+      "the agent's pod did not return everything",
+    );
   // The broker stops with the agent; the CLI's own refusals join the guard's in the call log.
   const kubectl = await run.guard?.finish(run.adapter.deniedCalls?.(runOutput) ?? []);
   const evidence = await checkRunEvidence(env, run, report.exists, kubectl?.guard);
@@ -45,6 +53,7 @@ export async function collect(
   if (measures) env.metrics?.modelUsage?.(modelUsageOf(measures));
   const extra = {
     ...(validator ? { validator } : {}),
+    ...(returned ? { returned } : {}),
     ...(kubectl ? { kubectl } : {}),
     ...(evidence ? { evidence } : {}),
     ...(cluster?.name ? { cluster: { ...cluster, name: cluster.name } } : {}),
@@ -148,6 +157,13 @@ function judgeRun(
   if (gateway?.capReached && v.status !== 'interrupted')
     return { status: 'failed', reason: capMessage(gateway.capReached) };
   return v;
+}
+
+/** A run failed for want of a report its pod never returned: the reason says so. */
+function withLostReport(v: Verdict, report: ReportCheck, returned: ReturnedSummary | undefined): Verdict {
+  if (v.status !== 'failed' || report.present || !returned?.lost.includes('report') || !returned.reason)
+    return v;
+  return { ...v, reason: `${v.reason ?? 'no report'}; ${returned.reason}` };
 }
 
 /** The cluster result.json records: the routed registry entry and what its access check found. */

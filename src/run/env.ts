@@ -11,6 +11,7 @@ import type { PipelineMetrics } from '../shared/types.js';
 import type { PodBroker } from '../kubectl/broker/pod-broker.js';
 import type { EndpointResolution } from '../prometheus/endpoint.js';
 import type { PrometheusMonitor } from '../prometheus/monitor.js';
+import type { RunFilesRoute } from '../engines/kubernetes/files/types.js';
 
 // What every stage of the run pipeline is given: the pipeline's dependencies, one per executor.
 
@@ -47,8 +48,11 @@ export interface PipelineEnv {
    * probed permissions (kubectl.access_check); absent when the check is off.
    */
   clusterAccess?: ClusterAccessMonitor;
-  /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
-  podBroker?: { url: string; open: () => Promise<PodBroker> };
+  /**
+   * The daemon's port for agent pods (kubernetes.broker), listening from the first run that needs it:
+   * the kubectl broker over HTTP, the model gateway, and the pods' run files (`files`, which opens it too).
+   */
+  podBroker?: { url: string; open: () => Promise<PodBroker>; files: () => Promise<RunFilesRoute> };
   /** Each cluster's Prometheus endpoint with its credentials (the daemon's own), by registry entry name. */
   prometheus?: ReadonlyMap<string, EndpointResolution>;
   /** The endpoints' reachability for /readyz (`prometheus:<cluster>`); absent without endpoints. */

@@ -16,6 +16,7 @@ import {
   type LaunchSpec,
 } from './invocation.js';
 import { planRunGateway } from './model-gateway.js';
+import { planRunFiles, type RunFiles } from './pod-files.js';
 import { openOutput, type RunOutput } from './output.js';
 import { ProgressTracker } from './progress.js';
 import { agentAccess, shareRunInputs } from './share-run.js';
@@ -32,6 +33,8 @@ export type { LaunchSpec } from './invocation.js';
 export interface LaunchPlan {
   spec: LaunchSpec;
   gateway: RunGateway | undefined;
+  /** An agent pod's files (engines that copy mounts): its token, opened when the agent starts. */
+  files: RunFiles | undefined;
   /**
    * The manifest and the invocation record, being written: awaited before the agent starts (the engine
    * creates its container meanwhile), or before a run that ends unlaunched (a dry run) says it ended.
@@ -63,16 +66,25 @@ export async function planLaunch(
   const gateway = await openRunGateway(env, run, cleanup);
   const { spec, invocation } = await launchSpec(env, run, gateway);
   await shareWithAgent(env, run);
+  const files = planRunFiles(env, {
+    engine: run.engine,
+    bundle: run.bundle,
+    runId: run.request.runId,
+    workspaceDir: run.request.workspace.dir,
+  });
+  // The token dies with the run, whatever stage it ends at.
+  if (files) cleanup.defer('run files', () => files.stop());
   // In a container the gateway bridge runs first and starts the CLI (its loopback port is the gateway);
   // in a pod a shell that sets the model keys to the run token from its file (never in the Job spec).
   const wrapped = gateway?.wrap(spec) ?? spec;
-  const records = writeLaunchRecords(env, run, { spec, wrapped, invocation, gateway });
+  const records = writeLaunchRecords(env, run, { spec, wrapped, invocation, gateway, files });
   // Awaited by launch() or by a run that ends unlaunched; never left unhandled in between.
   records.catch(() => undefined);
   const secretEnv = wrapped.secretEnv ?? spec.secretEnv;
   return {
     spec: { ...spec, command: wrapped.command, args: wrapped.args, env: wrapped.env, secretEnv },
     gateway,
+    files,
     records,
   };
 }
@@ -164,10 +176,11 @@ async function writeLaunchRecords(
     wrapped: Launchable;
     invocation: AgentInvocation;
     gateway: RunGateway | undefined;
+    files: RunFiles | undefined;
   },
 ): Promise<void> {
   const { request, bundle, engine, layout } = run;
-  const { spec, wrapped, invocation, gateway } = launch;
+  const { spec, wrapped, invocation, gateway, files } = launch;
   const launchedAt = env.now();
   const image = engine.placement === 'container' ? spec.image : undefined;
   const hostHome = layout.hostHome ? { hostHome: layout.hostHome } : {};
@@ -186,6 +199,7 @@ async function writeLaunchRecords(
     report: { hostPath: layout.hostReportPath, agentPath: layout.paths.reportPath },
     ...hostHome,
     ...(gateway ? { gateway: gateway.manifest() } : {}),
+    ...(files ? { files: { tokenSha256: files.tokenSha256 } } : {}),
     // What an adopting daemon needs for the run's result and its evidence check.
     promptSha256: run.context.promptSha256,
     triageStatus: run.context.context.triage.status,
@@ -221,7 +235,7 @@ export async function launch(
   cleanup: RunCleanup,
   plannedAt: number,
 ): Promise<LaunchedRun> {
-  const { gateway } = plan;
+  const { gateway, files } = plan;
   const { engine, log, request } = run;
   const progress = new ProgressTracker(run.adapter.progress?.(), env.now(), env.now);
   const report = (p: RunProgress) => void request.onStage?.({ type: 'progress', progress: p });
@@ -263,6 +277,7 @@ export async function launch(
     output,
     guard: run.guard,
     ...(gateway ? { gateway } : {}),
+    ...(files ? { files } : {}),
     report: { hostPath: run.layout.hostReportPath, agentPath: run.layout.paths.reportPath },
     timeoutMs: env.config.agent.timeout,
     origin: {
@@ -283,14 +298,14 @@ async function startAgent(
 ): Promise<RunHandle> {
   const { engine } = run;
   const { plan, output } = started;
-  const { spec, gateway } = plan;
-  // The records are on disk, and the broker and gateway listen, before the agent can start (and call
-  // them); the engine creates its container meanwhile. All three end before a failure is told, so the
-  // clean-up never runs beside one still opening.
+  const { spec, gateway, files } = plan;
+  // The records are on disk, and the broker, the gateway and the pod's files are open, before the agent
+  // can start (and call them); the engine creates its container meanwhile. All end before a failure is
+  // told, so the clean-up never runs beside one still opening.
   let notReady: { err: unknown } | undefined;
   const beforeStart = async () => {
     try {
-      await allEnded([plan.records, run.guard.start(), gateway?.start()]);
+      await allEnded([plan.records, run.guard.start(), gateway?.start(), files?.start(spec)]);
     } catch (err) {
       notReady = { err };
       throw err;
@@ -300,6 +315,7 @@ async function startAgent(
   try {
     handle = await engine.start({
       ...spec,
+      ...(files?.token ? { filesToken: files.token } : {}),
       beforeStart,
       onStdout: output.onStdout,
       onStderr: output.onStderr,

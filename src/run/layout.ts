@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentAdapter, AgentPaths } from '../agents/types.js';
@@ -76,14 +75,15 @@ export function containerLayout(input: LayoutInput): RunLayout {
   const hostOutput = path.join(workspaceDir, OUTPUT_DIR);
   const hostFilesDir = path.join(bundleDir, RUN_FILES.agentFiles);
   const runDir = p.join(CONTAINER_WORKSPACE, runDirRelative(runId));
-  const outputDir = p.join(CONTAINER_WORKSPACE, OUTPUT_DIR);
-  const notesDir = p.join(runDir, RUN_FILES.agentNotes);
+  const [output, notes] = writableMounts(workspaceDir, bundleDir, runId);
+  const outputDir = output.target;
+  const notesDir = notes.target;
   // Each folder before any mounted inside it.
   const mounts: Mount[] = [
     { source: workspaceDir, target: CONTAINER_WORKSPACE, readOnly: true },
-    { source: hostOutput, target: outputDir, readOnly: false },
+    output,
     { source: bundleDir, target: runDir, readOnly: true },
-    { source: path.join(bundleDir, RUN_FILES.agentNotes), target: notesDir, readOnly: false },
+    notes,
     { source: hostFilesDir, target: CONTAINER_AGENT_FILES, readOnly: true },
   ];
   if (existsSync(config.personas_dir))
@@ -140,6 +140,30 @@ export function containerLayout(input: LayoutInput): RunLayout {
   };
 }
 
+/**
+ * The two folders a container's agent writes, as mounted: the workspace's output/ (the report) and the
+ * run folder's agent-notes/. A daemon adopting an agent pod's run takes back what it returns by them.
+ */
+export function writableMounts(
+  workspaceDir: string,
+  bundleDir: string,
+  runId: string,
+): [output: Mount, notes: Mount] {
+  const runDir = path.posix.join(CONTAINER_WORKSPACE, runDirRelative(runId));
+  return [
+    {
+      source: path.join(workspaceDir, OUTPUT_DIR),
+      target: path.posix.join(CONTAINER_WORKSPACE, OUTPUT_DIR),
+      readOnly: false,
+    },
+    {
+      source: path.join(bundleDir, RUN_FILES.agentNotes),
+      target: path.posix.join(runDir, RUN_FILES.agentNotes),
+      readOnly: false,
+    },
+  ];
+}
+
 /** Host paths: the agent runs on the host, with a per-run HOME where the skills are linked in. */
 export function hostLayout(input: LayoutInput): RunLayout {
   const { config, workspaceDir, runId, bundleDir, adapter } = input;
@@ -181,19 +205,6 @@ export function hostLayout(input: LayoutInput): RunLayout {
   };
 }
 
-/** Gives a folder to `gid` (a group the daemon belongs to); false when it may not (EPERM). */
-async function toGroup(handle: FileHandle, gid: number): Promise<boolean> {
-  const info = await handle.stat();
-  if (info.gid === gid) return true;
-  try {
-    await handle.chown(info.uid, gid);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EPERM') return false;
-    throw err;
-  }
-}
-
 const skillsDirOf = (adapter: Pick<AgentAdapter, 'skillsDirs'>): string =>
   adapter.skillsDirs[0] ?? '.agents/skills';
 
@@ -217,18 +228,18 @@ export function skillMounts(
 /**
  * Makes the folders the agent writes (output/ and the bundle's agent-notes/) writable by the container
  * user, whose uid may differ from the daemon's: handed to docker.user's uid:gid by a root daemon, else
- * to the agent's group when the engine runs it with one (`agentGroup`, a pod's fsGroup: 0770), else
  * opened to all (0777). The bundle itself stays the daemon's (mounted read-only); what the agent reads
  * of it is shared just before it starts (share-run.ts). Never follows a symlink: each folder is created
  * or opened with O_NOFOLLOW and changed through its handle, so a link planted in the workspace cannot
- * hand another folder to the agent. A host-placed agent runs as the daemon's user: nothing to change.
+ * hand another folder to the agent. A host-placed agent runs as the daemon's user, and what an agent
+ * pod writes is written here by the daemon (`copied`): nothing to change.
  */
 export async function prepareWritable(
   dirs: { workspace: string; output: string; bundle: string },
   placement: Placement,
   user: string,
   getuid = process.getuid,
-  agentGroup?: number,
+  copied = false,
 ): Promise<void> {
   // Every folder from the workspace down is checked: O_NOFOLLOW guards only the last component, so a
   // link at `.triage` or `.triage/runs` must be refused here, not opened through.
@@ -236,13 +247,12 @@ export async function prepareWritable(
   await ensureOwnDir(dirs.output, dirs.workspace);
   await ensureOwnDir(dirs.bundle, dirs.workspace);
   await ensureOwnDir(notes, dirs.workspace);
-  if (placement === 'host') return;
+  if (placement === 'host' || copied) return;
   const { uid, gid } = containerIds(user);
   const handTo = async (dir: string) => {
     const handle = await openDirNoFollow(dir);
     try {
       if (getuid?.() === 0 && uid !== undefined) await handle.chown(uid, gid ?? uid);
-      else if (agentGroup !== undefined && (await toGroup(handle, agentGroup))) await handle.chmod(0o770);
       else await handle.chmod(0o777);
     } finally {
       await handle.close();

@@ -1,5 +1,6 @@
 import { clusterRegistry, type ClusterEntry } from '../clusters/registry.js';
 import type { PodBroker } from '../kubectl/broker/pod-broker.js';
+import type { RunFilesRoute } from '../engines/kubernetes/files/types.js';
 import { hostname } from 'node:os';
 import type { SkillsCache } from '../context/skills-cache.js';
 import type { AgentAdapter } from '../agents/types.js';
@@ -104,20 +105,31 @@ function prometheusMonitor(
 
 /**
  * The pod broker of kubernetes.broker (off at port 0): listening from the first run that needs it until
- * close. Agent pods reach the model gateway on the same port (one Service port, one NetworkPolicy rule).
+ * close. Agent pods reach the model gateway and their run's files on the same port (one Service port,
+ * one NetworkPolicy rule).
  */
 function podBrokerOf(config: Config, log: Logger, gateway: GatewayHost | undefined) {
   const { port, host, url } = config.kubernetes.broker;
   if (port === 0 || !url) return undefined;
-  let started: Promise<PodBroker> | undefined;
-  const open = () => {
-    started ??= import('../kubectl/broker/pod-broker.js').then(async ({ startPodBroker }) => {
-      const { RunTokens } = await import('../kubectl/broker/tokens.js');
-      return startPodBroker({
+  let started: Promise<{ broker: PodBroker; files: RunFilesRoute }> | undefined;
+  const start = () => {
+    started ??= (async () => {
+      const [{ startPodBroker }, { RunTokens }, { createRunFilesRoute }] = await Promise.all([
+        import('../kubectl/broker/pod-broker.js'),
+        import('../kubectl/broker/tokens.js'),
+        import('../engines/kubernetes/files/route.js'),
+      ]);
+      const { max_input_bytes, max_output_bytes } = config.kubernetes.run_files;
+      const files = createRunFilesRoute({
+        limits: { maxInputBytes: max_input_bytes, maxOutputBytes: max_output_bytes },
+        log: log.child({ component: 'run-files' }),
+      });
+      const broker = await startPodBroker({
         host,
         port,
         tokens: new RunTokens(),
         log: log.child({ component: 'pod-broker' }),
+        files: { prefix: files.prefix, handle: files.handle },
         ...(gateway
           ? {
               gateway: { prefixes: PROVIDER_IDS, listener: gateway.gateway.requestListener() },
@@ -125,14 +137,19 @@ function podBrokerOf(config: Config, log: Logger, gateway: GatewayHost | undefin
             }
           : {}),
       });
-    });
+      return { broker, files };
+    })();
     // A failed listen (port taken) is reported by the run that asked, and tried again by the next.
     started.catch(() => (started = undefined));
     return started;
   };
   return {
-    env: { url, open },
-    close: async () => (await started?.catch(() => undefined))?.close(),
+    env: {
+      url,
+      open: async () => (await start()).broker,
+      files: async () => (await start()).files,
+    },
+    close: async () => (await started?.catch(() => undefined))?.broker.close(),
   };
 }
 

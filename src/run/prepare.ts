@@ -109,7 +109,7 @@ async function layOut(
     engine.placement,
     config.docker.user,
     undefined,
-    engine.capabilities.agentGroup,
+    engine.capabilities.copiesMounts === true,
   );
   await ensureOwnDir(layout.hostFilesDir, request.workspace.dir);
   return layout;

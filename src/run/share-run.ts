@@ -14,10 +14,11 @@ import { openDirNoFollow } from '../util/safe-path.js';
 // (0711), never listable, so that a container's user reaches its run folder by its path.
 
 /**
- * How the agent gets at what it reads: it is the daemon's user (the process engine); it has a group
- * the files are given to (a pod's fsGroup; the container user's group, which a root daemon can give
- * files to), files 0640 and folders 0750; or, for a daemon that is not root and shares no group with
- * the container's user, files 0644 and folders 0755, as the only way.
+ * How the agent gets at what it reads: it is the daemon's user (the process engine), or it never reads
+ * the daemon's files (an engine that copies them to it: the daemon reads them itself); it has a group
+ * the files are given to (the container user's group, which a root daemon can give files to), files
+ * 0640 and folders 0750; or, for a daemon that is not root and shares no group with the container's
+ * user, files 0644 and folders 0755, as the only way.
  */
 export type AgentAccess = { kind: 'same-user' } | { kind: 'group'; gid: number } | { kind: 'everyone' };
 
@@ -29,12 +30,11 @@ export function containerIds(user: string): { uid?: number; gid?: number } {
 
 export function agentAccess(
   placement: Placement,
-  capabilities: Pick<EngineCapabilities, 'agentGroup'>,
+  capabilities: Pick<EngineCapabilities, 'copiesMounts'>,
   user: string,
   getuid = process.getuid,
 ): AgentAccess {
-  if (placement === 'host') return { kind: 'same-user' };
-  if (capabilities.agentGroup !== undefined) return { kind: 'group', gid: capabilities.agentGroup };
+  if (placement === 'host' || capabilities.copiesMounts === true) return { kind: 'same-user' };
   const { uid, gid } = containerIds(user);
   if (getuid?.() === 0 && (gid ?? uid) !== undefined) return { kind: 'group', gid: (gid ?? uid) as number };
   return { kind: 'everyone' };

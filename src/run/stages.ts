@@ -15,6 +15,7 @@ import type { RunGuard } from './kubectl-guard.js';
 import type { RunLayout } from './layout.js';
 import type { RunOutput } from './output.js';
 import type { ProgressTracker } from './progress.js';
+import type { RunFiles } from './pod-files.js';
 
 // A run as typed stages: each stage takes what the one before returned, so a later stage cannot see a
 // field an earlier one might not have filled.
@@ -99,6 +100,8 @@ export interface LaunchedRun extends RunStart {
   origin: LaunchOrigin;
   /** The agent's progress from its events (none for an adopted run), and any refused credentials. */
   progress: ProgressTracker;
+  /** An agent pod's files, sent and taken back through the daemon (engines that copy mounts). */
+  files?: RunFiles;
 }
 
 /** collect(): the run record written (result.json) and the outcome the daemon records. */

@@ -1,4 +1,10 @@
-import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+} from 'node:http';
 
 // Limits on what an HTTP listener takes in, with Node's own server settings: how many connections it
 // holds, how long a request's headers and its whole body may take to arrive (Node answers 408 and
@@ -48,4 +54,42 @@ export function createLimitedServer(
   );
   if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
   return server;
+}
+
+/**
+ * A request's body, at most `limit` bytes within `timeoutMs`: 'too large' past the limit (what follows
+ * is drained, not kept), undefined when it did not arrive whole in time or the request failed.
+ */
+export function readLimitedBody(
+  req: IncomingMessage,
+  limit: number,
+  timeoutMs: number,
+): Promise<Buffer | 'too large' | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve(undefined);
+    }, timeoutMs);
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        clearTimeout(timer);
+        req.removeAllListeners('data');
+        req.resume();
+        resolve('too large');
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+    req.on('error', () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+  });
 }

@@ -73,6 +73,8 @@ export const RUN_FILES = {
   clusterCalls: 'cluster-calls.jsonl',
   /** The output of each allowed call, for the evidence check and promoted eval cases. */
   clusterOutputs: 'cluster-outputs.jsonl',
+  /** What an agent pod returned through the daemon (src/workspace/run-record.ts). */
+  returned: 'returned.json',
   /** The model gateway's record of every model call. */
   modelCalls: 'model-calls.jsonl',
   /** The kubectl broker's socket for the agent, while it runs. */

@@ -88,6 +88,26 @@ export const evidenceSchema = z.object({
 });
 export type Evidence = z.infer<typeof evidenceSchema>;
 
+/**
+ * `returned.json`: what an agent pod returned through the daemon so far (src/engines/kubernetes/files/),
+ * kept after each upload so that a daemon adopting the run knows it too.
+ */
+export const returnedRecordSchema = z.object({
+  uploads: z.number(),
+  /** When the last upload was taken. */
+  lastAt: z.string().optional(),
+  /** The upload the pod makes once its agent has ended came: nothing more was to come. */
+  final: z.boolean(),
+  /** Each file taken, by its path relative to the workspace: its size and when it came. */
+  files: z.record(z.string(), z.object({ bytes: z.number(), at: z.string() })),
+  /** Files refused or left out by the pod, by path (relative to the workspace when it is one), and why. */
+  refused: z.array(z.object({ path: z.string(), why: z.string() })),
+});
+export type ReturnedRecord = z.infer<typeof returnedRecordSchema>;
+
+/** What an agent returns that a run can lose: its report, its notes, other files of output/. */
+export const RETURNED_KINDS = ['report', 'agent-notes', 'output'] as const;
+
 /** `result.json`: the fixed fields first, then extensions (unknown fields are kept when read). */
 export const runResultSchema = z.looseObject({
   status: z.enum(RUN_OUTCOME_STATUSES),
@@ -211,6 +231,22 @@ export const runResultSchema = z.looseObject({
     .optional(),
   /** The evidence check of the report (absent when there was no report to check). */
   evidence: evidenceSchema.optional(),
+  /**
+   * What an agent pod returned through the daemon (an agent that writes no folder of the daemon's):
+   * whether its last upload came, what came, and what was lost and why.
+   */
+  returned: z
+    .object({
+      final: z.boolean(),
+      uploads: z.number(),
+      files: z.number(),
+      bytes: z.number(),
+      lastAt: z.string().optional(),
+      report: z.boolean(),
+      lost: z.array(z.enum(RETURNED_KINDS)),
+      reason: z.string().optional(),
+    })
+    .optional(),
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 
@@ -256,6 +292,8 @@ export const runManifestSchema = z.object({
   promptSha256: z.string().optional(),
   triageStatus: z.string().optional(),
   knownGaps: z.array(z.string()).optional(),
+  /** An agent pod's files token, by its hash: a daemon adopting the run takes what the pod returns. */
+  files: z.object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
   /** What the access check said when it found the run's cluster unreachable at its start. */
   unreachable: z.string().optional(),
 });
@@ -368,6 +406,15 @@ export const writeRunResult = (bundle: RunBundle, result: RunResult): Promise<vo
 
 export const writeRunManifest = (bundle: RunBundle, manifest: RunManifest): Promise<void> =>
   bundle.writeJson(RUN_FILES.manifest, manifest);
+
+/** `<runDir>/returned.json`, read below `base` (default: the bundle's workspace). */
+export const readReturnedRecord = (
+  runDir: string,
+  base = baseOf(runDir),
+): Promise<RecordRead<ReturnedRecord>> => readRecord(runDir, RUN_FILES.returned, returnedRecordSchema, base);
+
+export const writeReturnedRecord = (bundle: RunBundle, record: ReturnedRecord): Promise<void> =>
+  bundle.writeJson(RUN_FILES.returned, record);
 
 /** result.json of a run that ended before the agent produced anything (failed to prepare or launch). */
 export function earlyResult(input: {

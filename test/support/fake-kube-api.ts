@@ -1,7 +1,7 @@
 // A small fake Kubernetes API server on loopback for engine unit tests: it serves the few endpoints
 // the kubernetes engine uses (Jobs: create/get/list/watch/delete; pods: list, log with follow) and the
 // leader election's (Leases: get/create/replace, a replace with a stale resourceVersion refused with
-// 409 as the API server does), records every request, lets a test push watch events and log lines, and
+// 409 as the API server does) and Secrets (create/get/delete: a run's files token), records every request, lets a test push watch events and log lines, and
 // can fail on demand. Run as a process of its own with `fake-kube-api-main.ts`.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +42,7 @@ const JOBS = /^\/apis\/batch\/v1\/namespaces\/([^/]+)\/jobs(?:\/([^/]+))?$/;
 const PODS = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/;
 const POD_LOG = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/;
 const POD = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/;
+const SECRETS = /^\/api\/v1\/namespaces\/([^/]+)\/secrets(?:\/([^/]+))?$/;
 const LEASES = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/;
 
 /** Matches `k=v,k2=v2` selectors (the only form the engine sends). */
@@ -59,6 +60,8 @@ export class FakeKubeApi {
   readonly pods = new Map<string, Obj>();
   /** Leases by `<namespace>/<name>`. */
   readonly leases = new Map<string, Obj>();
+  /** Secrets by `<namespace>/<name>`. */
+  readonly secrets = new Map<string, Obj>();
   private readonly logs = new Map<string, LogStream>();
   private readonly watchers = new Set<Watcher>();
   private readonly failures: Failure[] = [];
@@ -240,6 +243,8 @@ export class FakeKubeApi {
       return this.status(res, failure.status, `injected failure ${failure.status}`);
     }
 
+    const secrets = SECRETS.exec(url.pathname);
+    if (secrets) return this.handleSecrets(method, secrets[1]!, secrets[2], body, res);
     const leases = LEASES.exec(url.pathname);
     if (leases) return this.handleLeases(method, leases[1]!, leases[2], body, res);
     const jobs = JOBS.exec(url.pathname);
@@ -278,6 +283,41 @@ export class FakeKubeApi {
       return;
     }
     this.status(res, 404, `fake API: no route for ${method} ${url.pathname}`);
+  }
+
+  private handleSecrets(
+    method: string,
+    namespace: string,
+    name: string | undefined,
+    body: unknown,
+    res: ServerResponse,
+  ): void {
+    if (method === 'POST' && name === undefined) {
+      const secret = body as Obj;
+      const key = `${namespace}/${secret.metadata?.name ?? ''}`;
+      if (this.secrets.has(key))
+        return this.status(res, 409, `secrets "${secret.metadata?.name}" already exists`);
+      secret.metadata = { ...secret.metadata, namespace };
+      this.bump(secret);
+      this.secrets.set(key, secret);
+      return this.json(res, 201, secret);
+    }
+    const key = `${namespace}/${name ?? ''}`;
+    const found = this.secrets.get(key);
+    if (!found || name === undefined) return this.status(res, 404, `secrets "${name}" not found`);
+    if (method === 'GET') return this.json(res, 200, found);
+    if (method === 'DELETE') {
+      this.secrets.delete(key);
+      return this.json(res, 200, { kind: 'Status', status: 'Success' });
+    }
+    this.status(res, 405, `fake API: ${method} on a Secret`);
+  }
+
+  /** A Secret's value under `key`, decoded. */
+  secretValue(namespace: string, name: string, key: string): string | undefined {
+    const data = this.secrets.get(`${namespace}/${name}`)?.data as Record<string, string> | undefined;
+    const value = data?.[key];
+    return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
   }
 
   private handleJobs(

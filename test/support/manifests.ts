@@ -212,5 +212,13 @@ export function agentJob(config: Config, spec: Partial<RunSpec> = {}): Obj {
     workdir: '/workspace',
     ...spec,
   } as unknown as RunSpec;
-  return { apiVersion: 'batch/v1', kind: 'Job', ...buildJob(config, run, { jobName: 'triage-r1' }) } as Obj;
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    ...buildJob(config, run, {
+      jobName: 'triage-r1',
+      bootstrap: '/* the pod programs */',
+      daemonUrl: config.kubernetes.broker.url ?? 'http://triage-runner:8081',
+    }),
+  } as Obj;
 }

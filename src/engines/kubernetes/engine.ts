@@ -1,5 +1,3 @@
-import { mkdir, rm } from 'node:fs/promises';
-import path from 'node:path';
 import {
   BatchV1Api,
   CoreV1Api,
@@ -8,10 +6,10 @@ import {
   type KubeConfig,
   type V1Job,
   type V1Pod,
+  type V1Secret,
 } from '@kubernetes/client-node';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
-import { writeFileAtomic } from '../../util/fs.js';
 import { assertNoEngineSocket, RUN_LABELS } from '../labels.js';
 import { StartGate } from '../start-gate.js';
 import type {
@@ -24,20 +22,19 @@ import type {
   StopSignal,
 } from '../types.js';
 import { classify, httpCode } from './errors.js';
-import { buildJob, subPathFor, volumeRootOf } from './job.js';
+import { podBootstrap } from './files/program.js';
+import { buildJob, buildTokenSecret, tokenSecretName } from './job.js';
 import { kubeConfigOf } from './kubeconfig.js';
 import { LogPump } from './log-pump.js';
 import { LABELS_ANNOTATION, RUN_ID_ANNOTATION, jobNameFor, labelSelector, parseLabels } from './names.js';
 import { exitOf, finishedCondition, newestPod } from './status.js';
 import { JobWait } from './wait.js';
 
-// The kubernetes engine: each run is a batch/v1 Job in config.kubernetes.namespace. The workspace is
-// shared through the workspaces PVC (subPath mounts), stdin is delivered as a file on that volume, logs
-// are followed from the pod, and the Job's status is watched. Only this folder imports
+// The kubernetes engine: each run is a batch/v1 Job in config.kubernetes.namespace, on any node the
+// configuration allows. Its pod mounts nothing of the daemon's: it fetches the run's files from the
+// daemon's files route and returns what its agent writes (files/), with a token kept in a Secret of the
+// run's own. Logs are followed from the pod, and the Job's status is watched. Only this folder imports
 // @kubernetes/client-node.
-
-// Folder under the volume root holding stdin files; one file per Job, removed with the Job.
-const STDIN_DIR = path.join('.triage-runner', 'stdin');
 
 export interface KubernetesEngineOptions {
   /** Defaults to KubeConfig.loadFromDefault(): in-cluster service account, $KUBECONFIG or ~/.kube/config. */
@@ -70,7 +67,6 @@ function connect(config: Config, options: KubernetesEngineOptions) {
     watcher: new Watch(kc),
     logs: new Log(kc),
     namespace: config.kubernetes.namespace,
-    volumeRoot: volumeRootOf(config),
     pollMs: options.pollIntervalMs ?? 1000,
     drainMs: options.logDrainMs ?? 5000,
     maxWatchFailures: options.maxWatchFailures ?? 5,
@@ -108,7 +104,7 @@ class KubernetesEngine implements Engine {
   readonly name = 'kubernetes' as const;
   readonly placement = 'container' as const;
   // A Job has no signal API: stopping it deletes its pod (SIGTERM, then SIGKILL after the grace). Its
-  // pod runs with kubernetes.fs_group, the daemon's group, which the run's files are shared with.
+  // pod gets copies of its mounts through the daemon and returns what its agent writes.
   readonly capabilities: EngineCapabilities;
   private readonly c: ReturnType<typeof connect>;
   private readonly runs = new Map<string, RunState>();
@@ -128,7 +124,7 @@ class KubernetesEngine implements Engine {
       reportsOom: true,
       signals: ['SIGTERM', 'SIGKILL'],
       networkBroker: true,
-      agentGroup: config.kubernetes.fs_group,
+      copiesMounts: true,
     };
   }
 
@@ -136,10 +132,6 @@ class KubernetesEngine implements Engine {
     let s = this.runs.get(id);
     if (!s) this.runs.set(id, (s = {}));
     return s;
-  }
-
-  private stdinFile(jobName: string): string {
-    return path.join(this.c.volumeRoot, STDIN_DIR, jobName);
   }
 
   private usable(): void {
@@ -193,13 +185,31 @@ class KubernetesEngine implements Engine {
     }
   }
 
-  /** Writes the stdin file on the claim; its subPath, or undefined without stdin. */
-  private async writeStdin(jobName: string, stdin: string): Promise<string | undefined> {
-    if (stdin.length === 0) return undefined;
-    const file = this.stdinFile(jobName);
-    await mkdir(path.dirname(file), { recursive: true, mode: 0o750 });
-    await writeFileAtomic(file, stdin, 0o640);
-    return subPathFor(this.c.volumeRoot, file);
+  private async createSecret(body: V1Secret, jobName: string): Promise<void> {
+    const { core, namespace, server } = this.c;
+    try {
+      await core.createNamespacedSecret({ namespace, body });
+    } catch (err) {
+      if (httpCode(err) === 409) {
+        throw new Error(
+          `Secret ${tokenSecretName(jobName)} already exists in namespace ${namespace}: run ids must be unique; remove it first`,
+          { cause: err },
+        );
+      }
+      throw classify(err, `create Secret ${tokenSecretName(jobName)} in namespace ${namespace}`, server);
+    }
+  }
+
+  /** Deletes the run's token Secret; one already gone is fine. */
+  private async deleteSecret(jobName: string): Promise<void> {
+    const { core, namespace, server } = this.c;
+    const name = tokenSecretName(jobName);
+    try {
+      await core.deleteNamespacedSecret({ name, namespace });
+    } catch (err) {
+      if (httpCode(err) === 404) return;
+      throw classify(err, `delete Secret ${name} in namespace ${namespace}`, server);
+    }
   }
 
   private async createJob(body: V1Job, jobName: string): Promise<void> {
@@ -207,7 +217,6 @@ class KubernetesEngine implements Engine {
     try {
       await batch.createNamespacedJob({ namespace, body });
     } catch (err) {
-      await rm(this.stdinFile(jobName), { force: true });
       if (httpCode(err) === 409) {
         throw new Error(
           `Job ${jobName} already exists in namespace ${namespace}: run ids must be unique; remove it first`,
@@ -216,6 +225,21 @@ class KubernetesEngine implements Engine {
       }
       throw classify(err, `create Job ${jobName} in namespace ${namespace}`, server);
     }
+  }
+
+  /** The Job and its token's Secret, from the spec; throws when the pod could not reach the daemon. */
+  private async bodies(spec: RunSpec, jobName: string): Promise<{ job: V1Job; secret: V1Secret }> {
+    const { url } = this.config.kubernetes.broker;
+    if (!url || this.config.kubernetes.broker.port === 0)
+      throw new Error(
+        "an agent Job gets its run's files through the daemon: set kubernetes.broker.port and kubernetes.broker.url (the daemon's Service, e.g. http://triage-runner.triage-runner.svc:8081)",
+      );
+    if (!spec.filesToken)
+      throw new Error(
+        `run ${spec.runId} has no files token: the kubernetes engine cannot hand its pod its files`,
+      );
+    const job = buildJob(this.config, spec, { jobName, bootstrap: await podBootstrap(), daemonUrl: url });
+    return { job, secret: buildTokenSecret(this.config, spec, jobName, spec.filesToken) };
   }
 
   async ping(): Promise<void> {
@@ -232,23 +256,25 @@ class KubernetesEngine implements Engine {
     // The Job's pod starts as soon as it is created: beforeStart is awaited before that.
     const gate = new StartGate(spec.beforeStart);
     const jobName = jobNameFor(spec.runId);
-    let body: V1Job;
-    let stdinWritten = false;
+    let bodies: { job: V1Job; secret: V1Secret };
     try {
       if (this.closed) throw new Error('the kubernetes engine is closed; create a new one');
       this.usable();
       assertNoEngineSocket(spec.mounts);
-      const stdinSubPath = await this.writeStdin(jobName, spec.stdin);
-      stdinWritten = true;
-      body = buildJob(this.config, spec, { jobName, stdinSubPath });
-      await gate.passed();
+      bodies = await this.bodies(spec, jobName);
+      await this.createSecret(bodies.secret, jobName);
     } catch (err) {
       await gate.settled();
-      // The prompt's file goes with the run that will not start.
-      if (stdinWritten) await rm(this.stdinFile(jobName), { force: true });
       throw err;
     }
-    await this.createJob(body, jobName);
+    try {
+      await gate.passed();
+      await this.createJob(bodies.job, jobName);
+    } catch (err) {
+      // The token goes with the run that will not start.
+      await this.deleteSecret(jobName).catch(() => undefined);
+      throw err;
+    }
     const handle: RunHandle = { engine: 'kubernetes', id: jobName, runId: spec.runId };
     const { namespace } = this.c;
     this.log.info({ jobName, namespace, runId: spec.runId, image: spec.image }, 'kubernetes job created');
@@ -288,8 +314,8 @@ class KubernetesEngine implements Engine {
     try {
       await this.deleteJob(handle.id, this.c.graceSeconds, 'Background');
     } finally {
-      // The prompt must not outlive the run on the shared volume, even when the API server is down.
-      await rm(this.stdinFile(handle.id), { force: true });
+      // The run's token must not outlive it, even when the Job could not be deleted.
+      await this.deleteSecret(handle.id);
     }
   }
 

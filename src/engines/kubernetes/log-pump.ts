@@ -3,7 +3,7 @@ import type { Log, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.js';
 import { errorMessage } from '../../util/errors.js';
 import { AGENT_CONTAINER } from './names.js';
-import { FATAL_WAITING, agentStatus, newestPod } from './status.js';
+import { agentStatus, fatalWaiting, newestPod } from './status.js';
 
 // The agent's output: the pod's log, followed from the moment its container starts.
 
@@ -63,10 +63,8 @@ export class LogPump {
     while (!this.stopped) {
       const pod = newestPod(await this.o.podsOf(this.o.jobName).catch(() => []));
       const status = pod ? agentStatus(pod) : undefined;
-      const waiting = status?.state?.waiting;
-      if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
-        this.o.onFatal(`${waiting.reason}: ${waiting.message ?? ''}`.trim());
-      }
+      const fatal = pod ? fatalWaiting(pod) : undefined;
+      if (fatal) this.o.onFatal(fatal);
       if (!pod?.metadata?.name || !status || (!status.state?.running && !status.state?.terminated)) {
         if (this.draining) return;
         await sleep(this.o.pollMs);

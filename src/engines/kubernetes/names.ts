@@ -6,6 +6,8 @@ import { LABEL_PREFIX } from '../labels.js';
 
 /** The agent's container name inside every Job pod. */
 export const AGENT_CONTAINER = 'agent';
+/** The init container that fetches the run's files from the daemon. */
+export const FETCH_CONTAINER = 'fetch-run-files';
 /** Label every Job of this engine carries; listing always selects on it. */
 export const MANAGED_BY = { key: 'app.kubernetes.io/managed-by', value: 'triage-runner' } as const;
 export const RUN_ID_ANNOTATION = `${LABEL_PREFIX}run-id`;

@@ -1,6 +1,6 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { RunExit, StopSignal } from '../types.js';
-import { AGENT_CONTAINER } from './names.js';
+import { AGENT_CONTAINER, FETCH_CONTAINER } from './names.js';
 
 // What a Job and its pod say about the run (pure): finished or not, why it failed, whether its
 // container can ever start, and the run's exit as the engine reports it.
@@ -27,6 +27,21 @@ export const FATAL_WAITING = new Set([
 
 export function agentStatus(pod: V1Pod) {
   return pod.status?.containerStatuses?.find((s) => s.name === AGENT_CONTAINER);
+}
+
+/** The init container that fetches the run's files. */
+export function fetchStatus(pod: V1Pod) {
+  return pod.status?.initContainerStatuses?.find((s) => s.name === FETCH_CONTAINER);
+}
+
+/** Why a container of the pod can never start (its image cannot be pulled…), or undefined. */
+export function fatalWaiting(pod: V1Pod): string | undefined {
+  for (const status of [fetchStatus(pod), agentStatus(pod)]) {
+    const waiting = status?.state?.waiting;
+    if (waiting?.reason && FATAL_WAITING.has(waiting.reason))
+      return `${waiting.reason}: ${waiting.message ?? ''}`.trim();
+  }
+  return undefined;
 }
 
 const SIGNALS: Record<number, string> = { 2: 'SIGINT', 9: 'SIGKILL', 15: 'SIGTERM' };
@@ -58,6 +73,15 @@ export function exitOf(
           ? (SIGNALS[terminated.signal] ?? String(terminated.signal))
           : (ended.signal ?? null),
       oomKilled: terminated.reason === 'OOMKilled',
+    };
+  }
+  const fetched = pod ? fetchStatus(pod)?.state?.terminated : undefined;
+  if (fetched && fetched.exitCode !== 0) {
+    return {
+      exitCode: null,
+      signal: ended.signal ?? null,
+      oomKilled: fetched.reason === 'OOMKilled',
+      error: `the pod of Job ${jobName} could not fetch its run's files from the daemon (exit ${fetched.exitCode}): ${(fetched.message ?? fetched.reason ?? '').trim() || 'no message'}`,
     };
   }
   const reason = job ? failedReason(job) : undefined;

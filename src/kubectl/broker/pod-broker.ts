@@ -3,9 +3,9 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import path from 'node:path';
-import { createLimitedServer, type ListenerLimits } from '../../util/http-limits.js';
+import { createLimitedServer, readLimitedBody, type ListenerLimits } from '../../util/http-limits.js';
 import { MAX_REQUEST_BYTES } from '../guard/protocol.js';
-import type { RunTokens } from './tokens.js';
+import { checkBearer, type RunTokens } from './tokens.js';
 
 // The kubectl broker for agents that cannot reach a unix socket in their run bundle (Kubernetes Jobs on
 // other nodes): one HTTP listener on a port of the daemon's Service. A call is `POST /v1/kubectl` with
@@ -14,7 +14,8 @@ import type { RunTokens } from './tokens.js';
 // byte, so it is decided by the persona's policy and recorded in cluster-calls.jsonl exactly as under
 // docker, and the answer streams back as the same frames. A missing, unknown or expired token gets 401
 // and never reaches a broker. The same port serves the model gateway to pods (`gateway`): a request
-// under one of its prefixes (`/anthropic/…`) goes to it, and it checks the run's gateway token itself.
+// under one of its prefixes (`/anthropic/…`) goes to it, and it checks the run's gateway token itself;
+// and an agent pod's run files (`files`, `/v1/run-files/…`), which check the run's files token.
 
 export const POD_BROKER_PATH = '/v1/kubectl';
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -33,6 +34,8 @@ export interface PodBrokerOptions {
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
   /** Served on the same port: requests whose first path segment is one of `prefixes` go to `listener`. */
   gateway?: { prefixes: readonly string[]; listener: RequestListener };
+  /** Served on the same port: requests whose path begins with `prefix` go to `handle` (an agent pod's run files). */
+  files?: { prefix: string; handle: RequestListener };
   /** Connections and header/body timeouts of the port (the model gateway's, when it serves one). */
   limits?: ListenerLimits;
 }
@@ -54,11 +57,6 @@ function connectUnix(socketPath: string): net.Socket {
   return socket;
 }
 
-const bearer = (req: IncomingMessage): string | undefined => {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  return m?.[1];
-};
-
 function refuse(
   res: ServerResponse,
   status: number,
@@ -77,36 +75,6 @@ const WHY: Record<'missing' | 'unknown' | 'expired', string> = {
   expired: 'the run token has expired (its run is over or past its time limit); the call was refused',
 };
 
-/** Reads the request body, at most `limit` bytes within REQUEST_TIMEOUT_MS; undefined when it is not read. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too large' | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(() => {
-      req.destroy();
-      resolve(undefined);
-    }, REQUEST_TIMEOUT_MS);
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        clearTimeout(timer);
-        req.removeAllListeners('data');
-        resolve('too large');
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', () => {
-      clearTimeout(timer);
-      resolve(undefined);
-    });
-  });
-}
-
 export async function startPodBroker(options: PodBrokerOptions): Promise<PodBroker> {
   const { tokens, log } = options;
 
@@ -115,20 +83,9 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
     if (url.pathname !== POD_BROKER_PATH)
       return refuse(res, 404, `no such endpoint ${url.pathname}; use POST ${POD_BROKER_PATH}`);
     if (req.method !== 'POST') return refuse(res, 405, `use POST ${POD_BROKER_PATH}`, { allow: 'POST' });
-    const check = tokens.check(bearer(req));
-    if (!check.ok) {
-      // The token itself is never logged; the run it belonged to is, when known.
-      log.warn(
-        {
-          reason: check.reason,
-          ...(check.runId ? { runId: check.runId } : {}),
-          from: req.socket.remoteAddress,
-        },
-        'kubectl broker call refused: bad run token',
-      );
-      return refuse(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
-    }
-    const body = await readBody(req, MAX_REQUEST_BYTES);
+    const check = checkBearer(tokens, req, log, 'kubectl broker call refused: bad run token');
+    if (!check.ok) return refuse(res, 401, WHY[check.reason], { 'www-authenticate': 'Bearer' });
+    const body = await readLimitedBody(req, MAX_REQUEST_BYTES, REQUEST_TIMEOUT_MS);
     if (body === undefined)
       return refuse(res, 408, `the request was not read within ${REQUEST_TIMEOUT_MS} ms`);
     if (body === 'too large')
@@ -168,6 +125,8 @@ export async function startPodBroker(options: PodBrokerOptions): Promise<PodBrok
   const server: Server = createLimitedServer(limits, (req, res) => {
     const first = (req.url ?? '/').split(/[/?]/)[1] ?? '';
     if (options.gateway && gatewayPrefixes.has(first)) return options.gateway.listener(req, res);
+    if (options.files && (req.url ?? '').startsWith(options.files.prefix))
+      return options.files.handle(req, res);
     handle(req, res).catch(() => refuse(res, 500, 'the broker failed to handle the call'));
   });
   await new Promise<void>((resolve, reject) => {

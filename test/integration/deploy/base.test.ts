@@ -99,7 +99,12 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     const container = job.spec.template.spec.containers[0] as Obj;
     expect((container.env as Obj[]).filter((e) => e.valueFrom)).toEqual([]);
     expect(JSON.stringify(job)).not.toContain(token);
-    expect((container.env as Obj[]).map((e) => e.name).sort()).toEqual(['ANTHROPIC_BASE_URL', POD_TOKEN_ENV]);
+    const named = (container.env as Obj[]).map((e) => e.name as string);
+    // The run-files program's own settings (no secret among them) aside.
+    expect(named.filter((n) => !n.startsWith('TRIAGE_RUN_FILES_')).sort()).toEqual([
+      'ANTHROPIC_BASE_URL',
+      POD_TOKEN_ENV,
+    ]);
     // The provider URL is the Service's `pods` port, the one port the agents' NetworkPolicy opens.
     const url = new URL(gatewayUrl);
     const service = find(objects, 'Service', 'triage-runner');
@@ -128,8 +133,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     const mounts = Object.fromEntries((container.volumeMounts as Obj[]).map((m) => [m.name, m.mountPath]));
     expect(container.args).toEqual(['daemon', '--config', `${mounts.config}/config.yaml`, '--create-root']);
     expect(config.system_prompt_file).toBe(`${mounts.config}/triage-system-prompt.md`);
-    expect(config.kubernetes.volume_root).toBe(mounts.data);
-    // Everything an agent Job mounts must be on the shared volume.
+    // What the daemon keeps is on the volume (agent Jobs get their run's files from the daemon).
     for (const dir of [
       config.workspaces_root,
       config.skills.cache_dir,
@@ -156,11 +160,10 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     expect(Object.keys(secret().stringData)).toContain('HTTP_TOKEN');
   });
 
-  it("agrees with the daemon's config: namespace, agent ServiceAccount, claim and Secret names", () => {
+  it("agrees with the daemon's config: namespace, agent ServiceAccount and Secret names", () => {
     const objects = base();
     const config = podConfig(objects);
     expect(config.kubernetes.namespace).toBe(find(objects, 'Namespace').metadata.name);
-    expect(config.kubernetes.workspaces_claim).toBe(find(objects, 'PersistentVolumeClaim').metadata.name);
     expect(config.kubernetes.service_account).toBe(
       find(objects, 'ServiceAccount', 'triage-agent').metadata.name,
     );
@@ -173,13 +176,14 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
       );
   });
 
-  it('gives the daemon exactly Job, pod and log access in its own namespace', () => {
+  it("gives the daemon exactly Job, pod and log access in its own namespace, and its runs' token Secrets to create and delete", () => {
     const objects = base();
     const role = find(objects, 'Role', 'triage-runner-jobs');
     expect(role.rules).toEqual([
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete'] },
     ]);
     const binding = find(objects, 'RoleBinding', 'triage-runner-jobs');
     expect(binding.roleRef).toMatchObject({ kind: 'Role', name: role.metadata.name });
@@ -261,7 +265,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     ]);
   });
 
-  it('grants no wildcard, no Secrets and no escalation verb in any Role or ClusterRole, in any topology', () => {
+  it("grants no wildcard, no read of a Secret and no escalation verb in any Role or ClusterRole, in any topology; only the daemon's Job Role may create and delete its runs' token Secrets", () => {
     const roles = [...base(), ...render('overlays/ha'), ...render('overlays/kind')].filter(
       (o) => o.kind === 'Role' || o.kind === 'ClusterRole',
     );
@@ -270,7 +274,13 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
       for (const rule of role.rules as Record<string, string[] | undefined>[]) {
         const words = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...(rule.verbs ?? [])];
         expect(words, role.metadata.name).not.toContain('*');
-        expect(rule.resources, role.metadata.name).not.toContain('secrets');
+        if (rule.resources?.includes('secrets'))
+          expect([role.kind, role.metadata.name, rule.resources, rule.verbs]).toEqual([
+            'Role',
+            'triage-runner-jobs',
+            ['secrets'],
+            ['create', 'delete'],
+          ]);
         for (const verb of ['bind', 'escalate', 'impersonate', 'deletecollection'])
           expect(rule.verbs, `${role.metadata.name} ${verb}`).not.toContain(verb);
         // Writes other than Jobs: the leader's Lease, by name, and its pod's role label; nothing else.

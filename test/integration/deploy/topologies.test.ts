@@ -64,20 +64,13 @@ describe.skipIf(!KUBECTL)('the default topology (base, overlays/kind)', () => {
     },
   );
 
-  it("runs each agent Job on the daemon's node, where the ReadWriteOnce claim is attached", async () => {
+  it("builds agent Jobs that mount no PersistentVolumeClaim and have no affinity to the daemon's node, though its claim is ReadWriteOnce", async () => {
     const objects = render('base');
-    const { deployment } = daemonOf(objects);
     const job = agentJob(podConfig(objects));
-    const terms =
-      job.spec.template.spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-    expect(terms).toEqual([
-      {
-        labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
-        topologyKey: 'kubernetes.io/hostname',
-      },
-    ]);
-    // The term selects the daemon's own pods.
-    expect(matches(terms[0].labelSelector.matchLabels, deployment.spec.template.metadata.labels)).toBe(true);
+    const pod = job.spec.template.spec;
+    expect(pod.affinity).toBeUndefined();
+    expect((pod.volumes as Obj[]).filter((v) => v.persistentVolumeClaim)).toEqual([]);
+    expect(pod.nodeSelector).toBeUndefined();
     expect(await schemaProblems([job])).toEqual([]);
   });
 
@@ -138,11 +131,11 @@ describe.skipIf(!KUBECTL)('the ha topology (overlays/ha)', () => {
     expect(find(objects, 'Service').spec.selector['triage-runner.io/role']).toBe('leader');
   });
 
-  it('builds agent Jobs with no affinity to the daemon: on a ReadWriteMany claim they run on any node', async () => {
+  it('builds agent Jobs with no affinity to the daemon and no claim: they run on any node', async () => {
     const objects = render('overlays/ha');
     const config = podConfig(objects);
-    expect(config.kubernetes.same_node_as).toBeUndefined();
     const job = agentJob(config);
+    expect((job.spec.template.spec.volumes as Obj[]).filter((v) => v.persistentVolumeClaim)).toEqual([]);
     expect(job.spec.template.spec.affinity).toBeUndefined();
     expect(await schemaProblems([job])).toEqual([]);
     // The same with every component added, as an operator's overlay would.
@@ -157,9 +150,7 @@ describe.skipIf(!KUBECTL)('the ha topology (overlays/ha)', () => {
     const base = daemonOf(render('base'));
     const ha = daemonOf(render('overlays/ha'));
     const names = (c: Obj) => (c.env as Obj[]).map((e) => e.name as string);
-    expect(names(base.container).filter((n) => !names(ha.container).includes(n))).toEqual([
-      'TRIAGE_RUNNER_KUBERNETES_SAME_NODE_AS',
-    ]);
+    expect(names(base.container)).toEqual(names(ha.container));
     expect(ha.pod.tolerations).toEqual(base.pod.tolerations);
     expect(ha.container.image).toBe(base.container.image);
   });

@@ -61,7 +61,6 @@ async function startReplica(name: string, kubeconfig: string, kubectl: string): 
       briefs_dir: path.join(root, 'configs', 'briefs'),
       kubernetes: {
         namespace: 'triage-runner',
-        volume_root: root,
         // Each replica's pod broker; on a cluster both sit behind one Service URL.
         broker: { port: brokerPort, host: '127.0.0.1', url: `http://127.0.0.1:${brokerPort}` },
       },

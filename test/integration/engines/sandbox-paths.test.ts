@@ -14,6 +14,8 @@ import { createKubernetesEngine } from '../../../src/engines/kubernetes/index.js
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { TEST_IMAGE, dockerHost, requireEngine, requireTestImage } from '../../support/engine.js';
+import { freePort } from '../../support/net.js';
+import { fetchPodFiles, returnPodOutputs } from '../../support/pod-files.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
 import {
   FIXTURE_SKILLS,
@@ -172,7 +174,7 @@ describe('paths in the prompt under the kubernetes engine (fake API server)', ()
     api = await new FakeKubeApi().start();
     volume = await mkdtemp(path.join(tmpdir(), 'triage-fidelity-k8s-'));
     await copySkillSource(volume);
-    // As deploy/kubernetes publishes them: Jobs can mount only paths on the workspaces volume.
+    // As deploy/kubernetes publishes them (the daemon sends a Job what its run reads of them).
     for (const dir of ['personas', 'briefs'])
       await cp(path.join(REPO_ROOT, 'configs', dir), path.join(volume, 'configs', dir), { recursive: true });
   });
@@ -182,9 +184,13 @@ describe('paths in the prompt under the kubernetes engine (fake API server)', ()
   });
 
   it('mounts every path the prompt names into the Job: its file system, rebuilt from the mounts, has them all', async () => {
+    const port = await freePort();
     const config = fidelityConfig(volume, {
       engine: 'kubernetes',
-      kubernetes: { volume_root: volume, namespace: 'triage' },
+      kubernetes: {
+        namespace: 'triage',
+        broker: { port, host: '127.0.0.1', url: `http://127.0.0.1:${port}` },
+      },
       agent: { stop_grace: '1s' },
       personas_dir: path.join(volume, 'configs', 'personas'),
       briefs_dir: path.join(volume, 'configs', 'briefs'),
@@ -208,11 +214,16 @@ describe('paths in the prompt under the kubernetes engine (fake API server)', ()
     expect(job, `the pipeline created a Job (${settled?.outcome.reason ?? 'no outcome yet'})`).toBeDefined();
     const files = await mkdtemp(path.join(tmpdir(), 'triage-fidelity-job-'));
     try {
-      await emulateJobFiles(job, volume, files);
+      // The pod's emptyDir, filled from the daemon as its init container would.
+      const podFiles = path.join(files, '..', `${path.basename(files)}-pod`);
+      await fetchPodFiles(api, job, podFiles);
+      await emulateJobFiles(job, podFiles, files);
       const check = await pathCheckJob(job, files);
       expect(check.missing).toEqual([]);
       expect(check.checked).toBeGreaterThanOrEqual(PROMPT_PATHS_AT_LEAST);
       expect(check.skills['~/.claude/skills']).toEqual(FIXTURE_SKILLS);
+      // What the stand-in wrote in the pod goes back to the daemon, as the pod's last upload.
+      await returnPodOutputs(api, job, podFiles);
       // What the agent container would have printed.
       api.setPod(name as string, { running: {} });
       api.appendLog(`${name as string}-pod`, check.stdout);

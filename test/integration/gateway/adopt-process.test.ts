@@ -59,6 +59,15 @@ const agentCalls = async (workspace: string) =>
     .split('\n')
     .filter(Boolean);
 
+/** Records in the run's model-calls.jsonl (0 before the run folder exists). */
+const recordedCalls = async (workspace: string): Promise<number> => {
+  const runs = path.join(workspace, '.triage', 'runs');
+  const [runId] = await readdir(runs).catch(() => [] as string[]);
+  if (!runId) return 0;
+  const text = await readFile(path.join(runs, runId, 'model-calls.jsonl'), 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).length;
+};
+
 /** Waits until the new daemon has adopted the run and taken its gateway back (or failed to). */
 const resumedAt = (workspace: string, daemon: CliDaemon) =>
   waitFor(
@@ -74,9 +83,11 @@ async function firstCallThenKill(root: string): Promise<{ workspace: string; run
   const workspace = await dropByRename(root, 'inc', incidentJson({ incidentId: 'adopt-gw' }));
   await writeFile(path.join(workspace, 'hold'), '');
   const first = await start(root);
+  // The agent has its answer, and the gateway has recorded the call (it appends the record once the
+  // answer has streamed through, a moment after the agent has it: a kill in between loses that line).
   await waitFor(
-    'the agent to make its first model call',
-    async () => (await agentCalls(workspace)).length >= 1,
+    'the agent to make its first model call, recorded by the gateway',
+    async () => (await agentCalls(workspace)).length >= 1 && (await recordedCalls(workspace)) >= 1,
     60_000,
   ).catch((err: Error) => {
     throw new Error(`${err.message}. ${first.tail()}`);

@@ -1,6 +1,6 @@
 // The model gateway of an agent pod: the real run pipeline with the kubernetes engine against the fake
 // API server creates the Job; a real process stands in for the pod and runs the Job's own command with
-// the Job's own environment (container paths mapped to the claim's subPaths, nothing else added but
+// the Job's own environment (container paths mapped to the subPaths of the pod's files, fetched from the daemon as its init container would, nothing else added but
 // PATH). Its CLI calls the model at the daemon's Service port (the pod broker's port, kubernetes.broker)
 // with the run token as its key: the stand-in model receives the daemon's real key, the pod's
 // environment holds only the run token, the Job spec holds neither, and result.json and
@@ -21,6 +21,8 @@ import { POD_TOKEN_DIR, POD_TOKEN_ENV } from '../../../src/gateway/pod-route.js'
 import { silentLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import { until } from '../../support/cli-daemon.js';
+import { STDIN_PATH } from '../../../src/engines/kubernetes/files/protocol.js';
+import { fetchPodFiles, returnPodOutputs } from '../../support/pod-files.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
 import { freePort } from '../../support/net.js';
 import { messageRequests, startAnthropic, type AnthropicFake } from '../../support/providers/anthropic.js';
@@ -78,7 +80,7 @@ async function runPod(volumeRoot: string, c: PodContainer) {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   for (const e of c.env) if (e.value !== undefined) env[e.name] = map(e.value);
   // The stdin wrapper names its mounted file inside the script: the same mapping applies there.
-  const stdinMount = c.volumeMounts.find((m) => m.mountPath.startsWith('/run/triage-runner/'));
+  const stdinMount = c.volumeMounts.find((m) => m.mountPath === STDIN_PATH);
   const fix = (s: string) => (stdinMount ? s.split(stdinMount.mountPath).join(map(stdinMount.mountPath)) : s);
   const [file, ...rest] = [...c.command, ...c.args].map(fix);
   return run(file!, rest, { env }).then(
@@ -133,7 +135,6 @@ describe('model gateway for an agent pod, on the daemon Service port with the ru
       providers: { anthropic_base_url: model.url },
       kubernetes: {
         namespace: 'triage-runner',
-        volume_root: dir,
         broker: { port, host: '127.0.0.1', url: `http://127.0.0.1:${port}` },
       },
     });
@@ -189,8 +190,14 @@ describe('model gateway for an agent pod, on the daemon Service port with the ru
       );
       const podName = api.setPod(jobName, { running: { startedAt: new Date().toISOString() } });
 
-      const ran = await runPod(dir, container);
+      // The pod's emptyDir, filled from the daemon as its init container would; the CLI behind the
+      // returning program, whose last upload is made after it.
+      const podFiles = path.join(dir, 'pod-files');
+      await fetchPodFiles(api, job, podFiles);
+      const cli = { ...container, command: container.args.slice(0, 1), args: container.args.slice(1) };
+      const ran = await runPod(podFiles, cli);
       expect(ran, ran.stderr).toMatchObject({ code: 0 });
+      await returnPodOutputs(api, job, podFiles);
       // What the kubelet would keep as the container's log, followed by the engine.
       api.appendLog(podName, ran.stdout);
       // The stand-in saw the real key; the pod's environment held the run token and nothing of the key.
@@ -222,6 +229,9 @@ describe('model gateway for an agent pod, on the daemon Service port with the ru
       await expect(readFile(path.join(bundle, POD_TOKEN_DIR, 'token'))).rejects.toThrow(/ENOENT/);
       expect(messageRequests(model)).toHaveLength(1);
     } finally {
+      const job = api.jobs.get(jobNameFor(runId));
+      if (job && !(job.status as { conditions?: unknown } | undefined)?.conditions)
+        api.finishJob(jobNameFor(runId), 1);
       await outcome.catch(() => undefined);
       await executor.close?.();
     }

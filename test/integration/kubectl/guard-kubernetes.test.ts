@@ -1,6 +1,6 @@
 // The kubectl guard of an agent pod: the real run pipeline with the kubernetes engine against the fake
-// API server creates the Job; a real process stands in for the pod and runs the guard's `kubectl` from
-// the folder the Job mounts, with no kubeconfig and no ServiceAccount token, reaching the daemon's pod
+// API server creates the Job; its files are fetched from the daemon as its init container would, and a
+// real process stands in for the pod and runs the guard's `kubectl` from the folder the Job mounts, with no kubeconfig and no ServiceAccount token, reaching the daemon's pod
 // broker over TCP with the run token it finds next to the wrapper. Its read is allowed and recorded,
 // its delete refused and recorded, result.json says `guard: broker`; a wrong token, and the run's own
 // token once the run is over, are refused with 401. Then the same call from a container of the agent
@@ -19,6 +19,7 @@ import { readCallLog } from '../../../src/kubectl/broker/calls.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { until } from '../../support/cli-daemon.js';
 import { AGENT_IMAGE, dockerClient, requireAgentImage } from '../../support/engine.js';
+import { fetchPodFiles } from '../../support/pod-files.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../../support/guard.js';
 import { freePort } from '../../support/net.js';
@@ -101,7 +102,6 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       briefs_dir: path.join(root, 'configs', 'briefs'),
       kubernetes: {
         namespace: 'triage-runner',
-        volume_root: root,
         broker: { port, host: '127.0.0.1', url: `http://127.0.0.1:${port}` },
       },
     });
@@ -125,8 +125,14 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       const container = (pod.containers as { volumeMounts: { mountPath: string; subPath?: string }[] }[])[0]!;
       const guardMount = container.volumeMounts.find((m) => m.mountPath.startsWith(CONTAINER_PATH_PREPEND));
       expect(guardMount?.subPath).toBeDefined();
-      const guardDir = path.join(root, guardMount!.subPath!);
-      expect(guardDir).toBe(path.join(workspace.dir, '.triage', 'runs', runId, RUN_FILES.guard));
+      const bundleGuard = path.join(workspace.dir, '.triage', 'runs', runId, RUN_FILES.guard);
+      // The pod's files, fetched from the daemon as its init container would: the guard's folder is there.
+      const podFiles = path.join(root, 'pod-files');
+      await fetchPodFiles(api, job, podFiles);
+      const guardDir = path.join(podFiles, guardMount!.subPath!);
+      expect(await readFile(path.join(guardDir, 'kubectl'), 'utf8')).toBe(
+        await readFile(path.join(bundleGuard, 'kubectl'), 'utf8'),
+      );
       api.setPod(jobName, { running: { startedAt: new Date().toISOString() } });
 
       const token = (await readFile(path.join(guardDir, TOKEN_FILE), 'utf8')).trim();
@@ -180,12 +186,15 @@ describe('kubectl guard in an agent pod, over TCP with the run token', () => {
       // The run is over: its token no longer opens anything, and its file is gone from the bundle.
       const after = await callBroker(port, token);
       expect(after.status).toBe(401);
-      await expect(readFile(path.join(guardDir, TOKEN_FILE))).rejects.toThrow(/ENOENT/);
+      await expect(readFile(path.join(bundleGuard, TOKEN_FILE))).rejects.toThrow(/ENOENT/);
+      // The pod's copy of the token opens nothing any more.
       const late = await podKubectl(wrapper, ['get', 'pods']);
       expect(late.code).toBe(1);
-      expect(late.stderr).toContain('no run token');
       expect((await fx.real.calls()).length).toBeLessThanOrEqual(2);
     } finally {
+      const left = api.jobs.get(jobNameFor(runId));
+      if (left && !(left.status as { conditions?: unknown } | undefined)?.conditions)
+        api.finishJob(jobNameFor(runId), 1);
       await outcome.catch(() => undefined);
       await executor.close?.();
     }

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,12 +6,8 @@ import { Job } from 'kubernetes-models/batch/v1/Job';
 import { configSchema, type Config } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { isTransient, TransientError } from '../../../src/util/errors.js';
-import {
-  buildJob,
-  createKubernetesEngine,
-  jobNameFor,
-  STDIN_MOUNT_PATH,
-} from '../../../src/engines/kubernetes/index.js';
+import { buildJob, createKubernetesEngine, jobNameFor } from '../../../src/engines/kubernetes/index.js';
+import { STDIN_PATH, TOKEN_KEY } from '../../../src/engines/kubernetes/files/protocol.js';
 import { WaitTimeoutError } from '../../../src/engines/labels.js';
 import type { Engine, RunSpec } from '../../../src/engines/types.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
@@ -19,6 +15,9 @@ import { eventually } from '../../support/wait.js';
 
 const PROMPT = 'Investigate pod api-7f9 in CrashLoopBackOff. <incident>{"incidentId":"inc-1"}</incident>';
 const API_KEY = 'sk-ant-test-0123456789abcdef';
+const FILES_TOKEN = 'run-files-token-0123456789abcdefghijklmnop';
+const DAEMON_URL = 'http://triage-runner.triage-runner.svc:8081';
+const PARTS = { jobName: 'triage-x', bootstrap: '/* bootstrap */', daemonUrl: DAEMON_URL };
 
 let api: FakeKubeApi;
 let root: string;
@@ -52,6 +51,7 @@ function spec(overrides: Partial<RunSpec> = {}): RunSpec {
     tmpfs: ['/home/agent', '/tmp'],
     stateDir: path.join(incident, '.triage', 'runs', '20261122T023000Z-abc123'),
     timeoutMs: 900_000,
+    filesToken: FILES_TOKEN,
     onStdout: () => {},
     onStderr: () => {},
     ...overrides,
@@ -60,22 +60,35 @@ function spec(overrides: Partial<RunSpec> = {}): RunSpec {
 
 function agentContainer(job: unknown) {
   const j = job as { spec: { template: { spec: { containers: Record<string, unknown>[] } } } };
-  return j.spec.template.spec.containers[0] as {
-    command: string[];
-    args: string[];
-    env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
-    volumeMounts: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
-    securityContext: Record<string, unknown>;
-    resources: Record<string, Record<string, string>>;
-  };
+  return j.spec.template.spec.containers[0] as PodContainer;
 }
+
+function fetchContainer(job: unknown) {
+  const j = job as { spec: { template: { spec: { initContainers: Record<string, unknown>[] } } } };
+  return j.spec.template.spec.initContainers[0] as PodContainer;
+}
+
+type PodContainer = {
+  name: string;
+  image: string;
+  command: string[];
+  args: string[];
+  env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+  volumeMounts: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+  securityContext: Record<string, unknown>;
+  resources: Record<string, Record<string, string>>;
+};
 
 beforeEach(async () => {
   api = await new FakeKubeApi().start();
   root = await mkdtemp(path.join(tmpdir(), 'k8s-engine-'));
   config = configSchema.parse({
     workspaces_root: path.join(root, 'workspaces'),
-    kubernetes: { volume_root: root, namespace: 'triage', ttl_seconds_after_finished: 600 },
+    kubernetes: {
+      namespace: 'triage',
+      ttl_seconds_after_finished: 600,
+      broker: { port: 8081, url: DAEMON_URL },
+    },
     agent: { stop_grace: '7s' },
   });
   engine = createKubernetesEngine(config, silentLogger(), {
@@ -92,32 +105,37 @@ afterEach(async () => {
 });
 
 describe('kubernetes engine: the Job it creates', () => {
-  it('with the pod broker on, gives the pod no ServiceAccount token; with same_node_as, puts it on the daemon node', () => {
-    const onBroker = configSchema.parse({
+  it("mounts no PersistentVolumeClaim and has no affinity to the daemon's node; places the pod by node_selector and tolerations", () => {
+    const placed = configSchema.parse({
       workspaces_root: path.join(root, 'workspaces'),
       kubernetes: {
-        volume_root: root,
-        broker: { port: 8081, url: 'http://triage-runner.triage-runner.svc:8081' },
-        same_node_as: { 'app.kubernetes.io/component': 'daemon' },
+        broker: { port: 8081, url: DAEMON_URL },
+        node_selector: { 'triage-runner.io/pool': 'agents' },
+        tolerations: [{ key: 'dedicated', value: 'agents', effect: 'NoSchedule' }],
       },
     });
-    const job = buildJob(onBroker, spec(), { jobName: 'triage-x' });
-    expect(job.spec?.template.spec?.automountServiceAccountToken).toBe(false);
-    expect(job.spec?.template.spec?.affinity).toEqual({
-      podAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: [
-          {
-            labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'daemon' } },
-            topologyKey: 'kubernetes.io/hostname',
-          },
-        ],
-      },
-    });
+    const job = buildJob(placed, spec(), PARTS);
+    const pod = job.spec!.template.spec!;
+    expect(pod.volumes?.some((v) => v.persistentVolumeClaim !== undefined)).toBe(false);
+    expect(pod.affinity).toBeUndefined();
+    expect(pod.nodeSelector).toEqual({ 'triage-runner.io/pool': 'agents' });
+    expect(pod.tolerations).toEqual([
+      { key: 'dedicated', operator: 'Equal', value: 'agents', effect: 'NoSchedule' },
+    ]);
+    // With the kubectl guard the agent holds no ServiceAccount token: its kubectl goes through the daemon.
+    expect(pod.automountServiceAccountToken).toBe(false);
     expect(() => new Job(job as never).validate()).not.toThrow();
-    // Off (the default): the agent uses its own token and goes wherever the scheduler puts it.
-    const off = buildJob(config, spec(), { jobName: 'triage-x' });
-    expect(off.spec?.template.spec?.automountServiceAccountToken).toBe(true);
-    expect(off.spec?.template.spec?.affinity).toBeUndefined();
+    // Without a selector the scheduler puts it on any node.
+    const anywhere = buildJob(config, spec(), PARTS).spec!.template.spec!;
+    expect(anywhere.nodeSelector).toBeUndefined();
+    expect(anywhere.tolerations).toBeUndefined();
+  });
+
+  it('refuses old placement keys (same_node_as, workspaces_claim, volume_root) with what replaces them', () => {
+    for (const key of ['same_node_as', 'workspaces_claim', 'volume_root']) {
+      const r = configSchema.safeParse({ kubernetes: { [key]: key === 'same_node_as' ? { a: 'b' } : 'x' } });
+      expect(r.success, key).toBe(false);
+    }
   });
 
   it('refuses a broker port without the URL pods reach it by', () => {
@@ -146,7 +164,6 @@ describe('kubernetes engine: the Job it creates', () => {
           spec: {
             restartPolicy: 'Never',
             serviceAccountName: 'triage-agent',
-            automountServiceAccountToken: true,
           },
         },
       },
@@ -196,49 +213,65 @@ describe('kubernetes engine: the Job it creates', () => {
     expect(JSON.parse(job.metadata.annotations['io.triage-runner/labels']!)).toEqual(spec().labels);
   });
 
-  it('shares the workspace through subPath mounts of the claim and gives tmpfs paths memory-backed emptyDirs', async () => {
+  it("mounts the run's mounts by subPath of an emptyDir the init container fills from the daemon, and tmpfs paths as memory emptyDirs", async () => {
     await engine.start(spec());
     const job = api.requestsTo('POST', '/jobs')[0]!.body as {
       spec: { template: { spec: { volumes: unknown[] } } };
     };
     const mounts = agentContainer(job).volumeMounts;
     expect(mounts).toContainEqual({
-      name: 'workspaces',
+      name: 'run-files',
       mountPath: '/workspace',
-      subPath: 'workspaces/inc-1',
+      subPath: 'workspace',
       readOnly: false,
     });
     expect(mounts).toContainEqual({
-      name: 'workspaces',
+      name: 'run-files',
       mountPath: '/workspace/incident.json',
-      subPath: 'workspaces/inc-1/incident.json',
+      subPath: 'workspace/incident.json',
       readOnly: true,
     });
     expect(mounts).toContainEqual({ name: 'tmpfs-0', mountPath: '/home/agent' });
     expect(mounts).toContainEqual({ name: 'tmpfs-1', mountPath: '/tmp' });
     expect(job.spec.template.spec.volumes).toEqual([
-      { name: 'workspaces', persistentVolumeClaim: { claimName: 'triage-workspaces' } },
+      { name: 'run-files', emptyDir: { sizeLimit: '1Gi' } },
+      { name: 'run-token', secret: { secretName: jobNameFor(spec().runId), defaultMode: 0o440 } },
       { name: 'tmpfs-0', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
       { name: 'tmpfs-1', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
     ]);
+    const init = fetchContainer(job);
+    expect(init.name).toBe('fetch-run-files');
+    expect(init.image).toBe('triage-agent:latest');
+    expect(init.env).toContainEqual({ name: 'TRIAGE_RUN_FILES_URL', value: DAEMON_URL });
+    expect(init.securityContext).toEqual(agentContainer(job).securityContext);
   });
 
-  it('delivers stdin as a file on the volume; neither the prompt nor the API key appears in the Job', async () => {
+  it("keeps the run's files token in a Secret of its own: never in the Job; the prompt comes from the daemon as a file", async () => {
     const handle = await engine.start(spec());
     const job = api.requestsTo('POST', '/jobs')[0]!.body;
     const text = JSON.stringify(job);
     expect(text).not.toContain('Investigate pod');
     expect(text).not.toContain(API_KEY);
+    expect(text).not.toContain(FILES_TOKEN);
+    expect(api.secretValue('triage', handle.id, TOKEN_KEY)).toBe(FILES_TOKEN);
     const container = agentContainer(job);
-    expect(container.command).toEqual(['/bin/sh', '-c', `exec "$0" "$@" < ${STDIN_MOUNT_PATH}`]);
-    expect(container.args).toEqual(['claude', '-p', '--output-format', 'json']);
-    const stdinMount = container.volumeMounts.find((m) => m.mountPath === STDIN_MOUNT_PATH)!;
-    expect(stdinMount.readOnly).toBe(true);
-    expect(await readFile(path.join(root, stdinMount.subPath!), 'utf8')).toBe(PROMPT);
-    expect(stdinMount.subPath).toContain(handle.id);
-    // Readable by the daemon's group (the agent's fsGroup), never by other users on the volume.
-    expect((await stat(path.join(root, stdinMount.subPath!))).mode & 0o077).toBe(0o040);
-    expect((await stat(path.join(root, '.triage-runner', 'stdin'))).mode & 0o007).toBe(0);
+    // The returning program in front of a shell that feeds the CLI the stdin file.
+    expect(container.command).toEqual(['node', '/opt/triage/run-files/sync.js', '--']);
+    expect(container.args).toEqual([
+      '/bin/sh',
+      '-c',
+      `exec "$0" "$@" < ${STDIN_PATH}`,
+      'claude',
+      '-p',
+      '--output-format',
+      'json',
+    ]);
+    expect(container.volumeMounts).toContainEqual({
+      name: 'run-files',
+      mountPath: STDIN_PATH,
+      subPath: STDIN_PATH.slice(1),
+      readOnly: true,
+    });
     expect(container.env).toContainEqual({
       name: 'ANTHROPIC_API_KEY',
       valueFrom: {
@@ -246,24 +279,34 @@ describe('kubernetes engine: the Job it creates', () => {
       },
     });
     expect(container.env).toContainEqual({ name: 'GOOSE_MODE', value: 'auto' });
+    // Only the agent's writable folders go back.
+    expect(container.env).toContainEqual({ name: 'TRIAGE_RUN_FILES_OUTPUTS', value: '["/workspace"]' });
   });
 
-  it('runs the command directly, with no shell wrapper, when there is no stdin', async () => {
+  it('runs the command with no shell wrapper when there is no stdin', async () => {
     await engine.start(spec({ stdin: '' }));
     const container = agentContainer(api.requestsTo('POST', '/jobs')[0]!.body);
-    expect(container.command).toEqual(['claude']);
-    expect(container.volumeMounts.some((m) => m.mountPath === STDIN_MOUNT_PATH)).toBe(false);
+    expect(container.args).toEqual(['claude', '-p', '--output-format', 'json']);
+    expect(container.volumeMounts.some((m) => m.mountPath === STDIN_PATH)).toBe(false);
   });
 
-  it('refuses a mount outside the workspaces volume, naming the path, and creates no Job', async () => {
-    const bad = spec({ mounts: [{ source: '/etc/passwd', target: '/etc/passwd', readOnly: true }] });
-    await expect(engine.start(bad)).rejects.toThrow(
-      /mount source \/etc\/passwd is not inside the workspaces volume/,
+  it('refuses a run without a files token or without the daemon URL, and creates nothing', async () => {
+    await expect(engine.start(spec({ filesToken: undefined }))).rejects.toThrow(/has no files token/);
+    const noUrl = createKubernetesEngine(
+      configSchema.parse({ workspaces_root: path.join(root, 'workspaces') }),
+      silentLogger(),
+      { kubeConfig: api.kubeConfig() },
     );
+    await expect(noUrl.start(spec())).rejects.toThrow(/set kubernetes.broker.port and kubernetes.broker.url/);
+    await noUrl.close();
     expect(api.requestsTo('POST', '/jobs')).toHaveLength(0);
-    await expect(stat(path.join(root, '.triage-runner', 'stdin', jobNameFor(bad.runId)))).rejects.toThrow(
-      /ENOENT/,
-    );
+    expect(api.secrets.size).toBe(0);
+  });
+
+  it('deletes the Secret again when the Job cannot be created', async () => {
+    api.failNext('/jobs', 403, 1, 'POST');
+    await expect(engine.start(spec())).rejects.toThrow();
+    expect(api.secrets.size).toBe(0);
   });
 
   it('refuses to mount a container engine socket into the agent', async () => {
@@ -432,22 +475,20 @@ describe('kubernetes engine: stopping and cleaning up', () => {
     expect(dels[0]!.query).toMatchObject({ propagationPolicy: 'Foreground', gracePeriodSeconds: '0' });
   });
 
-  it('remove deletes the Job and its stdin file and is idempotent', async () => {
+  it("remove deletes the Job and the run's token Secret and is idempotent", async () => {
     const handle = await engine.start(spec());
-    const stdinFile = path.join(root, '.triage-runner', 'stdin', handle.id);
-    expect(await readFile(stdinFile, 'utf8')).toBe(PROMPT);
+    expect(api.secrets.size).toBe(1);
     await engine.remove(handle);
     await engine.remove(handle);
     expect(api.jobs.has(handle.id)).toBe(false);
-    await expect(stat(stdinFile)).rejects.toThrow(/ENOENT/);
+    expect(api.secrets.size).toBe(0);
   });
 
-  it('remove deletes the stdin file (the prompt) even when the API server fails the Job delete', async () => {
+  it("remove deletes the token's Secret even when the API server fails the Job delete", async () => {
     const handle = await engine.start(spec());
-    const stdinFile = path.join(root, '.triage-runner', 'stdin', handle.id);
     api.failNext(`/jobs/${handle.id}`, 503, 1, 'DELETE');
     await expect(engine.remove(handle)).rejects.toBeInstanceOf(TransientError);
-    await expect(stat(stdinFile)).rejects.toThrow(/ENOENT/);
+    expect(api.secrets.size).toBe(0);
     await engine.remove(handle);
     expect(api.jobs.has(handle.id)).toBe(false);
   });
@@ -499,9 +540,6 @@ describe('kubernetes engine: API server failures', () => {
       expect((err as Error).message).toMatch(/unreachable/);
       expect(isTransient(err)).toBe(true);
     }
-    await expect(stat(path.join(root, '.triage-runner', 'stdin', jobNameFor(spec().runId)))).rejects.toThrow(
-      /ENOENT/,
-    );
     await down.close();
   });
 

@@ -42,9 +42,9 @@ describe('files and folders the daemon makes', () => {
 describe('agentAccess', () => {
   it("decides from where the agent runs, the engine's group and the daemon's uid", () => {
     expect(agentAccess('host', {}, '1000:1000', () => 0)).toEqual({ kind: 'same-user' });
-    expect(agentAccess('container', { agentGroup: 10001 }, '1000:1000', () => 10001)).toEqual({
-      kind: 'group',
-      gid: 10001,
+    // An agent pod never reads the daemon's files: the daemon reads them for it.
+    expect(agentAccess('container', { copiesMounts: true }, '1000:1000', () => 10001)).toEqual({
+      kind: 'same-user',
     });
     expect(agentAccess('container', {}, '1000:2000', () => 0)).toEqual({ kind: 'group', gid: 2000 });
     expect(agentAccess('container', {}, '1000', () => 0)).toEqual({ kind: 'group', gid: 1000 });
@@ -121,8 +121,8 @@ describe('shareRunInputs', () => {
   });
 });
 
-describe('prepareWritable with an engine that runs the agent with a group', () => {
-  it('gives output/ and agent-notes/ to that group (0770) instead of opening them to all', async () => {
+describe('prepareWritable with an engine that copies mounts (an agent pod)', () => {
+  it('creates output/ and agent-notes/ but never opens them to writes by other users: the daemon writes what the pod returns', async () => {
     const workspace = path.join(dir, 'ws');
     const dirs = {
       workspace,
@@ -130,10 +130,8 @@ describe('prepareWritable with an engine that runs the agent with a group', () =
       bundle: path.join(workspace, '.triage', 'runs', 'r'),
     };
     await mkdir(workspace);
-    await prepareWritable(dirs, 'container', '1000:1000', () => 4242, 4321);
-    for (const p of [dirs.output, path.join(dirs.bundle, 'agent-notes')]) {
-      expect(await modeOf(p)).toBe('770');
-      expect(await gidOf(p)).toBe(4321);
-    }
+    await prepareWritable(dirs, 'container', '1000:1000', () => 4242, true);
+    for (const p of [dirs.output, path.join(dirs.bundle, 'agent-notes')])
+      expect(Number.parseInt(await modeOf(p), 8) & 0o022).toBe(0);
   });
 });
