@@ -112,8 +112,13 @@ export type SkillSourceConfig = z.infer<typeof skillSource>;
 /** Where finished investigations are delivered (one adapter per type under src/notify/sinks/). */
 export const NOTIFY_SINK_TYPES = ['slack', 'webhook', 'pagerduty'] as const;
 export type NotifySinkType = (typeof NOTIFY_SINK_TYPES)[number];
-/** The final states a sink can be told about. */
-export const NOTIFY_STATES = ['succeeded', 'failed'] as const;
+/**
+ * The final states a sink can be told about: a run's answer or failure, an incident rejected before any
+ * run (its reason), one whose alerts resolved before its run.
+ */
+export const NOTIFY_STATES = ['succeeded', 'failed', 'rejected', 'resolved'] as const;
+/** The final states a run ends in (a sink told of both is told a run started). */
+export const RUN_OUTCOME_STATES = ['succeeded', 'failed'] as const;
 /** Incident severities in increasing order; synonyms share a rank (see src/notify/filters.ts). */
 export const SEVERITY_NAMES = ['info', 'low', 'warning', 'medium', 'error', 'high', 'critical'] as const;
 
@@ -144,8 +149,10 @@ const notifySink = z
     on: z
       .array(z.enum(NOTIFY_STATES))
       .min(1)
-      .default(['succeeded', 'failed'])
-      .describe('final states that are delivered'),
+      .default(['succeeded', 'failed', 'rejected'])
+      .describe(
+        'final states that are delivered: succeeded, failed, rejected (refused before any run, with its reason), resolved (its alerts resolved before its run)',
+      ),
     min_severity: z
       .enum(SEVERITY_NAMES)
       .optional()

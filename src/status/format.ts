@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { INCIDENT_STATES } from '../workspace/state.js';
 import type { IncidentView, StatusTotals } from './types.js';
-import { noReportWhy } from './view.js';
+import { noReportWhy, stateLabel, totalLabel } from './view.js';
 import { evidenceMark } from '../evidence/summary.js';
 
 // `triage-runner status` as text: one line per incident, then the totals. Pure.
@@ -80,7 +80,7 @@ const HEADER = [
   'REPORT',
 ];
 /** Widest a column gets before it is cut (the answer takes what is left of the line). */
-const MAX_WIDTH = [40, 32, 21, 4, 3, 8, 8, 8, 6, 8, 6, 8, 48];
+const MAX_WIDTH = [40, 32, 28, 4, 3, 8, 8, 8, 6, 8, 6, 8, 48];
 
 function reportCell(view: IncidentView, cwd: string): string {
   if (view.reportPath) {
@@ -94,7 +94,7 @@ function cells(view: IncidentView, cwd: string): string[] {
   return [
     view.folder,
     view.incidentId,
-    view.resolvedAt && view.state !== 'resolved' ? `${view.state}, resolved` : view.state,
+    view.resolvedAt && view.state !== 'resolved' ? `${stateLabel(view)}, resolved` : stateLabel(view),
     formatAge(view.age),
     String(view.attempts),
     view.agent ?? '-',
@@ -110,7 +110,7 @@ function cells(view: IncidentView, cwd: string): string[] {
 
 export function formatTotals(totals: StatusTotals): string {
   const all = INCIDENT_STATES.reduce((n, s) => n + totals[s], 0);
-  const parts = INCIDENT_STATES.filter((s) => totals[s] > 0).map((s) => `${totals[s]} ${s}`);
+  const parts = INCIDENT_STATES.filter((s) => totals[s] > 0).map((s) => `${totals[s]} ${totalLabel(s)}`);
   return `${all} incident${all === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }
 
