@@ -22,6 +22,19 @@ describe('parentMessage', () => {
       );
   });
 
+  it('offers no Correct/Partly/Wrong buttons on a failed run: there is no answer to grade', () => {
+    const failed = renderInput({
+      state: {
+        state: 'failed',
+        reason: 'the agent wrote no report',
+        attempts: 1,
+        runs: [{ id: 'run-1', status: 'failed' }],
+      },
+    });
+    expect(parentMessage(failed, true).blocks.some((b) => b.type === 'actions')).toBe(false);
+    expect(parentMessage(renderInput(), true).blocks.some((b) => b.type === 'actions')).toBe(true);
+  });
+
   it('marks a resolved incident in the header and fields, and a recorded verdict on its button and context', () => {
     const m = parentMessage(
       renderInput({
