@@ -1,4 +1,5 @@
 import type { AgentName } from '../config/schema.js';
+import type { AgentStatus } from '../shared/status.js';
 import type { ExtraAgentTool, PreloadPlacement, PromptParts, ToolPermissions } from '../shared/types.js';
 import type { ProgressReader } from './shared/progress.js';
 import type { ModelProvider } from './shared/auth.js';
@@ -69,7 +70,8 @@ export interface AgentRunOutput {
   stderr: string;
 }
 
-export type AgentStatus = 'succeeded' | 'failed' | 'turn_limit' | 'auth_failed' | 'timed_out';
+/** What an adapter reads from its CLI's output (the one status vocabulary, shared/status.ts). */
+export type { AgentStatus } from '../shared/status.js';
 
 /** What an adapter reads from its CLI's output. The exit code is reported as it was, never masked. */
 export interface AgentOutcome {

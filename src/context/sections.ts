@@ -26,11 +26,6 @@ export function escapeTextContent(text: string): string {
   return text.replace(TAG_LIKE, '&lt;');
 }
 
-/** True when `text` holds something that reads as one of the section tags. */
-export function hasTagLike(text: string): boolean {
-  return new RegExp(TAG_LIKE.source, 'i').test(text);
-}
-
 /** `<tag>\n{body}\n</tag>`; the body must already be escaped. */
 export function wrapSection(tag: SectionTag, body: string): string {
   return `<${tag}>\n${body}\n</${tag}>`;

@@ -225,8 +225,3 @@ export function requestFacts(pathname: string, body: Buffer): RequestFacts {
     positive(rec(value?.generationConfig)?.maxOutputTokens);
   return { ...(model !== undefined ? { model } : {}), ...(maxOutput !== undefined ? { maxOutput } : {}) };
 }
-
-/** The model a request names: `model` in its JSON body, else Gemini's `/models/<model>:<method>` path. */
-export function requestModel(pathname: string, body: Buffer): string | undefined {
-  return requestFacts(pathname, body).model;
-}

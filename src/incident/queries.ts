@@ -1,10 +1,27 @@
-import { ANSWERED_STATE, ignoredItsStop, inEngine, isAllowed, refusal } from './machine.js';
+import {
+  ANSWERED_STATE,
+  ignoredItsStop,
+  isAllowed,
+  LIFECYCLE,
+  refusal,
+  RUN_ENDED,
+  targets,
+} from './lifecycle.js';
+import type { Verdict } from '../shared/status.js';
 import { INCIDENT_STATES, type IncidentState, type StateFile } from '../workspace/state.js';
 
-export { inEngine, isFirstJudgement } from './machine.js';
+// Questions about an incident's state, answered from the lifecycle's one table (lifecycle.ts) and its
+// guards, so no other module decides them again from a list of states it keeps itself.
 
-// Questions about an incident's state, answered from the machine's one transition table (and its
-// guards), so no other module decides them again from a list of states it keeps itself.
+/** A run may exist on an engine: the record can still be told how its run finished. */
+export const inEngine = (state: IncidentState): boolean => isAllowed(state, 'Finished');
+
+/**
+ * The first judgement of an incident's file (new, or fixed after a rejection): `validated` is recorded
+ * and the dedup window is asked — exactly the records a `Duplicate` may still be recorded for.
+ */
+export const isFirstJudgement = (record: StateFile | undefined): boolean =>
+  isAllowed(record?.state, 'Duplicate');
 
 const statesAllowing = (event: Parameters<typeof isAllowed>[1]): ReadonlySet<IncidentState> =>
   new Set(INCIDENT_STATES.filter((s) => isAllowed(s, event)));
@@ -37,7 +54,7 @@ export const retryRefusal = (record: StateFile): { state: boolean; guard?: strin
 };
 
 /** States a run's `Finished` event ends an incident in with a verdict (what notifications report). */
-const VERDICT_STATES: ReadonlySet<IncidentState> = new Set<IncidentState>(['succeeded', 'failed']);
+const VERDICT_STATES: ReadonlySet<IncidentState> = new Set(Object.values(RUN_ENDED).filter(isFinal));
 /** The incident ended with its run's verdict (succeeded or failed). */
 export const hasVerdict = (state: IncidentState | string): boolean =>
   (VERDICT_STATES as ReadonlySet<string>).has(state);
@@ -59,8 +76,8 @@ export const lastRunEnded = (state: IncidentState): boolean =>
  * The verdict a run with this outcome status gives its incident when nothing re-queues it (a replay,
  * a comparison): the answered state for a success, failed for anything else.
  */
-export const verdictOfRun = (status: string): 'succeeded' | 'failed' =>
-  status === 'succeeded' ? ANSWERED_STATE : 'failed';
+export const verdictOfRun = (status: string): Verdict =>
+  status === 'succeeded' ? RUN_ENDED.answered : RUN_ENDED.failed;
 
 const isIncidentState = (state: string): state is IncidentState =>
   (INCIDENT_STATES as readonly string[]).includes(state);
@@ -75,6 +92,10 @@ export function runStage(state: IncidentState | string): 'pending' | 'running' |
   return inEngine(state) ? 'running' : 'final';
 }
 
+/** Where a refused incident.json (invalid or a duplicate) leads. */
+const REJECTED_STATES: ReadonlySet<IncidentState> = new Set(
+  [LIFECYCLE.new.Invalid, LIFECYCLE.new.Duplicate].flatMap((arrow) => (arrow ? targets(arrow) : [])),
+);
 /** The incident.json was refused (invalid or a duplicate): the recorded reason says why. */
 export const isRejected = (record: StateFile | undefined): record is StateFile =>
-  record?.state === 'rejected';
+  record !== undefined && REJECTED_STATES.has(record.state);

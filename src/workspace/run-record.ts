@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { RUN_OUTCOME_STATUSES } from '../shared/status.js';
 import { z } from '../shared/zod.js';
 import { readOwnFileBelow, type BoundedRead } from '../util/safe-path.js';
 import type { RunBundle } from './bundle.js';
@@ -92,7 +93,7 @@ export type Evidence = z.infer<typeof evidenceSchema>;
 
 /** `result.json`: the fixed fields first, then extensions (unknown fields are kept when read). */
 export const runResultSchema = z.looseObject({
-  status: z.enum(['succeeded', 'failed', 'timed_out', 'interrupted']),
+  status: z.enum(RUN_OUTCOME_STATUSES),
   exitCode: z.number().nullable(),
   agent: z.string(),
   engine: z.string(),

@@ -1,5 +1,6 @@
 import { PRIVATE_FILE_MODE, readRegularFileSync, writeFileAtomic } from '../util/fs.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
+import { VERDICTS, type RunStatus } from '../shared/status.js';
 import { statePath } from './layout.js';
 
 // The incident record (`.triage/state.json`): its states, its shape, and the one reader and writer of
@@ -8,14 +9,14 @@ import { statePath } from './layout.js';
 
 /**
  * The states of `.triage/state.json`. `resolved` (the alert behind the incident resolved before its run
- * started) extends the fixed list; it is final like succeeded and failed.
+ * started) extends the fixed list; it is final like succeeded and failed. A run's verdict is a state
+ * by the same word (`VERDICTS`, shared/status.ts).
  */
 export const INCIDENT_STATES = [
   'queued',
   'preparing',
   'running',
-  'succeeded',
-  'failed',
+  ...VERDICTS,
   'rejected',
   'deferred',
   'interrupted',
@@ -23,7 +24,8 @@ export const INCIDENT_STATES = [
 ] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
+/** A run as `runs` lists it (the one status vocabulary, shared/status.ts). */
+export type { RunStatus } from '../shared/status.js';
 
 /** What a running agent has done so far (from its streamed events), for status and the API. */
 export interface RunProgress {

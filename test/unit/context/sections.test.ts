@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import {
   escapeJsonContent,
   escapeTextContent,
-  hasTagLike,
   renderIncident,
   renderPermissions,
   renderTriage,
   SECTION_TAGS,
 } from '../../../src/context/sections.js';
+
+/** True when `text` holds something a model reads as one of the section tags (`<incident`, `< / triage`). */
+const hasTagLike = (text: string): boolean =>
+  new RegExp(`<\\s*/?\\s*(?:${SECTION_TAGS.join('|')})(?![A-Za-z0-9_-])`, 'i').test(text);
 
 const hostileIncident = JSON.stringify({
   incidentId: 'inc-1',

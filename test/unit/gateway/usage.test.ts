@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../../src/gateway/prices.js';
-import { clientKey, PROVIDERS, requestModel } from '../../../src/gateway/providers.js';
+import { clientKey, PROVIDERS, requestFacts } from '../../../src/gateway/providers.js';
 import { retryDelayMs } from '../../../src/gateway/upstream.js';
 import { UsageReader } from '../../../src/gateway/usage.js';
 
@@ -240,6 +240,7 @@ describe('where a CLI puts its key', () => {
   });
 
   it('names the model from the body or from a Gemini path', () => {
+    const requestModel = (pathname: string, body: Buffer) => requestFacts(pathname, body).model;
     expect(requestModel('/v1/messages', Buffer.from('{"model":"claude-x","stream":true}'))).toBe('claude-x');
     expect(requestModel('/v1beta/models/gemini-2.5-pro:streamGenerateContent', Buffer.from('{}'))).toBe(
       'gemini-2.5-pro',

@@ -6,46 +6,15 @@ import {
   isAllowed,
   transition,
   type IncidentEvent,
-  type MachineContext,
 } from '../../../src/incident/machine.js';
-import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/workspace/state.js';
+import { INCIDENT_STATES, type IncidentState } from '../../../src/workspace/state.js';
+import { MACHINE_CTX, SAMPLE_EVENTS, stateRecord } from '../../support/incident-machine.js';
 
-const ctx: MachineContext = {
-  now: Date.parse('2026-11-23T10:00:00.000Z'),
-  policy: { max_attempts: 3, retry_base_delay: 1000, retry_max_delay: 60_000 },
-  random: () => 1,
-};
+const ctx = MACHINE_CTX;
 
-const record = (state: IncidentState, extra: Partial<StateFile> = {}): StateFile => ({
-  incidentId: 'inc-1',
-  state,
-  attempts: 1,
-  updatedAt: '2026-11-23T09:00:00.000Z',
-  runs: [{ id: 'r1', status: 'running' }],
-  incidentSha256: 'aaa',
-  ...extra,
-});
+const record = stateRecord;
 
-const EVENTS: Record<IncidentEvent['type'], IncidentEvent> = {
-  Invalid: { type: 'Invalid', incidentId: 'inc-1', reason: 'bad', sha256: 'bbb' },
-  Duplicate: { type: 'Duplicate', incidentId: 'inc-1', sha256: 'bbb', duplicateOf: 'inc-0', reason: 'dup' },
-  QueueFull: { type: 'QueueFull', incidentId: 'inc-1', sha256: 'bbb', reason: 'full' },
-  Validated: { type: 'Validated', incidentId: 'inc-1', sha256: 'bbb' },
-  Claimed: { type: 'Claimed', runId: 'r2', holder: 'd:1' },
-  Launched: { type: 'Launched', runId: 'r1', engine: 'docker', id: 'c1' },
-  Progress: {
-    type: 'Progress',
-    runId: 'r1',
-    progress: { turns: 2, tokens: { input: 10, output: 5 }, elapsedMs: 1000, updatedAt: 'x' },
-  },
-  Finished: { type: 'Finished', runId: 'r1', outcome: { status: 'succeeded', exitCode: 0 } },
-  Gone: { type: 'Gone', runId: 'r1', reason: 'gone' },
-  Interrupted: { type: 'Interrupted', runId: 'r1', reason: 'shutdown' },
-  Adopted: { type: 'Adopted', runId: 'r1', holder: 'd:2', previousHolder: 'd:1' },
-  RetryRequested: { type: 'RetryRequested', by: 'cli' },
-  IncidentChanged: { type: 'IncidentChanged', incidentId: 'inc-1', sha256: 'ccc' },
-  Resolved: { type: 'Resolved', at: '2026-11-23T09:59:00.000Z', reason: 'alert resolved' },
-};
+const EVENTS = SAMPLE_EVENTS;
 
 /** from (or 'new') → event → the state it leads to. Anything not listed is illegal. */
 const LEGAL: Record<IncidentState | 'new', Partial<Record<IncidentEvent['type'], IncidentState>>> = {

@@ -1,7 +1,7 @@
 // The questions other modules ask about an incident's state, as a table over every state: each answer
 // comes from the machine's transition table and guards, so a new arrow there changes it here.
 import { describe, expect, it } from 'vitest';
-import { IllegalTransitionError, transition, type MachineContext } from '../../../src/incident/machine.js';
+import { IllegalTransitionError, transition } from '../../../src/incident/machine.js';
 import {
   acceptsChange,
   hasAnswer,
@@ -19,22 +19,12 @@ import {
   verdictOfRun,
 } from '../../../src/incident/queries.js';
 import { INCIDENT_STATES, type IncidentState, type StateFile } from '../../../src/workspace/state.js';
+import { MACHINE_CTX, stateRecord } from '../../support/incident-machine.js';
 
-const record = (state: IncidentState, extra: Partial<StateFile> = {}): StateFile => ({
-  incidentId: 'inc-1',
-  state,
-  attempts: 1,
-  updatedAt: '2026-11-23T09:00:00.000Z',
-  runs: [{ id: 'r1', status: 'interrupted' }],
-  incidentSha256: 'aaa',
-  ...extra,
-});
+const record = (state: IncidentState, extra: Partial<StateFile> = {}): StateFile =>
+  stateRecord(state, { runs: [{ id: 'r1', status: 'interrupted' }], ...extra });
 
-const ctx: MachineContext = {
-  now: Date.parse('2026-11-23T10:00:00.000Z'),
-  policy: { max_attempts: 3, retry_base_delay: 1000, retry_max_delay: 60_000 },
-  random: () => 1,
-};
+const ctx = MACHINE_CTX;
 
 type Row = {
   mayRun: boolean;
