@@ -1,3 +1,4 @@
+import { VERDICTS } from '../shared/status.js';
 import { EXTRA_AGENT_TOOLS } from '../shared/types.js';
 import { z } from '../shared/zod.js';
 import { formatDuration, parseBytes, parseDuration } from './duration.js';
@@ -116,9 +117,7 @@ export type NotifySinkType = (typeof NOTIFY_SINK_TYPES)[number];
  * The final states a sink can be told about: a run's answer or failure, an incident rejected before any
  * run (its reason), one whose alerts resolved before its run.
  */
-export const NOTIFY_STATES = ['succeeded', 'failed', 'rejected', 'resolved'] as const;
-/** The final states a run ends in (a sink told of both is told a run started). */
-export const RUN_OUTCOME_STATES = ['succeeded', 'failed'] as const;
+export const NOTIFY_STATES = [...VERDICTS, 'rejected', 'resolved'] as const;
 /** Incident severities in increasing order; synonyms share a rank (see src/notify/filters.ts). */
 export const SEVERITY_NAMES = ['info', 'low', 'warning', 'medium', 'error', 'high', 'critical'] as const;
 
