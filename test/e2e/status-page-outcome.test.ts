@@ -1,17 +1,16 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startHttpServer } from '../../src/server/http.js';
 import { statusApiRoutes } from '../../src/server/routes/status.js';
 import { statusPageRoutes } from '../../src/server/routes/status-page.js';
 import type { HttpServer } from '../../src/server/types.js';
 import { IncidentIndex } from '../../src/status/incident-index.js';
-import type { Evidence, RunResult } from '../../src/workspace/run-record.js';
+import type { RunResult } from '../../src/workspace/run-record.js';
+import { openChromium, type OpenBrowser } from '../support/chromium.js';
+import { evidenceOf } from '../support/evidence.js';
 import { tempRoot } from '../support/incidents.js';
-import { incidentIn, succeededRun, writeRun } from '../support/status-root.js';
+import { incidentIn, succeededRun, writeResolvedAlerts, writeRun } from '../support/status-root.js';
 
 // What the status page's badge says of an answer, in a real browser (Debian's Chromium through
 // playwright-core): green and "grounded" only when the evidence check found the answer held by the
@@ -27,20 +26,11 @@ interface PageElement {
 declare const document: Pick<PageElement, 'querySelector'>;
 declare function getComputedStyle(el: PageElement): { backgroundColor: string };
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** status.css's green (#15803d): only a grounded answer wears it. */
 const GREEN = 'rgb(21, 128, 61)';
 
-const evidence = (over: Partial<Evidence>): Evidence => ({
-  verdict: 'ungrounded',
-  facts: 1,
-  verified: 0,
-  unverified: [],
-  citedNotRun: [],
-  excerptsNotFound: [],
-  gaps: [],
-  ...over,
-});
+const evidence = (over: Partial<Parameters<typeof evidenceOf>[0]>) =>
+  evidenceOf({ verdict: 'ungrounded', facts: 1, ...over });
 
 /** Answered runs, each with what its evidence check and access check found. */
 const RUNS: Record<string, Partial<RunResult>> = {
@@ -76,18 +66,16 @@ let root: string;
 let cleanup: () => Promise<void>;
 let server: HttpServer | undefined;
 let index: IncidentIndex | undefined;
-let context: BrowserContext | undefined;
-let profile: string | undefined;
+let browser: OpenBrowser | undefined;
 
 beforeEach(async () => {
   ({ root, cleanup } = await tempRoot('triage-outcome-'));
 });
 afterEach(async () => {
-  await context?.close();
+  await browser?.close();
   await server?.close();
   index?.close();
-  if (profile) await rm(profile, { recursive: true, force: true });
-  context = server = index = profile = undefined;
+  browser = server = index = undefined;
   await cleanup();
 });
 
@@ -111,20 +99,6 @@ async function serve(): Promise<string> {
   return `http://127.0.0.1:${server.port}`;
 }
 
-async function browser(): Promise<Page> {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `no Chromium at ${CHROMIUM}: install it with bash .ci/install-test-tools.sh (or set CHROMIUM_PATH)`,
-    );
-  profile = await mkdtemp(path.join(tmpdir(), 'triage-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
-  });
-  return context.pages()[0] ?? context.newPage();
-}
-
 /** The badge of a row: its text and its background colour as the browser paints it. */
 const badge = (page: Page, folder: string) =>
   page.evaluate((f) => {
@@ -137,7 +111,8 @@ describe('status page badge in Chromium', () => {
     await answered('grounded');
     await answered('unreachable');
     const base = await serve();
-    const page = await browser();
+    browser = await openChromium();
+    const { page } = browser;
     await page.goto(`${base}/`);
     await page.waitForFunction(() => document.querySelector('#live')?.textContent === 'live');
 
@@ -164,19 +139,8 @@ describe('status page badge in Chromium', () => {
 
     // An answered incident whose alerts resolved afterwards is marked so in the list, live.
     const at = '2026-03-01T10:30:00.000Z';
-    await writeFile(
-      path.join(root, 'grounded', 'alerts.json'),
-      JSON.stringify({
-        version: 1,
-        firstAt: at,
-        lastAt: at,
-        resolvedAt: at,
-        count: 1,
-        omitted: 0,
-        open: 0,
-        alerts: [],
-      }),
-    );
+    await writeResolvedAlerts(path.join(root, 'grounded'), at);
+
     await index!.refresh('grounded');
     await page.waitForFunction(
       () => document.querySelector('tr[data-folder="grounded"] .resolved-mark')?.textContent === 'resolved',

@@ -3,20 +3,13 @@ import { formatStatus } from '../../../src/status/format.js';
 import type { IncidentView } from '../../../src/status/types.js';
 import { emptyTotals } from '../../../src/status/view.js';
 import type { Evidence } from '../../../src/workspace/run-record.js';
+import { evidenceOf } from '../../support/evidence.js';
 
 // `triage-runner status` as text: an answered incident's STATE says what its answer amounts to, so a
 // run that could not reach its cluster or whose answer is ungrounded never reads "succeeded".
 
-const evidence = (over: Partial<Evidence>): Evidence => ({
-  verdict: 'ungrounded',
-  facts: 1,
-  verified: 0,
-  unverified: [],
-  citedNotRun: [],
-  excerptsNotFound: [],
-  gaps: [],
-  ...over,
-});
+const evidence = (over: Partial<Evidence>): Evidence =>
+  evidenceOf({ verdict: 'ungrounded', facts: 1, ...over });
 
 function answered(folder: string, outcome: IncidentView['outcome'], ev: Evidence): IncidentView {
   return {
