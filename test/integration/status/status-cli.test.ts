@@ -12,7 +12,13 @@ import type { IncidentView, StatusList } from '../../../src/status/types.js';
 import { createMemoryExecutor } from '../../support/fake-executor.js';
 import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';
 import { startStatusDaemon, type StatusDaemon } from '../../support/status-daemon.js';
-import { ANSWERS, incidentIn, rootWithEveryState, writeRun } from '../../support/status-root.js';
+import {
+  ANSWERS,
+  incidentIn,
+  rootWithEveryState,
+  writeResolvedAlerts,
+  writeRun,
+} from '../../support/status-root.js';
 
 // `triage-runner status` on a root holding every state: text and JSON, filters, a bad root, and the
 // daemon's API used when a daemon answers for the root.
@@ -158,19 +164,8 @@ describe('triage-runner status', () => {
     ]);
     await writeRun(dir, 'r1', {});
     const at = '2026-03-01T10:30:00.000Z';
-    await writeFile(
-      path.join(dir, 'alerts.json'),
-      JSON.stringify({
-        version: 1,
-        firstAt: at,
-        lastAt: at,
-        resolvedAt: at,
-        count: 1,
-        omitted: 0,
-        open: 0,
-        alerts: [],
-      }),
-    );
+    await writeResolvedAlerts(dir, at);
+
     const json = io();
     expect(await runCli(['status', '--root', root, '--json'], json.cli)).toBe(0);
     const body = JSON.parse(json.out()) as StatusList;
