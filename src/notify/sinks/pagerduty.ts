@@ -55,7 +55,8 @@ function eventOf(input: RenderInput): Record<string, unknown> {
   const { incident, result, summary } = input;
   const timestamp = Date.parse(incident.timestamp);
   return {
-    event_action: 'trigger',
+    // Alerts that resolved before the run close the PagerDuty alert of the incident, if one is open.
+    event_action: input.state.state === 'resolved' ? 'resolve' : 'trigger',
     dedup_key: dedupKey(incident.incidentId),
     client: 'triage-runner',
     ...(input.statusUrl ? { client_url: input.statusUrl } : {}),

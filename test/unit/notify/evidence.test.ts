@@ -172,4 +172,17 @@ describe('the evidence verdict next to the answer', () => {
       evidence_gaps: UNREACHABLE.gaps,
     });
   });
+
+  it('has PagerDuty resolve, not trigger, for an incident whose alerts resolved before its run', () => {
+    const sink = { name: 'pd', type: 'pagerduty', secret: 'PD' } as unknown as Parameters<
+      typeof pagerduty.render
+    >[1];
+    const resolved = renderInput({
+      state: { state: 'resolved', reason: 'every alert resolved before the run', attempts: 0, runs: [] },
+      runId: '',
+      result: undefined,
+    });
+    expect(pagerduty.render(resolved, sink).event).toMatchObject({ event_action: 'resolve' });
+    expect(pagerduty.render(renderInput(), sink).event).toMatchObject({ event_action: 'trigger' });
+  });
 });
