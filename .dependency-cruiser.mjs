@@ -8,7 +8,7 @@ export const LAYERS = [
   ['shared', 'log'],
   ['config', 'util'],
   ['workspace', 'agents', 'kubectl', 'clusters', 'election'],
-  ['audit', 'engines', 'gateway'],
+  ['audit', 'engines', 'gateway', 'prometheus'],
   ['report'],
   ['incident', 'feedback', 'evidence'],
   ['context', 'intake', 'notify', 'status'],

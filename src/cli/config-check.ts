@@ -21,6 +21,9 @@ import { BootError, loadBootFile } from '../context/disclosure/boot.js';
 import { PersonaError, loadPersona } from '../context/disclosure/persona.js';
 import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
+import { prometheusSecretNames } from '../config/prometheus-schema.js';
+import { endpointFindings } from '../prometheus/check.js';
+import { resolveEndpoints } from '../prometheus/endpoint.js';
 import { isLoopbackHost, weakTokenProblem } from '../server/exposure.js';
 import { weakSecretMessage, weakSecretReason } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
@@ -60,13 +63,19 @@ export async function checkConfig(options: CheckOptions): Promise<ConfigCheck> {
     packageRoot: PACKAGE_ROOT,
   });
   const { config } = inspection;
+  const prometheus = prometheusFindings(config, io.env);
   const problems = [
     ...inspection.problems,
     ...(await referencedFileProblems(inspection)),
     ...exposedTokenProblems(config, io.env),
     ...auditKeyFileProblems(config),
+    ...prometheus.problems,
   ];
-  const warnings = [...unknownEnvWarnings(io.env, config), ...secretWarnings(config, inspection, io.env)];
+  const warnings = [
+    ...unknownEnvWarnings(io.env, config),
+    ...secretWarnings(config, inspection, io.env),
+    ...prometheus.warnings,
+  ];
   return {
     target: inspection.file ?? 'built-in defaults',
     ...(inspection.file ? { file: inspection.file } : {}),
@@ -179,6 +188,21 @@ export async function referencedFileProblems(inspection: ConfigInspection): Prom
   return problems;
 }
 
+/** Each Prometheus endpoint's secrets and TLS material (src/prometheus/check.ts); an endpoint with a schema problem is not in `config`. */
+function prometheusFindings(
+  config: Config,
+  env: CliIO['env'],
+): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
+  const endpoints = resolveEndpoints(
+    clusterRegistry(config).listClusters(),
+    resolveSecrets(config, env).values,
+    !config.clusters,
+  );
+  return endpointFindings(endpoints, (cluster) =>
+    config.clusters ? `clusters.${cluster}.prometheus` : 'prometheus',
+  );
+}
+
 /** audit.key_file inside an incident workspace (where an agent can read it) is a problem. */
 function auditKeyFileProblems(config: Config): ConfigProblem[] {
   const problem = keyFileProblem(config);
@@ -218,8 +242,10 @@ export function secretWarnings(
       (layer) => (layer.secrets as RawConfig | undefined)?.[name] !== undefined,
     );
   const warnings: ConfigProblem[] = [];
+  // The Prometheus endpoints' secrets are reported with the endpoint that names them.
+  const prometheus = new Set(prometheusSecretNames(config));
   for (const [name, source] of Object.entries(config.secrets)) {
-    if (source.env === undefined || values[name]) continue;
+    if (source.env === undefined || values[name] || prometheus.has(name)) continue;
     if (DAEMON_SECRETS.includes(name)) {
       // The daemon's own: HTTP_TOKEN is needed only when the server listens beyond loopback.
       if (name === 'HTTP_TOKEN' && config.http.port !== 0 && !isLoopbackHost(config.http.host))

@@ -1,3 +1,4 @@
+import type { PrometheusEndpointConfig } from '../config/prometheus-schema.js';
 import type { Config } from '../config/schema.js';
 
 // The cluster registry: which kubeconfig and context an incident's `cluster` (or one of its aliases)
@@ -12,6 +13,8 @@ export interface ClusterEntry {
   /** Absent: the kubeconfig's current-context. */
   context?: string;
   aliases: string[];
+  /** Its Prometheus-compatible endpoint (the sandbox's `promql`), credentials as secret names. */
+  prometheus?: PrometheusEndpointConfig;
 }
 
 /** How an incident's cluster found its entry: its name, an alias, or the configured fallback. */
@@ -32,7 +35,8 @@ export interface ClusterRegistry {
 /** The entry name of the one-cluster registry a configuration without `clusters:` has. */
 export const SINGLE_CLUSTER = 'default';
 
-type RegistryConfig = Pick<Config, 'clusters' | 'unknown_cluster' | 'default_cluster' | 'kubeconfig'>;
+type RegistryConfig = Pick<Config, 'clusters' | 'unknown_cluster' | 'default_cluster' | 'kubeconfig'> &
+  Partial<Pick<Config, 'prometheus'>>;
 
 export function clusterRegistry(config: RegistryConfig): ClusterRegistry {
   if (!config.clusters) {
@@ -40,6 +44,7 @@ export function clusterRegistry(config: RegistryConfig): ClusterRegistry {
       name: SINGLE_CLUSTER,
       ...(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}),
       aliases: [],
+      ...(config.prometheus ? { prometheus: config.prometheus } : {}),
     };
     return {
       configured: false,
@@ -52,6 +57,7 @@ export function clusterRegistry(config: RegistryConfig): ClusterRegistry {
     ...(e.kubeconfig ? { kubeconfig: e.kubeconfig } : {}),
     ...(e.context ? { context: e.context } : {}),
     aliases: [...e.aliases],
+    ...(e.prometheus ? { prometheus: e.prometheus } : {}),
   }));
   const byName = new Map(entries.map((e) => [e.name, e]));
   const byAlias = new Map<string, ClusterEntry>();

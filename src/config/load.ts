@@ -338,12 +338,17 @@ export function deepMerge(base: RawConfig, over: RawConfig): RawConfig {
 }
 
 const SECRETISH_PATH = /secret|token|password|api_?key|credential/i;
+/** A URL with a user and password in it (`https://user:pass@host`). */
+const URL_CREDENTIALS = /\/\/[^/\s@"]*:[^/\s@"]*@/;
 
 /** Shows a value in an error message unless it is (or may be) a secret. */
 export function showValue(keyPath: (string | number)[], value: unknown): string {
   if (value === undefined) return 'nothing';
   const text = JSON.stringify(value);
-  if (keyPath.some((p) => SECRETISH_PATH.test(String(p))) || (typeof text === 'string' && looksSecret(text)))
+  if (
+    keyPath.some((p) => SECRETISH_PATH.test(String(p))) ||
+    (typeof text === 'string' && (looksSecret(text) || URL_CREDENTIALS.test(text)))
+  )
     return '(value hidden: it may be a secret)';
   if (text === undefined) return String(value);
   return text.length > 80 ? `${text.slice(0, 77)}…` : text;

@@ -1,59 +1,11 @@
 import { VERDICTS } from '../shared/status.js';
 import { EXTRA_AGENT_TOOLS } from '../shared/types.js';
 import { z } from '../shared/zod.js';
-import { formatDuration, parseBytes, parseDuration } from './duration.js';
+import { bytes, duration, httpUrl, int, SECRET_NAME, secretName } from './schema-parts.js';
+import { prometheusEndpoint, prometheusIssues, promqlSchema } from './prometheus-schema.js';
 
 // The single source of every configuration key: its type, default, range and description.
 // YAML keys are snake_case; environment names are derived mechanically from the key path.
-
-/** Timers longer than 2^31-1 ms fire at once in Node.js, so no duration may exceed 24 days. */
-const MAX_DURATION_MS = 24 * 86_400_000;
-const MAX_DURATION_TEXT = '24d';
-
-/**
- * A duration (`30s`, `15m`, `1h` or milliseconds), parsed to milliseconds. At most what a Node.js timer
- * can wait, unless `maxMs` says otherwise (an age compared with dates, such as a retention period).
- */
-const duration = (fallback: string, description: string, maxMs = MAX_DURATION_MS) =>
-  z
-    .union([z.string(), z.number()])
-    .transform((value, ctx) => {
-      const ms = parseDuration(value);
-      if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: 'expected a duration such as 30s, 15m, 1h or milliseconds' });
-        return z.NEVER;
-      }
-      if (ms > maxMs) {
-        ctx.addIssue({
-          code: 'custom',
-          message:
-            maxMs === MAX_DURATION_MS
-              ? `expected at most ${MAX_DURATION_TEXT} (the longest timer Node.js can set)`
-              : `expected at most ${formatDuration(maxMs)}`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    })
-    .prefault(fallback)
-    .describe(description);
-
-/** A byte size (`512`, `64k`, `1MiB`), parsed to bytes. */
-const bytes = (fallback: string, description: string) =>
-  z
-    .union([z.string(), z.number()])
-    .transform((value, ctx) => {
-      const n = parseBytes(value);
-      if (n === undefined) {
-        ctx.addIssue({ code: 'custom', message: 'expected a size such as 512, 64k, 1MiB or 2g' });
-        return z.NEVER;
-      }
-      return n;
-    })
-    .prefault(fallback)
-    .describe(description);
-
-const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 export const AGENT_NAMES = ['claude', 'codex', 'gemini', 'goose'] as const;
 export const ENGINE_NAMES = ['docker', 'process', 'kubernetes'] as const;
@@ -120,15 +72,6 @@ export type NotifySinkType = (typeof NOTIFY_SINK_TYPES)[number];
 export const NOTIFY_STATES = [...VERDICTS, 'rejected', 'resolved'] as const;
 /** Incident severities in increasing order; synonyms share a rank (see src/notify/filters.ts). */
 export const SEVERITY_NAMES = ['info', 'low', 'warning', 'medium', 'error', 'high', 'critical'] as const;
-
-const SECRET_NAME = /^[A-Z_][A-Z0-9_]*$/;
-const secretName = (description: string) =>
-  z
-    .string()
-    .regex(SECRET_NAME, 'the name of an entry under secrets: (e.g. SLACK_BOT_TOKEN)')
-    .describe(description);
-const httpUrl = (description: string) =>
-  z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).describe(description);
 
 /** Fields only some sink types take: a field set on another type is a mistake worth reporting. */
 const SINK_FIELDS: Record<string, NotifySinkType[]> = {
@@ -241,6 +184,9 @@ const clusterEntry = z
       .array(z.string().min(1).max(253))
       .default([])
       .describe('other names incidents and alerts use for this cluster'),
+    prometheus: prometheusEndpoint
+      .optional()
+      .describe("this cluster's Prometheus-compatible endpoint, which the sandbox's promql command queries"),
   })
   .prefault({});
 
@@ -741,6 +687,12 @@ const baseSchema = z.strictObject({
     .describe(
       'the cluster registry: one kubeconfig (and context) per cluster an incident can name; absent: the single `kubeconfig` serves every incident',
     ),
+  prometheus: prometheusEndpoint
+    .optional()
+    .describe(
+      'the Prometheus-compatible endpoint of the single cluster (without clusters:; with it, each entry has its own)',
+    ),
+  promql: promqlSchema,
   unknown_cluster: z
     .enum(['reject', 'default'])
     .default('reject')
@@ -943,7 +895,8 @@ const baseSchema = z.strictObject({
 export const configSchema = baseSchema
   // Runs even when other keys have problems, so that validation reports every problem at once.
   .superRefine(checkNotifySinks, { when: (payload) => isRecord(payload.value) })
-  .superRefine(checkClusters, { when: (payload) => isRecord(payload.value) });
+  .superRefine(checkClusters, { when: (payload) => isRecord(payload.value) })
+  .superRefine(checkPrometheus, { when: (payload) => isRecord(payload.value) });
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -975,6 +928,15 @@ function checkNotifySinks(config: unknown, ctx: z.RefinementCtx): void {
       });
     }
   });
+}
+
+/** Each Prometheus endpoint's secrets are declared; `prometheus:` is not beside a registry. */
+function checkPrometheus(config: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(config)) return;
+  const declared = new Set(
+    Object.keys({ ...BUILTIN_SECRETS, ...(isRecord(config.secrets) ? config.secrets : {}) }),
+  );
+  for (const issue of prometheusIssues(config, declared)) ctx.addIssue({ code: 'custom', ...issue });
 }
 
 /** Registry names and aliases each name one cluster; default_cluster names an entry and is set when needed. */

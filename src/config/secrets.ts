@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from './schema.js';
 import type { Env } from './load.js';
+import { prometheusSecretNames } from './prometheus-schema.js';
 
 /** A configured secret that could not be read; the message names the source, never the value. */
 export interface SecretProblem {
@@ -61,9 +62,14 @@ export const DAEMON_SECRETS: readonly string[] = [
   'SLACK_SIGNING_SECRET',
 ];
 
-/** Names of the configured secrets that are the daemon's own: its HTTP and webhook secrets, the notify sinks' credentials, the audit key. */
-export function daemonSecretNames(config: Pick<Config, 'notify' | 'audit'>): Set<string> {
-  const names = new Set<string>(DAEMON_SECRETS);
+/**
+ * Names of the configured secrets that are the daemon's own: its HTTP and webhook secrets, the notify
+ * sinks' credentials, the audit key, the Prometheus endpoints' credentials.
+ */
+export function daemonSecretNames(
+  config: Pick<Config, 'notify' | 'audit'> & Partial<Pick<Config, 'prometheus' | 'clusters'>>,
+): Set<string> {
+  const names = new Set<string>([...DAEMON_SECRETS, ...prometheusSecretNames(config)]);
   for (const sink of config.notify.sinks) {
     names.add(sink.secret);
     if (sink.notes) names.add(sink.notes.secret);
@@ -74,7 +80,7 @@ export function daemonSecretNames(config: Pick<Config, 'notify' | 'audit'>): Set
 
 /** The secrets an agent may receive: every resolved value except the daemon's own. */
 export function agentSecrets(
-  config: Pick<Config, 'notify' | 'audit'>,
+  config: Pick<Config, 'notify' | 'audit'> & Partial<Pick<Config, 'prometheus' | 'clusters'>>,
   values: Record<string, string>,
 ): Record<string, string> {
   const own = daemonSecretNames(config);

@@ -5,7 +5,9 @@ import { type RunBundle } from '../workspace/bundle.js';
 import { RUN_FILES } from '../workspace/layout.js';
 import type { AgentName, Config } from '../config/schema.js';
 import type { PipelineMetrics } from '../shared/types.js';
+import { readAlertsRecord } from '../workspace/alerts.js';
 import type { Workspace } from '../workspace/incident.js';
+import type { IncidentWorkload } from '../workspace/workloads.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
@@ -26,12 +28,20 @@ import {
   renderPrevious,
   REPORT_COPY_MAX_BYTES,
 } from './previous.js';
-import { escapeTextContent, renderIncident, renderPermissions, renderTriage } from './sections.js';
+import {
+  ALERT_METRICS_DEGRADE_ID,
+  escapeTextContent,
+  renderAlertMetrics,
+  renderIncident,
+  renderPermissions,
+  renderTriage,
+} from './sections.js';
 import { tokenCounter } from './tokens.js';
 import { runTriage, type ClusterKubeconfig, type TriageMode } from './triage.js';
 import { renderProducts } from './triage-products.js';
 import type { SkillEntry } from './disclosure/skill-types.js';
 import type {
+  AlertMetrics,
   AgentView,
   ContextReport,
   PreloadPlacement,
@@ -75,6 +85,8 @@ export interface BuildInput {
   previousRoot?: string;
   /** Said first in the permissions section (the run's cluster cannot be reached). */
   clusterNotice?: string;
+  /** The alert's expression evaluated as the run began (an Alertmanager incident): its own section. */
+  alertMetrics?: Promise<AlertMetrics | undefined>;
 }
 
 export interface BuiltContext {
@@ -202,6 +214,11 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   const started = performance.now();
   const counter = tokenCounter(config.context.estimator, config.context.safety_factor[input.agent] ?? 1);
   const limit = config.context.budget.truncate;
+  // Handled before anything is awaited: a preload that fails early must not go unhandled meanwhile.
+  const preloadedMetrics = (input.alertMetrics ?? Promise.resolve(undefined)).catch((err: unknown) => {
+    input.log.warn({ err: errorMessage(err) }, "the alert's expression could not be preloaded");
+    return undefined;
+  });
   const incompleteReasons = input.skills.unavailable.map(
     (u) => `skills source ${u.name} unavailable: ${u.reason}`,
   );
@@ -220,7 +237,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
   // (skills, then triage) so that the same inputs give the same prompt.
   const disclosureReasons: string[] = [];
   const triageReasons: string[] = [];
-  const [disclosure, triage, previous] = await Promise.all([
+  const [disclosure, triage, previous, alertMetrics] = await Promise.all([
     disclosureOf(input, disclosureReasons),
     triageOf(input, fullOutputPath, triageReasons),
     preparePrevious(input).catch((err: unknown) => {
@@ -230,26 +247,33 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
       );
       return NO_PREVIOUS;
     }),
+    preloadedMetrics,
   ]);
   incompleteReasons.push(...disclosureReasons, ...triageReasons);
   if (input.workspace.permissionsText === undefined)
     incompleteReasons.push('incident_cluster_permissions.json is absent or not valid JSON');
   if (input.clusterNotice) incompleteReasons.push(input.clusterNotice);
 
-  const preload = preloadSections(input, triage, fullOutputPath);
+  // A storm's incident: the prompt names every workload alerts.json records, not only incident.json's.
+  const workloads = (await readAlertsRecord(input.workspace.dir))?.workloads;
+  const preload = preloadSections(input, triage, fullOutputPath, workloads);
   const fit = await fitToBudget({
     counter,
     limit,
     // The index of past investigations goes first (to a pointer at its file), before any brief and
     // long before the triage report is cut; incident and permissions are never touched.
-    degradable:
-      previous.lines.length > 0 ? [PREVIOUS_DEGRADE_ID, ...disclosure.degradable] : disclosure.degradable,
+    // The alert's values are pointed at only after every brief, just before the triage report is cut.
+    degradable: [
+      ...(previous.lines.length > 0 ? [PREVIOUS_DEGRADE_ID] : []),
+      ...disclosure.degradable,
+      ...(alertMetrics ? [ALERT_METRICS_DEGRADE_ID] : []),
+    ],
     triageText: preload.triageText,
     ...(preload.omitted ? { omitted: preload.omitted } : {}),
     assemble: (degraded, triageBody) =>
       assembleRedacted(
         input,
-        { systemPrompt, userPrompt, runPaths, disclosure, previous, preload },
+        { systemPrompt, userPrompt, runPaths, disclosure, previous, preload, alertMetrics },
         degraded,
         triageBody,
       ),
@@ -263,6 +287,7 @@ export async function buildContext(input: BuildInput): Promise<BuiltContext> {
     disclosure,
     previous,
     preload,
+    alertMetrics,
     triage: triage.summary,
     incompleteReasons,
   });
@@ -363,7 +388,12 @@ interface PreloadSections {
 }
 
 /** The preloaded sections, escaped, with the triage text's own gap (the script's cut) re-measured. */
-function preloadSections(input: BuildInput, triage: TriageOutcome, fullOutputPath: string): PreloadSections {
+function preloadSections(
+  input: BuildInput,
+  triage: TriageOutcome,
+  fullOutputPath: string,
+  workloads: readonly IncidentWorkload[] | undefined,
+): PreloadSections {
   const { config, workspace, view } = input;
   const triageText = escapeTextContent(triage.text.replace(/\s+$/, ''));
   const omitted = triage.omitted && {
@@ -376,7 +406,7 @@ function preloadSections(input: BuildInput, triage: TriageOutcome, fullOutputPat
     note: triageNote(triage.summary, fullOutputPath, config.skills.triage.timeout),
     // Ours, after the script's text: never cut by the budget.
     products: escapeTextContent(renderProducts(triage.products ?? [], view.triageDir)),
-    incident: renderIncident(workspace.incidentText),
+    incident: renderIncident(workspace.incidentText, workloads),
     permissions: renderPermissions(workspace.permissionsText, input.clusterNotice),
     triageText,
     omitted,
@@ -390,6 +420,7 @@ interface PromptSources {
   disclosure: Disclosure;
   previous: PreparedPrevious;
   preload: PreloadSections;
+  alertMetrics: AlertMetrics | undefined;
 }
 
 /** One candidate prompt for the budget: `degraded` items shortened, the triage body as cut so far. */
@@ -403,6 +434,7 @@ function assembleRedacted(
   const preloaded = [
     preload.incident,
     preload.permissions,
+    renderAlertMetrics(src.alertMetrics, degraded.has(ALERT_METRICS_DEGRADE_ID)),
     src.previous.render(degraded.has(PREVIOUS_DEGRADE_ID)),
     renderTriage(preload.note, triageBody, preload.products),
   ]
@@ -431,6 +463,7 @@ interface ReportInput {
   disclosure: Disclosure;
   previous: PreparedPrevious;
   preload: PreloadSections;
+  alertMetrics: AlertMetrics | undefined;
   triage: TriageSummary;
   incompleteReasons: string[];
 }
@@ -439,14 +472,19 @@ interface ReportInput {
 async function contextReport(input: BuildInput, r: ReportInput): Promise<ContextReport> {
   const { config, view } = input;
   const { counter, fit, disclosure } = r;
-  const briefsDegraded = fit.degraded.filter((id) => id !== PREVIOUS_DEGRADE_ID);
-  const previousDegraded = briefsDegraded.length !== fit.degraded.length;
+  const briefsDegraded = fit.degraded.filter(
+    (id) => id !== PREVIOUS_DEGRADE_ID && id !== ALERT_METRICS_DEGRADE_ID,
+  );
+  const previousDegraded = fit.degraded.includes(PREVIOUS_DEGRADE_ID);
+  const metricsDegraded = fit.degraded.includes(ALERT_METRICS_DEGRADE_ID);
   const rendered = disclosure.render(new Set(briefsDegraded));
   const sections = await sectionReports(r, rendered.text, briefsDegraded, previousDegraded);
+  if (r.alertMetrics) sections.push(await alertMetricsReport(counter, r.alertMetrics, metricsDegraded));
   const partTokens = await counter.rawMany(rendered.parts.map((p) => p.text));
   if (fit.triage.truncated) input.metrics?.truncation('initial_triage_report');
   for (const id of briefsDegraded) input.metrics?.truncation(`disclosure:${id}`);
   if (previousDegraded) input.metrics?.truncation('previous_investigations');
+  if (metricsDegraded) input.metrics?.truncation('alert_metrics');
   return {
     estimator: config.context.estimator,
     budget: { warn: config.context.budget.warn, truncate: config.context.budget.truncate },
@@ -536,6 +574,17 @@ async function sectionReports(
     });
   }
   return sections;
+}
+
+/** context.json's row of the alert metrics section: its tokens as sent, and in full. */
+async function alertMetricsReport(
+  counter: Counter,
+  metrics: AlertMetrics,
+  degraded: boolean,
+): Promise<SectionReport> {
+  const full = await counter.count(renderAlertMetrics(metrics, false));
+  const tokens = degraded ? await counter.count(renderAlertMetrics(metrics, true)) : full;
+  return { tag: 'alert_metrics', tokens, originalTokens: full, truncated: degraded };
 }
 
 function logBudget(input: BuildInput, fit: Fit): void {

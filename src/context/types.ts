@@ -5,7 +5,21 @@ export type { PathMapping } from './paths.js';
 // Shapes shared by the context pipeline (skills cache, triage, budget, disclosure, prompt) and its callers.
 
 export type SectionTag =
-  'incident' | 'kubernetes_cluster_access_permissions' | 'initial_triage_report' | 'previous_investigations';
+  | 'incident'
+  | 'kubernetes_cluster_access_permissions'
+  | 'initial_triage_report'
+  | 'previous_investigations'
+  | 'alert_metrics';
+
+/** The alert's expression evaluated when the run began (src/daemon/run/alert-metrics.ts), for its section. */
+export interface AlertMetrics {
+  /** The section's body (not yet escaped): the calls as `promql` prints them, bounded. */
+  text: string;
+  /** Where the agent reads every value (the run folder's alert-metrics/values.md), as the agent sees it. */
+  fullPath: string;
+  /** Expressions evaluated. */
+  expressions: number;
+}
 
 /** One row of `context.json` sections (brief): tokens after and before truncation. */
 export interface SectionReport {

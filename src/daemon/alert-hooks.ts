@@ -60,7 +60,7 @@ function resolveNotStarted(deps: Pick<AlertHooksDeps, 'store' | 'dedup' | 'maxIn
   return async (dir: string, at: string) => {
     const read = await readWorkspace(dir, { maxBytes: deps.maxIncidentBytes });
     const incident = read.kind === 'ok' ? read.workspace.incident : undefined;
-    const reason = `every alert behind this incident resolved at ${at}, before the investigation started: not run (save incident.json again, or \`triage-runner retry\`, to run it anyway)`;
+    const reason = `every alert behind this incident resolved at ${at}, before the investigation started: not run (to run it anyway: \`triage-runner retry ${path.basename(dir)}\`, or save incident.json again)`;
     const applied = await deps.store.apply(dir, {
       type: 'Resolved',
       at,

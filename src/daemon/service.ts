@@ -1,6 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuditLog } from '../audit/log.js';
+import { canonicalCluster, clusterRegistry } from '../clusters/registry.js';
 import type { Env } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { resolveSecrets } from '../config/secrets.js';
@@ -102,7 +103,11 @@ export async function composeDaemon(config: Config, options: ServiceOptions): Pr
   // Results out: a run's start and a finished incident are delivered to the sinks, through the outbox.
   const results = createResultsOut(config, { ...runtime, registry: metrics.registry });
   // The status index: kept from every change, and every folder read once after start-up.
-  const index = new IncidentIndex({ root: config.workspaces_root, log });
+  const index = new IncidentIndex({
+    root: config.workspaces_root,
+    log,
+    canonicalCluster: canonicalCluster(clusterRegistry(config)),
+  });
   registerAnswerMetrics(metrics.registry, index);
   const leadership = config.leader_election.enabled
     ? await electLeader(config, daemonId, { env: options.env, onLost: options.onLeadershipLost }, log)

@@ -7,6 +7,7 @@ import { readReportHead } from '../workspace/report.js';
 import { readRunResult, type RunResult } from '../workspace/run-record.js';
 import { reportPath, RUN_FILES } from '../workspace/layout.js';
 import { readCallLog } from '../kubectl/broker/calls.js';
+import { readOutputLog } from '../kubectl/broker/outputs.js';
 import { CALLS_FILE, type KubectlCallRecord } from './shim/log.js';
 
 // What a finished eval run left behind, read back for scoring: result.json's usage fields, the report
@@ -39,6 +40,8 @@ export interface RunArtifacts {
   result?: RunFacts;
   report?: string;
   calls: KubectlCallRecord[];
+  /** The agent's promql calls, and how many of them the recordings could not answer. */
+  promql: { calls: number; notRecorded: number };
   /** How many of `calls` came from the bundle's agent-notes/, which the agent can write. */
   agentNotesCalls: number;
   /** What could not be read (unreadable result.json, malformed call lines). */
@@ -93,7 +96,12 @@ const CALL_LOG_MAX_BYTES = 64 << 20;
  */
 export async function readRunArtifacts(workspaceDir: string, runDir: string): Promise<RunArtifacts> {
   const problems: string[] = [];
-  const out: RunArtifacts = { calls: [], agentNotesCalls: 0, problems };
+  const out: RunArtifacts = {
+    calls: [],
+    agentNotesCalls: 0,
+    promql: { calls: 0, notRecorded: 0 },
+    problems,
+  };
   const result = await readRunResult(runDir, workspaceDir);
   if (result.ok) out.result = pickResult(result.value);
   else problems.push(result.problem);
@@ -133,6 +141,7 @@ export async function readRunArtifacts(workspaceDir: string, runDir: string): Pr
     }
   }
   out.calls.push(...(await guardRefusals(runDir, problems)));
+  out.promql = await promqlCalls(runDir);
   out.calls.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return out;
 }
@@ -168,4 +177,17 @@ async function guardRefusals(runDir: string, problems: string[]): Promise<Kubect
       stdoutBytes: r.stdoutBytes,
       stderrBytes: r.stderrBytes,
     }));
+}
+
+/** The agent's promql calls in the run's records, and those the case's recordings did not hold. */
+async function promqlCalls(runDir: string): Promise<RunArtifacts['promql']> {
+  const { records } = await readCallLog(path.join(runDir, RUN_FILES.clusterCalls));
+  const outputs = await readOutputLog(path.join(runDir, RUN_FILES.clusterOutputs));
+  const notRecorded = outputs.filter(
+    (o) =>
+      o.tool === 'prometheus' &&
+      o.by === 'guard' &&
+      (o.prometheus?.answer as { errorType?: unknown } | undefined)?.errorType === 'not_recorded',
+  ).length;
+  return { calls: records.filter((r) => r.tool === 'prometheus' && r.by === 'guard').length, notRecorded };
 }

@@ -12,11 +12,19 @@ import type { Redactor } from '../log/redact.js';
 import { readOwnFileBelow } from '../util/safe-path.js';
 import { CLUSTER_DIR } from './cases/compile.js';
 import { expectedSchema } from './cases/expected.js';
+import type { PromRecording } from './prometheus/frozen.js';
+import {
+  fileRecording,
+  PROMETHEUS_FILE,
+  prometheusFileText,
+  recordingOfExchange,
+} from './prometheus/recordings.js';
+import type { PrometheusExchange } from '../kubectl/broker/outputs.js';
 
 // `eval promote <workspace>`: a real investigation that responders graded becomes an eval case. The
 // incident (and its permissions) as the producer wrote them; every cluster read the run recorded —
 // the triage script's and the agent's, with what each returned — as the case's literal command
-// answers, in a cluster marked `recorded_only`, so a call the recording lacks is answered
+// answers (and every promql answer as the case's recorded Prometheus), in a cluster marked `recorded_only`, so a call the recording lacks is answered
 // `not-recorded` rather than invented; the responder's cause as the answer key. Everything is passed
 // through the daemon's redaction again on the way out.
 
@@ -37,6 +45,8 @@ export interface PromoteOptions {
 export interface PromotedCase {
   dir: string;
   commands: number;
+  /** Prometheus answers kept (cluster/prometheus.yaml). */
+  promql: number;
   entities: string[];
   /** Recorded calls left out, and why (no output kept, cut output, refused). */
   skipped: { command: string; why: string }[];
@@ -51,10 +61,12 @@ interface RecordedCall {
 
 interface RecordedOutput {
   call: number;
+  tool?: string;
   stdout: string;
   stderr: string;
   exitCode: number | null;
   cut?: unknown;
+  prometheus?: PrometheusExchange;
 }
 
 async function readJsonLines<T>(base: string, file: string): Promise<T[]> {
@@ -128,9 +140,20 @@ export async function promoteInvestigation(
   const commands: { command: string; stdout: string; stderr: string; exit_code: number }[] = [];
   const skipped: PromotedCase['skipped'] = [];
   const seen = new Set<string>();
+  const recordings: PromRecording[] = [];
   for (const output of outputs) {
     const call = calls[output.call - 1];
     if (!call || call.decision !== 'allowed' || !Array.isArray(call.argv)) continue;
+    if (output.tool === 'prometheus') {
+      const recording = output.prometheus ? recordingOfExchange(output.prometheus) : undefined;
+      if (recording) recordings.push(recording);
+      else
+        skipped.push({
+          command: call.normalized,
+          why: 'Prometheus answered no data, or the answer was not kept',
+        });
+      continue;
+    }
     const command = `kubectl ${call.argv.map(quote).join(' ')}`;
     const parsed = parseKubectl(call.argv);
     if (parsed.error || seen.has(parsed.normalized)) continue;
@@ -195,5 +218,15 @@ export async function promoteInvestigation(
     }),
   );
   await writeFile(path.join(out, CLUSTER_DIR, 'commands.yaml'), stringify(commands));
-  return { dir: out, commands: commands.length, entities, skipped };
+  if (recordings.length > 0)
+    await writeFile(
+      path.join(out, CLUSTER_DIR, PROMETHEUS_FILE),
+      redact(
+        prometheusFileText({
+          source: `recorded by triage-runner during run ${runId} of ${path.basename(dir)} (promql calls and Prometheus's answers, redacted)`,
+          recordings: recordings.map(fileRecording),
+        }),
+      ),
+    );
+  return { dir: out, commands: commands.length, promql: recordings.length, entities, skipped };
 }

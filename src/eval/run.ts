@@ -8,6 +8,8 @@ import { kubectlRecordOf, readRunArtifacts, type RunMeasuresRecord } from './art
 import { compileCluster, compileOtherClusters } from './cases/compile.js';
 import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
 import { installShim } from './install-shim.js';
+import { compileFrozenPrometheus } from './prometheus/recordings.js';
+import { startFrozenPrometheus } from './prometheus/server.js';
 import { scoreRun } from './score/score.js';
 import { buildScorecard, renderScorecardMarkdown } from './scorecard.js';
 import type { CellModelCalls, EvalCell, JudgeVerdict, Scorecard } from './types.js';
@@ -15,7 +17,8 @@ import { compactStamp } from '../util/time.js';
 
 // `eval`: every case × agent × model × variant × repeat runs as a replay of the case into its own
 // workspace (the case folder is only read), with the case's frozen-cluster kubectl first on PATH,
-// then is scored from its report, result.json and kubectl call log. Cells run one after another.
+// and, when the case recorded its Prometheus, that Prometheus's stand-in answering its promql; then is
+// scored from its report, result.json and kubectl call log. Cells run one after another.
 
 export interface EvalOptions {
   input: string;
@@ -47,10 +50,16 @@ export interface EvalDeps extends ReplayDeps {
 
 const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_');
 
+/** What every cell of a case runs against: its frozen cluster's shim and, when recorded, its Prometheus. */
+interface CaseStandIns {
+  shimDir: string;
+  objectNames: string[];
+  prometheus?: { url: string; now: string };
+}
+
 async function runCell(
   evalCase: EvalCase,
-  shimDir: string,
-  objectNames: string[],
+  standIns: CaseStandIns,
   cell: Pick<EvalCell, 'agent' | 'model' | 'variant' | 'repeat'> & { modelArg?: string },
   cellDir: string,
   options: EvalOptions,
@@ -83,7 +92,8 @@ async function runCell(
         skipTriage: cell.variant === 'no-preload',
         maxIncidentBytes: options.maxIncidentBytes,
         ...(options.forbiddenRoots ? { forbiddenRoots: options.forbiddenRoots } : {}),
-        pathPrepend: [shimDir],
+        pathPrepend: [standIns.shimDir],
+        ...(standIns.prometheus ? { prometheus: standIns.prometheus } : {}),
       },
       deps,
     );
@@ -108,16 +118,17 @@ async function runCell(
       ...(facts?.turns !== undefined ? { turns: facts.turns } : {}),
       kubectlCalls: agentCalls.length,
       triageKubectlCalls: artifacts.calls.length - agentCalls.length,
-      unanswered: agentCalls.filter(
-        (c) => c.answeredFrom === 'not-recorded' || c.answeredFrom === 'unsupported',
-      ).length,
+      unanswered:
+        agentCalls.filter((c) => c.answeredFrom === 'not-recorded' || c.answeredFrom === 'unsupported')
+          .length + artifacts.promql.notRecorded,
+      ...(artifacts.promql.calls > 0 ? { promqlCalls: artifacts.promql.calls } : {}),
       ...(facts?.measures ? { modelCalls: modelCallsOf(facts.measures) } : {}),
     },
     score: scoreRun({
       expected: evalCase.expected,
       report: artifacts.report,
       calls: artifacts.calls,
-      objectNames,
+      objectNames: standIns.objectNames,
       reportSections: options.reportSections,
       ...(facts?.status ? { runStatus: facts.status } : {}),
     }),
@@ -133,6 +144,66 @@ async function runCell(
   }
   await writeFileAtomic(path.join(cellDir, 'score.json'), `${JSON.stringify(cellOut, null, 2)}\n`);
   return cellOut;
+}
+
+/**
+ * A case's frozen cluster: its kubectl shim installed under the output folder and, when the case holds
+ * recorded Prometheus answers, their stand-in server (closed after the case's cells).
+ */
+async function caseStandIns(
+  evalCase: EvalCase,
+  outDir: string,
+): Promise<{ standIns: CaseStandIns; close: () => Promise<void> }> {
+  const usage = (err: unknown): never => {
+    throw new EvalUsageError((err as Error).message);
+  };
+  const cluster = await compileCluster(evalCase.dir, evalCase.name).catch(usage);
+  const others = await compileOtherClusters(evalCase.dir, evalCase.name).catch(usage);
+  const frozen = await compileFrozenPrometheus(evalCase.dir, evalCase.name, cluster.now).catch(usage);
+  const shimDir = path.join(outDir, 'shims', evalCase.name);
+  await installShim(shimDir, cluster, undefined, others);
+  const objectNames = [
+    ...new Set(
+      cluster.objects.filter((o) => o.type !== 'events' && o.type !== 'namespaces').map((o) => o.name),
+    ),
+  ];
+  const server = frozen ? await startFrozenPrometheus(frozen) : undefined;
+  return {
+    standIns: {
+      shimDir,
+      objectNames,
+      ...(server ? { prometheus: { url: server.url, now: cluster.now } } : {}),
+    },
+    close: async () => server?.close(),
+  };
+}
+
+/** Every cell of one case: repeat × agent × model × variant, one after another. */
+async function runCase(
+  evalCase: EvalCase,
+  standIns: CaseStandIns,
+  outDir: string,
+  options: EvalOptions,
+  deps: EvalDeps,
+): Promise<EvalCell[]> {
+  const cells: EvalCell[] = [];
+  for (let repeat = 1; repeat <= options.repeat; repeat++)
+    for (const agent of options.agents)
+      for (const modelArg of options.models)
+        for (const variant of options.variants) {
+          if (deps.signal?.aborted) return cells;
+          const model = modelArg ?? options.defaultModel ?? 'default';
+          const cellDir = path.join(
+            outDir,
+            'runs',
+            evalCase.name,
+            `${agent}--${safe(model)}--${variant}--r${repeat}`,
+          );
+          deps.log.info({ case: evalCase.name, agent, model, variant, repeat }, 'eval cell starting');
+          const cell = { agent, model, variant, repeat, ...(modelArg ? { modelArg } : {}) };
+          cells.push(await runCell(evalCase, standIns, cell, cellDir, options, deps));
+        }
+  return cells;
 }
 
 /** A cell's model calls from its result.json measures (fields an older result lacks are left out). */
@@ -177,46 +248,11 @@ export async function runEval(options: EvalOptions, deps: EvalDeps): Promise<Sco
 
   const cells: EvalCell[] = [];
   for (const evalCase of cases) {
-    const cluster = await compileCluster(evalCase.dir, evalCase.name).catch((err: unknown) => {
-      throw new EvalUsageError((err as Error).message);
-    });
-    const others = await compileOtherClusters(evalCase.dir, evalCase.name).catch((err: unknown) => {
-      throw new EvalUsageError((err as Error).message);
-    });
-    const shimDir = path.join(outDir, 'shims', evalCase.name);
-    await installShim(shimDir, cluster, undefined, others);
-    const objectNames = [
-      ...new Set(
-        cluster.objects.filter((o) => o.type !== 'events' && o.type !== 'namespaces').map((o) => o.name),
-      ),
-    ];
-    for (let repeat = 1; repeat <= options.repeat; repeat++) {
-      for (const agent of options.agents) {
-        for (const modelArg of options.models) {
-          for (const variant of options.variants) {
-            if (deps.signal?.aborted) break;
-            const model = modelArg ?? options.defaultModel ?? 'default';
-            const cellDir = path.join(
-              outDir,
-              'runs',
-              evalCase.name,
-              `${agent}--${safe(model)}--${variant}--r${repeat}`,
-            );
-            deps.log.info({ case: evalCase.name, agent, model, variant, repeat }, 'eval cell starting');
-            cells.push(
-              await runCell(
-                evalCase,
-                shimDir,
-                objectNames,
-                { agent, model, variant, repeat, ...(modelArg ? { modelArg } : {}) },
-                cellDir,
-                options,
-                deps,
-              ),
-            );
-          }
-        }
-      }
+    const { standIns, close } = await caseStandIns(evalCase, outDir);
+    try {
+      cells.push(...(await runCase(evalCase, standIns, outDir, options, deps)));
+    } finally {
+      await close();
     }
   }
   const scorecard = buildScorecard({

@@ -16,6 +16,8 @@ export interface CellMetrics {
   triageKubectlCalls: number;
   /** Agent calls the recordings could not answer (not recorded or unsupported): gaps in the case. */
   unanswered: number;
+  /** promql calls the agent made (the case's recorded Prometheus answered them, or said not recorded). */
+  promqlCalls?: number;
   /** The run's model calls as the gateway counted them (result.json `measures`), when any went through it. */
   modelCalls?: CellModelCalls;
 }

@@ -4,14 +4,25 @@ import { parseKubectl, shellQuote, type KubectlCommand } from '../kubectl/parse.
 import { classifyFailure, type CallFailure } from './gaps.js';
 import { covers, parseCited } from './match.js';
 import { parseOutput, type ParsedOutput } from './parse/index.js';
+import { EMPTY_OUTPUT } from './parse/types.js';
+import type { ParsedPromql } from '../prometheus/command.js';
+import { parsePromql } from '../prometheus/command.js';
+import {
+  answerValues,
+  parsePromqlCited,
+  promqlCovers,
+  promqlSameSubject,
+  type MetricSource,
+} from './promql.js';
 import { collapsedLines, normalizeCollapsed } from './normalize.js';
 import { outputLines } from './quote.js';
 import type { ValueSource } from './values.js';
 
-// The run's recorded kubectl calls, as the evidence check asks about them: which call a cited command
-// is (the same resource, namespace and flags: `logs x` is not `logs x --previous`), what it returned,
-// its output read into fields and lines (once, when first asked), and whether it read anything from
-// the API server.
+// The run's recorded kubectl and promql calls, as the evidence check asks about them: which call a
+// cited command is (the same resource, namespace and flags: `logs x` is not `logs x --previous`; the
+// same promql subcommand and expression), what it returned, its output read into fields and lines
+// (once, when first asked), and whether it read anything from the cluster (the API server, or the
+// cluster's Prometheus: an answer it gave is cluster evidence).
 
 export type CallStatus = 'succeeded' | 'failed' | 'refused' | 'never run';
 
@@ -26,17 +37,25 @@ export class RecordedCall {
   private named: string[] | undefined;
   private lower: string | undefined;
   private raw: string[] | undefined;
+  private metric: number[] | undefined;
+  /** A promql call's command (tool `prometheus`); undefined for kubectl. */
+  readonly promql: ParsedPromql | undefined;
 
   constructor(
     readonly record: ClusterCallRecord,
     readonly output: CallOutputRecord | undefined,
   ) {
-    this.command = parseKubectl(record.argv);
-    this.label = ['kubectl', ...record.argv].map(shellQuote).join(' ');
+    const promql = record.tool === 'prometheus' ? parsePromql(record.argv) : undefined;
+    this.promql = promql?.ok && !('help' in promql) ? promql : undefined;
+    this.command = parseKubectl(record.tool === 'kubectl' ? record.argv : []);
+    const tool = record.tool === 'prometheus' ? 'promql' : 'kubectl';
+    this.label = [tool, ...record.argv].map(shellQuote).join(' ');
   }
 
+  /** It ran and answered; a promql call only when Prometheus answered it (not `promql --help`). */
   get succeeded(): boolean {
-    return this.record.decision === 'allowed' && this.record.exitCode === 0;
+    if (this.record.decision !== 'allowed' || this.record.exitCode !== 0) return false;
+    return this.record.tool !== 'prometheus' || (this.promql !== undefined && this.output !== undefined);
   }
 
   /** The output was cut at a size bound: what it does not hold may have been printed. */
@@ -49,6 +68,7 @@ export class RecordedCall {
   }
 
   parsed(): ParsedOutput {
+    if (this.promql) return EMPTY_OUTPUT;
     this.fields ??= parseOutput(this.command, this.output?.stdout ?? '');
     return this.fields;
   }
@@ -88,13 +108,24 @@ export class RecordedCall {
     return this.named;
   }
 
+  /** A promql call's answer as the values it held. */
+  asMetricSource(): MetricSource {
+    this.metric ??= answerValues(this.output);
+    return { label: this.label, values: this.metric };
+  }
+
   asSource(): ValueSource {
     return { label: this.label, parsed: this.parsed(), lines: () => this.rawLines(), names: this.names() };
   }
 }
 
-/** Verbs and forms that answer without the API server (`version --client`, `config`, cached discovery). */
-function needsServer(command: KubectlCommand): boolean {
+/**
+ * Calls that read the cluster: a promql answer (the cluster's own Prometheus), and every kubectl verb
+ * but those that answer without the API server (`version --client`, `config`, cached discovery).
+ */
+function needsServer(call: RecordedCall): boolean {
+  if (call.promql) return true;
+  const command = call.command;
   const verb = command.verb ?? '';
   if (
     [
@@ -130,6 +161,17 @@ function push<T>(map: Map<string, T[]>, key: string, value: T): void {
   else map.set(key, [value]);
 }
 
+/** What became of the calls a citation describes; `nearest` is asked only when none ran. */
+function outcome(candidates: RecordedCall[], nearestOf: () => RecordedCall | undefined): Resolved {
+  const calls = candidates.filter((c) => c.succeeded);
+  if (calls.length > 0) return { status: 'succeeded', calls, failed: [] };
+  const failed = candidates.filter((c) => c.record.decision === 'allowed');
+  if (failed.length > 0) return { status: 'failed', calls: [], failed };
+  if (candidates.length > 0) return { status: 'refused', calls: [], failed: candidates };
+  const nearest = nearestOf();
+  return { status: 'never run', calls: [], failed: [], ...(nearest ? { nearest } : {}) };
+}
+
 export class CallIndex {
   readonly calls: RecordedCall[];
   private readonly byVerb = new Map<string, RecordedCall[]>();
@@ -139,13 +181,18 @@ export class CallIndex {
   private readonly byNamespace = new Map<string, RecordedCall[]>();
   /** Resolutions by the cited text: a report cites the same command many times. */
   private readonly resolved = new Map<string, Resolved | undefined>();
+  private readonly promqlCalls: RecordedCall[] = [];
 
   constructor(records: ClusterCallRecord[], outputs: CallOutputRecord[]) {
     const byNumber = new Map(outputs.map((o) => [o.call, o]));
     this.calls = records
-      .filter((r) => r.tool === 'kubectl')
+      .filter((r) => r.tool === 'kubectl' || r.tool === 'prometheus')
       .map((r) => new RecordedCall(r, r.call === undefined ? undefined : byNumber.get(r.call)));
     for (const call of this.calls) {
+      if (call.record.tool === 'prometheus') {
+        this.promqlCalls.push(call);
+        continue;
+      }
       const verb = call.command.verb ?? '';
       push(this.byVerb, verb, call);
       for (const name of new Set(call.names())) push(this.byName, `${verb}\u0000${name}`, call);
@@ -167,6 +214,8 @@ export class CallIndex {
   }
 
   private resolveNew(text: string): Resolved | undefined {
+    const promql = parsePromqlCited(text);
+    if (promql) return this.resolvePromql(promql, text);
     const cited = parseCited(text);
     if (!cited) return undefined;
     const name = cited.targets.find((t) => t.names.length > 0)?.names[0];
@@ -181,21 +230,28 @@ export class CallIndex {
             ]
           : (this.byVerb.get(verb) ?? []);
     const candidates = pool.filter((c) => covers(c.command, cited));
-    const calls = candidates.filter((c) => c.succeeded);
-    if (calls.length > 0) return { status: 'succeeded', calls, failed: [] };
-    const failed = candidates.filter((c) => c.record.decision === 'allowed');
-    if (failed.length > 0) return { status: 'failed', calls: [], failed };
-    if (candidates.length > 0) return { status: 'refused', calls: [], failed: candidates };
     const names = cited.targets.flatMap((t) => t.names);
-    const nearest = (this.byVerb.get(cited.verb ?? '') ?? []).find(
-      (c) => c.succeeded && (names.length === 0 || names.every((n) => c.names().includes(n))),
+    return outcome(candidates, () =>
+      (this.byVerb.get(cited.verb ?? '') ?? []).find(
+        (c) => c.succeeded && (names.length === 0 || names.every((n) => c.names().includes(n))),
+      ),
     );
-    return { status: 'never run', calls: [], failed: [], ...(nearest ? { nearest } : {}) };
   }
 
-  /** A call that read something from the API server succeeded. */
+  private resolvePromql(cited: ParsedPromql, text: string): Resolved {
+    const candidates = this.promqlCalls.filter(
+      (c) => c.promql && promqlCovers(c.promql.command, cited.command, text),
+    );
+    return outcome(candidates, () =>
+      this.promqlCalls.find(
+        (c) => c.succeeded && c.promql && promqlSameSubject(c.promql.command, cited.command),
+      ),
+    );
+  }
+
+  /** A call that read something from the cluster (its API server or its Prometheus) succeeded. */
   serverRead(): boolean {
-    return this.calls.some((c) => c.succeeded && needsServer(c.command));
+    return this.calls.some((c) => c.succeeded && needsServer(c));
   }
 
   succeeded(): RecordedCall[] {

@@ -24,7 +24,8 @@ export function callGaps(calls: ClusterCallRecord[], outputs: Map<number, CallOu
   const seen = new Set<string>();
   const out: string[] = [];
   for (const call of calls) {
-    const command = `${call.tool} ${call.normalized}`.trim();
+    // A promql call is recorded as the agent typed it (`promql query up`); a kubectl call without its tool.
+    const command = call.tool === 'prometheus' ? call.normalized : `${call.tool} ${call.normalized}`.trim();
     let line: string | undefined;
     if (call.decision === 'refused') line = `refused (${call.rule}): ${command}`;
     else if (call.exitCode !== 0) {

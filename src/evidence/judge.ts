@@ -3,6 +3,7 @@ import type { CallIndex, RecordedCall, Resolved } from './calls.js';
 import type { CitedCommand, FactClaim, QuoteBlock, QuotedLine } from './claims.js';
 import type { CitedCall, QuoteChecker, QuoteVerdict } from './quote-check.js';
 import { checkValue, keyValues, type ValueCheck, type ValueSource } from './values.js';
+import { checkMetricValue, metricValues, type MetricCheck } from './promql.js';
 
 // Each fact and each block of quoted output against the run's record: the calls it cites (did they
 // run, for that resource, namespace and flags?), the lines it quotes (in that call's output?), and the
@@ -62,7 +63,7 @@ const aboutSubject = (names: string[], subjects: string[]): boolean =>
   names.some((n) => subjects.some((s) => n === s || n.startsWith(`${s}-`)));
 
 function describeFailure(cited: CitedCommand, resolved: Resolved | undefined, unrecorded: boolean): string {
-  if (!resolved) return `\`${cited.text}\` is not a kubectl command the check can read`;
+  if (!resolved) return `\`${cited.text}\` is not a kubectl or promql command the check can read`;
   if (resolved.status === 'never run') {
     if (unrecorded) return `\`${cited.text}\` is not in the record (the agent's calls were not recorded)`;
     const nearest = resolved.nearest ? ` (\`${resolved.nearest.label}\` did)` : '';
@@ -72,6 +73,44 @@ function describeFailure(cited: CitedCommand, resolved: Resolved | undefined, un
   if (resolved.status === 'refused')
     return `\`${cited.text}\` was refused (${call?.record.rule ?? 'a rule'})`;
   return `\`${cited.text}\` failed (${call?.failure ?? 'failed'}, exit ${call?.record.exitCode ?? '?'})`;
+}
+
+/**
+ * The metric values a fact states, against the promql answers it cites. Only a fact that cites promql
+ * alone can be contradicted by them: beside a kubectl call, a number may be that call's.
+ */
+function metricChecks(statement: string, calls: RecordedCall[]): MetricCheck[] {
+  const promql = calls.filter((c) => c.promql);
+  if (promql.length === 0) return [];
+  const sources = promql.map((c) => c.asMetricSource());
+  const alone = promql.length === calls.length;
+  return metricValues(statement).map((v) => {
+    const check = checkMetricValue(v, sources);
+    return check.kind === 'contradicted' && !alone ? { kind: 'unknown', value: v } : check;
+  });
+}
+
+/** The key values of a statement against the kubectl outputs, its metric values against the promql answers. */
+function valueChecks(statement: string, calls: RecordedCall[], subjects: string[]): ValueCheck[] {
+  const sources: ValueSource[] = calls.map((c) => c.asSource());
+  const metric = metricChecks(statement, calls);
+  return [
+    ...keyValues(statement)
+      .map((v) => checkValue(v, sources, subjects))
+      // A number of a metric is held to the answer's values instead.
+      .filter((c) => !(metric.length > 0 && c.kind === 'unknown' && /^\d/.test(c.value.value))),
+    ...metric.map(asValueCheck),
+  ];
+}
+
+/** A metric check as a value check: the value as written, the answer as the call returned it. */
+function asValueCheck(check: MetricCheck): ValueCheck {
+  const value = { kind: 'literal' as const, value: check.value.text };
+  if (check.kind === 'contradicted')
+    return { kind: 'contradicted', value, field: 'metric value', actual: check.actual, source: check.source };
+  return check.kind === 'confirmed'
+    ? { kind: 'confirmed', value, source: check.source }
+    : { kind: 'unknown', value };
 }
 
 function contradiction(check: Extract<ValueCheck, { kind: 'contradicted' }>): string {
@@ -121,7 +160,7 @@ export function judgeFact(fact: FactClaim, ctx: JudgeContext): Judged {
   // Its values are read from what it says and what it quotes; commands say nothing of the pod.
   const statement = [fact.full, ...fact.quotes.map((q) => q.text)]
     .join('\n')
-    .replace(/`(?:kubectl|k|oc|kubecolor)\s[^`]*`/g, ' ');
+    .replace(/`(?:kubectl|k|oc|kubecolor|promql)\s[^`]*`/g, ' ');
   const subjects = subjectsOf(statement, ctx.objects);
   const calls = cited.length > 0 ? cited.map((c) => c.call) : quotes.calls;
   const named = cited.filter((c) => c.call.names().length > 0);
@@ -134,8 +173,7 @@ export function judgeFact(fact: FactClaim, ctx: JudgeContext): Judged {
     problems.push(
       `it cites \`${named[0]?.call.label ?? ''}\`, about ${named[0]?.call.names().join(', ')}, but the fact is about ${subjects.join(', ')}`,
     );
-  const sources: ValueSource[] = calls.map((c) => c.asSource());
-  const checks = keyValues(statement).map((v) => checkValue(v, sources, subjects));
+  const checks = valueChecks(statement, calls, subjects);
   const base = {
     text: clip(fact.text),
     kind: 'fact' as const,

@@ -4,15 +4,16 @@ import { asMarked, type Token } from '../util/markdown.js';
 // aliases, prompt and pipes), whether a line looks like output a tool printed, and a fact's inline text
 // with its code spans kept in backticks (values and literals are read from them).
 
-/** A command the report says it ran: the kubectl part, and the pipe stages after it. */
+/** A command the report says it ran: the kubectl (or promql) part, and the pipe stages after it. */
 export interface CommandText {
-  /** `kubectl …` (an alias `k`, `oc`, `kubecolor` or a path read as kubectl). */
+  /** `kubectl …` (an alias `k`, `oc`, `kubecolor` or a path read as kubectl), or `promql …`. */
   text: string;
   pipes: string[];
 }
 
 const PROMPT = /^(?:\$|#|>|%|PS>|❯|➜)\s+/;
 const ALIAS = /^(?:\S*\/)?(?:kubectl|kubecolor|oc|k)(?=\s)/;
+const PROMQL = /^(?:\S*\/)?promql(?=\s)/;
 
 /** Splits at the first `&&`, `;`, `||` or redirect, and at each pipe, outside quotes. */
 function stages(line: string): string[] {
@@ -43,13 +44,18 @@ function stages(line: string): string[] {
   return out;
 }
 
-/** A line that runs kubectl (or an alias of it): the command and its pipes, else undefined. */
+/** A line that runs kubectl (or an alias of it) or promql: the command and its pipes, else undefined. */
 export function commandLine(line: string): CommandText | undefined {
   const text = line
     .trim()
     .replace(PROMPT, '')
     .replace(/^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+/, '')
     .trim();
+  if (PROMQL.test(text)) {
+    const [first = '', ...pipes] = stages(text).map((s) => s.trim());
+    const command = first.replace(PROMQL, 'promql').trim();
+    return /^promql\s+[a-z]/.test(command) ? { text: command, pipes: pipes.filter(Boolean) } : undefined;
+  }
   if (!ALIAS.test(text)) return undefined;
   const [first = '', ...pipes] = stages(text).map((s) => s.trim());
   const command = first.replace(ALIAS, 'kubectl').trim();

@@ -4,7 +4,7 @@ import type { Judged } from './judge.js';
 // The verdict from the judged claims and what the run could see. Grounded only when the headline and
 // the chain behind it hold against the cluster output, and nothing else the report claims is
 // unsupported or contradicted. Ungrounded when the access check found the cluster unreachable, when no
-// read that needs the API server succeeded, when the headline is contradicted, when the report cites
+// read that needs the cluster (its API server or its Prometheus) succeeded, when the headline is contradicted, when the report cites
 // nothing, or when no claim holds. Partial otherwise.
 
 export interface VerdictInput {
@@ -13,7 +13,7 @@ export interface VerdictInput {
   claims: Judged[];
   /** The access check found the cluster unreachable when the run started. */
   unreachable?: string;
-  /** A read that needs the API server succeeded. */
+  /** A read that needs the cluster (its API server, or an answer of its Prometheus) succeeded. */
   serverRead: boolean;
   /** Calls succeeded, none of which needs the API server (`kubectl version --client`). */
   onlyLocalReads: boolean;

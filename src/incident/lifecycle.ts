@@ -116,7 +116,10 @@ export const LIFECYCLE: Readonly<Record<From, Readonly<Partial<Record<EventType,
   },
   succeeded: { IncidentChanged: to('queued') },
   failed: { IncidentChanged: to('queued'), RetryRequested: to('queued', itsRunStopped) },
-  resolved: { IncidentChanged: to('queued') },
+  // Retried on request: a responder who wants the investigation its alert's resolution skipped (the
+  // state's reason says `triage-runner retry` runs it). The record keeps `resolvedAt`, so the run is
+  // not ended again by the same resolution (daemon/alert-hooks.ts: resolvedBeforeRun).
+  resolved: { IncidentChanged: to('queued'), RetryRequested: to('queued', itsRunStopped) },
 };
 
 /** Every state an arrow may lead to. */

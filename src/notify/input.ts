@@ -1,5 +1,5 @@
 import { hasVerdict } from '../incident/queries.js';
-import { alertsResolvedAt } from '../workspace/alerts.js';
+import { readAlertsRecord } from '../workspace/alerts.js';
 import { readFeedback } from '../workspace/feedback.js';
 import { readWorkspace, type Incident } from '../workspace/incident.js';
 import { isRunId, runDirOf } from '../workspace/layout.js';
@@ -96,13 +96,14 @@ export async function finishedFrom(
   const incident = await readIncident(workspaceDir, limits.maxIncidentBytes);
   const result = await readRunResult(workspaceDir, runId);
   const report = await readReport(workspaceDir, limits.maxReportBytes);
-  const resolvedAt = await alertsResolvedAt(workspaceDir);
+  const alerts = await readAlertsRecord(workspaceDir);
   const feedback = await readFeedback(workspaceDir);
   return finishedIncident(workspaceDir, state, runId, {
     incident,
     ...(result ? { result } : {}),
     ...(report ? { report } : {}),
-    ...(resolvedAt ? { resolvedAt } : {}),
+    ...(alerts?.resolvedAt ? { resolvedAt: alerts.resolvedAt } : {}),
+    ...(alerts?.workloads ? { workloads: alerts.workloads } : {}),
     ...(feedback
       ? { feedback: { verdict: feedback.verdict, ...(feedback.by ? { by: feedback.by } : {}) } }
       : {}),
@@ -114,7 +115,7 @@ function finishedIncident(
   workspaceDir: string,
   state: FinalStateRecord,
   runId: string,
-  parts: Pick<FinishedIncident, 'incident' | 'result' | 'resolvedAt' | 'feedback'> & {
+  parts: Pick<FinishedIncident, 'incident' | 'result' | 'resolvedAt' | 'feedback' | 'workloads'> & {
     report?: { text: string; truncated?: { bytes: number } };
   },
 ): FinishedIncident {
@@ -127,6 +128,16 @@ function finishedIncident(
     ...(report ? { report: report.text } : {}),
     ...(report?.truncated ? { reportTruncated: report.truncated } : {}),
   };
+}
+
+/**
+ * `input` with the workloads alerts.json records (a storm's incident names every one), read when the
+ * input was made without them (a run's start or end, held in memory).
+ */
+export async function withWorkloads(input: FinishedIncident): Promise<FinishedIncident> {
+  if (input.workloads) return input;
+  const workloads = (await readAlertsRecord(input.workspaceDir))?.workloads;
+  return workloads ? { ...input, workloads } : input;
 }
 
 /**

@@ -10,7 +10,14 @@ import { DeliveryAttempts } from './delivery-attempt.js';
 import { sinkMatches } from './filters.js';
 import type { Incident } from '../workspace/incident.js';
 import type { RunProducts } from '../workspace/run-record.js';
-import { finishedFrom, finishedFromRun, readFinalState, readIncident, type ReadLimits } from './input.js';
+import {
+  finishedFrom,
+  finishedFromRun,
+  readFinalState,
+  readIncident,
+  withWorkloads,
+  type ReadLimits,
+} from './input.js';
 import type { NotifyMetrics } from './metrics.js';
 import { listEntries, readEntry, recordDelivery } from '../workspace/outbox.js';
 import {
@@ -139,14 +146,16 @@ export class Notifier {
       } else missing.push(sink);
     }
     if (missing.length === 0) return plan;
-    const rendered = renderBase(input, trigger, {
+    // What is sent names every workload of a storm's incident (alerts.json), however the input was made.
+    const full = await withWorkloads(input);
+    const rendered = renderBase(full, trigger, {
       redactor: this.deps.redactor,
       ...(this.deps.publicUrl ? { publicUrl: this.deps.publicUrl } : {}),
       ...(options.label ? { label: options.label } : {}),
     });
     const earlier = await earlierDeliveries(input.workspaceDir);
     for (const sink of missing)
-      await this.record(plan, input, {
+      await this.record(plan, full, {
         sink,
         key: `${base}.${sink.name}${suffix}`,
         trigger,

@@ -11,9 +11,11 @@ import {
   formatDuration,
   formatTokens,
   headline,
+  othersNote,
   outcomeOf,
   outcomeWords,
   resourceLabel,
+  workloadsLine,
   succeeded,
   summaryText,
   triggerNote,
@@ -92,6 +94,8 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
       ],
     },
   ];
+  const workloads = workloadsBlock(input);
+  if (workloads) blocks.push(workloads);
   if (!ok) {
     const why = { rejected: 'Why it was rejected', resolved: 'Why it was not run' }[input.state.state];
     blocks.push(section(`*${why ?? 'Why it failed'}*\n${escapeMrkdwn(failureReason(input))}`));
@@ -125,6 +129,13 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
   // The top-level text is what notifications and phones show: escaped like the blocks, so the agent's
   // `<!channel>`, `<!here>` and `<https://…|…>` links are shown as text, not acted on.
   return { text: escapeMrkdwn(clipText(summaryText(input), SLACK_LIMITS.fallbackChars)), blocks };
+}
+
+/** A storm's incident: every workload that alerted into it (bounded, with the count of the rest). */
+function workloadsBlock(input: RenderInput): KnownBlock | undefined {
+  const line = workloadsLine(input);
+  const count = input.workloads?.length ?? 0;
+  return line ? section(`*Workloads (${count})*\n${escapeMrkdwn(line)}`) : undefined;
 }
 
 /**
@@ -167,9 +178,10 @@ export function feedbackButtons(input: RenderInput): ActionsBlock | undefined {
 export function runningMessage(input: RenderInput): SlackMessage {
   const { incident } = input;
   const retried = input.state.attempts > 1;
-  const what = `${incident.faultType} on ${resourceLabel(input)} (${incident.cluster})`;
+  const what = `${incident.faultType} on ${resourceLabel(input)}${othersNote(input)} (${incident.cluster})`;
   const note = triggerNote(input);
   const title = `${note ? `[${note}] ` : ''}Investigating: ${what}`;
+  const workloads = workloadsBlock(input);
   const context = [
     `incident \`${escapeMrkdwn(incident.incidentId)}\``,
     `run \`${escapeMrkdwn(input.runId)}\``,
@@ -192,6 +204,7 @@ export function runningMessage(input: RenderInput): SlackMessage {
         ...(retried ? [field('Attempt', String(input.state.attempts))] : []),
       ],
     },
+    ...(workloads ? [workloads] : []),
     { type: 'context', elements: [mrkdwn(clipText(context.join(' · '), SLACK_LIMITS.sectionChars))] },
   ];
   const text = `Investigation running${retried ? ` (attempt ${input.state.attempts})` : ''}: ${what}.`;

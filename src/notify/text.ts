@@ -2,6 +2,7 @@ import { hasAnswer } from '../incident/queries.js';
 import { runDirRelative } from '../workspace/layout.js';
 import { evidenceLine } from '../evidence/summary.js';
 import { STANDING_WORDS, standingOf, type AnswerStanding, type StandingWords } from '../evidence/standing.js';
+import { listWorkloads } from '../workspace/workloads.js';
 import type { RenderInput } from './types.js';
 
 // Wording shared by every sink: the headline, figures, what to do after a failure, the one-paragraph
@@ -34,6 +35,22 @@ export function resourceLabel(input: RenderInput): string {
   const ns = resource.namespace ?? namespace;
   return `${resource.kind} ${ns ? `${ns}/` : ''}${resource.name}`;
 }
+
+/** Most workloads a notification names; the rest are counted. */
+export const NOTIFY_WORKLOADS = 20;
+
+/** How many other workloads alerted into this incident (a storm's), 0 for one. */
+const otherWorkloads = (input: RenderInput): number => Math.max(0, (input.workloads?.length ?? 0) - 1);
+
+/** " and 5 other workloads" after the resource, for a storm's incident; '' for one workload. */
+export function othersNote(input: RenderInput): string {
+  const others = otherWorkloads(input);
+  return others === 0 ? '' : ` and ${others} other workload${others === 1 ? '' : 's'}`;
+}
+
+/** Every workload of a storm's incident, one line (at most NOTIFY_WORKLOADS named); undefined for one. */
+export const workloadsLine = (input: RenderInput): string | undefined =>
+  otherWorkloads(input) > 0 && input.workloads ? listWorkloads(input.workloads, NOTIFY_WORKLOADS) : undefined;
 
 /** The run answered (its report is the answer); otherwise the notification tells why it failed. */
 export const succeeded = (input: RenderInput): boolean => hasAnswer(input.state.state);
@@ -80,7 +97,7 @@ export function headline(input: RenderInput): string {
   const note = triggerNote(input);
   const resolved = input.resolvedAt && input.state.state !== 'resolved' ? 'Resolved · ' : '';
   const { title } = outcomeWords(outcomeOf(input));
-  return `${note ? `[${note}] ` : ''}${resolved}${title} — ${input.incident.faultType} on ${resourceLabel(input)} (${input.incident.cluster})`;
+  return `${note ? `[${note}] ` : ''}${resolved}${title} — ${input.incident.faultType} on ${resourceLabel(input)}${othersNote(input)} (${input.incident.cluster})`;
 }
 
 /** Why a failed run failed (or an incident was rejected or not run), as recorded. */
@@ -109,6 +126,8 @@ export function failureAdvice(input: RenderInput): string {
 export function summaryText(input: RenderInput): string {
   const { summary } = input;
   const parts = [headline(input)];
+  const workloads = workloadsLine(input);
+  if (workloads) parts.push(`Workloads: ${workloads}`);
   if (!succeeded(input)) parts.push(`Reason: ${failureReason(input)}`);
   if (summary.hypothesis)
     parts.push(

@@ -1,6 +1,7 @@
 import type { RunResult } from '../workspace/run-record.js';
 import type { NotifySinkConfig, NotifySinkType } from '../config/schema.js';
 import type { Incident } from '../workspace/incident.js';
+import type { IncidentWorkload } from '../workspace/workloads.js';
 import type { Summary } from './summary.js';
 import type { OutboxEntry, SinkPayload, StepResult, Trigger } from '../workspace/outbox.js';
 
@@ -52,6 +53,8 @@ export interface FinishedIncident {
   resolvedAt?: string;
   /** The responders' verdict on the answer, if one was given. */
   feedback?: { verdict: string; by?: string };
+  /** Every workload whose alerts the incident holds (alerts.json; a storm joins many), when recorded. */
+  workloads?: IncidentWorkload[];
 }
 
 /** Everything a sink renders from: the input plus the summary and links, computed once. */

@@ -36,6 +36,8 @@ export interface ReplayOptions {
   pathPrepend?: string[];
   /** The cluster registry entry (or alias) to investigate; default: the one the original run used. */
   cluster?: string;
+  /** A Prometheus to ask instead of the cluster's (RunOverrides.prometheus: an eval's recorded answers). */
+  prometheus?: { url: string; now?: string };
 }
 
 export interface ReplayDeps {

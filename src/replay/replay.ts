@@ -101,6 +101,7 @@ function overridesOf(
     ...(options.subjects ? { subjects: options.subjects } : {}),
     ...(options.dryRun ? { dryRun: true } : {}),
     ...(options.pathPrepend?.length ? { pathPrepend: options.pathPrepend } : {}),
+    ...(options.prometheus ? { prometheus: options.prometheus } : {}),
     previousInvestigations: false,
   };
 }

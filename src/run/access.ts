@@ -1,4 +1,5 @@
 import type { ClusterAccessMonitor } from '../clusters/monitor.js';
+import type { PrometheusMonitor } from '../prometheus/monitor.js';
 import type { Workspace } from '../workspace/incident.js';
 import { errorMessage } from '../util/errors.js';
 import type { Readiness } from './types.js';
@@ -19,6 +20,19 @@ export async function clusterChecks(monitor: ClusterAccessMonitor | undefined): 
     ...(access.reachable
       ? {}
       : { degraded: true, detail: `${access.detail ?? 'unreachable'}; runs go on, marked unreachable` }),
+  }));
+}
+
+/** One readiness check per Prometheus endpoint, named `prometheus:<cluster>`; one that cannot be reached degrades the daemon. */
+export async function prometheusChecks(monitor: PrometheusMonitor | undefined): Promise<Readiness['checks']> {
+  if (!monitor) return [];
+  const all = await monitor.current();
+  return all.map((access) => ({
+    name: `prometheus:${access.cluster}`,
+    ok: true,
+    ...(access.reachable
+      ? { detail: access.detail }
+      : { degraded: true, detail: `${access.detail}; runs go on, their promql calls fail` }),
   }));
 }
 

@@ -9,6 +9,8 @@ import type { GatewayHost } from '../gateway/host.js';
 import type { Redactor } from '../log/redact.js';
 import type { PipelineMetrics } from '../shared/types.js';
 import type { PodBroker } from '../kubectl/broker/pod-broker.js';
+import type { EndpointResolution } from '../prometheus/endpoint.js';
+import type { PrometheusMonitor } from '../prometheus/monitor.js';
 
 // What every stage of the run pipeline is given: the pipeline's dependencies, one per executor.
 
@@ -42,6 +44,10 @@ export interface PipelineEnv {
   clusterAccess?: ClusterAccessMonitor;
   /** The kubectl broker agent pods reach over HTTP (kubernetes.broker), started with the first run that needs it. */
   podBroker?: { url: string; open: () => Promise<PodBroker> };
+  /** Each cluster's Prometheus endpoint with its credentials (the daemon's own), by registry entry name. */
+  prometheus?: ReadonlyMap<string, EndpointResolution>;
+  /** The endpoints' reachability for /readyz (`prometheus:<cluster>`); absent without endpoints. */
+  prometheusAccess?: PrometheusMonitor;
 }
 
 /** Appends one of the run's audit events (incident and run ids added). */

@@ -20,6 +20,7 @@ import type { Incident } from '../workspace/incident.js';
 import type { RunBundle } from '../workspace/bundle.js';
 import { routedCluster, runKubeconfig, type ClusterChoice } from './cluster.js';
 import type { RunRequest } from './types.js';
+import { runPrometheus, runPromqlTool, type RunPrometheus } from './prometheus.js';
 import type { AuditFn, PipelineEnv } from './env.js';
 import { RUN_FILES } from '../workspace/layout.js';
 
@@ -38,6 +39,16 @@ export interface KubectlSummary {
   refused: number;
   /** The call log, relative to the bundle. */
   log?: string;
+  /** The agent's `promql` calls to its cluster's Prometheus (recorded in the same log, tool `prometheus`). */
+  prometheus?: PrometheusSummary;
+}
+
+/** What result.json says about the run's metrics reads. */
+export interface PrometheusSummary {
+  /** configured: the run's cluster has an endpoint; unusable: its credentials are missing; none: no endpoint. */
+  endpoint: 'configured' | 'unusable' | 'none';
+  calls: number;
+  refused: number;
 }
 
 export interface RunGuard {
@@ -54,6 +65,10 @@ export interface RunGuard {
    * Undefined when kubectl.guard is off (the script then runs kubectl itself). Stop it when the script is done.
    */
   startTriage(): Promise<TriageBroker | undefined>;
+  /** The run's Prometheus, which its broker's `promql` asks (undefined without a broker). */
+  prometheus?: RunPrometheus;
+  /** Records a call the daemon made for the run itself (the triage step's promql) in the run's logs. */
+  record(record: ClusterCallRecord, output?: CapturedOutput): Promise<void>;
   /** Opens the call log and starts the broker; call right before the agent starts. */
   start(): Promise<void>;
   /** Records the CLI's own refusals, stops the broker; what result.json carries. */
@@ -79,6 +94,8 @@ export interface GuardInput {
   cluster?: ClusterKubeconfig & { name?: string };
   /** The pod broker, for engines whose agents reach the daemon over the network. */
   podBroker?: PipelineEnv['podBroker'];
+  /** The run's Prometheus, which the broker's `promql` asks. */
+  prometheus?: RunPrometheus;
   redact: (text: string) => string;
   audit: AuditFn;
   now: () => Date;
@@ -170,6 +187,7 @@ export function guardFor(env: PipelineEnv, run: GuardedRun): Promise<RunGuard> {
       ...(kubeconfig ? { kubeconfig } : {}),
     },
     ...(env.podBroker ? { podBroker: env.podBroker } : {}),
+    prometheus: runPrometheus(env, { ...start, cluster }),
     redact: (text) => env.redactor.redact(text),
     audit: start.audit,
     now: env.now,
@@ -234,6 +252,11 @@ export async function planGuard(input: GuardInput): Promise<RunGuard> {
     withholdKubeconfig: config.kubectl.guard,
     install: (agentRunDir) => installAgentGuard(plan, agentRunDir),
     startTriage: () => startTriageBroker(plan, state),
+    ...(input.prometheus ? { prometheus: input.prometheus } : {}),
+    record: async (record, output) => {
+      await openLogs(plan, state);
+      await recordCall(plan, state, record, output);
+    },
     start: () => startAgentBroker(plan, state),
     finish: (denials) => finishGuard(plan, state, denials),
     stop: () => stopGuard(state),
@@ -255,7 +278,7 @@ async function recordCall(
   if (record.decision === 'refused') {
     await input.audit('kubectl_refused', {
       by: record.by,
-      command: `${record.tool} ${record.normalized}`,
+      command: record.tool === 'prometheus' ? record.normalized : `${record.tool} ${record.normalized}`,
       category: record.category,
       rule: record.rule,
     });
@@ -376,6 +399,7 @@ async function startAgentBroker(plan: GuardPlan, state: GuardState): Promise<voi
     callTimeoutMs: config.kubectl.call_timeout,
     ...(owner ? { owner } : {}),
     ...(engine.placement === 'host' || remote ? { mode: 0o600 } : {}),
+    ...(input.prometheus ? { promql: runPromqlTool(input.prometheus) } : {}),
     onCall: (record, output) => recordCall(plan, state, record, output),
     now: input.now,
   });
@@ -411,10 +435,16 @@ async function finishGuard(
   for (const record of refusedByCli) await recordCall(plan, state, record);
   const log = state.log;
   const totals = log?.totals() ?? { calls: 0, refused: 0 };
+  const metrics = log?.totals('prometheus') ?? { calls: 0, refused: 0 };
   await stopGuard(state);
+  const endpoint = input.prometheus?.endpoint;
   return {
     guard: plan.brokered ? 'broker' : config.kubectl.guard ? 'unavailable' : 'off',
     ...totals,
     ...(log ? { log: RUN_FILES.clusterCalls } : {}),
+    // Said when the cluster has an endpoint, or the agent tried promql without one.
+    ...(plan.brokered && (endpoint || metrics.calls > 0)
+      ? { prometheus: { endpoint: !endpoint ? 'none' : endpoint.ok ? 'configured' : 'unusable', ...metrics } }
+      : {}),
   };
 }

@@ -15,6 +15,8 @@ import type { Redactor } from '../log/redact.js';
 import { ACCESS_TIMEOUT_MS, ClusterAccessMonitor } from '../clusters/monitor.js';
 import { errorMessage } from '../util/errors.js';
 import type { PipelineMetrics, RunExecutor } from './types.js';
+import type { EndpointResolution } from '../prometheus/endpoint.js';
+import { PrometheusMonitor } from '../prometheus/monitor.js';
 import { auditFor } from './audit.js';
 import type { PipelineEnv, SkillsCacheLike } from './env.js';
 import type { PreviewRequest } from './preview.js';
@@ -42,6 +44,8 @@ export interface ExecutorDeps {
   skills?: SkillsCacheLike;
   /** Goes into the daemon label of every run; default: the host name. */
   daemonId?: string;
+  /** Each cluster's Prometheus endpoint, credentials resolved (src/prometheus/endpoint.ts); never an agent's. */
+  prometheus?: ReadonlyMap<string, EndpointResolution>;
   /** Adapter lookup (tests inject a fake); default: the registry in src/agents/index.ts. */
   agents?: (name: AgentName) => AgentAdapter;
   now?: () => Date;
@@ -83,6 +87,18 @@ function clusterMonitor(config: Config, deps: ExecutorDeps, entries: ClusterEntr
         ? deps.log.info({ cluster: access.name }, 'cluster reachable')
         : deps.log.warn({ cluster: access.name, detail: access.detail }, 'cluster cannot be reached'),
   });
+}
+
+/** The Prometheus endpoints' check for /readyz, its changes logged. */
+function prometheusMonitor(
+  deps: ExecutorDeps,
+  endpoints: ReadonlyMap<string, EndpointResolution>,
+): PrometheusMonitor {
+  return new PrometheusMonitor(endpoints, deps.now, (access) =>
+    access.reachable
+      ? deps.log.info({ cluster: access.cluster }, 'prometheus reachable')
+      : deps.log.warn({ cluster: access.cluster, detail: access.detail }, 'prometheus cannot be reached'),
+  );
 }
 
 /**
@@ -222,6 +238,8 @@ function pipelineEnv(
     clusters,
     ...(gateway ? { gateway } : {}),
     ...(podBroker ? { podBroker } : {}),
+    ...(deps.prometheus ? { prometheus: deps.prometheus } : {}),
+    ...(deps.prometheus?.size ? { prometheusAccess: prometheusMonitor(deps, deps.prometheus) } : {}),
     config,
     redactor: deps.redactor,
     secrets: deps.secrets,

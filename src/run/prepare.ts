@@ -12,6 +12,8 @@ import { prepareClusterAccess, routedCluster, type RunCluster } from './cluster.
 import type { PipelineEnv } from './env.js';
 import { guardFor } from './kubectl-guard.js';
 import { prepareWritable, runLayout, skillMounts, type RunLayout } from './layout.js';
+import { preloadAlertMetrics } from './alert-metrics.js';
+import { triagePromql } from './prometheus.js';
 import { refusePlantedAgentFiles } from './planted.js';
 import type { PreparedRun, RunStart } from './stages.js';
 
@@ -162,10 +164,24 @@ async function contextFor(
   // The triage script's kubectl calls go through the run's broker too, recorded `by: triage`.
   const runsScript = triage.mode === 'run' && !env.config.skills.disable_triage_preload;
   const triageBroker = runsScript ? await guard.startTriage() : undefined;
+  // The alert's own expression, evaluated beside the triage script (a replay that reuses or skips the
+  // triage skips it too: it would read today's values, not the incident's).
+  const { request } = start;
+  const alertMetrics =
+    triage.mode === 'run'
+      ? preloadAlertMetrics({
+          config: env.config,
+          workspace: input.workspace,
+          bundle,
+          runDir: layout.view.runDir,
+          promql: (argv) => triagePromql(guard, argv, request.signal, env.now),
+        })
+      : undefined;
   const context = await buildContext({
     ...input,
     ...(env.metrics ? { metrics: env.metrics } : {}),
     ...(triageBroker ? { kubectlGuard: triageBroker.guardDir } : {}),
+    ...(alertMetrics ? { alertMetrics } : {}),
   }).finally(() => triageBroker?.stop());
   await bundle.writeJson(RUN_FILES.promptParts, context.prompt);
   // The skills the prompt names, one folder each where the agent's CLI discovers them.

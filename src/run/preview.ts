@@ -12,6 +12,9 @@ import { prepareClusterAccess, routedCluster } from './cluster.js';
 import type { PipelineEnv } from './env.js';
 import { runLayout } from './layout.js';
 import { contextInput } from './prepare.js';
+import { preloadAlertMetrics } from './alert-metrics.js';
+import { daemonPromqlCall, runPrometheus } from './prometheus.js';
+import { loadToolPolicy } from '../kubectl/policy/policy.js';
 import { begin } from './run.js';
 import type { RunOverrides } from './types.js';
 
@@ -20,8 +23,8 @@ import type { RunOverrides } from './types.js';
 // reachability and its permissions probed when the producer wrote none, its layout says where the agent
 // would see what, and the context is built from the same input (prepare.ts contextInput) by the same
 // buildContext. What a dry run leaves out: the engine, the container or pod, the kubectl broker (the
-// triage script reaches the cluster with the run's kubeconfig itself), the lease, the audit trail, and
-// any write into the workspace (the bundle is a temporary folder, named as the run's in what it prints).
+// triage script reaches the cluster with the run's kubeconfig itself; the alert's preloaded metrics ask
+// Prometheus and are recorded nowhere), the lease, the audit trail, and any write into the workspace (the bundle is a temporary folder, named as the run's in what it prints).
 
 export interface PreviewRequest {
   workspace: Workspace;
@@ -64,7 +67,25 @@ export async function previewContext(env: PipelineEnv, request: PreviewRequest):
       };
       const parts = { bundle, skills: snapshot, view, placement: adapter.placement };
       const input = await contextInput(env, start, parts, kubeconfig);
-      return await buildContext({ ...input, reportedRunDir: runDir });
+      // The alert's expression is evaluated as the run's triage step would, and recorded nowhere.
+      const policy = await loadToolPolicy(env.config.personas_dir, env.config.persona);
+      const prometheus = runPrometheus(env, start);
+      const alertMetrics =
+        input.triage.mode === 'run'
+          ? preloadAlertMetrics({
+              config: env.config,
+              workspace: input.workspace,
+              bundle,
+              runDir: layout.view.runDir,
+              promql: async (argv) =>
+                (await daemonPromqlCall(prometheus, policy, argv, signal, env.now)).result,
+            })
+          : undefined;
+      return await buildContext({
+        ...input,
+        reportedRunDir: runDir,
+        ...(alertMetrics ? { alertMetrics } : {}),
+      });
     } finally {
       snapshot.release();
     }

@@ -5,7 +5,7 @@ import { resolveCommand } from '../util/process.js';
 import { brokerIdentityProbe } from './broker-identity.js';
 import type { Readiness } from './types.js';
 import type { PipelineEnv } from './env.js';
-import { clusterChecks } from './access.js';
+import { clusterChecks, prometheusChecks } from './access.js';
 import { providerSettings } from './invocation.js';
 import { unreachableProviderProblem } from './reachability.js';
 
@@ -65,6 +65,7 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   }
   // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
   checks.push(...(await clusterChecks(env.clusterAccess)));
+  checks.push(...(await prometheusChecks(env.prometheusAccess)));
   // Only engines that give runs a kubectl broker have one whose identity matters.
   const identity = brokerIdentityProbe(config, env.env, env.clusters);
   if (identity && made?.capabilities.bundleSockets === true) checks.push(...(await identity()));

@@ -9,7 +9,7 @@ import { openDirNoFollow } from '../util/safe-path.js';
 
 // What the daemon keeps under `.triage/` is its user's only (files 0600, folders 0700). A run's agent
 // reads a few folders of its run folder (the triage output, earlier reports, the files its CLI is given,
-// the kubectl guard, the model gateway's bridge): just before it starts, those, and the run folder to
+// the alert's preloaded metrics, the kubectl guard, the model gateway's bridge): just before it starts, those, and the run folder to
 // reach them, are shared with it, and nothing else. `.triage/` and `.triage/runs/` are only searchable
 // (0711), never listable, so that a container's user reaches its run folder by its path.
 
@@ -45,6 +45,7 @@ export const AGENT_READ_DIRS = [
   RUN_FILES.triageDir,
   RUN_FILES.previous,
   RUN_FILES.agentFiles,
+  RUN_FILES.alertMetricsDir,
   RUN_FILES.guard,
   RUN_FILES.gatewayBridge,
   POD_TOKEN_DIR,

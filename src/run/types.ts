@@ -85,4 +85,9 @@ export interface RunOverrides {
    * under the workspaces root). Replays leave them out: the original's report would be the answer.
    */
   previousInvestigations?: boolean;
+  /**
+   * A Prometheus the run's `promql` and its alert preload ask instead of its cluster's endpoint (an eval's
+   * recorded answers), and the time it was recorded at, which every call asks at.
+   */
+  prometheus?: { url: string; now?: string };
 }

@@ -48,6 +48,19 @@ export function cut(text: string, width: number): string {
   return width <= 1 ? chars.slice(0, Math.max(0, width)).join('') : `${chars.slice(0, width - 1).join('')}…`;
 }
 
+/**
+ * Cuts `text` to `width` characters in its middle, keeping its start and, longer, its end: names made
+ * of a common prefix and a distinguishing end (an incident id's time, alert and workload, then its
+ * random suffix; `prod-eu-1` and `prod-us-1`) stay told apart.
+ */
+export function cutMiddle(text: string, width: number): string {
+  const chars = [...text];
+  if (chars.length <= width) return text;
+  if (width <= 2) return cut(text, width);
+  const head = Math.floor((width - 1) / 3);
+  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (width - 1 - head)).join('')}`;
+}
+
 /** Control characters (a terminal escape in an agent's answer) are shown as spaces. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
@@ -66,6 +79,7 @@ export interface FormatOptions {
  */
 const HEADER = [
   'FOLDER',
+  'CLUSTER',
   'INCIDENT',
   'STATE',
   'AGE',
@@ -79,8 +93,23 @@ const HEADER = [
   'COST',
   'REPORT',
 ];
-/** Widest a column gets before it is cut (the answer takes what is left of the line). */
-const MAX_WIDTH = [40, 32, 28, 4, 3, 8, 8, 8, 6, 8, 6, 8, 48];
+/**
+ * How each column is cut: to its widest (the answer takes what is left of the line), in the middle
+ * (names told apart by their end), or never. The folder is never cut: it is what `retry`, `notify` and
+ * the page's address take, and two incidents of one workload differ only in its last characters.
+ */
+const COLUMNS: readonly { width: number; cut: 'end' | 'middle' | 'never' }[] = [
+  { width: Infinity, cut: 'never' },
+  { width: 24, cut: 'middle' },
+  { width: 32, cut: 'middle' },
+  ...[28, 4, 3, 8, 8, 8, 6, 8, 6, 8, 48].map((width) => ({ width, cut: 'end' as const })),
+];
+
+const cutCell = (text: string, i: number): string => {
+  const column = COLUMNS[i];
+  if (!column || column.cut === 'never') return text;
+  return column.cut === 'middle' ? cutMiddle(text, column.width) : cut(text, column.width);
+};
 
 function reportCell(view: IncidentView, cwd: string): string {
   if (view.reportPath) {
@@ -93,6 +122,7 @@ function reportCell(view: IncidentView, cwd: string): string {
 function cells(view: IncidentView, cwd: string): string[] {
   return [
     view.folder,
+    view.subject?.cluster ?? '-',
     view.incidentId,
     view.resolvedAt && view.state !== 'resolved' ? `${stateLabel(view)}, resolved` : stateLabel(view),
     formatAge(view.age),
@@ -121,7 +151,7 @@ export function formatStatus(
   options: FormatOptions,
 ): string {
   if (incidents.length === 0) return `no incidents\n${formatTotals(totals)}\n`;
-  const rows = incidents.map((v) => cells(v, options.cwd).map((c, i) => cut(c, MAX_WIDTH[i] ?? 40)));
+  const rows = incidents.map((v) => cells(v, options.cwd).map(cutCell));
   const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => [...(r[i] ?? '')].length)));
   const pad = (row: string[]) =>
     row.map((c, i) => c + ' '.repeat((widths[i] ?? 0) - [...c].length)).join('  ');

@@ -3,7 +3,7 @@ import { Limiter } from '../util/limiter.js';
 import type { StateChange } from '../incident/store.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
-import { compareEntries, DEFAULT_LIMIT, pageOf, sortKeyOf, type PageRequest } from './pages.js';
+import { compareEntries, DEFAULT_LIMIT, matchCount, pageOf, sortKeyOf, type PageRequest } from './pages.js';
 import { readIncidentFacts, type IncidentFacts } from './read.js';
 import { incidentFolders, readAllFacts } from './scan.js';
 import type { IncidentView, IndexEvent, ListPage, StatusTotals } from './types.js';
@@ -18,6 +18,8 @@ interface Entry {
   view: StoredView;
   folder: string;
   state: StoredView['state'];
+  /** The registry's name of the incident's cluster (an alias is its entry's name). */
+  cluster: string | undefined;
   sortKey: number;
   arrivedAtMs: number;
   /** The view's JSON before and after the age, made on first listing (see `listJson`). */
@@ -41,6 +43,8 @@ export interface IncidentIndexOptions {
   root: string;
   log?: Logger;
   now?: () => number;
+  /** The cluster registry's name for a cluster (an alias becomes its entry's): `cluster` filters by it. */
+  canonicalCluster?: (cluster: string) => string;
 }
 
 export type IndexListener = (event: IndexEvent) => void;
@@ -191,14 +195,20 @@ export class IncidentIndex {
     for (const entry of this.entries.values()) yield entry.view;
   }
 
+  /** The registry's name of `cluster` (as entries are filed under it). */
+  clusterName(cluster: string): string {
+    return this.options.canonicalCluster?.(cluster) ?? cluster;
+  }
+
   /** One page, newest `updatedAt` first (throws PageQueryError for a cursor this index did not give). */
   list(request: PageRequest = {}): ListPage {
     const now = this.now();
-    const page = pageOf(this.sorted, { ...request, limit: request.limit ?? DEFAULT_LIMIT });
+    const filtered = this.filtered(request);
+    const page = pageOf(this.sorted, filtered);
     return {
       incidents: page.items.map((e) => withAge(e.view, e.arrivedAtMs, now)),
       totals: this.totals(),
-      matched: request.state === undefined ? this.entries.size : this.counts[request.state],
+      matched: this.matched(filtered),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     };
   }
@@ -206,18 +216,34 @@ export class IncidentIndex {
   /** `list(request)` with `extra` fields, as JSON text: what `GET /v1/incidents` sends. */
   listJson(request: PageRequest = {}, extra: Record<string, unknown> = {}): string {
     const now = this.now();
-    const page = pageOf(this.sorted, { ...request, limit: request.limit ?? DEFAULT_LIMIT });
+    const filtered = this.filtered(request);
+    const page = pageOf(this.sorted, filtered);
     const incidents = page.items.map((e) => {
       e.json ??= jsonParts(e.view);
       return `${e.json[0]}${Math.max(0, Math.round(now - e.arrivedAtMs))}${e.json[1]}`;
     });
     const rest = JSON.stringify({
       totals: this.totals(),
-      matched: request.state === undefined ? this.entries.size : this.counts[request.state],
+      matched: this.matched(filtered),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
       ...extra,
     });
     return `{"incidents":[${incidents.join(',')}],${rest.slice(1)}`;
+  }
+
+  /** The request with its default limit and its cluster under the registry's name. */
+  private filtered(request: PageRequest): PageRequest {
+    return {
+      ...request,
+      limit: request.limit ?? DEFAULT_LIMIT,
+      ...(request.cluster !== undefined ? { cluster: this.clusterName(request.cluster) } : {}),
+    };
+  }
+
+  /** How many incidents match the filters: counted by state, walked only for a cluster. */
+  private matched(request: PageRequest): number {
+    if (request.cluster !== undefined) return matchCount(this.sorted, request);
+    return request.state === undefined ? this.entries.size : this.counts[request.state];
   }
 
   /** Where `entry` is, or goes, in `sorted` (the order is total: folders are unique). */
@@ -249,10 +275,12 @@ export class IncidentIndex {
       this.counts[previous.state]--;
       this.unplace(previous);
     }
+    const cluster = view.subject?.cluster;
     const entry: Entry = {
       view,
       folder: facts.folder,
       state: view.state,
+      cluster: cluster === undefined ? undefined : this.clusterName(cluster),
       sortKey: sortKeyOf(view.updatedAt),
       arrivedAtMs: facts.arrivedAtMs,
     };

@@ -11,6 +11,8 @@ export interface Sortable {
   /** `updatedAt` in epoch ms. */
   sortKey: number;
   state: IncidentState;
+  /** The incident's cluster (the registry's name for it), when its incident.json names one. */
+  cluster?: string | undefined;
 }
 
 export const compareEntries = (a: Omit<Sortable, 'state'>, b: Omit<Sortable, 'state'>): number =>
@@ -62,18 +64,38 @@ function after<T extends Omit<Sortable, 'state'>>(
 
 export interface PageRequest {
   state?: IncidentState;
+  /** Only incidents of this cluster (compared with `Sortable.cluster`). */
+  cluster?: string;
   limit?: number;
   cursor?: string;
   offset?: number;
 }
 
-/** One page of `sorted` (already in listing order) matching the state filter. */
+/** Whether an entry passes the request's filters (state, cluster). */
+const matcher =
+  (request: Pick<PageRequest, 'state' | 'cluster'>) =>
+  (e: Sortable): boolean =>
+    (request.state === undefined || e.state === request.state) &&
+    (request.cluster === undefined || e.cluster === request.cluster);
+
+/** How many of `entries` pass the request's filters. */
+export function matchCount(
+  entries: Iterable<Sortable>,
+  request: Pick<PageRequest, 'state' | 'cluster'>,
+): number {
+  const matches = matcher(request);
+  let n = 0;
+  for (const e of entries) if (matches(e)) n++;
+  return n;
+}
+
+/** One page of `sorted` (already in listing order) matching the filters (state, cluster). */
 export function pageOf<T extends Sortable>(
   sorted: readonly T[],
   request: PageRequest,
 ): { items: T[]; nextCursor?: string } {
   const limit = request.limit ?? DEFAULT_LIMIT;
-  const matches = (e: T) => request.state === undefined || e.state === request.state;
+  const matches = matcher(request);
   let i = request.cursor !== undefined ? after(sorted, decodeCursor(request.cursor)) : 0;
   if (request.cursor === undefined)
     for (let skip = request.offset ?? 0; skip > 0 && i < sorted.length; i++)

@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { inEngine, lastRunEnded } from '../incident/queries.js';
-import { alertsResolvedAt } from '../workspace/alerts.js';
+import { readAlertsRecord } from '../workspace/alerts.js';
 import { readFeedback, type Feedback } from '../workspace/feedback.js';
 import { readIncidentLoosely } from '../workspace/incident.js';
 import { incidentPath, isRunId, runDirOf, statePath, unsafeStatePath } from '../workspace/layout.js';
@@ -14,7 +14,8 @@ import {
   type RunResult,
 } from '../workspace/run-record.js';
 import { readStateBelow, type StateFile } from '../workspace/state.js';
-import type { ViewSubject } from './types.js';
+import type { IncidentWorkload } from '../workspace/workloads.js';
+import type { ViewSubject, ViewWorkload } from './types.js';
 
 // Reads what status shows of a workspace — state.json, the latest run's result.json (or, while it
 // runs, its manifest) — through src/workspace/'s readers: never through a symbolic link anywhere below
@@ -66,12 +67,46 @@ const TITLE_MAX = 120;
 const str = (v: unknown): string | undefined =>
   typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 
+/** Most workloads a view lists (a storm of hundreds lists this many and counts the rest). */
+export const VIEW_WORKLOADS = 50;
+
+const objectAt = (doc: Record<string, unknown>, key: string): Record<string, unknown> | undefined => {
+  const value = doc[key];
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+};
+
+/** alerts.json's workloads, else incident.json's workload (or its resource) alone, uncounted. */
+function workloadsOf(
+  doc: Record<string, unknown>,
+  recorded: readonly IncidentWorkload[] | undefined,
+): { workloads: ViewWorkload[]; moreWorkloads: number } {
+  if (recorded && recorded.length > 0)
+    return {
+      workloads: recorded.slice(0, VIEW_WORKLOADS).map((w) => ({
+        kind: w.kind,
+        name: w.name,
+        namespace: w.namespace ?? null,
+        alerts: w.alerts,
+      })),
+      moreWorkloads: Math.max(0, recorded.length - VIEW_WORKLOADS),
+    };
+  const own = objectAt(doc, 'workload') ?? objectAt(doc, 'resource') ?? {};
+  const kind = str(own.kind);
+  const name = str(own.name);
+  if (!kind || !name) return { workloads: [], moreWorkloads: 0 };
+  const namespace = str(own.namespace) ?? (kind === 'Node' ? undefined : str(doc.namespace));
+  return { workloads: [{ kind, name, namespace: namespace ?? null, alerts: null }], moreWorkloads: 0 };
+}
+
 /**
- * incident.json's cluster, namespace, resource, faultType and severity, and a title: the alert's
- * summary (context.summary) when it has one, else "faultType kind/name". Read loosely: the daemon
- * validates incident.json before it runs; status shows what it can of any file.
+ * incident.json's cluster, namespace, resource, faultType and severity, a title (the alert's summary,
+ * context.summary, when it has one, else "faultType kind/name") and the workloads behind it
+ * (alerts.json's when given). Read loosely: the daemon validates incident.json before it runs; status
+ * shows what it can of any file.
  */
-export function subjectOf(doc: Record<string, unknown>): ViewSubject {
+export function subjectOf(doc: Record<string, unknown>, recorded?: readonly IncidentWorkload[]): ViewSubject {
   const resource = (doc.resource && typeof doc.resource === 'object' ? doc.resource : {}) as Record<
     string,
     unknown
@@ -92,6 +127,7 @@ export function subjectOf(doc: Record<string, unknown>): ViewSubject {
     resource: { kind, name },
     faultType,
     severity: str(doc.severity) ?? '-',
+    ...workloadsOf(doc, recorded),
   };
 }
 
@@ -123,9 +159,9 @@ export async function readIncidentFacts(root: string, folder: string): Promise<I
     reportExists: false,
   };
   const incident = await readIncidentLoosely(root, dir);
-  if (incident) facts.subject = subjectOf(incident.doc);
-  const resolvedAt = await alertsResolvedAt(dir, root);
-  if (resolvedAt) facts.alertsResolvedAt = resolvedAt;
+  const alerts = await readAlertsRecord(dir, root);
+  if (incident) facts.subject = subjectOf(incident.doc, alerts?.workloads);
+  if (alerts?.resolvedAt) facts.alertsResolvedAt = alerts.resolvedAt;
   const runDir = latestRunDir(dir, state);
   if (!runDir) return facts;
   if (lastRunEnded(state.state)) {

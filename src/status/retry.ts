@@ -12,7 +12,7 @@ import {
 import { waitFor } from '../util/backoff.js';
 import { unsafeWorkspace } from '../workspace/files.js';
 
-// Retry in place: a failed, interrupted or rejected incident is queued again in its own folder, its
+// Retry in place: a failed, interrupted, rejected or resolved incident is queued again in its own folder, its
 // runs and audit trail kept (the next run is a new attempt and a new run bundle). The event is applied
 // through the store under the workspace lease, like every other change; the caller then has the daemon
 // look at the folder (`daemon.reconsider`), or leaves it to the next start or rescan.
@@ -51,8 +51,8 @@ function notRetryable(name: string, state: IncidentState): string {
     preparing: 'its run is starting now',
     running: 'its run is in progress',
     succeeded: 'it finished; save a changed incident.json to investigate it again',
-    resolved: 'its alert resolved; save a changed incident.json to investigate it anyway',
     failed: '',
+    resolved: '',
     rejected: '',
     interrupted: '',
   };

@@ -97,6 +97,21 @@ export interface ViewSubject {
   resource: { kind: string; name: string };
   faultType: string;
   severity: string;
+  /**
+   * Every workload behind the incident, first to alert first (a storm joins many into one incident),
+   * at most VIEW_WORKLOADS: from alerts.json, else incident.json's workload (or its resource) alone.
+   */
+  workloads: ViewWorkload[];
+  /** Workloads behind the incident left out of `workloads` (over the bound). */
+  moreWorkloads: number;
+}
+
+export interface ViewWorkload {
+  kind: string;
+  name: string;
+  namespace: string | null;
+  /** Its alerts received; null when no alerts.json counts them (an incident.json dropped by hand). */
+  alerts: number | null;
 }
 
 export interface ViewFeedback {

@@ -91,6 +91,9 @@ export const RUN_FILES = {
   previous: 'previous',
   /** The index of past investigations inside `previous/`. */
   previousIndex: 'previous/index.md',
+  /** An alert's expression evaluated when the run began, in full (the prompt's <alert_metrics> is bounded); the agent reads it. */
+  alertMetricsDir: 'alert-metrics',
+  alertMetrics: 'alert-metrics/values.md',
 } as const;
 
 // ---- A workspace: `<workspace>/.triage/…`

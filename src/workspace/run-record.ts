@@ -202,6 +202,14 @@ export const runResultSchema = z.looseObject({
       calls: z.number(),
       refused: z.number(),
       log: z.string().optional(),
+      /** The agent's `promql` calls (in the same call log, tool `prometheus`) and whether its cluster has an endpoint. */
+      prometheus: z
+        .object({
+          endpoint: z.enum(['configured', 'unusable', 'none']),
+          calls: z.number(),
+          refused: z.number(),
+        })
+        .optional(),
     })
     .optional(),
   /** The evidence check of the report (absent when there was no report to check). */

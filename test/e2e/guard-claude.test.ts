@@ -14,7 +14,11 @@ import { requireCli } from '../support/agent-clis.js';
 import { AGENT_IMAGE, dockerHost, requireAgentImage, requireEngine } from '../support/engine.js';
 import { dropIncident, startCliDaemon, waitForFinalRun, type CliDaemon } from '../support/cli-daemon.js';
 import { FAKE_PODS_TABLE, guardFixture, type GuardFixture } from '../support/guard.js';
-import { startScriptedModel, type ScriptedModel } from '../support/providers/scripted-anthropic.js';
+import {
+  conversationResults as toolResults,
+  startScriptedModel,
+  type ScriptedModel,
+} from '../support/providers/scripted-anthropic.js';
 import { RUN_FILES } from '../../src/workspace/layout.js';
 
 const cli = requireCli('claude');
@@ -32,37 +36,6 @@ web-1 crash-loops; the pods table from the cluster:
 ## Root Cause
 Not established in this scripted run.
 `;
-
-/** The tool results in the longest conversation about `incidentId` the model was sent, in order. */
-function toolResults(model: ScriptedModel, incidentId: string): string[] {
-  let best: string[] = [];
-  for (const req of model.requests) {
-    if (!req.url.startsWith('/v1/messages') || !req.body.includes(incidentId)) continue;
-    let body: { messages?: { content?: unknown }[] };
-    try {
-      body = JSON.parse(req.body) as typeof body;
-    } catch {
-      continue;
-    }
-    const results: string[] = [];
-    for (const m of body.messages ?? []) {
-      if (!Array.isArray(m.content)) continue;
-      for (const block of m.content as { type?: string; content?: unknown }[]) {
-        if (block.type !== 'tool_result') continue;
-        const c = block.content;
-        results.push(
-          typeof c === 'string'
-            ? c
-            : Array.isArray(c)
-              ? (c as { text?: string }[]).map((b) => b.text ?? '').join('')
-              : '',
-        );
-      }
-    }
-    if (results.length > best.length) best = results;
-  }
-  return best;
-}
 
 const SCRIPT = {
   steps: [

@@ -40,7 +40,7 @@ export interface Started {
 }
 
 /** Starts `binary --config.file=CONFIG --web.listen-address=127.0.0.1:PORT ...args` and waits for /-/ready. */
-async function launch(binary: string, config: string, args: string[]): Promise<Started> {
+export async function launch(binary: string, config: string, args: string[]): Promise<Started> {
   const port = await freePort();
   const readyPath = '/-/ready';
   let output = '';

@@ -5,6 +5,7 @@ import type { EvidenceInput } from '../../src/evidence/check.js';
 import { Redactor } from '../../src/log/redact.js';
 import { callOf, type ShopRecording } from './kube-objects/record.js';
 import { recorded, type RecordedCall } from './evidence.js';
+import { recordedPromql, type PromqlCall } from './evidence-promql.js';
 
 export interface RunSpec {
   /** Names of recorded calls the agent made, in order (see SHOP_CALLS). */
@@ -16,6 +17,8 @@ export interface RunSpec {
   alertText?: string;
   /** The access check found the cluster unreachable. */
   unreachable?: string;
+  /** promql calls the agent made after its kubectl calls, answered as given. */
+  promql?: PromqlCall[];
   /** Cut the named call's recorded stdout after this many bytes (the per-call bound). */
   cut?: { call: string; keep: number };
 }
@@ -46,8 +49,10 @@ export function runOf(shop: ShopRecording, spec: RunSpec): Omit<EvidenceInput, '
       output.cut = { stdoutBytes: dropped, stderrBytes: 0, by: 'call' };
     }
   }
+  const promql = recordedPromql(spec.promql ?? [], run.calls.length + 1);
   return {
-    ...run,
+    calls: [...run.calls, ...promql.calls],
+    outputs: [...run.outputs, ...promql.outputs],
     ...(spec.triageText ? { triageText: spec.triageText } : {}),
     ...(spec.alertText ? { alertText: spec.alertText } : {}),
     ...(spec.unreachable ? { unreachable: spec.unreachable } : {}),

@@ -85,6 +85,15 @@ export async function finishedWorkspace(
   return dir;
 }
 
+/** The Slack sink the tests use: `#oncall` through the Web API stand-in at `apiUrl`, its token SLACK_BOT_TOKEN. */
+export const slackSink = (apiUrl: string): Record<string, unknown> => ({
+  name: 'oncall',
+  type: 'slack',
+  channel: '#oncall',
+  secret: 'SLACK_BOT_TOKEN',
+  api_url: apiUrl,
+});
+
 export interface NotifyConfigInput {
   sinks: Record<string, unknown>[];
   secrets: Record<string, string>;

@@ -6,7 +6,7 @@ import { runDirOf } from '../../src/workspace/layout.js';
 import { AuditLog } from '../../src/audit/log.js';
 import type { Config } from '../../src/config/schema.js';
 import type { Engine } from '../../src/engines/types.js';
-import { createRunExecutor } from '../../src/run/pipeline.js';
+import { createRunExecutor, type ExecutorDeps } from '../../src/run/pipeline.js';
 import type { RunExecutor, RunOutcome, RunOverrides } from '../../src/run/types.js';
 import type { Workspace } from '../../src/workspace/incident.js';
 import { createDockerEngine } from '../../src/engines/docker/index.js';
@@ -33,6 +33,8 @@ export function shScriptExecutor(
   env: Record<string, string | undefined> = {},
   /** 'configured': the skills cache of config.skills (a triage script runs); else none. */
   skills: 'none' | 'configured' = 'none',
+  /** More of the executor's dependencies (the Prometheus endpoints). */
+  extra: Partial<ExecutorDeps> = {},
 ): RunExecutor {
   const adapter = fakeAdapter('sh');
   return createRunExecutor({
@@ -48,8 +50,25 @@ export function shScriptExecutor(
       ...adapter,
       buildInvocation: (input) => ({ ...adapter.buildInvocation(input), args: ['-c', script] }),
     }),
+    ...extra,
   });
 }
+
+/** One first attempt of a run by `executor`, never aborted. */
+export const runOnce = (
+  executor: RunExecutor,
+  workspace: Workspace,
+  runId: string,
+  overrides?: RunOverrides,
+): Promise<RunOutcome> =>
+  executor.run({
+    workspace,
+    runId,
+    attempt: 1,
+    signal: new AbortController().signal,
+    log: silentLogger(),
+    ...(overrides ? { overrides } : {}),
+  });
 
 /** Runs `lines` (then FINISH_LIKE_CLAUDE) as the agent; returns the outcome, the bundle and the agent's stdout. */
 export async function runShAgent(
@@ -60,17 +79,11 @@ export async function runShAgent(
   overrides?: RunOverrides,
   engine?: Engine,
   env?: Record<string, string | undefined>,
+  extra?: Partial<ExecutorDeps>,
 ): Promise<{ outcome: RunOutcome; bundle: string; stdout: string }> {
   const finish = engine?.placement === 'host' ? FINISH_ON_HOST : FINISH_LIKE_CLAUDE;
-  const executor = shScriptExecutor(config, [...lines, ...finish].join('\n'), engine, env);
-  const outcome = await executor.run({
-    workspace,
-    runId,
-    attempt: 1,
-    signal: new AbortController().signal,
-    log: silentLogger(),
-    ...(overrides ? { overrides } : {}),
-  });
+  const executor = shScriptExecutor(config, [...lines, ...finish].join('\n'), engine, env, 'none', extra);
+  const outcome = await runOnce(executor, workspace, runId, overrides);
   const bundle = runDirOf(workspace.dir, runId);
   return { outcome, bundle, stdout: await readFile(path.join(bundle, 'agent-stdout.log'), 'utf8') };
 }

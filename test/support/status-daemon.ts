@@ -1,4 +1,5 @@
 import { AuditLog } from '../../src/audit/log.js';
+import { canonicalCluster, clusterRegistry } from '../../src/clusters/registry.js';
 import { configSchema, type Config, type ConfigInput } from '../../src/config/schema.js';
 import { Daemon } from '../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../src/run/types.js';
@@ -42,7 +43,11 @@ export async function startStatusDaemon(options: {
       ...options.config?.scheduling,
     },
   });
-  const index = new IncidentIndex({ root: config.workspaces_root });
+  // As the daemon files them: a cluster under its registry name.
+  const index = new IncidentIndex({
+    root: config.workspaces_root,
+    canonicalCluster: canonicalCluster(clusterRegistry(config)),
+  });
   await index.load();
   const audit = new AuditLog();
   const daemon = new Daemon({

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AuditLog } from '../../audit/log.js';
+import { clusterRegistry } from '../../clusters/registry.js';
 import { AGENT_NAMES, type AgentName, type Config } from '../../config/schema.js';
 import { agentSecrets, resolveSecrets } from '../../config/secrets.js';
 import type { BuiltContext } from '../../context/build.js';
@@ -9,6 +10,7 @@ import { BootError } from '../../context/disclosure/index.js';
 import { SkillsCache } from '../../context/skills-cache.js';
 import { createLogger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
+import { resolveEndpoints } from '../../prometheus/endpoint.js';
 import { ClusterRouteError } from '../../run/cluster.js';
 import { createContextPreviewer } from '../../run/pipeline.js';
 import { readWorkspace, type Workspace } from '../../workspace/incident.js';
@@ -79,6 +81,8 @@ async function runContext(
     log,
     redactor,
     secrets: agentSecrets(config, secrets.values),
+    // The alert's preloaded metrics ask the cluster's Prometheus with the daemon's own credentials.
+    prometheus: resolveEndpoints(clusterRegistry(config).listClusters(), secrets.values, !config.clusters),
     audit: new AuditLog({ redactor }),
     env: io.env,
     skills: new SkillsCache({ config, log }),

@@ -52,7 +52,10 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .addOption(new Option('--engine <engine>', 'where the agents run').choices(ENGINE_NAMES))
     .action(async (input: string, opts: EvalFlags, cmd: Command) => {
       done(await runEvalCommand(input, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
-    });
+    })
+    // `eval` and `eval promote` both take --out: without this, `eval` took every --out of the command
+    // line, wherever it stood, and `promote` never saw it. Now options after `promote` are its own.
+    .enablePositionalOptions();
   evalCommand
     .command('promote')
     .description(
@@ -65,7 +68,16 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
       "a true cause (repeatable; default: the objects the run saw that the responder's cause names)",
     )
     .action(async (workspace: string, opts: PromoteFlags, cmd: Command) => {
-      done(await runPromote(workspace, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
+      // `eval --out DIR promote <workspace>`: the --out given before `promote` is the parent's.
+      const out = opts.out ?? evalCommand.opts<EvalFlags>().out;
+      done(
+        await runPromote(
+          workspace,
+          { ...opts, ...(out !== undefined ? { out } : {}) },
+          cmd.optsWithGlobals<{ config?: string }>().config,
+          io,
+        ),
+      );
     });
 }
 
@@ -97,7 +109,7 @@ export async function runPromote(
       ...(opts.entity?.length ? { entities: opts.entity } : {}),
     });
     io.stdout(
-      `${promoted.dir}: a case with ${promoted.commands} recorded kubectl answers; true cause ${promoted.entities.join(', ')}\n` +
+      `${promoted.dir}: a case with ${promoted.commands} recorded kubectl answers${promoted.promql > 0 ? ` and ${promoted.promql} Prometheus answers` : ''}; true cause ${promoted.entities.join(', ')}\n` +
         promoted.skipped.map((s) => `  left out ${s.command}: ${s.why}\n`).join('') +
         `Run it offline: triage-runner eval ${path.relative(io.cwd, promoted.dir) || '.'}\n`,
     );

@@ -62,7 +62,7 @@ export const COMMANDS: CommandEntry[] = [
   },
   {
     name: 'retry',
-    summary: 're-queue a failed, interrupted or rejected incident in its own folder',
+    summary: 're-queue a failed, interrupted, rejected or resolved incident in its own folder',
     load: () => import('./retry.js'),
   },
   {

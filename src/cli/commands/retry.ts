@@ -8,7 +8,10 @@ import { resolveSecrets } from '../../config/secrets.js';
 import { IncidentStore } from '../../incident/store.js';
 import { createLogger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
-import { requestRetry } from '../../status/client.js';
+import { listAll, requestRetry } from '../../status/client.js';
+import { IncidentIndex } from '../../status/incident-index.js';
+import { resolveIncident, resolutionProblem, type Resolvable } from '../../status/resolve.js';
+import { rootProblem } from '../../status/scan.js';
 import { retryIncident, type RetryOutcome } from '../../status/retry.js';
 import { formatMs } from '../../daemon/lifecycle.js';
 import { writerAuditKey } from '../../audit/writer-key.js';
@@ -16,10 +19,11 @@ import { commandConfig } from '../config.js';
 import { daemonFor } from '../daemon-api.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
-// `triage-runner retry <workspace>`: queues a failed, interrupted or rejected incident again in its
-// own folder, keeping its runs and audit trail. Through the daemon's API when a daemon answers for the
-// folder's root (it starts the run at once); otherwise the event is applied here under the workspace
-// lease, and the daemon picks the queued incident up at its next rescan or start.
+// `triage-runner retry <workspace-or-folder-or-incident-id>`: queues a failed, interrupted, rejected
+// or resolved incident again in its own folder, keeping its runs and audit trail. Through the daemon's
+// API when a daemon answers for the folder's root (it starts the run at once); otherwise the event is
+// applied here under the workspace lease, and the daemon picks the queued incident up at its next
+// rescan or start.
 
 /** How long to wait for a lease the daemon holds briefly. */
 const LEASE_WAIT_MS = 5000;
@@ -28,9 +32,12 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
   program
     .command('retry')
     .description(
-      're-queue a failed, interrupted or rejected incident in its own folder, keeping its runs and audit trail; exit 1 if its state cannot be retried',
+      're-queue a failed, interrupted, rejected or resolved incident in its own folder, keeping its runs and audit trail; exit 1 if its state cannot be retried',
     )
-    .argument('<workspace>', 'incident workspace folder')
+    .argument(
+      '<workspace>',
+      "the incident's workspace folder (a path, or its name under workspaces_root) or its incidentId",
+    )
     .action(async (workspace: string, _opts: unknown, cmd: Command) => {
       done(await runRetry(workspace, cmd.optsWithGlobals<{ config?: string }>().config, io));
     });
@@ -42,31 +49,53 @@ const isDirectory = (dir: string): Promise<boolean> =>
     () => false,
   );
 
+type DaemonAt = Awaited<ReturnType<typeof daemonFor>>;
+
+/** An incident folder to retry, and the daemon answering for its root when one was asked already. */
+interface Target {
+  dir: string;
+  daemon?: DaemonAt;
+}
+
 /**
- * The incident folder `workspace` names: a path (from the current folder), or else a bare folder name
- * under the configured `workspaces_root` — the form Slack's "what to do" suggests.
+ * The incident folder `name` names: a path (from the current folder), a bare folder name under the
+ * configured `workspaces_root` (what the status page and `status` show), or an incidentId (what Slack
+ * and the other notifications show), looked up in the daemon's index when one answers for the root,
+ * else in the workspaces.
  */
-async function resolveWorkspace(workspace: string, file: string | undefined, io: CliIO): Promise<string> {
-  const here = path.resolve(io.cwd, workspace);
-  if (await isDirectory(here)) return here;
-  const bare = workspace !== '' && !workspace.includes('/') && !workspace.includes(path.sep);
-  if (!bare || workspace === '.' || workspace === '..')
+async function resolveWorkspace(name: string, file: string | undefined, io: CliIO): Promise<Target> {
+  const here = path.resolve(io.cwd, name);
+  if (await isDirectory(here)) return { dir: here };
+  const bare = name !== '' && !name.includes('/') && !name.includes(path.sep);
+  if (!bare || name === '.' || name === '..')
     throw new CliExit(EXIT.usage, `retry: ${here} is not a folder; give an incident workspace folder`);
-  const root = commandConfig(io, file).config.workspaces_root;
-  const inRoot = path.join(root, workspace);
-  if (await isDirectory(inRoot)) return inRoot;
-  throw new CliExit(
-    EXIT.usage,
-    `retry: no incident folder ${workspace} in workspaces_root ${root} nor in ${io.cwd}; give the folder's name under workspaces_root or its path`,
-  );
+  const { config } = commandConfig(io, file);
+  const root = config.workspaces_root;
+  const inRoot = path.join(root, name);
+  if (await isDirectory(inRoot)) return { dir: inRoot };
+  const problem = await rootProblem(root);
+  if (problem) throw new CliExit(EXIT.usage, `retry: ${name} is not a folder in ${io.cwd}, and ${problem}`);
+  const daemon = await daemonFor(io, config, root);
+  const views = daemon ? (await listAll(daemon.api, daemon.first)).incidents : await localViews(root);
+  const found = resolveIncident(views, name);
+  if (found.kind !== 'found') throw new CliExit(EXIT.usage, `retry: ${resolutionProblem(found, name, root)}`);
+  return { dir: path.join(root, found.folder), daemon };
+}
+
+/** Every incident under `root`, read from the workspaces. */
+async function localViews(root: string): Promise<Resolvable[]> {
+  const index = new IncidentIndex({ root });
+  await index.load();
+  return [...index.views()];
 }
 
 export async function runRetry(workspace: string, file: string | undefined, io: CliIO): Promise<number> {
-  const dir = await resolveWorkspace(workspace, file, io);
+  const target = await resolveWorkspace(workspace, file, io);
+  const { dir } = target;
   const root = path.dirname(dir);
   const { config } = commandConfig(io, file, { workspaces_root: root });
   const folder = path.basename(dir);
-  const daemon = await daemonFor(io, config, root, 1);
+  const daemon = 'daemon' in target ? target.daemon : await daemonFor(io, config, root, 1);
   if (daemon) {
     const answer = await requestRetry(daemon.api, folder);
     if (!answer.ok) throw new CliExit(EXIT.failed, `retry: ${answer.message}`);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { canonicalCluster, clusterRegistry } from '../../clusters/registry.js';
 import { ACCURACY_DIMENSIONS, accuracyBy, accuracyOverall, formatAccuracy } from '../../feedback/accuracy.js';
 import { INCIDENT_STATES, type IncidentState } from '../../workspace/state.js';
 import {
@@ -19,13 +20,14 @@ import { commandConfig, flagLayer } from '../config.js';
 import { daemonFor } from '../daemon-api.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
-// `triage-runner status [--root DIR] [--state S] [--json] [--watch] [--accuracy]`: one line per incident and the
-// totals by state, from the daemon's index when a daemon answers for the root, else read from the
-// workspaces. `--watch` follows the daemon's events (or re-reads the workspaces every few seconds).
+// `triage-runner status [--root DIR] [--state S] [--cluster C] [--json] [--watch] [--accuracy]`: one
+// line per incident and the totals by state, from the daemon's index when a daemon answers for the
+// root, else read from the workspaces. `--watch` follows the daemon's events (or re-reads the workspaces every few seconds).
 
 export interface StatusFlags {
   root?: string;
   state?: string;
+  cluster?: string;
   json?: boolean;
   watch?: boolean;
   accuracy?: boolean;
@@ -44,6 +46,7 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     )
     .option('--root <dir>', 'workspaces root (default: workspaces_root of the configuration)')
     .option('--state <state>', `only incidents in this state (${INCIDENT_STATES.join(', ')})`)
+    .option('--cluster <name>', 'only incidents of this cluster (a registry name or one of its aliases)')
     .option('--json', 'print {incidents:[…], totals:{}} as JSON')
     .option('--watch', 'keep the listing current until interrupted (Ctrl-C)')
     .option(
@@ -90,8 +93,9 @@ export async function runStatus(
     return EXIT.ok;
   }
   const daemon = await daemonFor(io, config, root);
+  const filter = viewFilter(state, opts.cluster, canonicalCluster(clusterRegistry(config)));
   const print = (list: StatusList & { clusters?: ClusterStatus[] }) =>
-    io.stdout(render(list, state, opts.json === true, io));
+    io.stdout(render(list, filter, opts.json === true, io));
   if (!opts.watch) {
     if (!daemon) print(await readLocal(root));
     else {
@@ -103,7 +107,7 @@ export async function runStatus(
     return EXIT.ok;
   }
   const clear = opts.json ? '' : '\u001b[H\u001b[2J';
-  const show = (list: StatusList) => io.stdout(clear + render(list, state, opts.json === true, io));
+  const show = (list: StatusList) => io.stdout(clear + render(list, filter, opts.json === true, io));
   if (daemon) await watchDaemon(daemon.api, await listAll(daemon.api, daemon.first), show, signal, io);
   else await pollLocal(root, show, signal);
   return EXIT.ok;
@@ -125,14 +129,26 @@ async function readLocal(root: string): Promise<StatusList> {
   return { incidents, totals };
 }
 
-/** Text or JSON; totals always count every incident, the list only those in `state`. */
+/** `--state` and `--cluster` as one test of a view; the cluster compared under the registry's names. */
+function viewFilter(
+  state: IncidentState | undefined,
+  cluster: string | undefined,
+  canonical: (cluster: string) => string,
+): (view: IncidentView) => boolean {
+  const wanted = cluster === undefined ? undefined : canonical(cluster);
+  return (view) =>
+    (state === undefined || view.state === state) &&
+    (wanted === undefined || (view.subject !== null && canonical(view.subject.cluster) === wanted));
+}
+
+/** Text or JSON; totals always count every incident, the list only those that pass the filter. */
 function render(
   list: StatusList & { clusters?: ClusterStatus[] },
-  state: IncidentState | undefined,
+  filter: (view: IncidentView) => boolean,
   json: boolean,
   io: CliIO,
 ): string {
-  const incidents = state ? list.incidents.filter((v) => v.state === state) : list.incidents;
+  const incidents = list.incidents.filter(filter);
   const { clusters } = list;
   if (json)
     return `${JSON.stringify({ incidents, totals: list.totals, ...(clusters ? { clusters } : {}) }, null, 2)}\n`;

@@ -10,6 +10,7 @@ import {
 import path from 'node:path';
 import { errorMessage } from '../../util/errors.js';
 import { ALERTS_FILE } from '../../workspace/layout.js';
+import { workloadsProblem, type IncidentWorkload } from '../../workspace/workloads.js';
 
 // alerts.json of the incidents intake is filling, kept parsed between batches, and its text made
 // without serializing every stored alert again. In a storm every batch adds to the same few
@@ -43,6 +44,8 @@ export interface AlertsDoc {
   omitted: number;
   /** Alerts still firing. */
   open: number;
+  /** The workloads alerting, first to alert first (a storm joins many); absent in files before it was kept. */
+  workloads?: IncidentWorkload[];
   alerts: AlertEntry[];
 }
 
@@ -121,6 +124,8 @@ export function alertsDocProblem(value: unknown): string | undefined {
     return '"resolvedAt" is not a string';
   for (const key of ['count', 'omitted', 'open'])
     if (!Number.isSafeInteger(doc[key])) return `"${key}" is not a whole number`;
+  const workloads = workloadsProblem(doc.workloads);
+  if (workloads) return workloads;
   if (!Array.isArray(doc.alerts)) return '"alerts" is not a list';
   const bad = doc.alerts.findIndex((entry: unknown) => {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return true;

@@ -7,6 +7,7 @@ import { makeDirs } from '../../util/fs.js';
 import { ALERTS_FILE, INCIDENT_FILE } from '../../workspace/layout.js';
 import type { LeaseIdentity } from '../../workspace/lease.js';
 import type { Incident } from '../../workspace/incident.js';
+import { countWorkload, type IncidentWorkload } from '../../workspace/workloads.js';
 import {
   createKey,
   createWorkspace,
@@ -384,6 +385,8 @@ export class IntakeStore {
     if (doc.alerts.length < this.options.maxAlertsPerIncident)
       doc.alerts.push(this.entryOf(alert, batch.nowIso));
     else doc.omitted++;
+    // A storm joins other workloads' alerts here: each is named, not only incident.json's.
+    countWorkload((doc.workloads ??= []), alert.fields.workload, this.options.maxAlertsPerIncident);
     doc.count++;
     doc.open++;
     doc.lastAt = batch.nowIso;
@@ -401,6 +404,8 @@ export class IntakeStore {
       fields.workload.kind === 'Namespace' ? '' : fields.workload.name,
     ]);
     const incident = incidentFromAlert(alert, name, batch.nowIso);
+    const workloads: IncidentWorkload[] = [];
+    countWorkload(workloads, fields.workload, this.options.maxAlertsPerIncident);
     const doc: AlertsDoc = {
       version: 1,
       firstAt: batch.nowIso,
@@ -408,6 +413,7 @@ export class IntakeStore {
       count: 1,
       omitted: 0,
       open: 1,
+      workloads,
       alerts: [this.entryOf(alert, batch.nowIso)],
     };
     batch.drafts.set(name, { name, incidentId: name, incident, doc });

@@ -19,6 +19,8 @@ import {
   type GuardRequest,
 } from '../guard/protocol.js';
 import type { ToolPolicy } from '../policy/policy.js';
+import { handleToolCall, type BrokeredTool, type ToolCallContext } from './tool-call.js';
+import { SlotPool } from './slots.js';
 
 // The kubectl broker of one run: a unix socket the daemon listens on, which the guard's `kubectl`
 // (the agent's) connects to. Each call is decided with the shared parser and the persona's policy; an
@@ -60,6 +62,8 @@ export interface BrokerOptions {
   captureBytes?: number;
   /** Who the calls are recorded as made by (the triage script's broker says `triage`). */
   by?: 'guard' | 'triage';
+  /** The sandbox's `promql`, served on the same socket (absent: its calls are answered "not served"). */
+  promql?: BrokeredTool;
   now?: () => Date;
 }
 
@@ -98,47 +102,6 @@ async function clearStale(socketPath: string): Promise<void> {
 const signalExit = (signal: string | null): number =>
   signal ? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0) : 1;
 
-/** Slots for kubectl processes: at once when one is free, else in turn. */
-class SlotPool {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private readonly max: number) {}
-
-  /** Calls waiting for a free slot. */
-  get queued(): number {
-    return this.waiting.length;
-  }
-
-  /** A slot for one kubectl process; false when the call goes away first. */
-  acquire(signal: AbortSignal): Promise<boolean> {
-    if (signal.aborted) return Promise.resolve(false);
-    if (this.running < this.max) {
-      this.running++;
-      return Promise.resolve(true);
-    }
-    return new Promise((resolve) => {
-      const wake = () => {
-        signal.removeEventListener('abort', giveUp);
-        this.running++;
-        resolve(true);
-      };
-      const giveUp = () => {
-        const i = this.waiting.indexOf(wake);
-        if (i !== -1) this.waiting.splice(i, 1);
-        resolve(false);
-      };
-      this.waiting.push(wake);
-      signal.addEventListener('abort', giveUp, { once: true });
-    });
-  }
-
-  release(): void {
-    this.running--;
-    this.waiting.shift()?.();
-  }
-}
-
 /** What every call of one broker shares. */
 interface BrokerContext {
   options: BrokerOptions;
@@ -162,10 +125,11 @@ function refusedRecord(
   argv: string[],
   decision: Pick<CallDecision, 'shown' | 'rule' | 'message'> & { category: ClusterCallRecord['category'] },
   stderrBytes: number,
+  tool: ClusterCallRecord['tool'] = 'kubectl',
 ): ClusterCallRecord {
   return {
     at: at.toISOString(),
-    tool: 'kubectl',
+    tool,
     by: ctx.by,
     argv,
     normalized: decision.shown,
@@ -269,6 +233,7 @@ async function handleCall(
     await record(ctx, refusedRecord(ctx, at, [], decision, Buffer.byteLength(message) + 1));
     return;
   }
+  if (request.tool === 'promql') return handleToolCall(toolContext(ctx), socket, request.argv, abort);
   const argv = redactArgv(request.argv);
   const decision = decideCall(request, ctx.options.policy);
   if (!decision.allowed) {
@@ -318,6 +283,19 @@ async function handleCall(
   );
 }
 
+/** What a promql call shares with the broker's kubectl calls: the policy, the slots, the records. */
+function toolContext(ctx: BrokerContext): ToolCallContext {
+  return {
+    tool: ctx.options.promql,
+    policy: ctx.options.policy,
+    by: ctx.by,
+    now: ctx.now,
+    acquire: (signal) => ctx.slots.acquire(signal),
+    release: () => ctx.slots.release(),
+    record: (r, output) => record(ctx, r, output),
+  };
+}
+
 /** A handler that threw: the caller is told, and the call is recorded as refused. */
 async function failedCall(
   ctx: BrokerContext,
@@ -338,7 +316,8 @@ async function failedCall(
     message,
     category: 'unknown' as const,
   };
-  await record(ctx, refusedRecord(ctx, ctx.now(), argv, decision, Buffer.byteLength(message) + 1));
+  const tool = typeof request !== 'string' && request.tool === 'promql' ? 'prometheus' : 'kubectl';
+  await record(ctx, refusedRecord(ctx, ctx.now(), argv, decision, Buffer.byteLength(message) + 1, tool));
 }
 
 /**

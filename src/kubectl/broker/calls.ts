@@ -10,8 +10,8 @@ import type { KubectlCategory } from '../policy/classify.js';
 
 export interface ClusterCallRecord {
   at: string;
-  /** kubectl; helm only in the CLI's own refusals (the guard brokers kubectl). */
-  tool: 'kubectl' | 'helm';
+  /** kubectl; helm only in the CLI's own refusals (the guard brokers kubectl); prometheus for `promql`. */
+  tool: 'kubectl' | 'helm' | 'prometheus';
   /** Who decided: the kubectl guard (the broker), the agent CLI's own permission rules, or the triage script's calls through the broker. */
   by: 'guard' | 'cli' | 'triage';
   /** Arguments after the tool's name, credential flag values redacted. */
@@ -42,10 +42,13 @@ export interface CallCounts {
   refused: number;
 }
 
-/** An open `cluster-calls.jsonl`: appends one line per record, counts them. */
+/** An open `cluster-calls.jsonl`: appends one line per record, counts them (kubectl and Prometheus apart). */
 export class CallLog {
   private closed = false;
+  /** Every record's number: its place in the log. */
+  private numbered = 0;
   private readonly counts: CallCounts = { calls: 0, refused: 0 };
+  private readonly prometheus: CallCounts = { calls: 0, refused: 0 };
 
   private constructor(
     readonly file: string,
@@ -70,22 +73,25 @@ export class CallLog {
     return log;
   }
 
-  private count(record: Pick<ClusterCallRecord, 'decision'>): void {
-    this.counts.calls++;
-    if (record.decision === 'refused') this.counts.refused++;
+  private count(record: Pick<ClusterCallRecord, 'decision' | 'tool'>): void {
+    this.numbered++;
+    const counts = record.tool === 'prometheus' ? this.prometheus : this.counts;
+    counts.calls++;
+    if (record.decision === 'refused') counts.refused++;
   }
 
   /** Appends the record; returns its number in the log (1-based), which its recorded output carries. */
   async append(record: ClusterCallRecord): Promise<number> {
     this.count(record);
-    const call = this.counts.calls;
+    const call = this.numbered;
     if (this.closed) return call;
     await this.handle.write(`${this.redact(JSON.stringify({ ...record, call }))}\n`);
     return call;
   }
 
-  totals(): CallCounts {
-    return { ...this.counts };
+  /** The cluster tools' calls (kubectl, and helm refused by a CLI), or the `promql` calls to Prometheus. */
+  totals(tool: 'kubectl' | 'prometheus' = 'kubectl'): CallCounts {
+    return { ...(tool === 'prometheus' ? this.prometheus : this.counts) };
   }
 
   async close(): Promise<void> {

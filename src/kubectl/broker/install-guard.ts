@@ -5,19 +5,21 @@ import { fileModeFor, makeDirs } from '../../util/fs.js';
 import { shellQuote } from '../parse.js';
 import { SOCKET_ENV, TOKEN_FILE_ENV } from '../guard/client.js';
 
-// Writes the guard's `kubectl` into a folder the run puts first on the agent's PATH: an sh wrapper that
-// names the run's broker socket, and the client (three small ES modules using node builtins only), so
-// the folder also works mounted read-only into a container that has `node`. Compiled, the client's
+// Writes the guard's `kubectl` and `promql` into a folder the run puts first on the agent's PATH: sh
+// wrappers that name the run's broker socket, and the client (small ES modules using node builtins
+// only), so the folder also works mounted read-only into a container that has `node`. Compiled, the client's
 // JavaScript is copied; from sources (tests, tsx) each module is transpiled on the spot.
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const COMPILED = import.meta.url.endsWith('.js');
-const MODULES = ['bin', 'client', 'protocol'];
+const MODULES = ['bin', 'promql-bin', 'client', 'protocol'];
 
 export interface GuardInstall {
   dir: string;
   /** The wrapper, `<dir>/kubectl`. */
   kubectl: string;
+  /** The metrics wrapper, `<dir>/promql`. */
+  promql: string;
 }
 
 /** The run token's file in the guard's folder (an agent pod's guard sends it to the pod broker). */
@@ -79,23 +81,36 @@ export async function installGuard(dir: string, options: GuardInstallOptions): P
     // The modules are ES modules; without this file node would read them as CommonJS.
     writeFile(path.join(lib, 'package.json'), '{ "type": "module" }\n', { mode }),
   ]);
-  const wrapper = [
+  const target = `${SOCKET_ENV}=${shellQuote(options.socketPath)}${options.withToken ? ` ${TOKEN_FILE_ENV}="$here/${TOKEN_FILE}"` : ''}`;
+  const head = (what: string) => [
     '#!/bin/sh',
-    `# kubectl guard of run ${options.runId.replace(/[^\w.-]/g, '_')}: sends each call to the run's kubectl broker,`,
-    "# which checks it against the persona's tool policy, runs the daemon's kubectl and records it.",
+    `# ${what} of run ${options.runId.replace(/[^\w.-]/g, '_')}: sends each call to the run's broker,`,
+    "# which checks it against the persona's tool policy, runs it with the daemon's access and records it.",
     'here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)',
     `node=${shellQuote(options.nodePath ?? 'node')}`,
     '[ -x "$node" ] || node=node',
+  ];
+  const kubectlWrapper = [
+    ...head('kubectl guard'),
     ...(options.ownKubeconfig
       ? [`[ "\${KUBECONFIG-}" = ${shellQuote(options.ownKubeconfig)} ] && unset KUBECONFIG`]
       : []),
-    `${SOCKET_ENV}=${shellQuote(options.socketPath)}${options.withToken ? ` ${TOKEN_FILE_ENV}="$here/${TOKEN_FILE}"` : ''} exec "$node" "$here/lib/bin.js" "$@"`,
+    `${target} exec "$node" "$here/lib/bin.js" "$@"`,
+    '',
+  ].join('\n');
+  const promqlWrapper = [
+    ...head('promql (Prometheus, read-only)'),
+    `${target} exec "$node" "$here/lib/promql-bin.js" "$@"`,
     '',
   ].join('\n');
   const kubectl = path.join(dir, 'kubectl');
+  const promql = path.join(dir, 'promql');
   // Executable by whoever may read it.
   const execMode = mode | ((mode & 0o444) >> 2);
-  await writeFile(kubectl, wrapper, { mode: execMode });
-  await chmod(kubectl, execMode);
-  return { dir, kubectl };
+  await Promise.all([
+    writeFile(kubectl, kubectlWrapper, { mode: execMode }),
+    writeFile(promql, promqlWrapper, { mode: execMode }),
+  ]);
+  await Promise.all([chmod(kubectl, execMode), chmod(promql, execMode)]);
+  return { dir, kubectl, promql };
 }

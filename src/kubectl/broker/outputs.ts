@@ -14,6 +14,20 @@ export const OUTPUT_PER_CALL_BYTES = 256 * 1024;
 /** Bytes kept over the whole run (all calls, both streams). */
 export const OUTPUT_PER_RUN_BYTES = 16 * 1024 * 1024;
 
+/**
+ * What a `promql` call asked Prometheus and what it answered: the API's own JSON, kept beside the text
+ * the agent saw so that readers (the evidence check, `eval promote`) read values as fields.
+ */
+export interface PrometheusExchange {
+  /** The read endpoint asked (`query`, `query_range`, …) and its parameters as sent (absolute times). */
+  endpoint: string;
+  label?: string;
+  params: [string, string][];
+  /** The HTTP status of the answer and the API's JSON (`{status, data}` or `{status: "error", …}`). */
+  httpStatus: number;
+  answer: unknown;
+}
+
 /** One call's output as the broker captured it (up to its per-call bound). */
 export interface CapturedOutput {
   stdout: Buffer;
@@ -21,18 +35,24 @@ export interface CapturedOutput {
   /** Bytes the broker did not keep past the per-call bound. */
   droppedStdout: number;
   droppedStderr: number;
+  /** A Prometheus call's exchange (tool `prometheus`). */
+  prometheus?: PrometheusExchange;
 }
 
 export interface CallOutputRecord {
   /** The call's number in `cluster-calls.jsonl` (1-based), which holds its decision and exit code. */
   call: number;
+  /** Absent for kubectl (every record before `promql`); `prometheus` for a promql call. */
+  tool?: 'prometheus';
   by: ClusterCallRecord['by'];
   normalized: string;
   exitCode: number | null;
   stdout: string;
   stderr: string;
   /** Present when bytes were dropped: how many, and which bound. */
-  cut?: { stdoutBytes: number; stderrBytes: number; by: 'call' | 'run' };
+  cut?: { stdoutBytes: number; stderrBytes: number; by: 'call' | 'run'; answerDropped?: true };
+  /** A promql call's exchange with Prometheus (absent when it did not fit the bounds: `cut.answerDropped`). */
+  prometheus?: PrometheusExchange;
 }
 
 /** Keeps the first `max` bytes of what a stream sends, counts the rest. */
@@ -93,7 +113,7 @@ export class OutputLog {
 
   async append(
     call: number,
-    record: Pick<ClusterCallRecord, 'by' | 'normalized' | 'exitCode'>,
+    record: Pick<ClusterCallRecord, 'by' | 'normalized' | 'exitCode'> & { tool?: ClusterCallRecord['tool'] },
     output: CapturedOutput,
   ): Promise<void> {
     if (this.closed) return;
@@ -115,16 +135,59 @@ export class OutputLog {
       cutBy = 'run';
     }
     this.used += stdout.length + stderr.length;
+    const exchange = this.exchangeWithin(output.prometheus, room - stdout.length - stderr.length);
     const line: CallOutputRecord = {
       call,
+      ...(record.tool === 'prometheus' ? { tool: 'prometheus' as const } : {}),
       by: record.by,
       normalized: record.normalized,
       exitCode: record.exitCode,
       stdout: this.redact(stdout.toString('utf8')),
       stderr: this.redact(stderr.toString('utf8')),
-      ...(cutBy ? { cut: { stdoutBytes: droppedStdout, stderrBytes: droppedStderr, by: cutBy } } : {}),
+      ...(cutBy || exchange.dropped
+        ? {
+            cut: {
+              stdoutBytes: droppedStdout,
+              stderrBytes: droppedStderr,
+              by: cutBy ?? exchange.dropped ?? 'call',
+              ...(exchange.dropped ? { answerDropped: true as const } : {}),
+            },
+          }
+        : {}),
     };
-    await this.handle.write(`${JSON.stringify(line)}\n`);
+    await this.handle.write(`${this.withExchange(line, exchange.text)}\n`);
+  }
+
+  /**
+   * A Prometheus exchange as redacted JSON text, when it fits the call's bound and the run's room;
+   * otherwise which bound dropped it.
+   */
+  private exchangeWithin(
+    exchange: PrometheusExchange | undefined,
+    room: number,
+  ): { text?: string; dropped?: 'call' | 'run' } {
+    if (!exchange) return {};
+    const text = JSON.stringify(exchange);
+    const bytes = Buffer.byteLength(text);
+    if (bytes > OUTPUT_PER_CALL_BYTES * 4) return { dropped: 'call' };
+    if (bytes > room) return { dropped: 'run' };
+    this.used += bytes;
+    return { text: this.redact(text) };
+  }
+
+  /** The record's JSON line with the exchange in it (left out when redaction left it unreadable). */
+  private withExchange(line: CallOutputRecord, exchange: string | undefined): string {
+    const json = JSON.stringify(line);
+    if (exchange === undefined) return json;
+    try {
+      JSON.parse(exchange);
+    } catch {
+      return JSON.stringify({
+        ...line,
+        cut: { ...(line.cut ?? { stdoutBytes: 0, stderrBytes: 0, by: 'call' }), answerDropped: true },
+      });
+    }
+    return `${json.slice(0, -1)},"prometheus":${exchange}}`;
   }
 
   async close(): Promise<void> {

@@ -11,11 +11,13 @@ import {
   PROTOCOL_VERSION,
   encodeRequest,
   exitCodeOf,
+  type GuardTool,
 } from './protocol.js';
 
-// The guard's `kubectl`: first on the agent's PATH, it sends its arguments to the run's kubectl broker
-// and plays back what the real kubectl printed and its exit code. It holds no cluster credentials and
-// decides nothing: the broker does both. The broker is a unix socket in the run folder (docker, process)
+// The guard's `kubectl` (and `promql`, the same client for Prometheus): first on the agent's PATH, it
+// sends its arguments to the run's broker and plays back what the real kubectl (or the daemon's
+// Prometheus client) printed and its exit code. It holds no credentials and decides nothing: the
+// broker does both. The broker is a unix socket in the run folder (docker, process)
 // or, for an agent pod, an http(s):// URL of the daemon's Service, called with the run's token
 // (`POST /v1/kubectl`, same request and frames). Imports node builtins and protocol.js only, because it
 // is installed on its own into the agent's environment.
@@ -44,19 +46,24 @@ function connectUnix(socketPath: string): net.Socket {
   return net.createConnection(path.basename(socketPath));
 }
 
-/** Runs one kubectl call through the broker; resolves with the exit code to exit with. */
+/** How the client names itself in its own messages. */
+const who = (tool: GuardTool): string => (tool === 'kubectl' ? 'kubectl guard' : tool);
+
+/** Runs one kubectl (or promql) call through the broker; resolves with the exit code to exit with. */
 export function runClient(
   argv: string[],
   env: Record<string, string | undefined>,
   io: ClientIo,
   connect: (socketPath: string) => net.Socket = connectUnix,
+  tool: GuardTool = 'kubectl',
 ): Promise<number> {
   const socketPath = env[SOCKET_ENV];
+  const me = who(tool);
   if (!socketPath) {
-    io.stderr.write(`kubectl guard: ${SOCKET_ENV} is not set, so there is no kubectl broker to ask\n`);
+    io.stderr.write(`${me}: ${SOCKET_ENV} is not set, so there is no broker to ask\n`);
     return Promise.resolve(1);
   }
-  if (/^https?:\/\//.test(socketPath)) return runOverHttp(socketPath, argv, env, io);
+  if (/^https?:\/\//.test(socketPath)) return runOverHttp(socketPath, argv, env, io, tool);
   return new Promise((resolve) => {
     const socket = connect(socketPath);
     const reader = new FrameReader();
@@ -77,14 +84,14 @@ export function runClient(
     };
     socket.on('connect', () => {
       // The write side stays open: the broker reads its end as the caller going away.
-      socket.write(encodeRequest(requestOf(argv, env)));
+      socket.write(encodeRequest(requestOf(argv, env, tool)));
     });
     socket.on('data', (chunk: Buffer) => {
       let frames;
       try {
         frames = reader.push(chunk);
       } catch (err) {
-        io.stderr.write(`kubectl guard: the broker sent something unreadable (${(err as Error).message})\n`);
+        io.stderr.write(`${me}: the broker sent something unreadable (${(err as Error).message})\n`);
         finish(1);
         return;
       }
@@ -97,14 +104,14 @@ export function runClient(
     socket.on('error', (err: NodeJS.ErrnoException) => {
       if (exitCode !== undefined) return finish(exitCode);
       io.stderr.write(
-        `kubectl guard: cannot reach the kubectl broker at ${socketPath} (${err.code ?? err.message}); ` +
+        `${me}: cannot reach the broker at ${socketPath} (${err.code ?? err.message}); ` +
           'the run may be ending, or this environment has no cluster access\n',
       );
       finish(1);
     });
     socket.on('close', () => {
       if (exitCode !== undefined) return finish(exitCode);
-      io.stderr.write('kubectl guard: the broker closed the connection before kubectl finished\n');
+      io.stderr.write(`${me}: the broker closed the connection before ${tool} finished\n`);
       finish(1);
     });
     // Output that cannot be delivered (`kubectl logs … | head`) ends the call.
@@ -112,18 +119,19 @@ export function runClient(
   });
 }
 
-const requestOf = (argv: string[], env: Record<string, string | undefined>) => ({
-  v: PROTOCOL_VERSION,
-  argv,
-  ...(env.KUBECONFIG !== undefined ? { kubeconfig: env.KUBECONFIG } : {}),
-});
+const requestOf = (argv: string[], env: Record<string, string | undefined>, tool: GuardTool) =>
+  tool === 'kubectl'
+    ? { v: PROTOCOL_VERSION, argv, ...(env.KUBECONFIG !== undefined ? { kubeconfig: env.KUBECONFIG } : {}) }
+    : { v: PROTOCOL_VERSION, tool, argv };
 
 /** Plays frames from a stream to stdout/stderr; resolves with the exit code (1 when none came). */
 function playFrames(
   source: NodeJS.ReadableStream & { destroy(): void; pause(): void; resume(): void },
   io: ClientIo,
   where: string,
+  tool: GuardTool,
 ): Promise<number> {
+  const me = who(tool);
   return new Promise((resolve) => {
     const reader = new FrameReader();
     let exitCode: number | undefined;
@@ -145,7 +153,7 @@ function playFrames(
       try {
         frames = reader.push(chunk);
       } catch (err) {
-        io.stderr.write(`kubectl guard: the broker sent something unreadable (${(err as Error).message})\n`);
+        io.stderr.write(`${me}: the broker sent something unreadable (${(err as Error).message})\n`);
         return finish(1);
       }
       for (const frame of frames) {
@@ -156,9 +164,7 @@ function playFrames(
     });
     const ended = () => {
       if (exitCode !== undefined) return finish(exitCode);
-      io.stderr.write(
-        `kubectl guard: the broker at ${where} closed the connection before kubectl finished\n`,
-      );
+      io.stderr.write(`${me}: the broker at ${where} closed the connection before ${tool} finished\n`);
       finish(1);
     };
     source.on('end', ended);
@@ -174,7 +180,9 @@ function runOverHttp(
   argv: string[],
   env: Record<string, string | undefined>,
   io: ClientIo,
+  tool: GuardTool,
 ): Promise<number> {
+  const me = who(tool);
   const tokenFile = env[TOKEN_FILE_ENV];
   let token: string;
   try {
@@ -182,11 +190,11 @@ function runOverHttp(
     token = readFileSync(tokenFile, 'utf8').trim();
     if (!token) throw new Error(`${tokenFile} is empty`);
   } catch (err) {
-    io.stderr.write(`kubectl guard: no run token for the kubectl broker (${(err as Error).message})\n`);
+    io.stderr.write(`${me}: no run token for the broker (${(err as Error).message})\n`);
     return Promise.resolve(1);
   }
   const url = new URL(BROKER_HTTP_PATH, base.endsWith('/') ? base : `${base}/`);
-  const body = encodeRequest(requestOf(argv, env));
+  const body = encodeRequest(requestOf(argv, env, tool));
   return new Promise((resolve) => {
     const client = url.protocol === 'https:' ? https : http;
     const req = client.request(url, {
@@ -199,7 +207,7 @@ function runOverHttp(
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       io.stderr.write(
-        `kubectl guard: cannot reach the kubectl broker at ${url.origin} (${err.code ?? err.message}); ` +
+        `${me}: cannot reach the broker at ${url.origin} (${err.code ?? err.message}); ` +
           'the run may be ending, or this pod may not reach the daemon\n',
       );
       resolve(1);
@@ -214,13 +222,13 @@ function runOverHttp(
         });
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_REFUSAL_BYTES).trim();
-          io.stderr.write(`${text || `kubectl guard: the broker answered HTTP ${res.statusCode}`}\n`);
+          io.stderr.write(`${text || `${me}: the broker answered HTTP ${res.statusCode}`}\n`);
           resolve(1);
         });
         res.on('error', () => resolve(1));
         return;
       }
-      void playFrames(res, io, url.origin).then(resolve);
+      void playFrames(res, io, url.origin, tool).then(resolve);
     });
     req.end(body);
   });

@@ -1,5 +1,5 @@
-// The wire format between the guard's `kubectl` (the client, on the agent's side) and the kubectl broker
-// (on the daemon's side), over a unix socket. The client sends one JSON line; the broker answers with
+// The wire format between the guard's `kubectl` and `promql` (the client, on the agent's side) and the
+// run's broker (on the daemon's side), over a unix socket. The client sends one JSON line; the broker answers with
 // frames: a type byte, a 4-byte big-endian length and the payload (stdout and stderr chunks as they
 // come, then the exit code). Imports node builtins only: the client is installed next to it on its own.
 
@@ -21,9 +21,15 @@ const HEADER_BYTES = 5;
 /** A frame longer than this is a protocol error (the broker sends at most one read chunk per frame). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
+/** The tools the broker serves: kubectl, and the sandbox's `promql` (Prometheus, read-only). */
+export const GUARD_TOOLS = ['kubectl', 'promql'] as const;
+export type GuardTool = (typeof GUARD_TOOLS)[number];
+
 export interface GuardRequest {
   v: number;
-  /** The arguments after `kubectl`. */
+  /** The tool called; absent means kubectl (what every guard before `promql` sent). */
+  tool?: GuardTool;
+  /** The arguments after the tool's name. */
   argv: string[];
   /** KUBECONFIG as the caller's environment has it (the broker refuses a call that sets one). */
   kubeconfig?: string;
@@ -60,8 +66,11 @@ export function decodeRequest(line: string): GuardRequest | string {
   }
   if (total > MAX_ARGV_BYTES) return `the arguments are ${total} bytes together, at most ${MAX_ARGV_BYTES}`;
   if (r.kubeconfig !== undefined && typeof r.kubeconfig !== 'string') return 'kubeconfig must be a string';
+  if (r.tool !== undefined && !GUARD_TOOLS.includes(r.tool as GuardTool))
+    return `tool ${JSON.stringify(r.tool)} is not one the broker serves (${GUARD_TOOLS.join(', ')})`;
   return {
     v: PROTOCOL_VERSION,
+    ...(r.tool === 'promql' ? { tool: 'promql' as const } : {}),
     argv: r.argv as string[],
     ...(typeof r.kubeconfig === 'string' ? { kubeconfig: r.kubeconfig } : {}),
   };

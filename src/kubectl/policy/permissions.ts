@@ -1,6 +1,6 @@
 import { AGENT_TOOLS, type ToolPermissions } from '../../shared/types.js';
 import { kubectlCatalog } from './classify.js';
-import { decide, toolAllowed, type ToolPolicy } from './policy.js';
+import { decide, PROMQL_SUBCOMMANDS, promqlNames, toolAllowed, type ToolPolicy } from './policy.js';
 
 // One tool policy, told to every CLI: which built-in tools the agent gets and which shell commands its
 // CLI should refuse by word prefix. CLIs match commands by prefix, so this is coarser than the guard:
@@ -26,6 +26,10 @@ export function deniedCommands(policy: ToolPolicy): string[][] {
     if (entry.subcommand) names.push(`kubectl ${entry.verb}`);
     if (!decide(policy, names).allowed) add(words);
   }
+  // The sandbox's promql: refused by the CLI too where the persona refuses it.
+  const promql = PROMQL_SUBCOMMANDS.filter((kind) => !decide(policy, promqlNames(kind)).allowed);
+  if (promql.length === PROMQL_SUBCOMMANDS.length) add(['promql']);
+  else for (const kind of promql) add(['promql', kind]);
   for (const pattern of policy.exclude) {
     if (NOT_LITERAL.test(pattern)) continue;
     const words = pattern.split(/\s+/).filter(Boolean);

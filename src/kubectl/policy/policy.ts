@@ -11,8 +11,8 @@ import { FileDepsCache } from '../../util/file-deps-cache.js';
 // use, as glob patterns over helper names (include/exclude lists, with categories naming groups of
 // patterns). Helper names are `tool:<kind>` for a CLI's built-in tools and the words of a command for
 // shell commands (`kubectl delete`, `helm install`); a kubectl call also has the names its parse gives
-// it (`kubectl get pods`, `kubectl @mutate`, `kubectl --raw POST`). Exclude wins over include; what no
-// include names is refused.
+// it (`kubectl get pods`, `kubectl @mutate`, `kubectl --raw POST`), a `promql` call its subcommand and
+// `promql @read` (every promql call reads). Exclude wins over include; what no include names is refused.
 
 export const HELPERS_FILE = 'helpers.yaml';
 const MAX_YAML_ALIASES = 100;
@@ -59,7 +59,7 @@ export interface PolicyDecision {
 /** The policy of a persona without helpers.yaml: the shipped kubernetes-sre policy (read-only cluster access). */
 export const DEFAULT_HELPERS: HelpersFile = {
   categories: {},
-  include: ['tool:*', 'kubectl @read', 'kubectl --raw GET'],
+  include: ['tool:*', 'kubectl @read', 'kubectl --raw GET', 'promql @read'],
   exclude: [
     'tool:web',
     'tool:subagent',
@@ -220,3 +220,18 @@ export function kubectlNames(cmd: ClassifiedCommand): string[] {
   if (cmd.raw) names.push(`kubectl --raw ${cmd.raw.method}`);
   return names;
 }
+
+/** The sandbox's `promql` subcommands (src/prometheus/command.ts reads them). */
+export const PROMQL_SUBCOMMANDS = [
+  'query',
+  'range',
+  'series',
+  'labels',
+  'alerts',
+  'rules',
+  'metadata',
+] as const;
+export type PromqlSubcommand = (typeof PROMQL_SUBCOMMANDS)[number];
+
+/** The helper names of one promql call: `promql`, its subcommand, and `promql @read` (every call reads). */
+export const promqlNames = (kind: PromqlSubcommand): string[] => ['promql', `promql ${kind}`, 'promql @read'];

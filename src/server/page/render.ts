@@ -9,6 +9,7 @@ import type { IncidentView, ListPage } from '../../status/types.js';
 import { html, type SafeHtml } from './html.js';
 import { evidenceItems } from '../../evidence/summary.js';
 import { modelCallsSection } from './model-calls.js';
+import { workloadCount, workloadList } from './workloads.js';
 
 // The status page's HTML, rendered on the server: the incident list and one incident. No inline
 // script or style (the Content-Security-Policy forbids both): behaviour comes from /assets/status.js,
@@ -64,7 +65,7 @@ function where(view: IncidentView): SafeHtml {
   return html`<div class="where">
       <span class="cluster" title="cluster">${s.cluster}</span> /
       <span class="namespace" title="namespace">${s.namespace}</span> ·
-      <span class="resource" title="resource">${s.resource.kind}/${s.resource.name}</span>
+      <span class="resource" title="resource">${s.resource.kind}/${s.resource.name}</span>${workloadCount(s)}
     </div>
     <div class="what">
       <span class="severity sev-${severityClass(s.severity)}" title="severity">${s.severity}</span>
@@ -435,6 +436,27 @@ export interface IncidentPageInput {
   now: number;
 }
 
+/** What the latest run's broker recorded: kubectl calls and promql calls, each with its refusals. */
+function callCounts(d: IncidentDetail): string | null {
+  const k = d.result?.kubectl;
+  if (!k) return null;
+  const count = (what: string, c: { calls: number; refused: number }) =>
+    `${what} ${c.calls}${c.refused ? ` (${c.refused} refused)` : ''}`;
+  const promql = k.prometheus;
+  return [
+    count('kubectl', k),
+    !promql
+      ? undefined
+      : promql.endpoint === 'configured'
+        ? count('promql', promql)
+        : promql.endpoint === 'none'
+          ? 'promql not configured'
+          : "promql unavailable (the endpoint's credentials are not set)",
+  ]
+    .filter((part) => part !== undefined)
+    .join(' · ');
+}
+
 export function renderIncidentPage(input: IncidentPageInput): string {
   const { detail: d, report } = input;
   const field = (name: string, value: SafeHtml | string | null, id?: string) =>
@@ -461,6 +483,7 @@ export function renderIncidentPage(input: IncidentPageInput): string {
           ${field('State', badge(d), 'state')} ${field('Cluster', s?.cluster ?? null, 'cluster')}
           ${field('Namespace', s?.namespace ?? null, 'namespace')}
           ${field('Resource', s ? `${s.resource.kind}/${s.resource.name}` : null, 'resource')}
+          ${s && s.workloads.length + s.moreWorkloads > 1 ? field('Workloads', workloadList(s), 'workloads') : ''}
           ${field('Fault', s?.faultType ?? null, 'fault')}
           ${field('Severity', s ? html`<span class="severity sev-${severityClass(s.severity)}">${s.severity}</span>` : null, 'severity')}
           ${field('Evidence', evidenceBadge(d), 'evidence')} ${field('Answer', d.answer, 'answer')}
@@ -471,7 +494,7 @@ export function renderIncidentPage(input: IncidentPageInput): string {
           ${field('Tokens', d.tokens ? `${formatTokens(d.tokens)} (${d.tokens.input} in, ${d.tokens.output} out)` : null)}
           ${field('Cost', formatCost(d.costUsd))} ${field('Age', formatAge(d.age))}
           ${field('Updated', d.updatedAt)} ${d.resolvedAt ? field('Alert resolved', d.resolvedAt) : ''}
-          ${field('Report', d.reportPath ?? 'none')}
+          ${field('Report', d.reportPath ?? 'none')} ${field('Cluster calls', callCounts(d), 'calls')}
         </dl>
         ${RETRYABLE_STATES.has(d.state) ? html`<p class="hint">Retry in place: <code>triage-runner retry ${d.folder}</code> (from the workspaces root) or <code>POST /v1/incidents/${d.folder}/retry</code>.</p>` : ''}
       </section>

@@ -11,6 +11,7 @@ import { readIncidentDetail, readIncidentReport } from '../../status/detail.js';
 import type { IncidentIndex } from '../../status/incident-index.js';
 import { PageQueryError } from '../../status/pages.js';
 import { folderNameProblem } from '../../status/read.js';
+import { resolveIncident } from '../../status/resolve.js';
 import { renderMarkdown } from '../page/report-html.js';
 import { renderIncidentPage, renderListPage, renderProblemPage } from '../page/render.js';
 import type { RouteModule } from '../types.js';
@@ -146,12 +147,13 @@ export function statusPageRoutes(options: StatusPageOptions): RouteModule {
       app.get('/by-id/:incidentId', pageRoute, async (request, reply) => {
         const incidentId = (request.params as { incidentId: string }).incidentId;
         await index.whenLoaded();
-        let folder: string | undefined;
-        for (const v of index.views())
-          if (v.incidentId === incidentId && (folder === undefined || v.duplicateOf === null)) {
-            folder = v.folder;
-            if (v.duplicateOf === null) break;
-          }
+        const found = resolveIncident(
+          [...index.views()].filter((v) => v.incidentId === incidentId),
+          incidentId,
+        );
+        // Several copies and none stands out: the first of them.
+        const folder =
+          found.kind === 'found' ? found.folder : found.kind === 'ambiguous' ? found.folders[0] : undefined;
         if (folder === undefined)
           return pageReply(
             reply,

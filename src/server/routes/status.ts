@@ -1,4 +1,5 @@
 import { lstat } from 'node:fs/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import path from 'node:path';
 import type { IncidentStore } from '../../incident/store.js';
 import type { LeaseOptions } from '../../workspace/lease.js';
@@ -8,6 +9,7 @@ import { readIncidentDetail, readIncidentReport } from '../../status/detail.js';
 import type { IncidentIndex } from '../../status/incident-index.js';
 import { MAX_LIMIT, PageQueryError } from '../../status/pages.js';
 import { retryIncident, type RetryOutcome } from '../../status/retry.js';
+import { resolveIncident, resolutionProblem } from '../../status/resolve.js';
 import type { RetryReply } from '../../status/client.js';
 import type { IndexEvent } from '../../status/types.js';
 import { errorMessage } from '../../util/errors.js';
@@ -17,7 +19,8 @@ import { folderParam, intParam, problem, readOnly, stateParam } from './status-p
 
 // The status API: GET /v1/incidents (from the daemon's in-memory index), GET /v1/incidents/{id} and
 // /report (read from the workspace, never through a link), POST /v1/incidents/{id}/retry, and
-// GET /v1/events (server-sent events from the index). {id} is the workspace folder's name.
+// GET /v1/events (server-sent events from the index). {id} is the workspace folder's name, or the
+// incidentId notifications show (resolved through the index).
 
 /** Concurrent event streams; more are refused with 503 (each holds a socket and a listener). */
 const MAX_EVENT_CLIENTS = 64;
@@ -94,11 +97,15 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
           if (typeof bad === 'string') return problem(reply, 400, 'invalid_query', bad);
         if (q.cursor !== undefined && typeof q.cursor !== 'string')
           return problem(reply, 400, 'invalid_query', 'give cursor once');
+        if (q.cluster !== undefined && typeof q.cluster !== 'string')
+          return problem(reply, 400, 'invalid_query', 'give cluster once (one cluster name, or an alias)');
+        const cluster = typeof q.cluster === 'string' && q.cluster !== '' ? q.cluster : undefined;
         await index.whenLoaded();
         try {
           const body = index.listJson(
             {
               ...(state.state ? { state: state.state } : {}),
+              ...(cluster !== undefined ? { cluster } : {}),
               ...(typeof limit === 'number' ? { limit } : {}),
               ...(typeof offset === 'number' ? { offset } : {}),
               ...(typeof q.cursor === 'string' ? { cursor: q.cursor } : {}),
@@ -112,8 +119,27 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
         }
       });
 
+      /** The folder `{id}` names (a folder under the root, else an incidentId), or a 4xx sent. */
+      const folderOf = async (request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> => {
+        const id = folderParam(request, reply);
+        if (id === undefined) return undefined;
+        const info = await lstat(path.join(index.root, id)).catch(() => undefined);
+        if (info?.isDirectory()) return id;
+        await index.whenLoaded();
+        const found = resolveIncident(index.views(), id);
+        if (found.kind === 'found') return found.folder;
+        const message = resolutionProblem(found, id, index.root);
+        if (found.kind === 'unknown') void problem(reply, 404, 'not_found', message);
+        else
+          void reply
+            .code(409)
+            .header('cache-control', 'no-store')
+            .send({ error: 'ambiguous_id', message, folders: found.folders });
+        return undefined;
+      };
+
       app.get('/v1/incidents/:id', readOnly, async (request, reply) => {
-        const folder = folderParam(request, reply);
+        const folder = await folderOf(request, reply);
         if (folder === undefined) return reply;
         const detail = await readIncidentDetail(index.root, folder, now());
         if (!detail)
@@ -140,8 +166,6 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
       });
 
       app.post('/v1/incidents/:id/retry', async (request, reply) => {
-        const folder = folderParam(request, reply);
-        if (folder === undefined) return reply;
         if (!options.retry)
           return problem(
             reply,
@@ -149,10 +173,9 @@ export function statusApiRoutes(options: StatusRoutesOptions): RouteModule {
             'not_available',
             'retry is not available on this server (no daemon behind it)',
           );
+        const folder = await folderOf(request, reply);
+        if (folder === undefined) return reply;
         const dir = path.join(index.root, folder);
-        const info = await lstat(dir).catch(() => undefined);
-        if (!info?.isDirectory())
-          return problem(reply, 404, 'not_found', `no incident folder ${folder} under ${index.root}`);
         const outcome = await options.retry(dir, `http ${request.ip}`);
         if (outcome.kind === 'busy')
           return problem(reply.header('retry-after', '2'), 409, 'busy', outcome.message);

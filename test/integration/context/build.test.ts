@@ -11,6 +11,7 @@ import { RunBundle } from '../../../src/workspace/bundle.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { Redactor } from '../../../src/log/redact.js';
 import {
+  CONTAINER_VIEW,
   fixtureSnapshot,
   incident,
   makeBundle,
@@ -25,17 +26,7 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-const view: AgentView = {
-  workspaceDir: '/workspace',
-  runDir: '/workspace/.triage/runs/run-1',
-  triageDir: '/workspace/.triage/runs/run-1/triage',
-  reportPath: '/workspace/output/investigation.md',
-  skillsDir: '/home/agent/.claude/skills',
-  skillsListedByCli: false,
-  personasDir: '/opt/triage/personas',
-  briefsDir: '/opt/triage/briefs',
-  hostPaths: [],
-};
+const view = CONTAINER_VIEW;
 
 function baseConfig(over: ConfigInput = {}): ConfigInput {
   return {

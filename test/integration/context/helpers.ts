@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunBundle } from '../../../src/workspace/bundle.js';
 import { configSchema, type Config, type ConfigInput } from '../../../src/config/schema.js';
-import type { SkillsSnapshot } from '../../../src/context/types.js';
+import type { AgentView, SkillsSnapshot } from '../../../src/context/types.js';
 import type { Incident, Workspace } from '../../../src/workspace/incident.js';
 import { Redactor } from '../../../src/log/redact.js';
 
@@ -12,6 +12,15 @@ import { Redactor } from '../../../src/log/redact.js';
 
 export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/triage');
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** Config lines pointing at the shipped prompt files, personas, briefs and boot file. */
+export const shippedPromptFiles = (): string[] => [
+  `system_prompt_file: ${path.join(REPO_ROOT, 'configs/triage-system-prompt.md')}`,
+  `user_prompt_file: ${path.join(REPO_ROOT, 'configs/user-prompt.md')}`,
+  `personas_dir: ${path.join(REPO_ROOT, 'configs/personas')}`,
+  `briefs_dir: ${path.join(REPO_ROOT, 'configs/briefs')}`,
+  `boot_file: ${path.join(REPO_ROOT, 'configs/boot.yml')}`,
+];
 
 export async function tempDir(
   prefix = 'tr-context-',
@@ -57,3 +66,16 @@ export function makeWorkspace(dir: string, over: Partial<Workspace> = {}): Works
 
 export const makeBundle = (workspaceDir: string, runId = 'run-1') =>
   RunBundle.create(workspaceDir, runId, new Redactor());
+
+/** Where an agent in a container sees the workspace, its run folder and the library. */
+export const CONTAINER_VIEW: AgentView = {
+  workspaceDir: '/workspace',
+  runDir: '/workspace/.triage/runs/run-1',
+  triageDir: '/workspace/.triage/runs/run-1/triage',
+  reportPath: '/workspace/output/investigation.md',
+  skillsDir: '/home/agent/.claude/skills',
+  skillsListedByCli: false,
+  personasDir: '/opt/triage/personas',
+  briefsDir: '/opt/triage/briefs',
+  hostPaths: [],
+};

@@ -5,7 +5,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import type { ConfigInput } from '../../../src/config/schema.js';
 import { buildContext, type BuildInput } from '../../../src/context/build.js';
-import type { AgentView } from '../../../src/context/types.js';
 import {
   PENDING_RECHECK_MS,
   RECHECK_MS,
@@ -17,7 +16,15 @@ import type { IncidentEvent } from '../../../src/incident/machine.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { incidentIn, storeFor, writeRun } from '../../support/status-root.js';
 import { statePath } from '../../../src/workspace/layout.js';
-import { fixtureSnapshot, makeBundle, makeConfig, makeWorkspace, REPO_ROOT, tempDir } from './helpers.js';
+import {
+  CONTAINER_VIEW,
+  fixtureSnapshot,
+  makeBundle,
+  makeConfig,
+  makeWorkspace,
+  REPO_ROOT,
+  tempDir,
+} from './helpers.js';
 
 // Past investigations in reach: an incident for a workload investigated before gets a short
 // `<previous_investigations>` index (best rated first, one line each, reports copied where the agent
@@ -29,17 +36,7 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-const view: AgentView = {
-  workspaceDir: '/workspace',
-  runDir: '/workspace/.triage/runs/run-1',
-  triageDir: '/workspace/.triage/runs/run-1/triage',
-  reportPath: '/workspace/output/investigation.md',
-  skillsDir: '/home/agent/.claude/skills',
-  skillsListedByCli: false,
-  personasDir: '/opt/triage/personas',
-  briefsDir: '/opt/triage/briefs',
-  hostPaths: [],
-};
+const view = CONTAINER_VIEW;
 
 const WORKLOAD = {
   cluster: 'prod-eu',

@@ -6,10 +6,13 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../../src/audit/log.js';
 import { runEvalCommand, runPromote } from '../../../src/cli/commands/eval.js';
+import { runCli } from '../../../src/cli/program.js';
 import { CliExit, type CliIO } from '../../../src/cli/io.js';
 import { compileCluster } from '../../../src/eval/cases/compile.js';
 import { loadCase } from '../../../src/eval/cases/load.js';
 import { answer } from '../../../src/eval/shim/answer.js';
+import { answerRequest } from '../../../src/eval/prometheus/frozen.js';
+import { compileFrozenPrometheus } from '../../../src/eval/prometheus/recordings.js';
 import { scoreRun } from '../../../src/eval/score/score.js';
 import { recordFeedback } from '../../../src/feedback/feedback.js';
 import { parseKubectl } from '../../../src/kubectl/parse.js';
@@ -38,6 +41,7 @@ const finished = succeededRun(RUN);
 const PODS =
   'NAME                        READY   STATUS             RESTARTS   AGE\npayments-api-7c9d-x2        0/1     CrashLoopBackOff   14         1h\n';
 const SECRET = 'NAME          TYPE     DATA   AGE\npayments-db   Opaque   2      40d\n';
+const RESTARTS = 'max by (pod) (kube_pod_container_status_restarts_total{namespace="payments"})';
 
 /** A finished investigation with its recorded cluster calls and outputs, as the broker writes them. */
 async function investigation(): Promise<string> {
@@ -66,6 +70,11 @@ async function investigation(): Promise<string> {
     call(['delete', 'pod', 'x', '-n', 'payments'], 'refused'),
     call(['get', 'secret', 'payments-db', '-n', 'payments']),
     call(['logs', 'payments-api-7c9d-x2', '-n', 'payments']),
+    {
+      ...call(['query', RESTARTS]),
+      tool: 'prometheus',
+      normalized: `promql query '${RESTARTS}'`,
+    },
   ];
   await writeFile(
     path.join(runDir, 'cluster-calls.jsonl'),
@@ -82,6 +91,31 @@ async function investigation(): Promise<string> {
       stdout: 'connecting with key sk-ant-promote-secret-0123456789\n',
       stderr: '',
       cut: { stdoutBytes: 1000, stderrBytes: 0, by: 'call' },
+    },
+    {
+      call: 5,
+      tool: 'prometheus',
+      by: 'guard',
+      normalized: calls[4]?.normalized,
+      exitCode: 0,
+      stdout: `${RESTARTS} at 2026-11-26T09:00:00Z: 1 series\nVALUE  SERIES\n14     {pod="payments-api-7c9d-x2"}\n`,
+      stderr: '',
+      prometheus: {
+        endpoint: 'query',
+        params: [
+          ['query', RESTARTS],
+          ['time', '1795683600'],
+          ['timeout', '30s'],
+        ],
+        httpStatus: 200,
+        answer: {
+          status: 'success',
+          data: {
+            resultType: 'vector',
+            result: [{ metric: { pod: 'payments-api-7c9d-x2' }, value: [1795683600, '14'] }],
+          },
+        },
+      },
     },
   ];
   await writeFile(
@@ -108,7 +142,9 @@ async function promotedCase(): Promise<{ dir: string; caseDir: string }> {
 describe('eval promote', () => {
   it('writes a case that answers recorded calls offline, refuses to invent the rest, and scores against the responder cause', async () => {
     const { caseDir } = await promotedCase();
-    expect(out.join('')).toContain('2 recorded kubectl answers; true cause object/payments-db');
+    expect(out.join('')).toContain(
+      '2 recorded kubectl answers and 1 Prometheus answers; true cause object/payments-db',
+    );
     expect(out.join('')).toContain(
       'left out kubectl logs payments-api-7c9d-x2 -n payments: its output was cut',
     );
@@ -129,6 +165,25 @@ describe('eval promote', () => {
     expect(unrecorded.stderr).toContain('not-recorded');
     const mutating = answer(classifyKubectl(['delete', 'secret', 'payments-db', '-n', 'payments']), cluster);
     expect(mutating.answeredFrom).toBe('refused');
+    // The promql answer is the case's recorded Prometheus: asked again "now" it answers the same value;
+    // anything else is not recorded.
+    const frozen = await compileFrozenPrometheus(caseDir, evalCase.name, cluster.now);
+    expect(frozen?.recordings).toHaveLength(1);
+    const now = Date.parse(cluster.now) / 1000;
+    const again = answerRequest(
+      frozen!,
+      'query',
+      new URLSearchParams({ query: RESTARTS, time: String(now) }),
+    );
+    expect(again.body).toEqual({
+      status: 'success',
+      data: {
+        resultType: 'vector',
+        result: [{ metric: { pod: 'payments-api-7c9d-x2' }, value: [now, '14'] }],
+      },
+    });
+    const other = answerRequest(frozen!, 'query', new URLSearchParams({ query: 'up', time: String(now) }));
+    expect(other.body).toMatchObject({ status: 'error', errorType: 'not_recorded' });
 
     const score = (report: string) =>
       scoreRun({
@@ -199,6 +254,29 @@ describe('eval promote', () => {
       ['get pods --namespace=payments', 'commands'],
       ['describe pods/payments-api-7c9d-x2 --namespace=payments', 'not-recorded'],
     ]);
+  });
+
+  it('`eval promote --out DIR` on the command line writes the case into DIR, wherever --out is placed', async () => {
+    const dir = await investigation();
+    await recordFeedback(dir, { verdict: 'wrong', cause: 'secret payments-db lost its key' }, 'api', {
+      audit: new AuditLog(),
+    });
+    const placements: [string, string[]][] = [
+      ['after the workspace', ['eval', 'promote', dir, '--out', 'after']],
+      ['before the workspace', ['eval', 'promote', '--out', 'before', dir]],
+      ['before `promote`', ['eval', '--out', 'parent', 'promote', dir]],
+    ];
+    for (const [where, argv] of placements) {
+      const errors: string[] = [];
+      const code = await runCli(argv, { ...io, stderr: (t) => void errors.push(t) });
+      expect(code, `${where}: ${errors.join('')}`).toBe(0);
+      const caseDir = path.join(root.dir, argv[argv.indexOf('--out') + 1] ?? '');
+      expect((await loadCase(caseDir)).expected.summary, where).toContain('lost its key');
+    }
+    // Nothing went to the default folder.
+    await expect(
+      readFile(path.join(root.dir, 'evals', 'cases', 'payments-crash', 'expected.yaml')),
+    ).rejects.toThrow(/ENOENT/);
   });
 
   it('refuses an investigation without feedback, an unfinished one, and a non-empty target, saying what to do', async () => {

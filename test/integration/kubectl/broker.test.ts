@@ -304,9 +304,7 @@ describe('kubectl broker with the guard client', () => {
     await expect(stat(path.join(root.dir, 'kubectl.sock'))).rejects.toThrow(/ENOENT/);
     expect(await records()).toHaveLength(1);
     const after = await run(['get', 'pods']);
-    expect(after.stderr).toMatch(
-      /^kubectl guard: cannot reach the kubectl broker at .*kubectl\.sock \(ENOENT\)/,
-    );
+    expect(after.stderr).toMatch(/^kubectl guard: cannot reach the broker at .*kubectl\.sock \(ENOENT\)/);
   });
 
   it('stops a call that runs past kubectl.call_timeout', async () => {

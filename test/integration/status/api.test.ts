@@ -14,7 +14,7 @@ import type { IncidentDetail } from '../../../src/status/detail.js';
 import { IncidentIndex } from '../../../src/status/incident-index.js';
 import type { IncidentView, ListPage } from '../../../src/status/types.js';
 import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';
-import { POLICY, REPORT, rootWithEveryState } from '../../support/status-root.js';
+import { POLICY, REPORT, rootWithEveryState, writeRun } from '../../support/status-root.js';
 
 // The status API over real sockets: listing from the index (filter, pages), one incident read from
 // its workspace, the report, the event stream, and the token as a browser and a script send it.
@@ -149,7 +149,9 @@ describe('status API', () => {
     expect(d.audit.omitted).toBe(0);
     const missing = await fetch(`${base}/v1/incidents/absent`);
     expect(missing.status).toBe(404);
-    expect((await json<{ message: string }>(missing)).message).toMatch(/^no incident absent under /);
+    expect((await json<{ message: string }>(missing)).message).toMatch(
+      /^no incident folder or incidentId "absent" under /,
+    );
   });
 
   it('counts audit lines without a type and a time as unreadable, and the incident page still renders', async () => {
@@ -165,6 +167,32 @@ describe('status API', () => {
     const page = await fetch(`${base}/incidents/succeeded`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('3 line(s) of audit.jsonl are not events');
+  });
+
+  it("counts the latest run's kubectl and promql calls on the incident page", async () => {
+    const dirs = await rootWithEveryState(root);
+    await writeRun(dirs.succeeded, 'run-succeeded', {
+      kubectl: {
+        guard: 'broker',
+        calls: 5,
+        refused: 1,
+        log: 'cluster-calls.jsonl',
+        prometheus: { endpoint: 'configured', calls: 3, refused: 0 },
+      },
+    });
+    await writeRun(dirs.failed, 'run-failed', {
+      kubectl: {
+        guard: 'broker',
+        calls: 2,
+        refused: 0,
+        prometheus: { endpoint: 'none', calls: 1, refused: 1 },
+      },
+    });
+    const base = await serve();
+    const page = await (await fetch(`${base}/incidents/succeeded`)).text();
+    expect(page).toContain('<dt>Cluster calls</dt><dd id="calls">kubectl 5 (1 refused) · promql 3</dd>');
+    const failed = await (await fetch(`${base}/incidents/failed`)).text();
+    expect(failed).toContain('<dd id="calls">kubectl 2 · promql not configured</dd>');
   });
 
   it("shows the latest run's model calls on the incident page: the first call, tokens by kind and the cache's share", async () => {

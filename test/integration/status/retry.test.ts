@@ -10,7 +10,7 @@ import { Daemon } from '../../../src/daemon/daemon.js';
 import type { RunExecutor } from '../../../src/run/types.js';
 import { readState } from '../../../src/workspace/state.js';
 import { createLogger } from '../../../src/log/logger.js';
-import { createProcessFakeExecutor } from '../../support/fake-executor.js';
+import { createMemoryExecutor, createProcessFakeExecutor } from '../../support/fake-executor.js';
 import {
   agentExecutions,
   dropByRename,
@@ -22,6 +22,10 @@ import {
 } from '../../support/incidents.js';
 import { startStatusDaemon, type StatusDaemon } from '../../support/status-daemon.js';
 import { incidentIn } from '../../support/status-root.js';
+import { amAlert, amPayload } from '../../support/webhooks/alerts.js';
+import { startIntakeDaemon } from '../../support/webhooks/daemon.js';
+import type { IntakeReply } from '../../../src/server/routes/intake.js';
+import type { IncidentEvent } from '../../../src/incident/machine.js';
 
 // Retry in place with a real daemon and a real fake agent (a child process): the first attempt fails,
 // the retried one succeeds, in the same folder, with the earlier run and audit lines kept.
@@ -116,6 +120,14 @@ async function expectRetriedInPlace(
   expect(await readFile(path.join(dir, '.triage', 'runs', firstRun, 'exit-code'), 'utf8')).toBe('1\n');
 }
 
+/** A failed incident in folder `name` whose incidentId is `incidentId` (as a producer may reuse one). */
+const failedWithId = (name: string, incidentId: string) =>
+  incidentIn(root, name, (sha256): IncidentEvent[] => [
+    { type: 'Validated', incidentId, sha256 },
+    { type: 'Claimed', runId: 'r1', holder: 'test' },
+    { type: 'Finished', runId: 'r1', outcome: { status: 'failed', exitCode: 1, reason: 'agent failed' } },
+  ]);
+
 describe('retry in place', () => {
   it('POST /v1/incidents/{id}/retry re-queues a failed incident; it runs again and succeeds, earlier run and audit kept', async () => {
     const d = await statusDaemon(failsFirst());
@@ -164,7 +176,7 @@ describe('retry in place', () => {
       error: 'not_retryable',
       state: 'succeeded',
       message:
-        'fine is succeeded, which cannot be retried (it finished; save a changed incident.json to investigate it again); only failed, interrupted, rejected incidents can be',
+        'fine is succeeded, which cannot be retried (it finished; save a changed incident.json to investigate it again); only failed, interrupted, rejected, resolved incidents can be',
     });
     expect((await fetch(`${d.base}/v1/incidents/nope/retry`, { method: 'POST' })).status).toBe(404);
     for (const id of ['.triage', 'a%2F..%2Fb', '%2E%2E%5Cx']) {
@@ -216,7 +228,7 @@ describe('retry in place', () => {
     const missing = io({ TRIAGE_RUNNER_WORKSPACES_ROOT: root });
     missing.cli.cwd = tmpdir();
     expect(await runCli(['retry', 'no-such-incident'], missing.cli)).toBe(2);
-    expect(missing.err()).toContain(`no incident folder no-such-incident in workspaces_root ${root}`);
+    expect(missing.err()).toContain(`no incident folder or incidentId "no-such-incident" under ${root}`);
   });
 
   it('`triage-runner retry` goes through the daemon when one answers for the root', async () => {
@@ -233,6 +245,114 @@ describe('retry in place', () => {
     await expectRetriedInPlace(dir, before, firstRun, /^http /);
   });
 
+  it('`retry <incidentId>` (what notifications show) finds its folder; an id two folders hold or none does is refused, naming them', async () => {
+    const first = await plainDaemon(failsFirst());
+    const { dir } = await failedIncident('by-id');
+    await first.daemon.stop();
+    const env = { TRIAGE_RUNNER_HTTP_PORT: '0', TRIAGE_RUNNER_WORKSPACES_ROOT: root };
+    const t = io(env);
+    t.cli.cwd = tmpdir();
+    expect(await runCli(['retry', 'inc-by-id'], t.cli), t.err()).toBe(0);
+    expect(t.out()).toMatch(/^by-id: queued again \(was failed; attempt 2 next\)/);
+    expect(await readState(dir)).toMatchObject({ state: 'queued' });
+
+    await failedWithId('twin-b', 'inc-twin');
+    await failedWithId('twin-a', 'inc-twin');
+    const twins = io(env);
+    expect(await runCli(['retry', 'inc-twin'], twins.cli)).toBe(2);
+    expect(twins.err()).toBe(
+      `retry: incidentId "inc-twin" is held by 2 incident folders under ${root} (twin-a, twin-b): give the folder's name instead\n`,
+    );
+    expect((await readState(path.join(root, 'twin-a')))?.state).toBe('failed');
+    const none = io(env);
+    expect(await runCli(['retry', 'inc-nowhere'], none.cli)).toBe(2);
+    expect(none.err()).toContain(`no incident folder or incidentId "inc-nowhere" under ${root}`);
+  });
+
+  it('the API takes the incidentId for {id}: GET and POST .../retry find its folder, 409 when two folders hold it', async () => {
+    // Written before the daemon starts: it finds them failed and leaves them so.
+    await failedWithId('same-1', 'inc-same');
+    await failedWithId('same-2', 'inc-same');
+    const d = await statusDaemon(failsFirst());
+    const { dir, before, firstRun } = await failedIncident('api-by-id');
+    const detail = await fetch(`${d.base}/v1/incidents/inc-api-by-id`);
+    expect(detail.status).toBe(200);
+    expect(await detail.json()).toMatchObject({ folder: 'api-by-id', incidentId: 'inc-api-by-id' });
+    const res = await fetch(`${d.base}/v1/incidents/inc-api-by-id/retry`, { method: 'POST' });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ incidentId: 'inc-api-by-id', workspace: 'api-by-id' });
+    await expectRetriedInPlace(dir, before, firstRun, /^http /);
+
+    const twice = await fetch(`${d.base}/v1/incidents/inc-same/retry`, { method: 'POST' });
+    expect(twice.status).toBe(409);
+    expect(await twice.json()).toMatchObject({ error: 'ambiguous_id', folders: ['same-1', 'same-2'] });
+    // The CLI resolves the id through the daemon's index, and refuses it the same way.
+    const config = path.join(path.dirname(root), `${path.basename(root)}.yaml`);
+    await writeFile(config, `http: { port: ${new URL(d.base).port} }\nworkspaces_root: ${root}\n`);
+    stops.push(() => rm(config, { force: true }));
+    const cli = io({});
+    expect(await runCli(['retry', 'inc-same', '--config', config], cli.cli)).toBe(2);
+    expect(cli.err()).toContain('incidentId "inc-same" is held by 2 incident folders');
+    const none = await fetch(`${d.base}/v1/incidents/inc-none/retry`, { method: 'POST' });
+    expect(none.status).toBe(404);
+    expect(((await none.json()) as { message: string }).message).toContain(
+      'no incident folder or incidentId "inc-none"',
+    );
+  });
+
+  it('an incident whose alert resolved before its run says `triage-runner retry <folder>` runs it anyway, and that retry runs it', async () => {
+    // One slot, held by the first incident until the test lets it go: the second waits queued until
+    // its alert resolves, however slowly the host runs the steps between.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held = createMemoryExecutor({
+      outcome: async () => {
+        await gate;
+        return { status: 'succeeded', exitCode: 0 };
+      },
+    });
+    const agent = createProcessFakeExecutor({ sleepMs: 50 });
+    let first: string | undefined;
+    const executor: RunExecutor = {
+      ...agent,
+      run: (request) => {
+        first ??= request.workspace.name;
+        return (request.workspace.name === first ? held : agent).run(request);
+      },
+    };
+    const d = await startIntakeDaemon({ root, executor, config: { scheduling: { max_concurrent: 1 } } });
+    stops.push(() => d.stop());
+    stops.push(async () => release());
+    const post = async (body: unknown) =>
+      (await (
+        await fetch(`${d.base}/v1/alerts/alertmanager`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json()) as IntakeReply;
+    const busy = await post(amPayload([amAlert({ namespace: 'a', pod: 'one-7d4b9c8f6d-x2x9k' })]));
+    await waitForState(path.join(root, busy.workspace!), ['running']);
+    const alert = amAlert({ namespace: 'b', pod: 'two-7d4b9c8f6d-x2x9k' });
+    const waiting = await post(amPayload([alert]));
+    const folder = waiting.workspace!;
+    const dir = path.join(root, folder);
+    await waitForState(dir, ['queued']);
+    await post(amPayload([{ ...alert, status: 'resolved', endsAt: new Date().toISOString() }], 'resolved'));
+    const resolved = await waitForState(dir, ['resolved']);
+    expect(resolved.reason).toContain(`to run it anyway: \`triage-runner retry ${folder}\``);
+    await waitForReleased(dir);
+    release();
+
+    const t = io({ TRIAGE_RUNNER_HTTP_PORT: '0', TRIAGE_RUNNER_WORKSPACES_ROOT: root });
+    expect(await runCli(['retry', folder], t.cli), t.err()).toBe(0);
+    expect(t.out()).toMatch(new RegExp(`^${folder}: queued again \\(was resolved; attempt 1 next\\)`));
+    const done = await waitForState(dir, ['succeeded']);
+    expect(done.resolvedAt).toBe(resolved.resolvedAt);
+    expect(await agentExecutions(dir)).toBe(1);
+    expect((await auditTypes(dir)).filter((type) => type === 'retry_requested')).toHaveLength(1);
+  });
+
   it('exits 1 for a state that cannot be retried, and for a run that may still be running', async () => {
     const done = await incidentIn(root, 'done', (sha256, incidentId) => [
       { type: 'Validated', incidentId, sha256 },
@@ -242,7 +362,7 @@ describe('retry in place', () => {
     const t = io();
     expect(await runCli(['retry', done], t.cli)).toBe(1);
     expect(t.err()).toBe(
-      'retry: done is succeeded, which cannot be retried (it finished; save a changed incident.json to investigate it again); only failed, interrupted, rejected incidents can be\n',
+      'retry: done is succeeded, which cannot be retried (it finished; save a changed incident.json to investigate it again); only failed, interrupted, rejected, resolved incidents can be\n',
     );
     const unstopped = await incidentIn(root, 'unstopped', (sha256, incidentId) => [
       { type: 'Validated', incidentId, sha256 },

@@ -84,12 +84,12 @@ describe('triage-runner status', () => {
     const text = t.out();
     const lines = text.trim().split('\n');
     expect(lines[0]).toMatch(
-      /^FOLDER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+1ST TURN\s+TOKENS\s+1ST CALL\s+CACHED\s+COST\s+REPORT\s+ANSWER$/,
+      /^FOLDER\s+CLUSTER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+1ST TURN\s+TOKENS\s+1ST CALL\s+CACHED\s+COST\s+REPORT\s+ANSWER$/,
     );
     // Every state as it is, but an answer as what it amounts to (this one's report had no evidence check).
     for (const state of INCIDENT_STATES) {
       const shown = state === 'succeeded' ? 'not verified' : state;
-      expect(lineOf(text, state)).toMatch(new RegExp(`^${state}\\s+inc-${state}\\s+${shown}\\s`));
+      expect(lineOf(text, state)).toMatch(new RegExp(`^${state}\\s+\\S+\\s+inc-${state}\\s+${shown}\\s`));
     }
     expect(lineOf(text, 'succeeded')).toMatch(
       /not verified\s+\d+s\s+1\s+claude\s+2m14s\s+7\.4s\s+20k\s+9\.6k\s+68%\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
@@ -175,7 +175,7 @@ describe('triage-runner status', () => {
     });
     const text = io();
     expect(await runCli(['status', '--root', root], text.cli)).toBe(0);
-    expect(text.out()).toMatch(/alert-resolved\s+inc-alert-resolved\s+not verified, resolved\s/);
+    expect(text.out()).toMatch(/alert-resolved\s+prod-1\s+inc-alert-resolved\s+not verified, resolved\s/);
   });
 
   it('cuts the answer to the terminal width', async () => {
@@ -275,6 +275,130 @@ describe('triage-runner status', () => {
   });
 });
 
+describe('triage-runner status across clusters', () => {
+  // Two payments-api CrashLoops in two clusters, as HTTP intake names them: folders that differ only
+  // in their last characters.
+  const LONG = '20261122T010000Z-KubePodCrashLooping-payments-payments-api';
+  const EU = `${LONG}-3f9a1c2b`;
+  const US = `${LONG}-9b8c7d6e`;
+  let configs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(configs.map((file) => rm(file, { force: true })));
+    configs = [];
+  });
+
+  async function twoClusters(): Promise<void> {
+    for (const [folder, cluster] of [
+      [EU, 'prod-eu-1'],
+      [US, 'prod-us-1'],
+    ] as const)
+      await incidentIn(
+        root,
+        folder,
+        (sha256, incidentId) => [
+          { type: 'Validated', incidentId, sha256 },
+          { type: 'Claimed', runId: 'r1', holder: 'test' },
+          {
+            type: 'Finished',
+            runId: 'r1',
+            outcome: { status: 'failed', exitCode: 1, reason: 'agent failed' },
+          },
+        ],
+        undefined,
+        {
+          cluster,
+          namespace: 'payments',
+          faultType: 'CrashLoop',
+          resource: { apiVersion: 'v1', kind: 'Pod', name: 'payments-api-7c9d-x2', namespace: 'payments' },
+        },
+      );
+  }
+
+  /** A configuration naming both clusters, prod-eu-1 with the alias prod-eu. */
+  async function registryConfig(): Promise<string> {
+    const file = path.join(root, '..', `${path.basename(root)}-clusters.yaml`);
+    await writeFile(
+      file,
+      stringify({
+        workspaces_root: root,
+        http: { port: 0 },
+        clusters: {
+          'prod-eu-1': { kubeconfig: path.join(root, '..', 'eu.kubeconfig'), aliases: ['prod-eu'] },
+          'prod-us-1': { kubeconfig: path.join(root, '..', 'us.kubeconfig') },
+        },
+      }),
+    );
+    return file;
+  }
+
+  it('prints a cluster column and whole folder names, so two incidents of one workload in two clusters are told apart', async () => {
+    await twoClusters();
+    const t = io();
+    expect(await runCli(['status', '--root', root], t.cli)).toBe(0);
+    const lines = t.out().split('\n');
+    expect(lines[0]).toMatch(/^FOLDER\s+CLUSTER\s+INCIDENT\s+STATE\s/);
+    const eu = lineOf(t.out(), EU);
+    const us = lineOf(t.out(), US);
+    expect(eu).toMatch(new RegExp(`^${EU}\\s+prod-eu-1\\s+\\S*…\\S*-3f9a1c2b\\s+failed\\s`));
+    expect(us).toMatch(new RegExp(`^${US}\\s+prod-us-1\\s+\\S*…\\S*-9b8c7d6e\\s+failed\\s`));
+    expect(eu.slice(0, 100)).not.toBe(us.slice(0, 100));
+  });
+
+  it('--cluster lists the incidents of one cluster, by its name or an alias; the totals still count every incident', async () => {
+    await twoClusters();
+    const config = await registryConfig();
+    configs.push(config);
+    for (const name of ['prod-eu-1', 'prod-eu']) {
+      const t = io({});
+      expect(await runCli(['status', '--config', config, '--cluster', name, '--json'], t.cli), t.err()).toBe(
+        0,
+      );
+      const body = JSON.parse(t.out()) as StatusList;
+      expect(
+        body.incidents.map((v) => v.folder),
+        name,
+      ).toEqual([EU]);
+      expect(body.totals.failed).toBe(2);
+    }
+    const none = io({});
+    expect(await runCli(['status', '--config', config, '--cluster', 'staging'], none.cli)).toBe(0);
+    expect(none.out()).toBe('no incidents\n2 incidents: 2 failed\n');
+  });
+
+  it('GET /v1/incidents?cluster= lists one cluster (an alias too), with the count that matched', async () => {
+    await twoClusters();
+    const d = await startStatusDaemon({
+      root,
+      executor: createMemoryExecutor(),
+      config: {
+        clusters: {
+          'prod-eu-1': { kubeconfig: path.join(root, '..', 'eu.kubeconfig'), aliases: ['prod-eu'] },
+          'prod-us-1': { kubeconfig: path.join(root, '..', 'us.kubeconfig') },
+        },
+      },
+    });
+    daemons.push(d);
+    for (const [query, folders] of [
+      ['cluster=prod-us-1', [US]],
+      ['cluster=prod-eu', [EU]],
+      ['cluster=prod-eu-1&state=succeeded', []],
+      ['cluster=nowhere', []],
+    ] as const) {
+      const res = await fetch(`${d.base}/v1/incidents?${query}`);
+      expect(res.status, query).toBe(200);
+      const body = (await res.json()) as StatusList & { matched: number };
+      expect(
+        body.incidents.map((v) => v.folder),
+        query,
+      ).toEqual(folders);
+      expect(body.matched, query).toBe(folders.length);
+      expect(body.totals.failed, query).toBe(2);
+    }
+    const twice = await fetch(`${d.base}/v1/incidents?cluster=a&cluster=b`);
+    expect(twice.status).toBe(400);
+  });
+});
+
 describe('triage-runner status --watch', () => {
   it('follows the daemon: an incident dropped while watching appears without restarting the command', async () => {
     const d = await startStatusDaemon({ root, executor: createMemoryExecutor({ durationMs: 5 }) });
@@ -291,7 +415,9 @@ describe('triage-runner status --watch', () => {
     await dropByRename(root, 'watched', incidentJson({ incidentId: 'inc-watched' }));
     // Each redraw clears the screen first; the last one shows the incident finished.
     await waitFor('the dropped incident to show as answered', () =>
-      /^watched\s+inc-watched\s+not verified\s/m.test(t.out().slice(t.out().lastIndexOf('\u001b[H\u001b[2J')))
+      /^watched\s+prod-1\s+inc-watched\s+not verified\s/m.test(
+        t.out().slice(t.out().lastIndexOf('\u001b[H\u001b[2J')),
+      )
         ? true
         : undefined,
     );

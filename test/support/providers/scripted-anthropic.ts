@@ -122,3 +122,34 @@ export function startScriptedModel(
 }
 
 export { messageRequests };
+
+/** The tool results in the longest conversation about `incidentId` the model was sent, in order. */
+export function conversationResults(model: ScriptedModel, incidentId: string): string[] {
+  let best: string[] = [];
+  for (const req of model.requests) {
+    if (!req.url.startsWith('/v1/messages') || !req.body.includes(incidentId)) continue;
+    let body: { messages?: { content?: unknown }[] };
+    try {
+      body = JSON.parse(req.body) as typeof body;
+    } catch {
+      continue;
+    }
+    const results: string[] = [];
+    for (const m of body.messages ?? []) {
+      if (!Array.isArray(m.content)) continue;
+      for (const block of m.content as { type?: string; content?: unknown }[]) {
+        if (block.type !== 'tool_result') continue;
+        const c = block.content;
+        results.push(
+          typeof c === 'string'
+            ? c
+            : Array.isArray(c)
+              ? (c as { text?: string }[]).map((b) => b.text ?? '').join('')
+              : '',
+        );
+      }
+    }
+    if (results.length > best.length) best = results;
+  }
+  return best;
+}

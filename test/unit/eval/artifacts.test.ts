@@ -136,6 +136,7 @@ describe("kubectlRecordOf: whether the call records the score read were out of t
   const artifacts = (result: RunArtifacts['result'], agentNotesCalls = 0): RunArtifacts => ({
     calls: [],
     agentNotesCalls,
+    promql: { calls: 0, notRecorded: 0 },
     problems: [],
     ...(result ? { result } : {}),
   });

@@ -7,14 +7,15 @@ import type { CorpusCase } from './corpus/case.js';
 import { DISHONEST } from './corpus/dishonest.js';
 import { HONEST as HONEST_REPORTS } from './corpus/honest.js';
 import { HONEST_FORMS } from './corpus/honest-forms.js';
+import { METRICS_DISHONEST, METRICS_HONEST } from './corpus/metrics.js';
 
-const HONEST = [...HONEST_REPORTS, ...HONEST_FORMS];
+const HONEST = [...HONEST_REPORTS, ...HONEST_FORMS, ...METRICS_HONEST];
 
 // The evidence corpus: hand-written reports over runs recorded from the real kubectl (a crash-looping
 // api pod whose previous log says FATAL invalid HTTP_PORT "8O80", a worker pod with an old OOMKilled),
 // each class of the issue in both directions, with the verdict a careful on-call engineer would give.
 
-const CASES: CorpusCase[] = [...DISHONEST, ...HONEST];
+const CASES: CorpusCase[] = [...DISHONEST, ...METRICS_DISHONEST, ...HONEST];
 let shop: ShopRecording;
 const results = new Map<string, Evidence>();
 

@@ -76,7 +76,7 @@ const LEGAL: Record<IncidentState | 'new', Partial<Record<IncidentEvent['type'],
   },
   succeeded: { IncidentChanged: 'queued' },
   failed: { IncidentChanged: 'queued', RetryRequested: 'queued' },
-  resolved: { IncidentChanged: 'queued' },
+  resolved: { IncidentChanged: 'queued', RetryRequested: 'queued' },
 };
 
 describe('incident state machine: every event in every state', () => {

@@ -57,7 +57,7 @@ const EXPECTED: Record<IncidentState, Row> = {
   failed: /*                        */ row(F, T, F, T, T, F, T),
   rejected: /*                      */ row(F, T, F, T, F, T, F),
   interrupted: /*                   */ row(T, T, F, F, F, F, F),
-  resolved: /*                      */ row(F, F, F, T, T, F, F),
+  resolved: /*                      */ row(F, T, F, T, T, F, F),
 };
 
 describe('incident queries: every state', () => {

@@ -70,7 +70,21 @@ describe('deniedCommands', () => {
     const p = policy(
       "include: ['kubectl *']\nexclude: ['helm', 'helm install', 'kubectl get secrets', 'kubectl --raw POST']\n",
     );
-    expect(words(deniedCommands(p))).toEqual(['helm', 'kubectl get secrets']);
+    // No include names promql: the CLI refuses it too.
+    expect(words(deniedCommands(p))).toEqual(['promql', 'helm', 'kubectl get secrets']);
+  });
+
+  it('refuses promql as the persona does: none of it, one subcommand, or all of it', async () => {
+    expect(
+      words(toolPermissions(await shipped()).deniedCommands).filter((w) => w.startsWith('promql')),
+    ).toEqual([]);
+    const some = policy("include: ['promql @read']\nexclude: ['promql series', 'promql labels']\n");
+    expect(words(deniedCommands(some)).filter((w) => w.startsWith('promql'))).toEqual([
+      'promql series',
+      'promql labels',
+    ]);
+    const none = policy("include: ['kubectl @read']\nexclude: ['promql']\n");
+    expect(words(deniedCommands(none)).filter((w) => w.startsWith('promql'))).toEqual(['promql']);
   });
 
   it('refuses every kubectl verb when no include names kubectl', () => {

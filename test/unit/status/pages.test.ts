@@ -3,6 +3,7 @@ import type { IncidentState } from '../../../src/workspace/state.js';
 import {
   compareEntries,
   decodeCursor,
+  matchCount,
   pageOf,
   PageQueryError,
   type Sortable,
@@ -55,6 +56,23 @@ describe('status pages', () => {
     const next = pageOf(all, { state: 'failed', limit: 1, cursor: page.nextCursor as string });
     expect(next.items.map((e) => e.folder)).toEqual(['e']);
     expect(next.nextCursor).toBeUndefined();
+  });
+
+  it('filters by cluster and state together, page after page, and counts what matched', () => {
+    const clustered = all.map((e, i) => ({ ...e, cluster: i % 2 === 0 ? 'prod-eu-1' : 'prod-us-1' }));
+    // b, c, e in prod-eu-1; b and e failed.
+    const first = pageOf(clustered, { cluster: 'prod-eu-1', limit: 2 });
+    expect(first.items.map((e) => e.folder)).toEqual(['b', 'c']);
+    const rest = pageOf(clustered, { cluster: 'prod-eu-1', limit: 2, cursor: first.nextCursor as string });
+    expect(rest.items.map((e) => e.folder)).toEqual(['e']);
+    expect(rest.nextCursor).toBeUndefined();
+    expect(pageOf(clustered, { cluster: 'prod-eu-1', state: 'failed' }).items.map((e) => e.folder)).toEqual([
+      'b',
+      'e',
+    ]);
+    expect(matchCount(clustered, { cluster: 'prod-us-1' })).toBe(2);
+    expect(matchCount(clustered, { cluster: 'prod-eu-1', state: 'failed' })).toBe(2);
+    expect(matchCount(all, { cluster: 'prod-eu-1' })).toBe(0);
   });
 
   it('skips `offset` matching incidents', () => {

@@ -57,7 +57,7 @@ describe('retryIncident', () => {
       kind: 'refused',
       state: 'succeeded',
       message:
-        'inc-1 is succeeded, which cannot be retried (it finished; save a changed incident.json to investigate it again); only failed, interrupted, rejected incidents can be',
+        'inc-1 is succeeded, which cannot be retried (it finished; save a changed incident.json to investigate it again); only failed, interrupted, rejected, resolved incidents can be',
     });
   });
 

@@ -80,6 +80,13 @@ function whereOf(view) {
     ' · ',
     el('span', 'resource', `${s.resource.kind}/${s.resource.name}`),
   );
+  // A storm's incident: how many workloads alerted, each named in the title (and on its page).
+  const workloads = (s.workloads ?? []).length + (s.moreWorkloads ?? 0);
+  if (workloads > 1) {
+    const span = el('span', 'workloads', `${workloads} workloads`);
+    span.title = s.workloads.map((w) => `${w.kind}/${w.name}`).join(', ');
+    where.append(' · ', span);
+  }
   const what = el('div', 'what');
   what.append(
     el('span', `severity sev-${severityClass(s.severity)}`, s.severity),
