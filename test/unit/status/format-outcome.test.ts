@@ -47,9 +47,9 @@ describe('status text', () => {
     const totals = { ...emptyTotals(), succeeded: 3 };
     const text = formatStatus(views, totals, { cwd: '/' });
     const line = (folder: string) => text.split('\n').find((l) => l.startsWith(`${folder} `)) ?? '';
-    expect(line('unreachable')).toMatch(/^unreachable\s+inc-unreachable\s+no cluster access\s/);
-    expect(line('ungrounded')).toMatch(/^ungrounded\s+inc-ungrounded\s+not verified\s/);
-    expect(line('grounded')).toMatch(/^grounded\s+inc-grounded\s+grounded\s/);
+    expect(line('unreachable')).toMatch(/^unreachable\s+-\s+inc-unreachable\s+no cluster access\s/);
+    expect(line('ungrounded')).toMatch(/^ungrounded\s+-\s+inc-ungrounded\s+not verified\s/);
+    expect(line('grounded')).toMatch(/^grounded\s+-\s+inc-grounded\s+grounded\s/);
     expect(text).not.toContain('succeeded');
     expect(text).toContain('3 incidents: 3 answered');
   });
