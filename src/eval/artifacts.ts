@@ -87,8 +87,29 @@ export function kubectlRecordOf(artifacts: RunArtifacts): 'daemon' | 'agent-writ
   return outOfReach ? 'daemon' : 'agent-writable';
 }
 
+/** The call records of a kubectl-calls.jsonl text; malformed lines are listed in `problems`. */
+export function parseCallLines(text: string, name: string, problems: string[]): KubectlCallRecord[] {
+  const calls: KubectlCallRecord[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    try {
+      const record = JSON.parse(line) as KubectlCallRecord;
+      if (
+        typeof record.normalized === 'string' &&
+        Array.isArray(record.argv) &&
+        (record.stage === 'agent' || record.stage === 'triage')
+      )
+        calls.push(record);
+      else problems.push(`${name} line ${i + 1} is not a call record`);
+    } catch {
+      problems.push(`${name} line ${i + 1} is not valid JSON`);
+    }
+  }
+  return calls;
+}
+
 /** A call log larger than this is not read (a run makes at most a few thousand calls). */
-const CALL_LOG_MAX_BYTES = 64 << 20;
+export const CALL_LOG_MAX_BYTES = 64 << 20;
 
 /**
  * Reads a run's result.json, report and kubectl-calls.jsonl, below the workspace and never through a
@@ -123,22 +144,9 @@ export async function readRunArtifacts(workspaceDir: string, runDir: string): Pr
       }),
     );
     if (read.kind === 'refused') problems.push(read.reason);
-    const callsText = read.kind === 'ok' ? read.text : '';
-    for (const [i, line] of callsText.split('\n').entries()) {
-      if (line.trim() === '') continue;
-      try {
-        const record = JSON.parse(line) as KubectlCallRecord;
-        if (
-          typeof record.normalized === 'string' &&
-          (record.stage === 'agent' || record.stage === 'triage')
-        ) {
-          out.calls.push(record);
-          if (name === AGENT_NOTES_CALLS) out.agentNotesCalls += 1;
-        } else problems.push(`${name} line ${i + 1} is not a call record`);
-      } catch {
-        problems.push(`${name} line ${i + 1} is not valid JSON`);
-      }
-    }
+    const calls = parseCallLines(read.kind === 'ok' ? read.text : '', name, problems);
+    out.calls.push(...calls);
+    if (name === AGENT_NOTES_CALLS) out.agentNotesCalls += calls.length;
   }
   out.calls.push(...(await guardRefusals(runDir, problems)));
   out.promql = await promqlCalls(runDir);

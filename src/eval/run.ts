@@ -7,9 +7,11 @@ import { writeFileAtomic } from '../util/fs.js';
 import { kubectlRecordOf, readRunArtifacts, type RunMeasuresRecord } from './artifacts.js';
 import { compileCluster, compileOtherClusters } from './cases/compile.js';
 import { discoverCases, EvalUsageError, loadCase, type EvalCase } from './cases/load.js';
+import { returnedText } from './cases/tokens.js';
 import { installShim } from './install-shim.js';
 import { compileFrozenPrometheus } from './prometheus/recordings.js';
 import { startFrozenPrometheus } from './prometheus/server.js';
+import { caseKeyOf, type CaseKey } from './score/offline.js';
 import { scoreRun } from './score/score.js';
 import { buildScorecard, renderScorecardMarkdown } from './scorecard.js';
 import type { CellModelCalls, EvalCell, JudgeVerdict, Scorecard } from './types.js';
@@ -53,7 +55,8 @@ const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_');
 /** What every cell of a case runs against: its frozen cluster's shim and, when recorded, its Prometheus. */
 interface CaseStandIns {
   shimDir: string;
-  objectNames: string[];
+  /** The case's answer key: its objects' names, planted tokens and frozen cluster. */
+  key: CaseKey;
   prometheus?: { url: string; now: string };
 }
 
@@ -106,6 +109,15 @@ async function runCell(
   const agentCalls = artifacts.calls.filter((c) => c.stage === 'agent');
   const facts = artifacts.result;
   const kubectlRecord = kubectlRecordOf(artifacts);
+  // The judge grades first: its `incorrect` makes the answer wrong in the score.
+  let judged: Pick<EvalCell, 'judge' | 'judgeError'> = {};
+  if (deps.judge && artifacts.report !== undefined) {
+    try {
+      judged = { judge: await deps.judge({ evalCase, report: artifacts.report }) };
+    } catch (err) {
+      judged = { judgeError: (err as Error).message };
+    }
+  }
   const cellOut: EvalCell = {
     ...base,
     status: facts?.status ?? 'error',
@@ -128,20 +140,17 @@ async function runCell(
       expected: evalCase.expected,
       report: artifacts.report,
       calls: artifacts.calls,
-      objectNames: standIns.objectNames,
+      objectNames: standIns.key.objectNames,
+      planted: standIns.key.planted,
+      returned: returnedText(artifacts.calls, standIns.key.cluster),
       reportSections: options.reportSections,
       ...(facts?.status ? { runStatus: facts.status } : {}),
+      ...(judged.judge ? { judge: judged.judge.verdict } : {}),
     }),
+    ...judged,
   };
   if (!facts) cellOut.error = artifacts.problems.join('; ');
   else if (facts.status !== 'succeeded' && facts.error) cellOut.error = facts.error;
-  if (deps.judge && artifacts.report !== undefined) {
-    try {
-      cellOut.judge = await deps.judge({ evalCase, report: artifacts.report });
-    } catch (err) {
-      cellOut.judgeError = (err as Error).message;
-    }
-  }
   await writeFileAtomic(path.join(cellDir, 'score.json'), `${JSON.stringify(cellOut, null, 2)}\n`);
   return cellOut;
 }
@@ -162,16 +171,12 @@ async function caseStandIns(
   const frozen = await compileFrozenPrometheus(evalCase.dir, evalCase.name, cluster.now).catch(usage);
   const shimDir = path.join(outDir, 'shims', evalCase.name);
   await installShim(shimDir, cluster, undefined, others);
-  const objectNames = [
-    ...new Set(
-      cluster.objects.filter((o) => o.type !== 'events' && o.type !== 'namespaces').map((o) => o.name),
-    ),
-  ];
+  const key = await caseKeyOf(evalCase, cluster);
   const server = frozen ? await startFrozenPrometheus(frozen) : undefined;
   return {
     standIns: {
       shimDir,
-      objectNames,
+      key,
       ...(server ? { prometheus: { url: server.url, now: cluster.now } } : {}),
     },
     close: async () => server?.close(),

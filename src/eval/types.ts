@@ -94,10 +94,16 @@ export interface ScorecardGroup {
   spread: Spread;
   meanJudgeScore?: number;
   violations: number;
-  /** Runs that stated high confidence and missed the root cause (each scored 0). */
+  /** Runs whose answer is wrong: a true cause missed, the cause below half found, or the judge's incorrect. */
+  wrong: number;
+  /** Wrong runs that stated high confidence (each scored 0). */
   confidentWrong: number;
   /** Runs by evidence verdict. */
   evidence: { grounded: number; partial: number; ungrounded: number };
+  /** Runs the evidence check called grounded whose answer is wrong: supported by the cluster, yet wrong. */
+  groundedWrong: number;
+  /** Of the grounded runs, the share whose answer is not wrong: P(correct | grounded); null with none grounded. */
+  correctGivenGrounded: number | null;
   medianTokens?: number;
   medianCostUsd?: number;
   medianDurationMs?: number;

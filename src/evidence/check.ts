@@ -191,6 +191,7 @@ export function checkClaims(input: EvidenceInput): { evidence: Evidence; excerpt
     excerptsNotFound: listed(excerptsNotFound),
     gaps: listed(gaps),
     headline: claims.headline ? clip(claims.headline.statement) : NO_HYPOTHESIS,
+    ...(claims.headline?.confidence ? { confidence: clip(claims.headline.confidence) } : {}),
     claims: listedClaims.map(recordOf),
     claimsSupported: all.filter((j) => j.status === 'supported').length,
     claimsTotal: all.length,

@@ -1,4 +1,4 @@
-import { isHighConfidence } from '../report/confidence.js';
+import { confidenceIn, isHighConfidence } from '../report/confidence.js';
 import { GRADE } from './feedback.js';
 import { type FeedbackVerdict } from '../workspace/feedback.js';
 
@@ -9,6 +9,19 @@ import { type FeedbackVerdict } from '../workspace/feedback.js';
 // is read by the report's one confidence reader (src/report/confidence.ts), re-exported here.
 
 export { confidenceIn, isHighConfidence } from '../report/confidence.js';
+
+/**
+ * The confidence an answer was given with, read as the eval scorer and the notification read it: the
+ * report's headline confidence (result.json `evidence.confidence`, read by src/report/headline.ts, a
+ * bold `**Confidence:** High` line included), else what the agent's one-line answer states (a result
+ * written before the evidence recorded it, or a run without a report).
+ */
+export function answerConfidence(result: {
+  evidence?: { verdict: string; confidence?: string } | null;
+  answer?: string | null;
+}): string | undefined {
+  return result.evidence?.confidence ?? confidenceIn(result.answer ?? undefined);
+}
 
 export const ACCURACY_DIMENSIONS = ['agent', 'model', 'cluster', 'faultType'] as const;
 export type AccuracyDimension = (typeof ACCURACY_DIMENSIONS)[number];

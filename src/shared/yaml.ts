@@ -6,6 +6,7 @@ export {
   isMap,
   isScalar,
   isSeq,
+  parse,
   parseAllDocuments,
   parseDocument,
   stringify,

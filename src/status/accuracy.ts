@@ -1,4 +1,4 @@
-import { confidenceIn, type GradedAnswer } from '../feedback/accuracy.js';
+import { answerConfidence, type GradedAnswer } from '../feedback/accuracy.js';
 import { Limiter } from '../util/limiter.js';
 import { readFeedback } from '../workspace/feedback.js';
 import { readIncidentLoosely } from '../workspace/incident.js';
@@ -21,7 +21,7 @@ export async function gradedAnswer(facts: IncidentFacts): Promise<GradedAnswer |
   const result = facts.result;
   if (!result?.answer) return undefined;
   const [feedback, labels] = await Promise.all([readFeedback(facts.dir), incidentLabels(facts.dir)]);
-  const confidence = confidenceIn(result.answer);
+  const confidence = answerConfidence(result);
   return {
     folder: facts.folder,
     agent: result.agent,

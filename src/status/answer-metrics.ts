@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { confidenceIn, isHighConfidence } from '../feedback/accuracy.js';
+import { answerConfidence, isHighConfidence } from '../feedback/accuracy.js';
 import type { StoredView } from './view.js';
 
 // Graded outcomes as Prometheus metrics, counted from the status index at each scrape (so they hold
@@ -20,7 +20,7 @@ export function countAnswers(views: Iterable<StoredView>): AnswerCounts {
     if (!view.answer) continue;
     const verdict = view.feedback?.verdict;
     byGrade[verdict ?? 'unrated']++;
-    if (verdict === 'wrong' && isHighConfidence(confidenceIn(view.answer))) confidentWrong++;
+    if (verdict === 'wrong' && isHighConfidence(answerConfidence(view))) confidentWrong++;
   }
   return { byGrade, confidentWrong };
 }

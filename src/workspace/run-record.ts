@@ -75,6 +75,8 @@ export const evidenceSchema = z.object({
   gaps: z.array(z.string()),
   /** The headline as the check read it, or "no hypothesis stated". */
   headline: z.string().optional(),
+  /** The confidence the report states for its headline, as written ("High", "85%"), when it states one. */
+  confidence: z.string().optional(),
   claims: z.array(claimSchema).optional(),
   /** Claims the cluster output supports, of all claims: "N of M claims supported". */
   claimsSupported: z.number().optional(),

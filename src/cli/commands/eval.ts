@@ -16,6 +16,7 @@ import { Redactor } from '../../log/redact.js';
 import { commandConfig } from '../config.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 import { parseAgents } from './compare.js';
+import { runScore, type ScoreFlags } from './eval-score.js';
 import { commandPipeline, splitList } from './replay.js';
 
 // `triage-runner eval <suite-or-case>`: scored eval cases on frozen clusters, per agent × model × variant.
@@ -78,6 +79,21 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
           io,
         ),
       );
+    });
+  evalCommand
+    .command('score')
+    .description(
+      "score a report against an eval case's answer key without running an agent, offline: the score, pass or not, wrong or not, and why; exit 1 when it does not pass",
+    )
+    .argument('<case>', 'an eval case folder (incident.json, expected.yaml, cluster/)')
+    .argument('<report>', 'the report to score (markdown)')
+    .option(
+      '--calls <file>',
+      "the run's kubectl-calls.jsonl: its forbidden calls count, and the case's planted tokens the report quotes are checked against what they returned",
+    )
+    .option('--json', 'print {case, report, score} as JSON (score as in score.json)')
+    .action(async (evalCase: string, report: string, opts: ScoreFlags, cmd: Command) => {
+      done(await runScore(evalCase, report, opts, cmd.optsWithGlobals<{ config?: string }>().config, io));
     });
 }
 

@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseAllDocuments, stringify } from '../../shared/yaml.js';
+import { parseAllDocuments } from '../../shared/yaml.js';
+import { kubectlYaml } from './go-yaml.js';
 import { z } from '../../shared/zod.js';
 import { parseKubectl, splitCommandLine } from '../../kubectl/parse.js';
 import { RESOURCE_TYPES } from '../../kubectl/resources.js';
@@ -83,9 +84,8 @@ function sortKeys(value: unknown): Json {
   return value as Json;
 }
 
-/** go-yaml's style: keys sorted, sequences not indented under their key, YAML 1.1 quoting. */
-export const kubectlYaml = (object: Json): string =>
-  stringify(object, { version: '1.1', indentSeq: false, lineWidth: 0, sortMapEntries: true });
+/** go-yaml's style, as kubectl prints `-o yaml` (go-yaml.ts). */
+export { kubectlYaml };
 
 /** Reads a regular file under the size cap; symlinks and folders are problems, not crashes. */
 async function readRecording(file: string, problems: string[], rel: string): Promise<string | undefined> {

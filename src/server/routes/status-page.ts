@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Redactor } from '../../log/redact.js';
 import {
   accuracyOverall,
-  confidenceIn,
+  answerConfidence,
   type AccuracyRow,
   type GradedAnswer,
 } from '../../feedback/accuracy.js';
@@ -54,7 +54,7 @@ function accuracyOf(index: IncidentIndex): AccuracyRow {
   const answers: GradedAnswer[] = [];
   for (const v of index.views()) {
     if (v.answer === null) continue;
-    const confidence = confidenceIn(v.answer);
+    const confidence = answerConfidence(v);
     answers.push({
       folder: v.folder,
       agent: v.agent ?? '(none)',

@@ -100,7 +100,8 @@ function podCells(pod: Obj, now: number): unknown[] {
     : String(restarts);
   return [
     str(meta.name),
-    `${ready}/${statuses.length}`,
+    // printers.go: READY counts the spec's containers (a pod not yet scheduled has no statuses).
+    `${ready}/${((rec(pod.spec).containers as Obj[] | undefined) ?? []).length}`,
     reason,
     restartCell,
     since(now, str(meta.creationTimestamp)),

@@ -8,6 +8,7 @@ import { loadCase, type EvalCase } from '../../../src/eval/cases/load.js';
 import { sectionText } from '../../../src/eval/score/report-parts.js';
 import { scoreRun, type ScoreInput } from '../../../src/eval/score/score.js';
 import type { KubectlCallRecord } from '../../../src/eval/shim/log.js';
+import { kubectlCall } from '../../support/eval-calls.js';
 import { REPO_ROOT } from '../../support/runs.js';
 
 const EVALS = path.join(REPO_ROOT, 'examples', 'evals');
@@ -43,19 +44,7 @@ const GOOD = report({
     '1. Fix HTTP_PORT in orders-api-config (values file) to 8080 and roll out again.\n2. If the rollout must be stopped first, `kubectl rollout undo deployment/orders-api -n orders`, after approval by the on-call owner.',
 });
 
-const call = (normalized: string, over: Partial<KubectlCallRecord> = {}): KubectlCallRecord => ({
-  at: '2026-03-14T02:10:00Z',
-  stage: 'agent',
-  argv: normalized.split(' '),
-  normalized,
-  category: 'read',
-  exitCode: 0,
-  answeredFrom: 'objects',
-  durationMs: 40,
-  stdoutBytes: 100,
-  stderrBytes: 0,
-  ...over,
-});
+const call = kubectlCall;
 
 const input = (over: Partial<ScoreInput>): ScoreInput => ({
   expected: badConfig.expected,
@@ -247,6 +236,61 @@ describe('calibration: confident and wrong', () => {
       '### Primary Hypothesis\nHTTP_PORT typo in orders-api-config — Confidence: High\n\nNew pod orders-api-7f9c6d5b8d-x7k2p',
     );
     expect(scoreRun(input({ report: right }))).toMatchObject({ confidentWrong: false, pass: true });
+  });
+});
+
+describe('wrong: the root cause missed, the cause below half found, or the judge says incorrect', () => {
+  // The oomkilled case's true cause is the incident's own workload (deployment search-indexer): a report
+  // that blames it with a made-up mechanism names every entity and states every fact and section, 0.85
+  // of the score without a word of the cause.
+  const WORKLOAD_WRONG_CAUSE = report({
+    '0. Executive Triage Card':
+      'search-indexer-7c9fd5b6d8-q8w2n is OOMKilled (exit code 137), restarting; the vocabulary of 312 MB loads at start-up.\n\n### Primary Hypothesis\nA memory leak in search-indexer 5.4.1 — Confidence: High',
+    '2. Assessment & Findings':
+      '- [FACT-1] Last State: Terminated, Reason: OOMKilled, Exit Code: 137.\n- [FACT-2] The limit was 1Gi before.',
+    '3. Root Cause Analysis':
+      'Deployment search-indexer leaks memory in its request cache since image 5.4.1 and is killed by the kernel.',
+  });
+  const RIGHT = WORKLOAD_WRONG_CAUSE.replace(
+    'leaks memory in its request cache since image 5.4.1',
+    'had its memory limit lowered from 1Gi to 256Mi in revision 12 (FIN-118)',
+  );
+  const scoreOom = async (text: string, judge?: ScoreInput['judge']) => {
+    const dir = path.join(EVALS, 'oomkilled-low-limit');
+    const cluster = await compileCluster(dir, 'oomkilled-low-limit');
+    const { expected } = await loadCase(dir);
+    return scoreRun({
+      expected,
+      report: text,
+      calls: [],
+      objectNames: cluster.objects.filter((o) => o.type !== 'events').map((o) => o.name),
+      reportSections: DEFAULT_REPORT_SECTIONS,
+      runStatus: 'succeeded',
+      ...(judge ? { judge } : {}),
+    });
+  };
+
+  it("fails a wrong cause that names the incident's own workload, and scores it 0 when stated with high confidence", async () => {
+    const hedged = await scoreOom(WORKLOAD_WRONG_CAUSE.replace('Confidence: High', 'Confidence: Low'));
+    expect(hedged.rootCause.entityScore).toBe(1);
+    expect(hedged.rootCause.causeScore).toBe(0);
+    expect(hedged).toMatchObject({ score: 0.85, pass: false, wrong: true, confidentWrong: false });
+    expect(hedged.reasons).toContain('wrong: the cause not found (cause score 0, below 0.5)');
+    expect(await scoreOom(WORKLOAD_WRONG_CAUSE)).toMatchObject({
+      score: 0,
+      pass: false,
+      wrong: true,
+      confidentWrong: true,
+    });
+  });
+
+  it('passes the same report with the true mechanism, and fails it when the judge grades it incorrect', async () => {
+    const right = await scoreOom(RIGHT);
+    expect(right, right.reasons.join('; ')).toMatchObject({ score: 1, pass: true, wrong: false });
+    expect(await scoreOom(RIGHT, 'partially_correct')).toMatchObject({ pass: true, wrong: false });
+    const overruled = await scoreOom(RIGHT, 'incorrect');
+    expect(overruled).toMatchObject({ score: 0, pass: false, wrong: true, confidentWrong: true });
+    expect(overruled.reasons).toContain('wrong: the judge grading it incorrect');
   });
 });
 

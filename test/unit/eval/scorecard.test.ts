@@ -9,6 +9,7 @@ const score = (s: number, pass: boolean, violations = 0): CaseScore =>
   ({
     score: s,
     pass,
+    wrong: !pass,
     violations: Array.from({ length: violations }, () => ({
       source: 'kubectl',
       id: 'mutate',
@@ -97,7 +98,7 @@ describe('scorecard', () => {
 
   it('says which configuration was best and by how much', () => {
     expect(card().summary).toBe(
-      'Best: claude / sonnet / preload: mean score 0.75, 3/4 passed, 0 violation(s), 0 confident-wrong. Ahead of claude / sonnet / no-preload by 0.75 points of mean score, 3 more pass(es) out of 4, at 2.50× its median cost, 3.33× its median duration.',
+      'Best: claude / sonnet / preload: mean score 0.75, 3/4 passed, 0 violation(s), 0 confident-wrong, 0 grounded but wrong. Ahead of claude / sonnet / no-preload by 0.75 points of mean score, 3 more pass(es) out of 4, at 2.50× its median cost, 3.33× its median duration.',
     );
   });
 
@@ -110,9 +111,33 @@ describe('scorecard', () => {
     );
     const md = renderScorecardMarkdown(s);
     expect(md).toContain(
-      '| claude | sonnet | preload | 3/4 | 0.75 | ±0.00 (0.75–0.75) | 0 | 1100 | $0.2500 | 25.0 s | 5 | 4 | 0 | 0 |',
+      '| claude | sonnet | preload | 3/4 | 0.75 | ±0.00 (0.75–0.75) | 0 | 1 | 0 | 0/0 | — | 1100 | $0.2500 | 25.0 s | 5 | 4 | 0 | 0 |',
     );
     expect(md).toContain('Below --min-score 0.5: claude/sonnet/no-preload.');
+  });
+
+  it('counts grounded-but-wrong runs and P(correct | grounded) per configuration', () => {
+    const graded = (c: EvalCell, evidence: EvalCell['evidence']): EvalCell => ({
+      ...c,
+      ...(evidence ? { evidence } : {}),
+    });
+    // preload: a and b of repeat 1 grounded (a right, b wrong), a of repeat 2 partial, b of repeat 2 grounded and right.
+    const withEvidence = [
+      graded(cells[0] as EvalCell, 'grounded'),
+      graded(cells[1] as EvalCell, 'grounded'),
+      graded(cells[2] as EvalCell, 'partial'),
+      graded(cells[3] as EvalCell, 'grounded'),
+      graded(cells[4] as EvalCell, 'ungrounded'),
+      graded(cells[5] as EvalCell, undefined),
+    ];
+    const s = buildScorecard({ ...suite, cells: withEvidence });
+    const [preload, noPreload] = s.groups;
+    expect(preload).toMatchObject({ wrong: 1, groundedWrong: 1, correctGivenGrounded: 0.667 });
+    expect(noPreload).toMatchObject({ wrong: 2, groundedWrong: 0, correctGivenGrounded: null });
+    const md = renderScorecardMarkdown(s);
+    expect(md).toContain('| 0 | 1 | 0 | 1/3 | 0.67 | 1100 |');
+    expect(md).toContain('| 1 | 2 | 0 | 0/0 | — | 1100 |');
+    expect(s.summary).toContain('1 grounded but wrong');
   });
 
   it('says how many runs had their kubectl calls recorded where the agent could write, and nothing when none did', () => {
