@@ -70,15 +70,15 @@ COPY runners/ runners/
 ENV HOME=/var/lib/triage-runner/home \
     SKILLS_CACHE_DIR=/var/lib/triage-runner/skills \
     TRIAGE_RUNNER_WORKSPACES_ROOT=/var/lib/triage-runner/workspaces \
-    TRIAGE_RUNNER_HTTP_PORT=8080 \
+    TRIAGE_RUNNER_HTTP_PORT=8742 \
     TMPDIR=/tmp
 VOLUME ["/var/lib/triage-runner"]
 USER 10001:10001
-EXPOSE 8080
+EXPOSE 8742
 
 # No curl in the image: node itself asks /healthz.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TRIAGE_RUNNER_HTTP_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.TRIAGE_RUNNER_HTTP_PORT||8742)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 
 # node is PID 1 and handles SIGTERM itself (graceful drain). With plain `docker run`, add --init to
 # reap orphaned grandchildren of the triage script. --max-semi-space-size=2 keeps an idle daemon's young

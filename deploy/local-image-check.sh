@@ -79,7 +79,7 @@ for _ in $(seq 60); do
   sleep 1
 done
 [[ -n "$healthy" ]] || fail "HEALTHCHECK (/healthz) never passed within 60 s"
-podman exec "$name" node -e "fetch('http://127.0.0.1:8080/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" ||
+podman exec "$name" node -e "fetch('http://127.0.0.1:8742/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" ||
   fail "/readyz did not answer 200"
 podman stop -t 30 "$name" >/dev/null
 podman logs "$name" 2>&1 | grep -q '"daemon stopped"' || fail "the daemon did not stop gracefully on SIGTERM"

@@ -125,11 +125,7 @@ function syncDir(dir: string): void {
  */
 function createKeyFile(file: string): boolean {
   const tmp = `${file}.${process.pid}.${randomHex(6)}.tmp`;
-  const fd = openSync(
-    tmp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
+  const fd = openKeyTemp(tmp, file);
   try {
     writeSync(fd, `${randomBytes(KEY_BYTES).toString('hex')}\n`);
     fsyncSync(fd);
@@ -147,6 +143,21 @@ function createKeyFile(file: string): boolean {
   } finally {
     unlinkQuietly(tmp);
     syncDir(path.dirname(file));
+  }
+}
+
+/** Opens the key's temp file; a folder the daemon's user cannot write is said, with what to do. */
+function openKeyTemp(tmp: string, file: string): number {
+  try {
+    return openSync(
+      tmp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+  } catch (err) {
+    throw new AuditKeyError(
+      `the audit key file ${file} cannot be made (${codeOf(err)}): let the daemon's user write ${path.dirname(file)}, or set audit.key_file or audit.hmac_secret`,
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 import type { AuditLog } from '../audit/log.js';
 import { AuditLog as AuditLogImpl } from '../audit/log.js';
 import type { Config } from '../config/schema.js';
-import { resolveSecrets } from '../config/secrets.js';
+import { logSecretProblems, resolveSecrets } from '../config/secrets.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { verdictOfRun } from '../incident/queries.js';
 import { Redactor } from '../log/redact.js';
@@ -33,8 +33,7 @@ export function commandNotifier(io: CliIO, config: Config, parts?: NotifyParts):
     const secrets = resolveSecrets(config, io.env);
     const redactor = new Redactor(secrets.values);
     const log = createLogger({ level: config.log.level, format: config.log.format, redactor });
-    for (const problem of secrets.problems)
-      log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
+    logSecretProblems(log, secrets, redactor.unredacted);
     const key = writerAuditKey(config, secrets.values, log, 'use');
     own = {
       log,

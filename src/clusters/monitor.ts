@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { runClusterKubectl, type ClusterKubectl } from './kubectl.js';
 import { PermissionsCache, type ProbedPermissions } from './permissions.js';
 import type { ClusterAccess, ClusterEntry } from './types.js';
@@ -22,10 +25,23 @@ const lastLine = (text: string): string =>
     .filter(Boolean)
     .at(-1) ?? '';
 
-/** What to do about a failed check, from kubectl's own message. */
-function advice(entry: ClusterEntry, message: string): string {
-  if (!entry.kubeconfig && /localhost:8080|127\.0\.0\.1:8080/.test(message))
-    return "no kubeconfig is configured, so kubectl fell back to localhost:8080: set kubeconfig: to the cluster's kubeconfig";
+/** kubectl's address when it has no kubeconfig at all (compiled into it). */
+export const KUBECTL_FALLBACK = 'localhost:8080';
+
+/**
+ * kubectl has no kubeconfig for `entry`: none configured, and none at its default place for the daemon's
+ * user (`~/.kube/config`). It then asks http://localhost:8080, whatever listens there, so its own
+ * message (connection refused, or a NotFound from a server on that port) does not say so.
+ */
+export function fellBack(entry: ClusterEntry, home: string | undefined): boolean {
+  if (entry.kubeconfig) return false;
+  return !existsSync(path.join(home ?? homedir(), '.kube', 'config'));
+}
+
+/** What to do about a failed check, from the entry and from kubectl's own message. */
+function advice(entry: ClusterEntry, message: string, noKubeconfig: boolean): string {
+  if (noKubeconfig || (!entry.kubeconfig && /localhost:8080|127\.0\.0\.1:8080/.test(message)))
+    return `no kubeconfig is configured, so kubectl fell back to ${KUBECTL_FALLBACK} (kubeconfig: is unset and the daemon's user has no ~/.kube/config): set kubeconfig: (or clusters:) to the cluster's kubeconfig`;
   if (/Unauthorized|credentials|token has expired|x509/i.test(message))
     return `the cluster refused the credentials in ${entry.kubeconfig ?? 'the default kubeconfig'}: renew them`;
   if (/context .* does not exist|no context exists/i.test(message))
@@ -58,7 +74,7 @@ export async function checkClusterAccess(
     : result.timedOut
       ? `kubectl did not answer within ${kubectl.timeoutMs} ms`
       : lastLine(result.stderrTail) || `kubectl exited ${String(result.exitCode)} without a server version`;
-  const detail = result.error ? why : `${why}: ${advice(entry, why)}`;
+  const detail = result.error ? why : `${why}: ${advice(entry, why, fellBack(entry, kubectl.env.HOME))}`;
   return {
     name: entry.name,
     reachable: false,

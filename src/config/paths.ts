@@ -7,7 +7,8 @@ import type { Config } from './schema.js';
 //   in an environment variable/flag -> the working directory (as a shell user typed it)
 //   a built-in default              -> the package root, which ships configs/ and agent-home/
 // So `context` run from any folder reads the shipped prompts and uses the one skills cache instead of
-// creating ./agent-home/skills wherever it was started.
+// creating ./agent-home/skills wherever it was started. The one exception is the workspaces root: the
+// incidents are the user's, not the package's, so its default (./incidents) is where the command runs.
 
 /** The package root (holds package.json, configs/, agent-home/): two levels above this file in src/ and dist/. */
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -26,6 +27,9 @@ export const PATH_KEYS: readonly string[][] = [
   ['kubeconfig'],
   ['audit', 'key_file'],
 ];
+
+/** Keys whose built-in default is relative to the working directory, not the package root. */
+const CWD_DEFAULTS: readonly string[][] = [['workspaces_root']];
 
 export interface PathBases {
   cwd: string;
@@ -54,6 +58,7 @@ export function baseFor(keyPath: readonly string[], layers: ConfigLayers, bases:
   if (getIn(layers.flags, keyPath) !== undefined || getIn(layers.env, keyPath) !== undefined)
     return bases.cwd;
   if (getIn(layers.file, keyPath) !== undefined) return bases.fileDir ?? bases.cwd;
+  if (CWD_DEFAULTS.some((k) => k.join('.') === keyPath.join('.'))) return bases.cwd;
   return bases.packageRoot;
 }
 

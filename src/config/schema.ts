@@ -847,7 +847,7 @@ const baseSchema = z.strictObject({
         "URL people reach this daemon's HTTP server at (status page); notifications link to it",
       ).optional(),
       port: int(0, 65535)
-        .default(8080)
+        .default(8742)
         .describe('HTTP port for /healthz, /readyz, /metrics and /v1/* (0 = disabled)'),
       host: z
         .string()

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from './schema.js';
 import type { Env } from './load.js';
 import { prometheusSecretNames } from './prometheus-schema.js';
+import { weakSecretMessage } from '../log/redact.js';
 
 /** A configured secret that could not be read; the message names the source, never the value. */
 export interface SecretProblem {
@@ -85,4 +86,23 @@ export function agentSecrets(
 ): Record<string, string> {
   const own = daemonSecretNames(config);
   return Object.fromEntries(Object.entries(values).filter(([name]) => !own.has(name)));
+}
+
+/**
+ * Logs what is wrong with the resolved secrets: one unavailable (its variable unset, its file
+ * unreadable) and one too weak to redact by value. Each line names the secret under `secretName`: a
+ * secret's name is not secret, and under a key such as `secret` the logger would redact it.
+ */
+export function logSecretProblems(
+  log: { warn(fields: object, msg: string): void },
+  resolved: Pick<ResolvedSecrets, 'problems'>,
+  unredacted: readonly { name: string; reason: string }[] = [],
+): void {
+  for (const problem of resolved.problems)
+    log.warn({ secretName: problem.name, problem: problem.message }, 'secret not available');
+  for (const weak of unredacted)
+    log.warn(
+      { secretName: weak.name, problem: weakSecretMessage(weak.name, weak.reason) },
+      'secret too weak to redact',
+    );
 }

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Config, SkillSourceConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { errorMessage } from '../util/errors.js';
 import { waitLock } from '../util/file-lock.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { writeFileAtomic, writeProbe } from '../util/fs.js';
+import { localTreeCommit } from './skills-local.js';
 import { SkillsHolds, removeHoldFile } from './skills-holds.js';
 import { checkout, isDir, mirror, resolveRef, swapLink } from './skills-mirror.js';
 import type { SkillsSnapshot, SkillsSourceSnapshot } from './types.js';
@@ -56,6 +56,8 @@ export interface SyncReport {
 export interface SkillsReadiness {
   ready: boolean;
   sources: { name: string; available: boolean; detail?: string }[];
+  /** Why the cache folder cannot be written (git sources cannot be fetched or updated), when it cannot. */
+  cacheProblem?: string;
 }
 
 interface PersistedSource {
@@ -109,29 +111,6 @@ export interface SkillsCacheOptions {
   /** Identifies this process in hold files (defaults: os.hostname(), process.pid). */
   host?: string;
   pid?: number;
-}
-
-/** Short hash of a local folder's file listing, sizes and mtimes: changes when a file changes. */
-export async function localTreeCommit(dir: string, maxFiles = 20_000): Promise<string> {
-  const hash = createHash('sha256');
-  let files = 0;
-  const walk = async (rel: string): Promise<void> => {
-    const entries = await readdir(path.join(dir, rel), { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (entry.name === '.git' || files >= maxFiles) continue;
-      const child = path.join(rel, entry.name);
-      if (entry.isDirectory()) {
-        await walk(child);
-        continue;
-      }
-      files += 1;
-      const info = await lstat(path.join(dir, child)).catch(() => undefined);
-      hash.update(`${child}\0${info?.size ?? -1}\0${info?.mtimeMs ?? -1}\n`);
-    }
-  };
-  await walk('');
-  return `local:${hash.digest('hex').slice(0, 12)}`;
 }
 
 export class SkillsCache {
@@ -202,8 +181,14 @@ export class SkillsCache {
   /** The skills a run uses: immutable commit dirs held until `release()`. Syncs first if never synced and a source has no cache. */
   async acquire(): Promise<SkillsSnapshot> {
     await this.load();
+    // A sync that fails as a whole (a cache it cannot write): the run goes on without those sources.
     if (!this.synced && this.sources.some((s) => s.git !== undefined && !this.state.sources[s.name]))
-      await this.sync();
+      await this.sync().catch((err: unknown) =>
+        this.log.warn(
+          { err: errorMessage(err) },
+          'skills sync failed; the run goes on without those sources',
+        ),
+      );
     const sources: SkillsSourceSnapshot[] = [];
     const unavailable: { name: string; reason: string }[] = [];
     const keys: string[] = [];
@@ -250,7 +235,7 @@ export class SkillsCache {
     return Promise.all(this.sources.map((s) => this.status(s)));
   }
 
-  /** Ready when every configured source is available (current or last good cache). */
+  /** Ready when every configured source is available (current or last good cache) and the cache writable. */
   async readiness(): Promise<SkillsReadiness> {
     const list = await this.list();
     const sources = list.map((s) => ({
@@ -258,7 +243,19 @@ export class SkillsCache {
       available: s.status !== 'unavailable',
       ...(s.error ? { detail: s.error } : {}),
     }));
-    return { ready: sources.every((s) => s.available), sources };
+    const cacheProblem = this.sources.some((s) => s.git) ? await this.writeProblem() : undefined;
+    return {
+      ready: sources.every((s) => s.available) && !cacheProblem,
+      sources,
+      ...(cacheProblem ? { cacheProblem } : {}),
+    };
+  }
+
+  /** Why the cache folder cannot be written, or undefined. */
+  private async writeProblem(): Promise<string | undefined> {
+    const code = await writeProbe(this.root);
+    if (code === undefined) return undefined;
+    return `skills.cache_dir ${this.root} cannot be written (${code}): git sources are neither fetched nor updated; let the daemon's user write it, or point skills.cache_dir (SKILLS_CACHE_DIR) at a folder it owns`;
   }
 
   private async status(source: SkillSourceConfig): Promise<SourceStatus> {
@@ -371,8 +368,13 @@ export class SkillsCache {
         if (persisted) persisted.lastError = message;
       }
     }
-    await this.saveState();
-    await this.gc();
+    // The commits are in place: a state that cannot be written costs only the history and the clean-up.
+    try {
+      await this.saveState();
+      await this.gc();
+    } catch (err) {
+      this.log.warn({ dir: this.root, err: errorMessage(err) }, 'skills cache state cannot be written');
+    }
     return { sources: await this.list(), failed };
   }
 

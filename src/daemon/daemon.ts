@@ -43,6 +43,8 @@ export class Daemon {
   private timers: { rescan?: NodeJS.Timeout; wake?: NodeJS.Timeout } = {};
   private rescanning: Promise<void> | undefined;
   private diskFull: string | undefined;
+  /** One readiness evaluation at a time, shared by /readyz and the /metrics scrape. */
+  private readinessRunning: Promise<Readiness> | undefined;
   private life: DaemonLifecycle = { phase: 'created' };
   private markStopped: () => void = () => undefined;
   private readonly stoppedSignal = new Promise<void>((resolve) => (this.markStopped = resolve));
@@ -75,6 +77,7 @@ export class Daemon {
     ({ store: this.store, queue: this.queue, slotDeps: this.slotDeps } = parts);
     ({ intakeHooks: this.intakeHooks, inspector: this.inspector, monitor: this.monitor } = parts);
     this.gate = new EngineGate(deps.executor, this.log, () => this.pump());
+    this.metrics.readinessFrom(() => this.readiness());
   }
 
   get lifecycle(): DaemonLifecycle['phase'] {
@@ -170,6 +173,11 @@ export class Daemon {
 
   /** Intake running, disk writable, and what the executor reports (engine, skills, agent). */
   readiness(): Promise<Readiness> {
+    this.readinessRunning ??= this.evaluateReadiness().finally(() => (this.readinessRunning = undefined));
+    return this.readinessRunning;
+  }
+
+  private evaluateReadiness(): Promise<Readiness> {
     return daemonReadiness(
       {
         ...{ stopping: this.stopping, ready: this.ready, root: this.root },

@@ -1,6 +1,8 @@
 import { stat } from 'node:fs/promises';
 import type { Readiness } from '../shared/types.js';
 import { errorMessage } from '../util/errors.js';
+import { writeProbe } from '../util/fs.js';
+import { triageDir } from '../workspace/layout.js';
 import type { Leadership } from './types.js';
 
 // Small helpers of the daemon's lifecycle: bounded waits and cheap change marks for rescans.
@@ -81,10 +83,16 @@ export async function daemonReadiness(
         },
       ]
     : [];
+  // Only once intake runs: before, the root may not be there yet (a standby, a start under way).
+  const unwritable = diskFull || !intake.ok || standby ? undefined : await rootWriteProblem(status.root);
   const disk = {
     name: 'disk',
-    ok: !diskFull,
-    ...(diskFull ? { detail: `writes fail: ${diskFull}; free space on the workspaces volume` } : {}),
+    ok: !diskFull && !unwritable,
+    ...(diskFull
+      ? { detail: `writes fail: ${diskFull}; free space on the workspaces volume` }
+      : unwritable
+        ? { detail: unwritable }
+        : {}),
   };
   const ex = await executor().catch((err: unknown): Readiness => ({
     ok: false,
@@ -96,6 +104,18 @@ export async function daemonReadiness(
     ...(ex.degraded ? { degraded: true } : {}),
     checks: [intake, ...leader, disk, ...ex.checks],
   };
+}
+
+/**
+ * Writes and removes a file in the root's .triage/ folder, where intake records every alert and
+ * incident: why that fails (a root the daemon's user cannot write), or undefined.
+ */
+export async function rootWriteProblem(root: string): Promise<string | undefined> {
+  const dir = triageDir(root);
+  const code = await writeProbe(dir);
+  if (code === undefined) return undefined;
+  const user = process.getuid ? `uid ${process.getuid()}` : 'the daemon';
+  return `cannot write in ${dir} (${code}): intake records every alert and incident there; let the daemon's user (${user}) write the workspaces root (chown it to that user, or run the daemon as its owner)`;
 }
 
 /** Says at start-up what would keep an incident from running (engine, agent image or CLI, API key, skills). */

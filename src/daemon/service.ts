@@ -22,6 +22,7 @@ import { IncidentIndex } from '../status/incident-index.js';
 import { errorMessage, UsageError } from '../util/errors.js';
 import { Daemon } from './daemon.js';
 import { newDaemonId } from './ids.js';
+import { onReload, type ConfigReader } from './reload.js';
 import { electLeader } from './leadership.js';
 import { startPruning } from './pruning.js';
 import type { DaemonHost } from './types.js';
@@ -41,6 +42,8 @@ export interface ServiceOptions {
   signals?: NodeJS.Process;
   /** This replica lost the leader Lease: the process must end at once (see daemon/leadership.ts). */
   onLeadershipLost: () => void;
+  /** Reads the configuration again on SIGHUP (without it SIGHUP is logged and ignored). */
+  reload?: ConfigReader;
 }
 
 /** The daemon could not start (the engine, the HTTP port, the workspaces root): said as is. */
@@ -157,7 +160,10 @@ function httpParts(
     limits: httpLimits(config),
     allowedHosts: allowedHosts(config),
     routes: [
-      createIntakeRoutes({ config, secrets, hooks: host.intakeHooks, identity: { daemonId }, log }),
+      createIntakeRoutes({
+        ...{ config, secrets, hooks: host.intakeHooks, identity: { daemonId }, log },
+        metrics: host.metrics.intake,
+      }),
       ...createStatusRoutes({ index, host, lease: { ttlMs: config.scheduling.lease_ttl }, redactor, log }),
       feedbackRoutes({
         root: config.workspaces_root,
@@ -190,12 +196,37 @@ function loadIndex(index: IncidentIndex, config: Config, log: Logger): void {
 }
 
 /**
- * Builds the daemon and runs it until SIGTERM/SIGINT; resolves once it has stopped. Configuration
- * problems throw UsageError; a start that fails (engine, port, root) throws DaemonStartError.
+ * Builds the daemon and runs it until SIGTERM/SIGINT; resolves once it has stopped. A SIGHUP with a
+ * valid configuration builds and starts it again with that one. Configuration problems throw
+ * UsageError; a start that fails (engine, port, root) throws DaemonStartError.
  */
 export async function runDaemonService(config: Config, options: ServiceOptions): Promise<void> {
+  let next: Config | undefined = config;
+  while (next) next = await serveOnce(next, options);
+}
+
+/** One daemon from start to stop; the configuration to start again with when SIGHUP asked for it. */
+async function serveOnce(config: Config, options: ServiceOptions): Promise<Config | undefined> {
   const { daemon, index, results, log, audit } = await composeDaemon(config, options);
-  const removeHandlers = daemon.handleSignals(options.signals);
+  const proc = options.signals ?? process;
+  let restartWith: Config | undefined;
+  // A stop asked for (SIGTERM/SIGINT) wins over a reload under way.
+  const stopAsked = () => (restartWith = undefined);
+  proc.on('SIGTERM', stopAsked);
+  proc.on('SIGINT', stopAsked);
+  const removeReload = options.reload
+    ? onReload(proc, log, options.reload, (fresh) => {
+        restartWith = fresh;
+        void daemon.stop();
+      })
+    : ignoreHangUp(proc, log);
+  const removeSignals = daemon.handleSignals(options.signals);
+  const removeHandlers = () => {
+    removeSignals();
+    removeReload();
+    proc.off('SIGTERM', stopAsked);
+    proc.off('SIGINT', stopAsked);
+  };
   try {
     await daemon.start();
   } catch (err) {
@@ -217,4 +248,16 @@ export async function runDaemonService(config: Config, options: ServiceOptions):
   removeHandlers();
   // After the runs: what is not delivered in time stays in the outbox for the next start.
   await results?.close(10_000);
+  return restartWith;
+}
+
+/** Without a way to read the configuration again, SIGHUP is said and changes nothing (never a silent exit). */
+function ignoreHangUp(proc: NodeJS.Process, log: Logger): () => void {
+  const onHangUp = () =>
+    log.warn(
+      { signal: 'SIGHUP' },
+      'SIGHUP received: this daemon cannot read its configuration again; ignored',
+    );
+  proc.on('SIGHUP', onHangUp);
+  return () => proc.off('SIGHUP', onHangUp);
 }

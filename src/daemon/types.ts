@@ -54,6 +54,8 @@ export interface DaemonHost {
   readonly intakeHooks: IntakeHooks;
   /** Looks at a workspace folder again now (an event the watcher cannot see, such as a retry). */
   reconsider(dir: string): Promise<void>;
+  /** Where intake counts the alerts it receives and refuses (/metrics). */
+  readonly metrics: Pick<DaemonMetrics, 'intake'>;
 }
 
 export interface DaemonStats {

@@ -69,11 +69,14 @@ export function listenerLimits(config: Pick<Config, 'gateway'>): ListenerLimits 
   };
 }
 
-/** A provider's list of models: free, and answered only for a valid key. */
-const MODELS_PATH: Record<ProviderId, string> = {
-  anthropic: '/v1/models',
-  openai: '/models',
-  gemini: '/v1beta/models',
+/**
+ * A provider's list of models: free, and answered only for a valid key; with the headers its API
+ * requires of every request (Anthropic refuses one without `anthropic-version` with a 400).
+ */
+const MODELS_LISTING: Record<ProviderId, { path: string; headers: Record<string, string> }> = {
+  anthropic: { path: '/v1/models', headers: { 'anthropic-version': '2023-06-01' } },
+  openai: { path: '/models', headers: {} },
+  gemini: { path: '/v1beta/models', headers: {} },
 };
 
 export interface GatewayHostInput {
@@ -165,8 +168,9 @@ export function createGatewayHost(input: GatewayHostInput): GatewayHost {
       {},
     );
     try {
-      const res = await fetch(`${await tcpUrl()}/${provider}${MODELS_PATH[provider]}`, {
-        headers: { authorization: `Bearer ${session.token}` },
+      const listing = MODELS_LISTING[provider];
+      const res = await fetch(`${await tcpUrl()}/${provider}${listing.path}`, {
+        headers: { ...listing.headers, authorization: `Bearer ${session.token}` },
         signal: AbortSignal.timeout(input.preflightTimeoutMs ?? 10_000),
       });
       await res.arrayBuffer();

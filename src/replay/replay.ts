@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { INCIDENT_FILE, replaySourcePath, RUN_FILES, runDirOf, triageDir } from '../workspace/layout.js';
+import {
+  INCIDENT_FILE,
+  replaySourcePath,
+  RUN_FILES,
+  runDirOf,
+  statePath,
+  triageDir,
+} from '../workspace/layout.js';
+import { writeState, type RunStatus } from '../workspace/state.js';
 import type { PromptParts } from '../context/types.js';
 import { readWorkspace, type Workspace } from '../workspace/incident.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -71,6 +79,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   const signal = deps.signal ?? controller.signal;
   const outcome = await deps.executor.run({ workspace, runId, attempt: 1, signal, log, overrides });
 
+  await recordState(workspace, runId, outcome.status, now());
   const runDir = runDirOf(outDir, runId);
   const result: ReplayResult = { source, outDir, runId, runDir, overrides, outcome };
   if (original.prompt) result.original = { sha256: original.prompt.sha256, file: original.prompt.file };
@@ -125,6 +134,23 @@ async function copiedWorkspace(source: Source, outDir: string, maxBytes: number)
   if (read.kind === 'ok') return read.workspace;
   const reason = read.kind === 'missing' ? `${INCIDENT_FILE} is missing` : read.reason;
   throw new ReplayUsageError(`the incident copied from ${source.workspaceDir} cannot be replayed: ${reason}`);
+}
+
+/** The replay folder's .triage/state.json, as the daemon records a run: status and the tools read it. */
+async function recordState(
+  workspace: Workspace,
+  runId: string,
+  status: RunStatus,
+  at: number,
+): Promise<void> {
+  await writeState(statePath(workspace.dir), {
+    incidentId: workspace.incident.incidentId,
+    state: status === 'succeeded' ? 'succeeded' : status === 'interrupted' ? 'interrupted' : 'failed',
+    attempts: 1,
+    updatedAt: new Date(at).toISOString(),
+    runs: [{ id: runId, status }],
+    incidentSha256: createHash('sha256').update(workspace.incidentText).digest('hex'),
+  });
 }
 
 /** source.json in the replay folder and the `replayed` audit event. */

@@ -17,7 +17,12 @@ import type { PrometheusMonitor } from '../prometheus/monitor.js';
 /** The part of the skills cache the pipeline uses (src/context/skills-cache.ts `SkillsCache`). */
 export interface SkillsCacheLike {
   acquire(): Promise<SkillsSnapshot>;
-  readiness(): Promise<{ ready: boolean; sources: { name: string; available: boolean; detail?: string }[] }>;
+  readiness(): Promise<{
+    ready: boolean;
+    sources: { name: string; available: boolean; detail?: string }[];
+    /** Why the cache folder cannot be written, when it cannot. */
+    cacheProblem?: string;
+  }>;
   stop?(): Promise<void> | void;
 }
 

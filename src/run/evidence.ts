@@ -66,6 +66,7 @@ export async function checkRunEvidence(
       excerptsNotFound: evidence.excerptsNotFound.length,
       gaps: evidence.gaps.length,
     });
+    env.metrics?.evidence?.(evidence.verdict);
     run.log.info(
       { verdict: evidence.verdict, supported: evidence.claimsSupported, claims: evidence.claimsTotal },
       'report evidence checked',

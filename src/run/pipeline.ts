@@ -82,10 +82,11 @@ function clusterMonitor(config: Config, deps: ExecutorDeps, entries: ClusterEntr
       timeoutMs: ACCESS_TIMEOUT_MS,
     },
     ...(deps.now ? { now: deps.now } : {}),
-    onChange: (access) =>
-      access.reachable
-        ? deps.log.info({ cluster: access.name }, 'cluster reachable')
-        : deps.log.warn({ cluster: access.name, detail: access.detail }, 'cluster cannot be reached'),
+    onChange: (access) => {
+      deps.metrics?.clusterReachable?.(access.name, access.reachable);
+      if (access.reachable) deps.log.info({ cluster: access.name }, 'cluster reachable');
+      else deps.log.warn({ cluster: access.name, detail: access.detail }, 'cluster cannot be reached');
+    },
   });
 }
 

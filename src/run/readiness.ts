@@ -50,15 +50,16 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
   try {
     const r = await env.skills.readiness();
     const missing = r.sources.filter((s) => !s.available);
+    const details = [
+      ...(r.cacheProblem ? [r.cacheProblem] : []),
+      ...(missing.length
+        ? [`runs go on without: ${missing.map((s) => `${s.name}: ${s.detail ?? 'unavailable'}`).join('; ')}`]
+        : []),
+    ];
     checks.push({
       name: 'skills',
       ok: true,
-      ...(missing.length
-        ? {
-            degraded: true,
-            detail: `runs go on without: ${missing.map((s) => `${s.name}: ${s.detail ?? 'unavailable'}`).join('; ')}`,
-          }
-        : {}),
+      ...(details.length ? { degraded: true, detail: details.join('; ') } : {}),
     });
   } catch (err) {
     checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });

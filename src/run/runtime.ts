@@ -1,10 +1,10 @@
 import { AuditLog } from '../audit/log.js';
 import type { Config } from '../config/schema.js';
-import { agentSecrets, resolveSecrets } from '../config/secrets.js';
+import { agentSecrets, logSecretProblems, resolveSecrets } from '../config/secrets.js';
 import { createRunExecutor } from './pipeline.js';
 import type { PipelineMetrics, RunExecutor } from './types.js';
 import { createLogger, type Logger } from '../log/logger.js';
-import { Redactor, weakSecretMessage } from '../log/redact.js';
+import { Redactor } from '../log/redact.js';
 import { clusterRegistry } from '../clusters/registry.js';
 import { resolveEndpoints } from '../prometheus/endpoint.js';
 import { writerAuditKey } from '../audit/writer-key.js';
@@ -28,13 +28,7 @@ export function buildRuntime(
   const secrets = resolveSecrets(config, env);
   const redactor = new Redactor(secrets.values);
   const log = createLogger({ level: config.log.level, format: config.log.format, redactor });
-  for (const problem of secrets.problems)
-    log.warn({ secret: problem.name, problem: problem.message }, 'secret not available');
-  for (const weak of redactor.unredacted)
-    log.warn(
-      { secret: weak.name, problem: weakSecretMessage(weak.name, weak.reason) },
-      'secret too weak to redact',
-    );
+  logSecretProblems(log, secrets, redactor.unredacted);
   const key = writerAuditKey(config, secrets.values, log, 'make');
   const audit = new AuditLog({ redactor, ...(key ? { key } : {}) });
   const executor = createRunExecutor({

@@ -9,6 +9,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { errorMessage } from '../util/errors.js';
+import { readinessWithin } from './readiness.js';
 import { exposureProblem, isLoopbackHost } from './exposure.js';
 import type { HttpServerOptions } from './types.js';
 import { parseJsonBody } from './json.js';
@@ -193,10 +194,7 @@ export async function buildApp(options: HttpServerOptions): Promise<FastifyInsta
     reply.type('text/plain').header('cache-control', 'no-store').send('ok\n'),
   );
   app.get('/readyz', open, async (_request, reply) => {
-    const readiness = await withTimeout(options.readiness(), timeoutMs).catch((err: unknown) => ({
-      ok: false,
-      checks: [{ name: 'readiness', ok: false, detail: errorMessage(err) }],
-    }));
+    const readiness = await readinessWithin(options.readiness, timeoutMs);
     return reply
       .code(readiness.ok ? 200 : 503)
       .type('application/json')
@@ -304,20 +302,4 @@ function replyToError(
 
 function formatWindow(ms: number): string {
   return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`readiness check did not answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
 }

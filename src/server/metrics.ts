@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ModelUsage, PipelineMetrics } from '../shared/types.js';
+import type { ModelUsage, PipelineMetrics, Readiness } from '../shared/types.js';
+import { readinessWithin } from './readiness.js';
 
 // The daemon's Prometheus metrics on a registry of its own (never prom-client's global one).
 
@@ -15,10 +16,28 @@ export interface DaemonMetrics extends PipelineMetrics {
   runDuration(seconds: number, status: string, cluster?: string): void;
   /** A pass over the workspaces root finished (start-up or rescan); `failed` when it could not list it. */
   workspaceScan(outcome: 'ok' | 'failed'): void;
+  /** A run's report was checked against what the run recorded (result.json `evidence.verdict`). */
+  evidence(verdict: string): void;
+  /** Alerts (and incidents) that reached HTTP intake, and those of them it refused, by why. */
+  readonly intake: IntakeMetrics;
+  /**
+   * Where `triage_runner_ready{check}` comes from: asked at each scrape (the same checks as /readyz),
+   * within `timeoutMs`; a scrape while no source is set reports no checks.
+   */
+  readinessFrom(source: () => Promise<Readiness>, timeoutMs?: number): void;
   /** The exposition text for GET /metrics. */
   render(): Promise<string>;
   readonly contentType: string;
 }
+
+/** What HTTP intake counts: `source` is alertmanager, pagerduty or incident (POST /v1/incidents). */
+export interface IntakeMetrics {
+  received(source: string, count?: number): void;
+  /** `reason`: a short fixed word (invalid_payload, invalid_signature, missing_<label>…), never free text. */
+  refused(source: string, reason: string): void;
+}
+
+const READINESS_SCRAPE_TIMEOUT_MS = 5000;
 
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 /** A first model call's input tokens: the prompt an agent starts from, its CLI's own part included. */
@@ -93,6 +112,7 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     registers: [registry],
   });
   const usage = modelUsageMetrics(prefix, registry);
+  const health = healthMetrics(prefix, registry);
   return {
     registry,
     contentType: registry.contentType,
@@ -110,6 +130,7 @@ export function createMetrics(prefix = 'triage_runner_'): DaemonMetrics {
     modelCapReached: (cap) => modelCaps.inc({ cap }),
     modelRetry: (provider) => modelRetries.inc({ provider }),
     modelUsage: usage,
+    ...health,
     render: () => registry.metrics(),
   };
 }
@@ -157,5 +178,58 @@ function modelUsageMetrics(prefix: string, registry: Registry): (u: ModelUsage) 
     if (u.firstCallInputTokens !== undefined) firstInput.observe({ model }, u.firstCallInputTokens);
     if (u.firstModelCallMs !== undefined) firstCall.observe(u.firstModelCallMs / 1000);
     if (u.firstTokenMs !== undefined) firstToken.observe(u.firstTokenMs / 1000);
+  };
+}
+
+/** What Prometheus pages on: readiness checks, cluster reachability, evidence verdicts, alerts in. */
+function healthMetrics(
+  prefix: string,
+  registry: Registry,
+): Pick<DaemonMetrics, 'clusterReachable' | 'evidence' | 'intake' | 'readinessFrom'> {
+  let source: { read: () => Promise<Readiness>; timeoutMs: number } | undefined;
+  new Gauge({
+    name: `${prefix}ready`,
+    help: 'Each /readyz check at the scrape: 1 ok (degraded included), 0 not ready',
+    labelNames: ['check'],
+    registers: [registry],
+    async collect() {
+      if (!source) return;
+      const r = await readinessWithin(source.read, source.timeoutMs);
+      this.reset();
+      for (const c of r.checks) this.set({ check: c.name }, c.ok ? 1 : 0);
+    },
+  });
+  const reachable = new Gauge({
+    name: `${prefix}cluster_reachable`,
+    help: "1 when the cluster registry entry's last access check reached its API server, else 0",
+    labelNames: ['cluster'],
+    registers: [registry],
+  });
+  const evidence = new Counter({
+    name: `${prefix}evidence_total`,
+    help: "Runs' reports checked against their recorded calls, by verdict (grounded, partial, ungrounded)",
+    labelNames: ['verdict'],
+    registers: [registry],
+  });
+  const received = new Counter({
+    name: `${prefix}alerts_received_total`,
+    help: 'Alerts (and incidents) that reached HTTP intake, by source',
+    labelNames: ['source'],
+    registers: [registry],
+  });
+  const refused = new Counter({
+    name: `${prefix}alerts_refused_total`,
+    help: 'Alerts (and incidents) HTTP intake refused, by source and reason',
+    labelNames: ['source', 'reason'],
+    registers: [registry],
+  });
+  return {
+    clusterReachable: (cluster, ok) => reachable.set({ cluster }, ok ? 1 : 0),
+    evidence: (verdict) => evidence.inc({ verdict }),
+    intake: {
+      received: (s, count = 1) => received.inc({ source: s }, count),
+      refused: (s, reason) => refused.inc({ source: s, reason }),
+    },
+    readinessFrom: (read, timeoutMs = READINESS_SCRAPE_TIMEOUT_MS) => (source = { read, timeoutMs }),
   };
 }

@@ -29,6 +29,10 @@ export interface PipelineMetrics {
   modelRetry?(provider: string): void;
   /** What a run's model calls cost, as the gateway counted them (result.json `measures`). */
   modelUsage?(usage: ModelUsage): void;
+  /** A cluster registry entry's access check found it reachable or not (set at each change). */
+  clusterReachable?(cluster: string, reachable: boolean): void;
+  /** A run's report was checked against what the run recorded (result.json `evidence.verdict`). */
+  evidence?(verdict: string): void;
 }
 
 /** A run's model calls as the model gateway counted them. */

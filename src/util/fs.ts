@@ -13,6 +13,7 @@ import {
   writeSync,
   writevSync,
 } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { isTriageOrRunsDir, TRIAGE_DIR } from '../shared/triage-dir.js';
@@ -247,5 +248,21 @@ async function syncDirOnce(dir: string): Promise<void> {
     // EISDIR/EINVAL/EPERM on some platforms and network filesystems.
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Whether this process can write in `dir` (made when missing): writes and removes a file there. The
+ * error code (EACCES, EROFS, ENOSPC…) when it cannot, else undefined.
+ */
+export async function writeProbe(dir: string): Promise<string | undefined> {
+  const probe = path.join(dir, `.write-probe-${process.pid}-${randomHex(4)}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, '');
+    await rm(probe, { force: true });
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
   }
 }

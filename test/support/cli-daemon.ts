@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from './runs.js';
 import { eventually } from './wait.js';
@@ -42,7 +43,17 @@ export interface CliDaemonOptions {
   env: Record<string, string | undefined>;
   /** What in the output means started (default: "daemon ready"; a standby never says that). */
   readyPattern?: RegExp;
+  /** A command the daemon runs under (its arguments, then node's): another user, a network namespace. */
+  wrap?: string[];
+  /** The daemon's working directory (default: the repository). */
+  cwd?: string;
 }
+
+/** Runs the daemon in a network namespace of its own, loopback up: its ports are free whatever runs beside it. */
+export const OWN_NETWORK = ['unshare', '--net', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"'];
+
+/** Runs the daemon as `nobody` (uid and gid 65534, no other groups): a user that owns nothing. */
+export const AS_NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];
 
 /** Writes the config and starts `triage-runner daemon --config <file> <args>`; resolves once it watches its root. */
 export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaemon> {
@@ -62,11 +73,23 @@ export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaem
       }),
     );
   }
-  const child = spawn(
+  const argv = [
     process.execPath,
-    ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/main.ts'), 'daemon', '--config', configFile, ...args],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+    '--import',
+    // By path: the daemon may run from a folder outside the repository (cwd).
+    pathToFileURL(path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href,
+    path.join(REPO_ROOT, 'src/cli/main.ts'),
+    'daemon',
+    '--config',
+    configFile,
+    ...args,
+  ];
+  const [command = process.execPath, ...rest] = [...(options.wrap ?? []), ...argv];
+  const child = spawn(command, rest, {
+    cwd: options.cwd ?? REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let logs = '';
   child.stdout?.on('data', (c: Buffer) => (logs += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (logs += c.toString()));

@@ -33,7 +33,7 @@ export function shScriptExecutor(
   env: Record<string, string | undefined> = {},
   /** 'configured': the skills cache of config.skills (a triage script runs); else none. */
   skills: 'none' | 'configured' = 'none',
-  /** More of the executor's dependencies (the Prometheus endpoints). */
+  /** More of the executor's dependencies (the Prometheus endpoints, where the pipeline reports to /metrics). */
   extra: Partial<ExecutorDeps> = {},
 ): RunExecutor {
   const adapter = fakeAdapter('sh');

@@ -2,7 +2,8 @@ import { Option, type Command } from 'commander';
 import { AGENT_NAMES, ENGINE_NAMES } from '../../config/schema.js';
 import { DaemonStartError, runDaemonService } from '../../daemon/service.js';
 import { flagLayer, intOption } from '../config.js';
-import { checkedConfig } from '../config-check.js';
+import { checkConfig, checkedConfig } from '../config-check.js';
+import { formatProblem, type ConfigProblem } from '../../config/index.js';
 import { CliExit, EXIT, type CliIO } from '../io.js';
 
 // `triage-runner daemon`: the long-running service (watch, claim, queue, run, record). This command
@@ -38,17 +39,14 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
 
 /** Loads the configuration and runs the daemon until SIGTERM/SIGINT; resolves to the exit code. */
 export async function runDaemon(opts: DaemonOptions, file: string | undefined, io: CliIO): Promise<number> {
-  const { config } = await checkedConfig(
-    io,
-    file,
-    flagLayer([
-      ['workspaces_root', opts.workspacesRoot],
-      ['engine', opts.engine],
-      ['agent.name', opts.agent],
-      ['scheduling.max_concurrent', opts.maxConcurrent],
-      ['http.port', opts.httpPort],
-    ]),
-  );
+  const flags = flagLayer([
+    ['workspaces_root', opts.workspacesRoot],
+    ['engine', opts.engine],
+    ['agent.name', opts.agent],
+    ['scheduling.max_concurrent', opts.maxConcurrent],
+    ['http.port', opts.httpPort],
+  ]);
+  const { config } = await checkedConfig(io, file, flags);
   const exit = io.exit ?? ((code: number) => process.exit(code));
   try {
     await runDaemonService(config, {
@@ -57,6 +55,14 @@ export async function runDaemon(opts: DaemonOptions, file: string | undefined, i
       ...(io.signals ? { signals: io.signals } : {}),
       // Losing the leader Lease ends the process at once (src/daemon/leadership.ts says why).
       onLeadershipLost: () => exit(EXIT.failed),
+      // SIGHUP: the same file, flags and environment, checked as validate-config checks them.
+      reload: async () => {
+        const check = await checkConfig({ io, ...(file ? { file } : {}), flags });
+        const lines = (problems: ConfigProblem[]) => problems.map((p) => formatProblem(p).trim());
+        return check.problems.length > 0
+          ? { ok: false, problems: lines(check.problems) }
+          : { ok: true, config: check.config, warnings: lines(check.warnings) };
+      },
     });
   } catch (err) {
     if (err instanceof DaemonStartError) throw new CliExit(EXIT.failed, err.message);

@@ -13,6 +13,7 @@ import type { IntakeHooks } from '../../intake/webhooks/hooks.js';
 import { IntakeStore, type IntakeOutcome } from '../../intake/webhooks/store.js';
 import type { LeaseIdentity } from '../../workspace/lease.js';
 import { errorMessage, isTransient } from '../../util/errors.js';
+import type { IntakeMetrics } from '../metrics.js';
 import type { RouteModule } from '../types.js';
 
 // POST /v1/alerts/alertmanager, /v1/alerts/pagerduty and /v1/incidents: validate, map, hand to the
@@ -33,6 +34,8 @@ export interface IntakeRoutesOptions {
   /** The PAGERDUTY_WEBHOOK_SECRET value; without it the PagerDuty endpoint answers 503. */
   pagerDutySecret?: string;
   log?: Logger;
+  /** Counts what reaches each endpoint and what is refused (/metrics); nothing counted without. */
+  metrics?: IntakeMetrics;
 }
 
 /**
@@ -73,7 +76,14 @@ function refusedMessage(refused: readonly IntakeOutcome[], total: number): strin
   return `${refused.length} of ${total} alert${total === 1 ? '' : 's'} refused, ${taken}: ${each.join('; ')}. Fix the labels of the alerting rule that sends ${refused.length === 1 ? 'it' : 'them'}; sending the same alerts again changes nothing for those taken`;
 }
 
-function accepted(reply: FastifyReply, outcomes: IntakeOutcome[], log?: Logger): FastifyReply {
+type IntakeSource = 'alertmanager' | 'pagerduty' | 'incident';
+
+function accepted(
+  reply: FastifyReply,
+  outcomes: IntakeOutcome[],
+  counted: { source: IntakeSource; log?: Logger | undefined; metrics?: IntakeMetrics | undefined },
+): FastifyReply {
+  const { source, log, metrics } = counted;
   const first = outcomes.find((o) => o.workspace !== undefined);
   const body: IntakeReply = {
     incidentId: first?.incidentId ?? null,
@@ -82,7 +92,8 @@ function accepted(reply: FastifyReply, outcomes: IntakeOutcome[], log?: Logger):
   };
   const refused = outcomes.filter((o) => o.status === 'refused');
   if (refused.length === 0) return reply.code(202).send(body);
-  for (const o of refused)
+  for (const o of refused) {
+    metrics?.refused(source, 'invalid_alert');
     log?.warn(
       {
         source: o.alert?.source,
@@ -93,6 +104,7 @@ function accepted(reply: FastifyReply, outcomes: IntakeOutcome[], log?: Logger):
       },
       'alert refused: it cannot become an incident',
     );
+  }
   const message = refusedMessage(refused, outcomes.length);
   if (refused.length < outcomes.length) return reply.code(PARTLY_TAKEN).send({ ...body, message });
   return reply.code(NONE_TAKEN).send({ error: 'invalid_alerts', message, ...body });
@@ -111,11 +123,25 @@ export function groupingOptions(config: Config): GroupingOptions {
 }
 
 export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
-  const { store, config, log } = options;
+  const { store, config, log, metrics } = options;
   const grouping = groupingOptions(config);
+  /** A 4xx of ours, counted as refused under its error word. */
+  const refuse = (
+    reply: FastifyReply,
+    source: IntakeSource,
+    status: number,
+    error: string,
+    message: string,
+  ) => {
+    metrics?.refused(source, error);
+    return problem(reply, status, error, message);
+  };
+  const taken = (reply: FastifyReply, source: IntakeSource, outcomes: IntakeOutcome[]) =>
+    accepted(reply, outcomes, { source, log, metrics });
 
   /** Writing failed: transient (disk full, a replica's lock) → 503 + Retry-After; else a 500 that is logged. */
-  const failed = (reply: FastifyReply, request: FastifyRequest, err: unknown) => {
+  const failed = (reply: FastifyReply, request: FastifyRequest, source: IntakeSource, err: unknown) => {
+    metrics?.refused(source, isTransient(err) ? 'unavailable' : 'internal');
     if (isTransient(err))
       return problem(
         reply.header('retry-after', '5'),
@@ -134,18 +160,21 @@ export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
 
       app.post('/v1/alerts/alertmanager', async (request, reply) => {
         const parsed = parseAlertmanager(request.body);
-        if (!parsed.ok) return problem(reply, 400, 'invalid_payload', parsed.message);
+        if (!parsed.ok) return refuse(reply, 'alertmanager', 400, 'invalid_payload', parsed.message);
+        const alerts = mapAlertmanager(parsed.value, grouping);
+        metrics?.received('alertmanager', alerts.length);
         try {
-          return accepted(reply, await store.submitAlerts(mapAlertmanager(parsed.value, grouping)), log);
+          return taken(reply, 'alertmanager', await store.submitAlerts(alerts));
         } catch (err) {
-          return failed(reply, request, err);
+          return failed(reply, request, 'alertmanager', err);
         }
       });
 
       app.post('/v1/alerts/pagerduty', { config: { auth: 'signature' } }, async (request, reply) => {
         if (!options.pagerDutySecret)
-          return problem(
+          return refuse(
             reply,
+            'pagerduty',
             503,
             'not_configured',
             'PagerDuty intake is off: the PAGERDUTY_WEBHOOK_SECRET secret is not set on this server (secrets.PAGERDUTY_WEBHOOK_SECRET), so signatures cannot be verified',
@@ -156,19 +185,21 @@ export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
           Array.isArray(signature) ? signature.join(',') : signature,
           options.pagerDutySecret,
         );
-        if (!check.ok) return problem(reply, 401, 'invalid_signature', check.message);
+        if (!check.ok) return refuse(reply, 'pagerduty', 401, 'invalid_signature', check.message);
         const parsed = parsePagerDuty(request.body);
-        if (!parsed.ok) return problem(reply, 400, 'invalid_payload', parsed.message);
+        if (!parsed.ok) return refuse(reply, 'pagerduty', 400, 'invalid_payload', parsed.message);
         const event = mapPagerDuty(parsed.value, grouping);
-        if (event.kind === 'invalid') return problem(reply, 400, 'invalid_payload', event.message);
+        if (event.kind === 'invalid')
+          return refuse(reply, 'pagerduty', 400, 'invalid_payload', event.message);
         if (event.kind === 'ignored')
           return reply
             .code(200)
             .send({ incidentId: null, workspace: null, incidents: [], ignored: event.reason });
+        metrics?.received('pagerduty');
         try {
-          return accepted(reply, await store.submitAlerts([event.alert]), log);
+          return taken(reply, 'pagerduty', await store.submitAlerts([event.alert]));
         } catch (err) {
-          return failed(reply, request, err);
+          return failed(reply, request, 'pagerduty', err);
         }
       });
 
@@ -176,35 +207,39 @@ export function intakeRoutes(options: IntakeRoutesOptions): RouteModule {
         const size = request.rawBody?.length ?? 0;
         const max = config.intake.max_incident_bytes;
         if (size > max)
-          return problem(
+          return refuse(
             reply,
+            'incident',
             413,
             'incident_too_large',
             `incident is ${size} bytes, over the ${max}-byte limit for incident.json (intake.max_incident_bytes): shrink it (move bulky context into a file the agent can read)`,
           );
         const parsed = incidentSchema.safeParse(request.body);
         if (!parsed.success)
-          return problem(
+          return refuse(
             reply,
+            'incident',
             400,
             'invalid_incident',
             `body does not match the incident schema (${describeIssues(parsed.error.issues)}): send incident.json as a file drop would`,
           );
         const header = request.headers['idempotency-key'];
         if (header !== undefined && (Array.isArray(header) || !IDEMPOTENCY_KEY.test(header)))
-          return problem(
+          return refuse(
             reply,
+            'incident',
             400,
             'invalid_idempotency_key',
             'Idempotency-Key must be one value of 1 to 200 visible ASCII characters',
           );
         const incident = parsed.data;
+        metrics?.received('incident');
         try {
-          return accepted(reply, [
+          return taken(reply, 'incident', [
             await store.submitIncident(incident, header ?? `id:${incident.incidentId}`),
           ]);
         } catch (err) {
-          return failed(reply, request, err);
+          return failed(reply, request, 'incident', err);
         }
       });
     },
@@ -218,6 +253,7 @@ export interface IntakeWiring {
   hooks: IntakeHooks;
   identity: LeaseIdentity;
   log?: Logger;
+  metrics?: IntakeMetrics;
 }
 
 /** The intake store and its routes, from configuration: what the daemon command registers. */
@@ -241,5 +277,6 @@ export function createIntakeRoutes(wiring: IntakeWiring): RouteModule {
       ? { pagerDutySecret: wiring.secrets.PAGERDUTY_WEBHOOK_SECRET }
       : {}),
     ...(wiring.log ? { log: wiring.log } : {}),
+    ...(wiring.metrics ? { metrics: wiring.metrics } : {}),
   });
 }

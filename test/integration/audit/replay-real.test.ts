@@ -135,6 +135,19 @@ describe('triage-runner replay (real pipeline)', () => {
     expect(await treeHash(dws)).toBe(before);
   });
 
+  it('a full replay under the process engine: the same prompt apart from paths, and a state.json saying how its run ended', async () => {
+    const t = cli(pipeline.root);
+    expect(await runCli(['--config', 'config.yaml', 'replay', bundle, '--out', 'own'], t.io)).toBe(0);
+    const runId = /run (\S+): succeeded/.exec(t.out())?.[1];
+    expect(runId).toBeDefined();
+    expect(t.out()).toMatch(/prompt: (byte-identical|identical apart from the workspace path)/);
+    const state = JSON.parse(
+      await readFile(path.join(pipeline.root, 'own', '.triage', 'state.json'), 'utf8'),
+    ) as { state: string; runs: { id: string; status: string }[] };
+    expect(state.state).toBe('succeeded');
+    expect(state.runs.map((r) => [r.id, r.status])).toEqual([[runId, 'succeeded']]);
+  });
+
   it('runs the agent for a full replay and exits 1 when the run fails', async () => {
     const ok = cli(pipeline.root);
     expect(await runCli(['--config', 'config.yaml', 'replay', bundle, '--out', 'full'], ok.io)).toBe(0);

@@ -394,4 +394,36 @@ describe('skills cache shared by several processes', () => {
     };
     expect(state.sources.k8s4agents?.commit).toBe(v2);
   });
+
+  it("a cache whose state cannot be written: a run's skills come all the same, the failure logged", async () => {
+    const { cache, cacheDir, repo, logs } = await setup();
+    const commit = await repo.commit('1');
+    // A folder where .state.json goes: its write fails whoever the daemon runs as.
+    await mkdir(path.join(cacheDir, '.state.json'), { recursive: true });
+    const snapshot = await cache.acquire();
+    expect(snapshot.sources.map((s) => [s.name, s.commit])).toEqual([['k8s4agents', commit]]);
+    snapshot.release();
+    expect(logs.warnings().map((l) => l.msg)).toContain('skills cache state cannot be written');
+  });
+
+  it('readiness names a cache folder that cannot be written', async () => {
+    const { dir, repoDir } = await setup();
+    const file = path.join(dir, 'not-a-folder');
+    await writeFile(file, '');
+    const blocked = new SkillsCache({
+      config: makeConfig({
+        skills: { cache_dir: path.join(file, 'cache'), sources: [{ name: 'k8s4agents', git: repoDir }] },
+      }),
+      log: createLogger({ level: 'silent' }),
+    });
+    cleanups.push(() => blocked.stop());
+    const r = await blocked.readiness();
+    expect(r.ready).toBe(false);
+    expect(r.cacheProblem).toMatch(
+      /^skills\.cache_dir \S+not-a-folder\/cache cannot be written \(ENOTDIR\): /,
+    );
+    const snapshot = await blocked.acquire();
+    expect(snapshot.sources).toEqual([]);
+    expect(snapshot.unavailable.map((u) => u.name)).toEqual(['k8s4agents']);
+  });
 });

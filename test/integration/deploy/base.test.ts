@@ -60,7 +60,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     expect(container.resources.limits).toEqual({ cpu: '1', memory: '1Gi' });
     expect(deployment.spec.template.metadata.annotations).toMatchObject({
       'prometheus.io/scrape': 'true',
-      'prometheus.io/port': '8080',
+      'prometheus.io/port': '8742',
     });
   });
 
@@ -226,7 +226,7 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
       'triage-runner.io/role': 'leader',
     });
     expect(service.spec.ports.map((p: Obj) => [p.name, p.port])).toEqual([
-      ['http', 8080],
+      ['http', 8742],
       ['pods', 8081],
     ]);
     const env = envOf(container);
@@ -306,11 +306,11 @@ describe.skipIf(!KUBECTL)('deploy/kubernetes/base', () => {
     const agentLabels = { 'app.kubernetes.io/managed-by': 'triage-runner' };
     expect(daemonPolicy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(daemonPolicy.spec.ingress).toEqual([
-      { ports: [{ port: 8080, protocol: 'TCP' }] },
+      { ports: [{ port: 8742, protocol: 'TCP' }] },
       { from: [{ podSelector: { matchLabels: agentLabels } }], ports: [{ port: 8081, protocol: 'TCP' }] },
     ]);
     expect(container.ports).toEqual([
-      { name: 'http', containerPort: 8080, protocol: 'TCP' },
+      { name: 'http', containerPort: 8742, protocol: 'TCP' },
       { name: 'pods', containerPort: 8081, protocol: 'TCP' },
     ]);
     const agents = find(objects, 'NetworkPolicy', 'triage-runner-agents');

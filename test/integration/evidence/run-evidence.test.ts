@@ -9,6 +9,7 @@ import { readRunResult } from '../../../src/workspace/run-record.js';
 import { createProcessEngine } from '../../../src/engines/process.js';
 import { readOutputLog } from '../../../src/kubectl/broker/outputs.js';
 import { silentLogger } from '../../../src/log/logger.js';
+import { createMetrics } from '../../../src/server/metrics.js';
 import { runDirOf, RUN_FILES } from '../../../src/workspace/layout.js';
 import { startProvider } from '../../support/providers/server.js';
 import { FINISH_ON_HOST, shScriptExecutor } from '../../support/sh-agent.js';
@@ -98,12 +99,14 @@ describe('evidence check after the agent', () => {
       ...FINISH_ON_HOST.slice(1),
     ].join('\n');
     const engine = createProcessEngine(config, silentLogger());
+    const metrics = createMetrics();
     const executor = shScriptExecutor(
       config,
       script,
       engine,
       { PATH: process.env.PATH },
       extra.skills ? 'configured' : 'none',
+      { metrics },
     );
     const readiness = await executor.readiness();
     const outcome = await executor.run({
@@ -119,7 +122,8 @@ describe('evidence check after the agent', () => {
     const audit = await readFile(path.join(workspace.dir, '.triage', 'audit.jsonl'), 'utf8');
     const prompt = await readFile(path.join(bundle, 'prompt-sent.md'), 'utf8');
     await executor.close?.();
-    return { outcome, bundle, result: result.value, audit, readiness, prompt };
+    const scraped = await metrics.render();
+    return { outcome, bundle, result: result.value, audit, readiness, prompt, scraped };
   };
 
   it('names the describe that never ran and the log line no output holds; the run is not grounded', async () => {
@@ -155,7 +159,7 @@ describe('evidence check after the agent', () => {
   });
 
   it('is grounded once the agent made those calls through the guard', async () => {
-    const { result, bundle } = await run(
+    const { result, bundle, scraped } = await run(
       [
         'kubectl get pods -n shop',
         'kubectl -n shop describe po web-1',
@@ -163,6 +167,7 @@ describe('evidence check after the agent', () => {
       ],
       `evidence-grounded-${process.pid}`,
     );
+    expect(scraped).toContain('triage_runner_evidence_total{verdict="grounded"} 1\n');
     expect(result.evidence).toMatchObject({
       verdict: 'grounded',
       facts: 3,
@@ -253,11 +258,13 @@ describe('evidence check after the agent', () => {
       '#!/bin/sh\necho "The connection to the server localhost:8080 was refused - did you specify the right host or port?" >&2\nexit 1\n',
     );
     await chmod(down, 0o755);
-    const { outcome, result, readiness, prompt } = await run(
+    const { outcome, result, readiness, prompt, scraped } = await run(
       ['kubectl get pods -n shop'],
       `evidence-unreachable-${process.pid}`,
       down,
     );
+    expect(scraped).toContain('triage_runner_cluster_reachable{cluster="default"} 0\n');
+    expect(scraped).toContain('triage_runner_evidence_total{verdict="ungrounded"} 1\n');
     const check = readiness.checks.find((c) => c.name.includes('cluster'));
     expect(check).toMatchObject({ name: 'cluster:default', ok: true, degraded: true });
     expect(check?.detail).toContain('no kubeconfig is configured, so kubectl fell back to localhost:8080');

@@ -19,6 +19,9 @@ import {
 import { GEMINI_USAGE, generateRequests, startGemini } from '../../support/providers/gemini.js';
 import { OPENAI_USAGE, responsesRequests, startOpenAI } from '../../support/providers/openai.js';
 import type { FakeProvider } from '../../support/providers/server.js';
+import { startScriptedModel } from '../../support/providers/scripted-anthropic.js';
+import { startScriptedGeminiModel } from '../../support/providers/scripted-gemini.js';
+import { startScriptedOpenAI } from '../../support/providers/scripted-openai.js';
 import { gatewayConfig } from '../../support/gateway/config.js';
 import { tempDir } from '../../support/runs.js';
 
@@ -622,6 +625,35 @@ describe('the model gateway', () => {
     } finally {
       openai.failWith = undefined;
       await host.close();
+    }
+  });
+
+  it("preflight: the project's own scripted stand-in of each provider answers its models listing through the gateway", async () => {
+    const scripts = new Map();
+    const stand = {
+      anthropic: await startScriptedModel(scripts),
+      openai: await startScriptedOpenAI(scripts),
+      gemini: await startScriptedGeminiModel(scripts),
+    };
+    const host = createGatewayHost({
+      config: gatewayConfig({
+        providers: {
+          anthropic_base_url: stand.anthropic.url,
+          openai_base_url: `${stand.openai.url}/v1`,
+          gemini_base_url: stand.gemini.url,
+        },
+      }),
+      secrets: { ANTHROPIC_API_KEY: KEYS.anthropic, CODEX_API_KEY: KEYS.openai, GEMINI_API_KEY: KEYS.gemini },
+      env: {},
+    });
+    try {
+      for (const provider of ['anthropic', 'openai', 'gemini'] as const)
+        expect(await host.preflight(provider), provider).toBeUndefined();
+      expect(stand.anthropic.unknown).toEqual([]);
+      expect(stand.anthropic.requests.at(-1)?.headers['x-api-key']).toBe(KEYS.anthropic);
+    } finally {
+      await host.close();
+      await Promise.all(Object.values(stand).map((s) => s.close()));
     }
   });
 });

@@ -2,6 +2,7 @@
 // streamed (SSE) or not, with fixed usage numbers the contract test checks the adapter reports.
 import { startProvider } from './server.js';
 import type { FakeProvider, ProviderReply, RecordedRequest } from './server.js';
+import { modelsListing } from './models-listing.js';
 
 export const ANTHROPIC_ANSWER = 'Investigation complete: the pod is crash-looping on a missing ConfigMap.';
 /** Usage reported for every /v1/messages call. */
@@ -191,12 +192,7 @@ function route(req: RecordedRequest, fake: { toolCall: ToolCall | undefined }): 
   }
   if (req.method === 'HEAD' && path === '/api/hello') return { kind: 'json', body: {} };
   // The models listing the daemon's start-up check asks for through its gateway.
-  if (req.method === 'GET' && path === '/v1/models')
-    return {
-      kind: 'json',
-      body: { data: [{ type: 'model', id: 'claude-sonnet-4-5-20250929' }], has_more: false },
-    };
-  return undefined;
+  return modelsListing('anthropic', req);
 }
 
 function errorBody(status: number): unknown {

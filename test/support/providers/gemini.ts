@@ -3,6 +3,7 @@
 // answered with a count. The scripted variant asks for shell commands first, one per model call.
 import { startProvider } from './server.js';
 import type { FakeProvider, ProviderReply, RecordedRequest } from './server.js';
+import { modelsListing } from './models-listing.js';
 
 export const GEMINI_ANSWER = 'Investigation complete: the image tag does not exist.';
 /** Usage reported for every generate call. */
@@ -14,6 +15,8 @@ function generation(): unknown {
 
 function route(req: RecordedRequest): ProviderReply | undefined {
   const path = req.url.split('?')[0] ?? '';
+  const listing = modelsListing('gemini', req);
+  if (listing) return listing;
   if (req.method !== 'POST') return undefined;
   if (path.endsWith(':streamGenerateContent')) return { kind: 'sse', events: [{ data: generation() }] };
   if (path.endsWith(':generateContent')) return { kind: 'json', body: generation() };
@@ -80,6 +83,8 @@ export function startScriptedGemini(commands: readonly string[]): Promise<FakePr
   };
   return startProvider((req) => {
     const path = req.url.split('?')[0] ?? '';
+    const listing = modelsListing('gemini', req);
+    if (listing) return listing;
     if (req.method !== 'POST') return undefined;
     if (path.endsWith(':streamGenerateContent')) return { kind: 'sse', events: [{ data: turn(req) }] };
     if (path.endsWith(':generateContent')) return { kind: 'json', body: turn(req) };

@@ -2,6 +2,7 @@
 // with one final text message and fixed usage numbers the contract test checks the adapter reports.
 import { startProvider } from './server.js';
 import type { FakeProvider, ProviderReply, RecordedRequest } from './server.js';
+import { modelsListing } from './models-listing.js';
 
 export const OPENAI_ANSWER = 'Investigation complete: the node ran out of memory.';
 /** Usage reported for every /v1/responses call. */
@@ -111,9 +112,7 @@ function responsesReply(req: RecordedRequest): ProviderReply {
 function route(req: RecordedRequest): ProviderReply | undefined {
   const path = req.url.split('?')[0] ?? '';
   if (req.method === 'POST' && path === '/v1/responses') return responsesReply(req);
-  if (req.method === 'GET' && path === '/v1/models')
-    return { kind: 'json', body: { object: 'list', data: [] } };
-  return undefined;
+  return modelsListing('openai', req);
 }
 
 function errorBody(status: number): unknown {

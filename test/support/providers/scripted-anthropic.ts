@@ -13,6 +13,7 @@ import {
 import { nextAction, scriptAnswer, startScripted, type Script, type ScriptedProvider } from './scripted.js';
 import { jsonStrings, type ProviderReply, type RecordedRequest } from './server.js';
 import type { UsageModel } from './usage-model.js';
+import { modelsListing } from './models-listing.js';
 
 export {
   genericScript,
@@ -76,6 +77,8 @@ function usageFor(
 
 function reply(req: RecordedRequest, model: ScriptedModel): ProviderReply | undefined {
   const pathname = req.url.split('?')[0] ?? '';
+  const listing = modelsListing('anthropic', req);
+  if (listing) return listing;
   if (req.method === 'HEAD' && pathname === '/api/hello') return { kind: 'json', body: {} };
   if (req.method === 'POST' && pathname === '/v1/messages/count_tokens')
     return { kind: 'json', body: { input_tokens: 1234 } };

@@ -13,6 +13,7 @@ import {
 } from './scripted.js';
 import { jsonStrings, type ProviderReply, type RecordedRequest } from './server.js';
 import type { UsageModel } from './usage-model.js';
+import { modelsListing } from './models-listing.js';
 
 export type ScriptedGemini = ScriptedProvider;
 
@@ -82,6 +83,8 @@ function turn(req: RecordedRequest, model: ScriptedGemini, side: boolean): unkno
 
 function route(req: RecordedRequest, model: ScriptedGemini): ProviderReply | undefined {
   const path = req.url.split('?')[0] ?? '';
+  const listing = modelsListing('gemini', req);
+  if (listing) return listing;
   if (req.method !== 'POST') return undefined;
   if (path.endsWith(':streamGenerateContent'))
     return { kind: 'sse', events: [{ data: turn(req, model, false) }] };

@@ -13,6 +13,7 @@ import {
 } from './scripted.js';
 import { jsonStrings, type ProviderReply, type RecordedRequest } from './server.js';
 import type { UsageModel } from './usage-model.js';
+import { modelsListing } from './models-listing.js';
 
 export type ScriptedOpenAI = ScriptedProvider;
 
@@ -56,8 +57,8 @@ function item(body: ResponsesBody, action: ScriptAction): Record<string, unknown
 
 function reply(req: RecordedRequest, model: ScriptedOpenAI): ProviderReply | undefined {
   const pathname = req.url.split('?')[0] ?? '';
-  if (req.method === 'GET' && pathname === '/v1/models')
-    return { kind: 'json', body: { object: 'list', data: [] } };
+  const listing = modelsListing('openai', req);
+  if (listing) return listing;
   if (req.method !== 'POST' || pathname !== '/v1/responses') return undefined;
   let body: ResponsesBody = {};
   try {

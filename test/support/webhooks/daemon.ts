@@ -52,7 +52,10 @@ export async function startIntakeDaemon(options: {
     server: (d) => {
       hooks = recordingHooks(d.intakeHooks);
       const routes = [
-        createIntakeRoutes({ config, secrets: options.secrets ?? {}, hooks, identity: { daemonId } }),
+        createIntakeRoutes({
+          ...{ config, secrets: options.secrets ?? {}, hooks, identity: { daemonId } },
+          metrics: d.metrics.intake,
+        }),
       ];
       return { ...(options.token ? { token: options.token } : {}), limits: httpLimits(config), routes };
     },

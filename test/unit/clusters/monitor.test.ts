@@ -3,7 +3,7 @@
 // (never the daemon's KUBECONFIG), an unreachable one says why and what to do, a check younger than
 // ACCESS_FRESH_MS is what a starting run uses, concurrent callers share one check, and a kubectl that
 // cannot start or does not answer is unreachable with the reason.
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ACCESS_FRESH_MS, ClusterAccessMonitor } from '../../../src/clusters/monitor.js';
@@ -105,5 +105,38 @@ describe('cluster access monitor: one probe, one cache', () => {
         'cluster slow cannot be reached: kubectl did not answer within 300 ms: ' +
         "check that the API server in /k/slow is reachable from the daemon's host",
     });
+  });
+
+  it('says kubectl fell back to localhost:8080 when no kubeconfig is configured nor at ~/.kube/config, whatever answered there', async () => {
+    // What kubectl prints when the server on localhost:8080 is not an API server (the daemon itself).
+    const notFound = path.join(t.dir, 'kubectl-notfound');
+    await writeFile(
+      notFound,
+      "#!/bin/sh\necho 'Error from server (NotFound): the server could not find the requested resource' >&2\nexit 1\n",
+    );
+    await chmod(notFound, 0o755);
+    const home = path.join(t.dir, 'home');
+    await mkdir(home);
+    const check = () =>
+      new ClusterAccessMonitor({
+        entries: [{ name: 'default' }],
+        kubectl: {
+          command: notFound,
+          env: { PATH: '/usr/bin:/bin', HOME: home },
+          cwd: t.dir,
+          timeoutMs: 10_000,
+        },
+        now: () => new Date(clock),
+      }).forRun('default');
+    expect((await check()).detail).toBe(
+      'cluster default cannot be reached: Error from server (NotFound): the server could not find the requested resource: ' +
+        "no kubeconfig is configured, so kubectl fell back to localhost:8080 (kubeconfig: is unset and the daemon's user has no ~/.kube/config): set kubeconfig: (or clusters:) to the cluster's kubeconfig",
+    );
+    // With ~/.kube/config kubectl had one: the advice is about reaching its API server.
+    await mkdir(path.join(home, '.kube'));
+    await writeFile(path.join(home, '.kube', 'config'), 'apiVersion: v1\nkind: Config\n');
+    expect((await check()).detail).toContain(
+      'check that the API server in the default kubeconfig is reachable',
+    );
   });
 });

@@ -36,10 +36,20 @@ describe('configuration defaults', () => {
     });
   });
 
-  it('resolves built-in default paths against the package root, wherever the command runs', () => {
+  it("listens by default on a port that is neither kubectl's fallback (8080) nor another well-known one", () => {
+    const { config } = loadConfig({ env: {}, cwd: tmpdir() });
+    // kubectl without a kubeconfig asks localhost:8080; 8081 is the pod broker's, 9090/9093 Prometheus
+    // and Alertmanager's, 8001 kubectl proxy's, 3000 Grafana's, 6443/8443/10250 the API server's and kubelet's.
+    const taken = [80, 443, 3000, 8000, 8001, 8080, 8081, 8443, 8888, 9090, 9093, 9100, 6443, 10250];
+    expect(taken).not.toContain(config.http.port);
+    expect(config.http.port).toBe(8742);
+  });
+
+  it('resolves built-in default paths against the package root, wherever the command runs, but the workspaces root against the working directory', () => {
     const cwd = scratchDir('tr-cwd-');
     const { config } = loadConfig({ env: {}, cwd, packageRoot: '/opt/triage-runner' });
-    expect(config.workspaces_root).toBe('/opt/triage-runner/incidents');
+    // The incidents are the user's, where the command runs; the shipped files are the package's.
+    expect(config.workspaces_root).toBe(path.join(cwd, 'incidents'));
     expect(config.skills.cache_dir).toBe('/opt/triage-runner/agent-home/skills');
     expect(config.boot_file).toBe('/opt/triage-runner/configs/boot.yml');
   });

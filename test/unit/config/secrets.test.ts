@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../../src/config/schema.js';
-import { agentSecrets, resolveSecrets } from '../../../src/config/secrets.js';
+import { agentSecrets, logSecretProblems, resolveSecrets } from '../../../src/config/secrets.js';
+import { createLogger } from '../../../src/log/logger.js';
+import { Redactor } from '../../../src/log/redact.js';
 import { exposureProblem, isLoopbackHost } from '../../../src/server/exposure.js';
 import { startHttpServer } from '../../../src/server/http.js';
 
@@ -107,5 +109,26 @@ describe('a secrets: block', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('secret problems in the log', () => {
+  it("name the secret in the redacting logger's line: a too-short key and an unset one, never [REDACTED] for the name", () => {
+    const config = configSchema.parse({
+      secrets: { SLACK_BOT_TOKEN: { env: 'SLACK_BOT_TOKEN' } },
+    });
+    const resolved = resolveSecrets(config, { ANTHROPIC_API_KEY: 'abc' });
+    const redactor = new Redactor(resolved.values);
+    const lines: string[] = [];
+    const log = createLogger({
+      level: 'info',
+      redactor,
+      destination: { write: (l: string) => void lines.push(l) },
+    });
+    logSecretProblems(log, resolved, redactor.unredacted);
+    const parsed = lines.map((l) => JSON.parse(l) as { msg: string; secretName?: string });
+    expect(parsed.find((l) => l.msg === 'secret too weak to redact')?.secretName).toBe('ANTHROPIC_API_KEY');
+    expect(lines.join('')).not.toContain('[REDACTED]');
+    expect(lines.join('')).not.toContain('"abc"');
   });
 });

@@ -46,6 +46,12 @@ describe('single-host deployment files', () => {
     expect(unitValue(unit, 'ExecStart')).toMatch(/node --max-semi-space-size=2 \S+main\.js daemon/);
   });
 
+  it('systemd unit: restarts on any exit but a requested stop, and reloads with SIGHUP', () => {
+    const unit = read('deploy/systemd/triage-runner.service');
+    expect(unitValue(unit, 'Restart')).toBe('always');
+    expect(unitValue(unit, 'ExecReload')).toBe('/bin/kill -HUP $MAINPID');
+  });
+
   it('compose file: stop grace covers the worst-case shutdown, healthcheck asks /healthz, workspaces and engine wired', () => {
     const compose = parseYaml(read('deploy/compose/compose.yaml')) as {
       services: Record<string, Record<string, unknown>>;
@@ -59,7 +65,7 @@ describe('single-host deployment files', () => {
       build: { dockerfile: string };
     };
     expect(seconds(daemon.stop_grace_period)).toBeGreaterThanOrEqual(worstCaseShutdownSeconds());
-    expect(daemon.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8080/healthz');
+    expect(daemon.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8742/healthz');
     expect(daemon.volumes).toContainEqual(expect.stringMatching(/:\/var\/lib\/triage-runner$/));
     expect(daemon.environment.DOCKER_HOST).toMatch(/^unix:\/\//);
     expect(daemon.volumes).toContainEqual(expect.stringContaining(daemon.environment.DOCKER_HOST!.slice(7)));
