@@ -1,3 +1,4 @@
+import { VERDICTS } from '../shared/status.js';
 import { EXTRA_AGENT_TOOLS } from '../shared/types.js';
 import { z } from '../shared/zod.js';
 import { bytes, duration, httpUrl, int, SECRET_NAME, secretName } from './schema-parts.js';
@@ -78,8 +79,11 @@ export type SkillSourceConfig = z.infer<typeof skillSource>;
 /** Where finished investigations are delivered (one adapter per type under src/notify/sinks/). */
 export const NOTIFY_SINK_TYPES = ['slack', 'webhook', 'pagerduty'] as const;
 export type NotifySinkType = (typeof NOTIFY_SINK_TYPES)[number];
-/** The final states a sink can be told about. */
-export const NOTIFY_STATES = ['succeeded', 'failed'] as const;
+/**
+ * The final states a sink can be told about: a run's answer or failure, an incident rejected before any
+ * run (its reason), one whose alerts resolved before its run.
+ */
+export const NOTIFY_STATES = [...VERDICTS, 'rejected', 'resolved'] as const;
 /** Incident severities in increasing order; synonyms share a rank (see src/notify/filters.ts). */
 export const SEVERITY_NAMES = ['info', 'low', 'warning', 'medium', 'error', 'high', 'critical'] as const;
 
@@ -101,8 +105,10 @@ const notifySink = z
     on: z
       .array(z.enum(NOTIFY_STATES))
       .min(1)
-      .default(['succeeded', 'failed'])
-      .describe('final states that are delivered'),
+      .default(['succeeded', 'failed', 'rejected'])
+      .describe(
+        'final states that are delivered: succeeded, failed, rejected (refused before any run, with its reason), resolved (its alerts resolved before its run)',
+      ),
     min_severity: z
       .enum(SEVERITY_NAMES)
       .optional()

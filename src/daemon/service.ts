@@ -124,9 +124,17 @@ export async function composeDaemon(config: Config, options: ServiceOptions): Pr
     ...{ config, log, executor: runtime.executor, audit, metrics, daemonId },
     ...(leadership ? { leadership } : {}),
     onChange: (change) => subscribers.forEach((tell) => tell(change)),
-    ...(results ? { onResolvedAfterRun: (dir: string) => results.onResolvedAfterRun(dir) } : {}),
+    // The list marks an answered incident resolved at once; sinks that showed its answer are told.
+    onResolvedAfterRun: (dir: string) => {
+      void index.refresh(path.basename(dir));
+      results?.onResolvedAfterRun(dir);
+    },
     server: (host) =>
-      httpParts(config, { token, secrets, redactor: runtime.redactor, index, audit, log, daemonId }, host),
+      httpParts(
+        config,
+        { token, secrets, redactor: runtime.redactor, index, results, audit, log, daemonId },
+        host,
+      ),
   });
   return { daemon, index, results, log, audit };
 }
@@ -139,13 +147,14 @@ function httpParts(
     secrets: Record<string, string>;
     redactor: Redactor;
     index: IncidentIndex;
+    results: ResultsOut | undefined;
     audit: AuditLog;
     log: Logger;
     daemonId: string;
   },
   host: DaemonHost,
 ): HttpServerExtras {
-  const { token, secrets, redactor, index, audit, log, daemonId } = parts;
+  const { token, secrets, redactor, index, results, audit, log, daemonId } = parts;
   return {
     ...(token ? { token } : {}),
     limits: httpLimits(config),
@@ -160,7 +169,10 @@ function httpParts(
         root: config.workspaces_root,
         audit,
         ...(secrets.SLACK_SIGNING_SECRET ? { slackSigningSecret: secrets.SLACK_SIGNING_SECRET } : {}),
-        onRecorded: (folder) => void index.refresh(folder),
+        onRecorded: (folder) => {
+          void index.refresh(folder);
+          results?.onFeedback(path.join(config.workspaces_root, folder));
+        },
         log,
       }),
     ],

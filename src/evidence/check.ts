@@ -133,7 +133,11 @@ export function checkClaims(input: EvidenceInput): { evidence: Evidence; excerpt
       unverified.push(
         `${cited.text} (${cited.where}): not in the record (the agent's calls were not recorded)`,
       );
-    else if (resolved.status === 'never run') citedNotRun.push(`${cited.text} (${cited.where})`);
+    else if (resolved.status === 'never run')
+      // A call with other flags or targets may have run: it is named, so the line is not read as "never ran".
+      citedNotRun.push(
+        `${cited.text} (${cited.where})${resolved.nearest ? `; \`${resolved.nearest.label}\` ran` : ''}`,
+      );
     else
       unverified.push(
         `${cited.text} (${cited.where}): ${resolved.status === 'refused' ? 'refused' : 'ran and failed'}`,
@@ -192,6 +196,7 @@ export function checkClaims(input: EvidenceInput): { evidence: Evidence; excerpt
     claimsSupported: all.filter((j) => j.status === 'supported').length,
     claimsTotal: all.length,
     reason: clip(outcome.reason),
+    clusterRead: serverRead && !input.unreachable,
     checks: ['deterministic'],
   };
   // Read only by the second reader: made when it asks.

@@ -31,7 +31,9 @@ export function callGaps(calls: ClusterCallRecord[], outputs: Map<number, CallOu
     else if (call.exitCode !== 0) {
       const kind = classifyFailure(call, call.call === undefined ? undefined : outputs.get(call.call));
       const exit = call.exitCode === null ? 'killed' : `exit ${call.exitCode}`;
-      line = `failed (${kind}, ${exit}): ${command}${call.by === 'triage' ? ' [triage]' : ''}`;
+      // "failed (exit 1)", never "failed (failed, exit 1)", when nothing more is known of the failure.
+      const why = kind === 'failed' ? exit : `${kind}, ${exit}`;
+      line = `failed (${why}): ${command}${call.by === 'triage' ? ' [triage]' : ''}`;
     }
     if (line && !seen.has(line)) {
       seen.add(line);

@@ -14,34 +14,78 @@ export function claimsCount(evidence: Evidence): string | undefined {
   return `${evidence.claimsSupported} of ${evidence.claimsTotal} claim${evidence.claimsTotal === 1 ? '' : 's'} supported`;
 }
 
-/** "Evidence: partial — 3 of 5 claims supported, 2 cited commands never ran; gaps: …". */
-export function evidenceLine(evidence: Evidence): string {
+/** A call's gap names its command: "refused (rule): kubectl …", "failed (exit 1): kubectl … [triage]". */
+const GAP_COMMAND = /^(?:refused|failed) \([^)]*\): (.+?)(?: \[triage\])?$/;
+
+/**
+ * The gaps the report relies on (about the whole run, or about a command one of its claims or
+ * citations names), then the rest (calls the report does not cite), each in the record's order.
+ */
+export function splitGaps(evidence: Omit<Evidence, 'claims'> & Partial<Pick<Evidence, 'claims'>>): {
+  reliedOn: string[];
+  rest: string[];
+} {
+  const cited = [
+    ...(evidence.claims ?? []).map((c) => c.source),
+    ...evidence.unverified,
+    ...evidence.citedNotRun,
+  ].join('\n');
+  const reliedOn: string[] = [];
+  const rest: string[] = [];
+  for (const gap of evidence.gaps) {
+    const command = GAP_COMMAND.exec(gap)?.[1];
+    const bare = command?.replace(/^kubectl /, '');
+    if (command === undefined || cited.includes(command) || (bare && cited.includes(bare)))
+      reliedOn.push(gap);
+    else rest.push(gap);
+  }
+  return { reliedOn, rest };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * "Evidence: partial — 3 of 5 claims supported, 1 cited command not run as written; gaps the report
+ * relies on: …; 4 other gaps": the gaps the report relies on first, the rest counted.
+ */
+export function evidenceLine(evidence: Omit<Evidence, 'claims'> & Partial<Pick<Evidence, 'claims'>>): string {
   const counts = [
     claimsCount(evidence) ?? '',
-    evidence.citedNotRun.length > 0 ? `${evidence.citedNotRun.length} cited command(s) never ran` : '',
-    evidence.excerptsNotFound.length > 0
-      ? `${evidence.excerptsNotFound.length} quoted line(s) found in no output`
+    evidence.citedNotRun.length > 0
+      ? `${plural(evidence.citedNotRun.length, 'cited command')} not run as written`
       : '',
-    evidence.unverified.length > 0 ? `${evidence.unverified.length} citation(s) unverified` : '',
+    evidence.excerptsNotFound.length > 0
+      ? `${plural(evidence.excerptsNotFound.length, 'quoted line')} found in no output`
+      : '',
+    evidence.unverified.length > 0 ? `${plural(evidence.unverified.length, 'citation')} unverified` : '',
   ].filter(Boolean);
-  const gaps = evidence.gaps.slice(0, GAPS_SHOWN);
-  const more = evidence.gaps.length - gaps.length;
+  const { reliedOn, rest } = splitGaps(evidence);
+  const shown = reliedOn.slice(0, GAPS_SHOWN);
+  const others = reliedOn.length - shown.length + rest.length;
   return [
     `Evidence: ${evidence.verdict}${counts.length > 0 ? ` — ${counts.join(', ')}` : ''}`,
-    gaps.length > 0 ? `gaps: ${gaps.join('; ')}${more > 0 ? `; ${more} more` : ''}` : '',
+    shown.length > 0 ? `gaps the report relies on: ${shown.join('; ')}` : '',
+    others > 0 ? plural(others, shown.length > 0 ? 'other gap' : 'gap') : '',
   ]
     .filter(Boolean)
     .join('; ');
 }
 
-/** Every citation that did not hold and every gap, one short line each, for a list under the answer. */
-export function evidenceItems(evidence: Evidence): string[] {
+/**
+ * Every citation that did not hold and every gap, one short line each, for a list under the answer:
+ * the gaps the report relies on first, those in calls it does not cite last.
+ */
+export function evidenceItems(
+  evidence: Omit<Evidence, 'claims'> & Partial<Pick<Evidence, 'claims'>>,
+): string[] {
   const cut = (text: string) => (text.length > ITEM_CHARS ? `${text.slice(0, ITEM_CHARS - 1)}…` : text);
+  const { reliedOn, rest } = splitGaps(evidence);
   return [
-    ...evidence.citedNotRun.map((c) => `cited but never run: ${c}`),
+    ...reliedOn.map((g) => `gap the report relies on: ${g}`),
+    ...evidence.citedNotRun.map((c) => `cited, but no recorded call ran it as written: ${c}`),
     ...evidence.excerptsNotFound.map((e) => `quoted but found in no output: ${e}`),
     ...evidence.unverified.map((u) => `unverified: ${u}`),
-    ...evidence.gaps.map((g) => `gap: ${g}`),
+    ...rest.map((g) => `gap in a call the report does not cite: ${g}`),
   ].map(cut);
 }
 

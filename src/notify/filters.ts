@@ -1,4 +1,5 @@
-import { NOTIFY_STATES, type NotifySinkConfig } from '../config/schema.js';
+import type { NotifySinkConfig } from '../config/schema.js';
+import { VERDICTS } from '../shared/status.js';
 import type { FinishedIncident } from './types.js';
 
 // Which sinks hear about an incident: its final state is in `on`, it is at least `min_severity`, and
@@ -45,10 +46,10 @@ export function sinkMatches(sink: NotifySinkConfig, input: FinishedIncident): Fi
 
 /**
  * Whether a sink hears that a run started: only when it will hear how the run ends, whatever that is
- * (`on` lists every final state), so a message that says "running" is always replaced by the outcome.
+ * (`on` lists succeeded and failed), so a message that says "running" is always replaced by the outcome.
  */
 export function runningMatches(sink: NotifySinkConfig, input: FinishedIncident): FilterVerdict {
-  const missing = NOTIFY_STATES.filter((s) => !(sink.on as readonly string[]).includes(s));
+  const missing = VERDICTS.filter((s) => !(sink.on as readonly string[]).includes(s));
   if (missing.length > 0)
     return {
       match: false,

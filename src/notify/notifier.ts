@@ -33,6 +33,7 @@ import {
   type PlanOptions,
 } from './planner.js';
 import { DeliveryScheduler, dueAt } from './scheduler.js';
+import { compactStamp } from '../util/time.js';
 import { recordSinks, type SinkSince } from './sink-history.js';
 import { SINKS } from './sinks/index.js';
 import type {
@@ -123,7 +124,9 @@ export class Notifier {
       );
       return plan;
     }
-    const suffix = keySuffix(trigger, this.now());
+    const suffix = options.keySuffix ?? keySuffix(trigger, this.now());
+    // An incident rejected before any run has no run id of its own: its deliveries are the incident's.
+    const base = input.runId || 'incident';
     const chosen: NotifySinkConfig[] = [];
     for (const sink of selectSinks(this.deps.notify.sinks, options.sinks)) {
       const adapter = this.attempts.adapterFor(sink);
@@ -134,7 +137,7 @@ export class Notifier {
     // Deliveries recorded before (a second call after a restart) are resumed without rendering anything.
     const missing: NotifySinkConfig[] = [];
     for (const sink of chosen) {
-      const key = `${input.runId}.${sink.name}${suffix}`;
+      const key = `${base}.${sink.name}${suffix}`;
       const existing = await readEntry(input.workspaceDir, key);
       if (existing) {
         plan.deliveries.push({ sink: sink.name, key, created: false });
@@ -145,7 +148,7 @@ export class Notifier {
     if (missing.length === 0) return plan;
     // What is sent names every workload of a storm's incident (alerts.json), however the input was made.
     const full = await withWorkloads(input);
-    const base = renderBase(full, trigger, {
+    const rendered = renderBase(full, trigger, {
       redactor: this.deps.redactor,
       ...(this.deps.publicUrl ? { publicUrl: this.deps.publicUrl } : {}),
       ...(options.label ? { label: options.label } : {}),
@@ -154,9 +157,9 @@ export class Notifier {
     for (const sink of missing)
       await this.record(plan, full, {
         sink,
-        key: `${input.runId}.${sink.name}${suffix}`,
+        key: `${base}.${sink.name}${suffix}`,
         trigger,
-        base,
+        base: rendered,
         earlier,
       });
     return plan;
@@ -211,6 +214,59 @@ export class Notifier {
     const input = await finishedFrom(workspaceDir, state, state.runId, this.limits);
     if (!input.resolvedAt) return { workspaceDir, deliveries: [], skipped: [] };
     return this.incidentFinished(input, { trigger: 'resolved' });
+  }
+
+  /**
+   * An incident was refused before any run (an alert for a cluster nobody configured, an invalid
+   * incident): sinks with `rejected` in `on` are told, with the reason. Once per version of
+   * incident.json; one that cannot be read as an incident (not JSON) has nothing to show and is skipped.
+   */
+  async incidentRejected(
+    workspaceDir: string,
+    state: FinalStateRecord & { incidentSha256?: string },
+  ): Promise<Plan> {
+    const incident = await readIncident(workspaceDir, this.limits.maxIncidentBytes);
+    const version =
+      state.incidentSha256?.slice(0, 16) ?? compactStamp(Date.parse(state.updatedAt ?? '') || this.now());
+    return this.incidentFinished(
+      { workspaceDir, incident, state, runId: state.runs.at(-1)?.id ?? '' },
+      { trigger: 'finished', keySuffix: `.rejected-${version}` },
+    );
+  }
+
+  /**
+   * Every alert behind an incident resolved before its run started (it ends `resolved`, never run):
+   * sinks with `resolved` in `on` are told; one that showed an earlier run of it updates that message.
+   */
+  async resolvedBeforeRun(
+    workspaceDir: string,
+    state: FinalStateRecord & { resolvedAt?: string },
+  ): Promise<Plan> {
+    const incident = await readIncident(workspaceDir, this.limits.maxIncidentBytes);
+    return this.incidentFinished(
+      {
+        workspaceDir,
+        incident,
+        state,
+        runId: state.runs.at(-1)?.id ?? '',
+        ...(state.resolvedAt ? { resolvedAt: state.resolvedAt } : {}),
+      },
+      {
+        trigger: 'finished',
+        keySuffix: `.resolved-${compactStamp(Date.parse(state.updatedAt ?? '') || this.now())}`,
+      },
+    );
+  }
+
+  /**
+   * A responder rated the answer: the incident's one message (Slack's parent) is updated at once to
+   * show it, whatever the incident's state (a resolved one too). Sinks without such a message, or
+   * that never posted one for this incident, are not told.
+   */
+  async feedbackGiven(workspaceDir: string): Promise<Plan> {
+    const state = await readFinalState(workspaceDir);
+    const input = await finishedFrom(workspaceDir, state, state.runId, this.limits);
+    return this.incidentFinished(input, { trigger: 'feedback' });
   }
 
   /**
@@ -296,6 +352,10 @@ export class Notifier {
     // A resolution only adds to what a sink was already told: one that has nothing of the incident gets nothing.
     if (trigger === 'resolved' && !followUp) {
       plan.skipped.push({ sink: sink.name, why: 'no earlier message of this incident to update' });
+      return;
+    }
+    if (trigger === 'feedback' && !d.earlier.parents.has(sink.name)) {
+      plan.skipped.push({ sink: sink.name, why: 'no message of this incident to show the rating on' });
       return;
     }
     const render: RenderInput = {

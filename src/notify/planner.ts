@@ -27,6 +27,8 @@ export interface PlanOptions {
   ignoreFilters?: boolean;
   /** Shown with the message: "replay of …", "compare claude/preload". */
   label?: string;
+  /** Ends the outbox key instead of the trigger's own (a rejection: once per incident.json version). */
+  keySuffix?: string;
 }
 
 export interface PlannedDelivery {
@@ -84,6 +86,11 @@ export function sinkVerdict(
 ): FilterVerdict {
   if (trigger === 'running' && !adapter.keepsOneMessage)
     return { match: false, why: `a ${sink.type} sink is told outcomes, not starts` };
+  // A rating changes the incident's one message where there is one; other sinks are not told.
+  if (trigger === 'feedback')
+    return adapter.keepsOneMessage
+      ? { match: true }
+      : { match: false, why: `a ${sink.type} sink keeps no message to show a rating on` };
   if (ignoreFilters) return { match: true };
   return trigger === 'running' ? runningMatches(sink, input) : sinkMatches(sink, input);
 }

@@ -12,6 +12,8 @@ import {
   formatTokens,
   headline,
   othersNote,
+  outcomeOf,
+  outcomeWords,
   resourceLabel,
   workloadsLine,
   succeeded,
@@ -63,22 +65,17 @@ const field = (name: string, value: string) =>
   mrkdwn(clipText(`*${name}*\n${escapeMrkdwn(value)}`, SLACK_LIMITS.fieldChars));
 
 /** The parent message: what happened, to what, the hypothesis and the first action (or why it failed). */
-/** A failed run is red; a finished one says how far its answer holds (🟢 grounded, 🟡 partial, 🟠 ungrounded). */
-function headerMark(input: RenderInput, ok: boolean): string {
-  if (!ok) return '🔴';
-  const verdict = input.result?.evidence?.verdict;
-  return verdict ? EVIDENCE_MARK[verdict] : '🟢';
-}
-
 export function parentMessage(input: RenderInput, withThread: boolean): SlackMessage {
   const ok = succeeded(input);
   const { incident, result, summary } = input;
+  // Green only for an answer grounded in the cluster; the header says what happened otherwise.
+  const words = outcomeWords(outcomeOf(input));
   const blocks: KnownBlock[] = [
     {
       type: 'header',
       text: {
         type: 'plain_text',
-        text: clipText(`${headerMark(input, ok)} ${headline(input)}`, SLACK_LIMITS.headerChars),
+        text: clipText(`${words.mark} ${headline(input)}`, SLACK_LIMITS.headerChars),
         emoji: true,
       },
     },
@@ -89,7 +86,7 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
         field('Cluster', incident.cluster),
         field('Fault', incident.faultType),
         field('Severity', incident.severity),
-        field('State', input.state.state),
+        field('Outcome', words.short),
         field('Duration', formatDuration(result?.durationMs)),
         field('Cost', formatCost(result?.costUsd)),
         field('Tokens', formatTokens(result?.tokens)),
@@ -100,8 +97,10 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
   const workloads = workloadsBlock(input);
   if (workloads) blocks.push(workloads);
   if (!ok) {
-    blocks.push(section(`*Why it failed*\n${escapeMrkdwn(failureReason(input))}`));
-    blocks.push(section(`*What to do*\n${escapeMrkdwn(failureAdvice(input))}`));
+    const why = { rejected: 'Why it was rejected', resolved: 'Why it was not run' }[input.state.state];
+    blocks.push(section(`*${why ?? 'Why it failed'}*\n${escapeMrkdwn(failureReason(input))}`));
+    if (input.state.state !== 'resolved')
+      blocks.push(section(`*What to do*\n${escapeMrkdwn(failureAdvice(input))}`));
   }
   if (summary.hypothesis) {
     const confidence = summary.confidence ? ` (confidence: ${escapeMrkdwn(summary.confidence)})` : '';
@@ -112,7 +111,7 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
   if (result?.evidence) blocks.push(section(escapeMrkdwn(evidenceLine(result.evidence))));
   const context = [
     `incident \`${escapeMrkdwn(incident.incidentId)}\``,
-    `run \`${escapeMrkdwn(input.runId)}\``,
+    ...(input.runId ? [`run \`${escapeMrkdwn(input.runId)}\``] : []),
     ...(result ? [`agent ${escapeMrkdwn(result.agent)}`] : []),
     ...(input.statusUrl ? [`<${input.statusUrl}|status page>`] : []),
     ...(withThread && input.report ? ['full report in the thread'] : []),
@@ -145,6 +144,8 @@ function workloadsBlock(input: RenderInput): KnownBlock | undefined {
  */
 export function feedbackButtons(input: RenderInput): ActionsBlock | undefined {
   if (input.trigger === 'replay' || input.trigger === 'compare' || input.label) return undefined;
+  // Feedback grades an answer: a failed, rejected or unrun incident has none to grade.
+  if (!succeeded(input)) return undefined;
   if (!input.folder || input.folder.length > SLACK_LIMITS.buttonValueChars) return undefined;
   return {
     type: 'actions',

@@ -1,6 +1,7 @@
 import { hasAnswer } from '../incident/queries.js';
 import { runDirRelative } from '../workspace/layout.js';
 import { evidenceLine } from '../evidence/summary.js';
+import { STANDING_WORDS, standingOf, type AnswerStanding, type StandingWords } from '../evidence/standing.js';
 import { listWorkloads } from '../workspace/workloads.js';
 import type { RenderInput } from './types.js';
 
@@ -54,6 +55,34 @@ export const workloadsLine = (input: RenderInput): string | undefined =>
 /** The run answered (its report is the answer); otherwise the notification tells why it failed. */
 export const succeeded = (input: RenderInput): boolean => hasAnswer(input.state.state);
 
+/**
+ * What happened, as every sink says it: an answered run by how far its answer holds (never
+ * "succeeded"), a failed run, an incident rejected before any run, one resolved before its run.
+ */
+export type NotifyOutcome = AnswerStanding | 'failed' | 'rejected' | 'resolved';
+
+const OTHER_WORDS: Readonly<Record<'failed' | 'rejected' | 'resolved', StandingWords>> = {
+  failed: { short: 'failed', title: 'Investigation failed', mark: '🔴' },
+  rejected: { short: 'rejected', title: 'Incident rejected, not investigated', mark: '🚫' },
+  resolved: {
+    short: 'resolved before the run',
+    title: 'Alert resolved before the investigation',
+    mark: '☑️',
+  },
+};
+
+export function outcomeOf(input: Pick<RenderInput, 'state' | 'result'>): NotifyOutcome {
+  const state = input.state.state;
+  if (hasAnswer(state)) return standingOf(input.result);
+  if (state === 'rejected' || state === 'resolved') return state;
+  return 'failed';
+}
+
+export const outcomeWords = (outcome: NotifyOutcome): StandingWords =>
+  outcome === 'failed' || outcome === 'rejected' || outcome === 'resolved'
+    ? OTHER_WORDS[outcome]
+    : STANDING_WORDS[outcome];
+
 /** What kind of delivery this is, when not the daemon's own first one. */
 export function triggerNote(input: RenderInput): string | undefined {
   if (input.label) return input.label;
@@ -63,23 +92,25 @@ export function triggerNote(input: RenderInput): string | undefined {
   return undefined;
 }
 
-/** `Investigation succeeded: CrashLoop on Deployment payments/payments-api (prod-eu-1)`. */
+/** `Answer grounded in the cluster — CrashLoop on Deployment payments/payments-api (prod-eu-1)`. */
 export function headline(input: RenderInput): string {
   const note = triggerNote(input);
-  const verb = succeeded(input) ? 'succeeded' : 'failed';
-  const resolved = input.resolvedAt ? 'Resolved · ' : '';
-  return `${note ? `[${note}] ` : ''}${resolved}Investigation ${verb}: ${input.incident.faultType} on ${resourceLabel(input)}${othersNote(input)} (${input.incident.cluster})`;
+  const resolved = input.resolvedAt && input.state.state !== 'resolved' ? 'Resolved · ' : '';
+  const { title } = outcomeWords(outcomeOf(input));
+  return `${note ? `[${note}] ` : ''}${resolved}${title} — ${input.incident.faultType} on ${resourceLabel(input)}${othersNote(input)} (${input.incident.cluster})`;
 }
 
-/** Why a failed run failed, as recorded. */
+/** Why a failed run failed (or an incident was rejected or not run), as recorded. */
 export const failureReason = (input: RenderInput): string =>
   input.state.reason ??
   (input.result ? `the run ended with status ${input.result.status}` : 'the run left no result');
 
 /** The next step for a human after a failed run: which log to read, and the command that re-queues it. */
 export function failureAdvice(input: RenderInput): string {
-  const runDir = runDirRelative(input.runId);
   const retry = `then re-queue it: \`triage-runner retry ${input.folder}\``;
+  if (input.state.state === 'rejected')
+    return `Nothing was investigated: fix what the reason names (for an alert, its cluster label or an entry under clusters:), ${retry}.`;
+  const runDir = runDirRelative(input.runId);
   const result = input.result;
   if (!result)
     return `The run stopped before the agent produced a result: read the daemon log for this incident and ${runDir}/; ${retry}.`;
@@ -104,7 +135,9 @@ export function summaryText(input: RenderInput): string {
     );
   if (summary.firstAction) parts.push(`First action: ${summary.firstAction}`);
   if (input.result?.evidence) parts.push(evidenceLine(input.result.evidence));
-  if (!succeeded(input)) parts.push(`What to do: ${failureAdvice(input)}`);
+  // A resolution before the run needs nothing done: its reason says how to run it anyway.
+  if (!succeeded(input) && input.state.state !== 'resolved')
+    parts.push(`What to do: ${failureAdvice(input)}`);
   return `${parts.map((p) => p.replace(/[.\s]+$/u, '')).join('. ')}.`;
 }
 

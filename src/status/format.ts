@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { INCIDENT_STATES } from '../workspace/state.js';
 import type { IncidentView, StatusTotals } from './types.js';
-import { noReportWhy } from './view.js';
+import { noReportWhy, stateLabel, totalLabel } from './view.js';
 import { evidenceMark } from '../evidence/summary.js';
 
 // `triage-runner status` as text: one line per incident, then the totals. Pure.
@@ -102,7 +102,7 @@ const COLUMNS: readonly { width: number; cut: 'end' | 'middle' | 'never' }[] = [
   { width: Infinity, cut: 'never' },
   { width: 24, cut: 'middle' },
   { width: 32, cut: 'middle' },
-  ...[21, 4, 3, 8, 8, 8, 6, 8, 6, 8, 48].map((width) => ({ width, cut: 'end' as const })),
+  ...[28, 4, 3, 8, 8, 8, 6, 8, 6, 8, 48].map((width) => ({ width, cut: 'end' as const })),
 ];
 
 const cutCell = (text: string, i: number): string => {
@@ -124,7 +124,7 @@ function cells(view: IncidentView, cwd: string): string[] {
     view.folder,
     view.subject?.cluster ?? '-',
     view.incidentId,
-    view.resolvedAt && view.state !== 'resolved' ? `${view.state}, resolved` : view.state,
+    view.resolvedAt && view.state !== 'resolved' ? `${stateLabel(view)}, resolved` : stateLabel(view),
     formatAge(view.age),
     String(view.attempts),
     view.agent ?? '-',
@@ -140,7 +140,7 @@ function cells(view: IncidentView, cwd: string): string[] {
 
 export function formatTotals(totals: StatusTotals): string {
   const all = INCIDENT_STATES.reduce((n, s) => n + totals[s], 0);
-  const parts = INCIDENT_STATES.filter((s) => totals[s] > 0).map((s) => `${totals[s]} ${s}`);
+  const parts = INCIDENT_STATES.filter((s) => totals[s] > 0).map((s) => `${totals[s]} ${totalLabel(s)}`);
   return `${all} incident${all === 1 ? '' : 's'}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }
 

@@ -1,5 +1,6 @@
 import type { Evidence } from '../workspace/run-record.js';
 import type { IncidentState } from '../workspace/state.js';
+import type { AnswerStanding } from '../evidence/standing.js';
 
 /** The evidence record without its per-claim list. */
 export type EvidenceBrief = Omit<Evidence, 'claims'>;
@@ -50,6 +51,12 @@ export interface IncidentView {
    * one incident (`GET /v1/incidents/{id}`) carries them.
    */
   evidence: EvidenceBrief | Evidence | null;
+  /**
+   * What an answered incident's answer amounts to (src/evidence/standing.ts): `grounded` only when the
+   * cluster output it cites supports it; else `partial`, `unverified`, `no-access` or `contradicted`.
+   * Null until the incident has an answer (state succeeded). Shown instead of "succeeded".
+   */
+  outcome: AnswerStanding | null;
   /** What responders said of the answer (`.triage/feedback.json`), when they said anything. */
   feedback: ViewFeedback | null;
   /** What broke and where, from incident.json (null when it cannot be read: a folder kept as unsafe). */

@@ -1,4 +1,5 @@
-import { inEngine } from '../incident/queries.js';
+import { hasAnswer, inEngine } from '../incident/queries.js';
+import { STANDING_WORDS, standingOf } from '../evidence/standing.js';
 import { INCIDENT_STATES, type StateFile } from '../workspace/state.js';
 import { reportPath } from '../workspace/layout.js';
 import type { Evidence, RunResult } from '../workspace/run-record.js';
@@ -58,6 +59,7 @@ export function viewOf(facts: IncidentFacts): StoredView {
         }
       : null,
     evidence: result?.evidence ? briefEvidence(result.evidence) : null,
+    outcome: hasAnswer(state.state) ? standingOf(result) : null,
     subject: facts.subject ?? null,
     duplicateOf: state.duplicateOf ?? null,
     measures: result?.measures ? measuresView(result.measures) : null,
@@ -105,6 +107,7 @@ export function withAge(v: StoredView, arrivedAtMs: number, now: number): Incide
     resolvedAt: v.resolvedAt,
     feedback: v.feedback,
     evidence: v.evidence,
+    outcome: v.outcome,
     subject: v.subject,
     duplicateOf: v.duplicateOf,
     measures: v.measures,
@@ -141,3 +144,14 @@ export function noReportWhy(view: Pick<IncidentView, 'state' | 'reason' | 'repor
       return view.reason ?? `${view.state} without a report`;
   }
 }
+
+/**
+ * The state as people read it: an answered incident by what its answer amounts to ("grounded", "not
+ * verified", "no cluster access"), never "succeeded"; every other state as it is.
+ */
+export const stateLabel = (view: Pick<IncidentView, 'state' | 'outcome'>): string =>
+  view.outcome ? STANDING_WORDS[view.outcome].short : view.state;
+
+/** A state's name in totals: `succeeded` counts answers, whatever they amount to. */
+export const totalLabel = (state: IncidentView['state']): string =>
+  state === 'succeeded' ? 'answered' : state;

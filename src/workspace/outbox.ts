@@ -22,7 +22,16 @@ const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
  * Why a delivery was created: a run started (sinks that keep one message per incident only), a run finished, someone re-sent it, a replay/compare asked for it, or every
  * alert behind an incident already told resolved (a follow-up to the message the sink already has).
  */
-export const TRIGGERS = ['running', 'finished', 'resend', 'replay', 'compare', 'resolved'] as const;
+/** `feedback`: a responder rated the answer, and the incident's one message (Slack's parent) says so. */
+export const TRIGGERS = [
+  'running',
+  'finished',
+  'resend',
+  'replay',
+  'compare',
+  'resolved',
+  'feedback',
+] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
 /** What one delivered step leaves behind (Slack ts, PagerDuty dedup key, HTTP status…). */

@@ -83,6 +83,11 @@ export const evidenceSchema = z.object({
   claimsTotal: z.number().optional(),
   /** Why the verdict is what it is, in one line. */
   reason: z.string().optional(),
+  /**
+   * A read that needs the API server succeeded and the access check reached the cluster: false when
+   * the answer can rest on nothing but the alert (absent in results written before it was recorded).
+   */
+  clusterRead: z.boolean().optional(),
   /** The checks that ran: the deterministic one always, the model's when `evidence.verify: model`. */
   checks: z.array(z.enum(['deterministic', 'model'])).optional(),
 });

@@ -233,3 +233,20 @@ export async function rootWithEveryState(root: string): Promise<Record<IncidentS
   ]);
   return dirs;
 }
+
+/** alerts.json as intake leaves it when every alert behind the incident resolved at `at`. */
+export async function writeResolvedAlerts(dir: string, at: string): Promise<void> {
+  await writeFile(
+    path.join(dir, 'alerts.json'),
+    JSON.stringify({
+      version: 1,
+      firstAt: at,
+      lastAt: at,
+      resolvedAt: at,
+      count: 1,
+      omitted: 0,
+      open: 0,
+      alerts: [],
+    }),
+  );
+}

@@ -1,7 +1,15 @@
 import type { Incident } from '../../workspace/incident.js';
 import { DeliveryError, expectSuccess, parseJson, request } from '../delivery.js';
 import { severityRank } from '../filters.js';
-import { clipText, formatCost, formatDuration, resourceLabel, summaryText } from '../text.js';
+import {
+  clipText,
+  formatCost,
+  formatDuration,
+  outcomeOf,
+  outcomeWords,
+  resourceLabel,
+  summaryText,
+} from '../text.js';
 import type { RenderInput, SendContext, SinkAdapter } from '../types.js';
 
 // PagerDuty: an Events API v2 event (dedup_key per incident, so a re-send or a retry after a timeout
@@ -47,7 +55,8 @@ function eventOf(input: RenderInput): Record<string, unknown> {
   const { incident, result, summary } = input;
   const timestamp = Date.parse(incident.timestamp);
   return {
-    event_action: 'trigger',
+    // Alerts that resolved before the run close the PagerDuty alert of the incident, if one is open.
+    event_action: input.state.state === 'resolved' ? 'resolve' : 'trigger',
     dedup_key: dedupKey(incident.incidentId),
     client: 'triage-runner',
     ...(input.statusUrl ? { client_url: input.statusUrl } : {}),
@@ -61,9 +70,10 @@ function eventOf(input: RenderInput): Record<string, unknown> {
       class: clipText(incident.faultType, 255),
       custom_details: {
         incident_id: incident.incidentId,
-        run_id: input.runId,
+        ...(input.runId ? { run_id: input.runId } : {}),
         workspace: input.folder,
-        state: input.state.state,
+        // What happened in words ("no cluster access", "not verified"), never "succeeded".
+        outcome: outcomeWords(outcomeOf(input)).short,
         ...(input.state.reason ? { reason: input.state.reason } : {}),
         ...(summary.hypothesis ? { hypothesis: summary.hypothesis } : {}),
         ...(summary.confidence ? { confidence: summary.confidence } : {}),

@@ -62,8 +62,13 @@ export const slack: SinkAdapter<SlackPayload> = {
       };
     const withThread = sink.thread_report !== false;
     // A resolution updates the parent and says so in the thread; the report is there already.
+    // A rating only updates the parent.
     const parts =
-      input.trigger === 'resolved' ? [resolvedMessage(input)] : withThread ? threadMessages(input) : [];
+      input.trigger === 'resolved'
+        ? [resolvedMessage(input)]
+        : input.trigger === 'feedback' || !withThread
+          ? []
+          : threadMessages(input);
     return { channel, parent: parentMessage(input, withThread), parts };
   },
   steps: (payload) => [PARENT, ...payload.parts.map((_, i) => partStep(i))],

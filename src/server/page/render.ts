@@ -4,6 +4,7 @@ import { INCIDENT_STATES, type IncidentState } from '../../workspace/state.js';
 import type { AuditEntry } from '../../audit/log.js';
 import type { IncidentDetail } from '../../status/detail.js';
 import { formatAge, formatCost, formatDuration, formatTokens } from '../../status/format.js';
+import { stateLabel, totalLabel } from '../../status/view.js';
 import type { IncidentView, ListPage } from '../../status/types.js';
 import { html, type SafeHtml } from './html.js';
 import { evidenceItems } from '../../evidence/summary.js';
@@ -37,7 +38,20 @@ ${body}
 `;
 }
 
-const badge = (state: IncidentState): SafeHtml => html`<span class="badge state-${state}">${state}</span>`;
+/**
+ * The state's badge; an answered incident's says what its answer amounts to, green only when grounded
+ * (`outcome-<standing>`), never "succeeded". status.js builds the same.
+ */
+const badge = (view: Pick<IncidentView, 'state' | 'outcome'>): SafeHtml =>
+  view.outcome
+    ? html`<span class="badge outcome-${view.outcome}">${stateLabel(view)}</span>`
+    : html`<span class="badge state-${view.state}">${view.state}</span>`;
+
+/** An incident whose alerts resolved after its answer is marked so in the list (status.js does the same). */
+const resolvedMark = (view: Pick<IncidentView, 'state' | 'resolvedAt'>): SafeHtml =>
+  view.resolvedAt && view.state !== 'resolved'
+    ? html` <span class="resolved-mark" title="every alert resolved at ${view.resolvedAt}">resolved</span>`
+    : html``;
 
 /** Where an incident's duplicate-of link goes: the page of the incident with that incidentId. */
 export const byIdHref = (incidentId: string): string => `/by-id/${encodeURIComponent(incidentId)}`;
@@ -85,7 +99,7 @@ function answerCell(view: IncidentView): SafeHtml {
 /** One row of the list; status.js builds the same cells from a view (keep the two in step). */
 function row(view: IncidentView, now: number): SafeHtml {
   return html`<tr data-folder="${view.folder}" data-arrived="${String(now - view.age)}">
-    <td class="state">${badge(view.state)}</td>
+    <td class="state">${badge(view)}${resolvedMark(view)}</td>
     <td class="incident">
       <a class="title" href="${incidentHref(view.folder)}">${view.subject?.title ?? view.folder}</a>
       ${where(view)}
@@ -106,7 +120,7 @@ function totalsNav(page: ListPage, current: IncidentState | undefined): SafeHtml
   const links = INCIDENT_STATES.map(
     (s) =>
       html`<a class="total${s === current ? ' current' : ''}" data-total="${s}" href="/?state=${s}"
-        >${s} <b>${String(page.totals[s])}</b></a
+        >${totalLabel(s)} <b>${String(page.totals[s])}</b></a
       >`,
   );
   return html`<nav class="totals">
@@ -466,7 +480,7 @@ export function renderIncidentPage(input: IncidentPageInput): string {
       </p>
       <section class="summary">
         <dl>
-          ${field('State', badge(d.state), 'state')} ${field('Cluster', s?.cluster ?? null, 'cluster')}
+          ${field('State', badge(d), 'state')} ${field('Cluster', s?.cluster ?? null, 'cluster')}
           ${field('Namespace', s?.namespace ?? null, 'namespace')}
           ${field('Resource', s ? `${s.resource.kind}/${s.resource.name}` : null, 'resource')}
           ${s && s.workloads.length + s.moreWorkloads > 1 ? field('Workloads', workloadList(s), 'workloads') : ''}

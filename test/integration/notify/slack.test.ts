@@ -163,7 +163,7 @@ describe('slack sink: one parent from the run start', () => {
     expect(answered?.status).toBe('delivered');
     expect(tops()).toHaveLength(1);
     expect(tops()[0]!.ts).toBe(parent.ts);
-    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(tops()[0]!.text).toMatch(/^Answer, not verified/);
     expect(updates()).toHaveLength(1);
     expect(answered!.steps[0]).toMatchObject({ id: 'parent', result: { ts: parent.ts, updated: true } });
     expect(slack.messages.filter((m) => m.thread_ts === parent.ts).length).toBeGreaterThan(0);
@@ -184,7 +184,7 @@ describe('slack sink: one parent from the run start', () => {
     const entries = await s.notifier.settle(dir, keys, 20_000);
     expect(entries.map((e) => e.status)).toEqual(['delivered', 'delivered']);
     expect(tops()).toHaveLength(1);
-    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(tops()[0]!.text).toMatch(/^Answer, not verified/);
     expect(updates()).toHaveLength(1);
     const [first, second] = entries;
     expect(second!.steps[0]!.result).toMatchObject({ ts: first!.steps[0]!.result!.ts, updated: true });
@@ -208,7 +208,7 @@ describe('slack sink: one parent from the run start', () => {
     expect(answered?.status).toBe('delivered');
     expect(slack.posts().filter((p) => !p.body.thread_ts)).toHaveLength(1);
     expect(tops()).toHaveLength(1);
-    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(tops()[0]!.text).toMatch(/^Answer, not verified/);
   });
 
   it("a retry's start turns the parent back to running and says so in the thread; its answer updates it again", async () => {
@@ -231,7 +231,7 @@ describe('slack sink: one parent from the run start', () => {
     await retrySucceeds(dir);
     await deliver(dir, s);
     expect(tops()).toHaveLength(1);
-    expect(tops()[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(tops()[0]!.text).toMatch(/^Answer, not verified/);
     expect(updates()).toHaveLength(2);
   });
 
@@ -291,7 +291,7 @@ describe('slack sink: one parent from the run start', () => {
         },
       });
       await vi.waitFor(() => expect(tops()).toHaveLength(1), { timeout: 20_000 });
-      expect(tops()[0]!.text).toMatch(/^Investigation succeeded: CrashLoop on Pod shop\/cart-7/);
+      expect(tops()[0]!.text).toMatch(/^Answer, not verified — CrashLoop on Pod shop\/cart-7/);
       // The hypothesis from the report, the tokens from result.json: both as the run held them.
       expect(tops()[0]!.text).toContain('Hypothesis: The cart-7 pod ran out of memory.');
       expect(JSON.stringify(tops()[0]!.blocks)).toContain('1 in · 1 out');
@@ -329,7 +329,7 @@ describe('slack sink', () => {
     const key = `${incidentId}/${RUN_ID}.oncall`;
     expect(posts[0]!.body).toEqual({
       channel: '#oncall',
-      text: 'Investigation succeeded: CrashLoop on Pod shop/web-1 (prod-1). Hypothesis: The payments-api container exits because DATABASE_URL points at a Secret key that was renamed in the last rollout (confidence High). First action: kubectl -n payments rollout undo deployment/payments-api.',
+      text: 'Answer, not verified — CrashLoop on Pod shop/web-1 (prod-1). Hypothesis: The payments-api container exits because DATABASE_URL points at a Secret key that was renamed in the last rollout (confidence High). First action: kubectl -n payments rollout undo deployment/payments-api.',
       blocks: expect.any(Array),
       metadata: { event_type: 'triage_runner_delivery', event_payload: { key, step: 'parent' } },
       unfurl_links: 'false',
@@ -353,7 +353,7 @@ describe('slack sink', () => {
       '*Cluster*\nprod-1',
       '*Fault*\nCrashLoop',
       '*Severity*\ncritical',
-      '*State*\nsucceeded',
+      '*Outcome*\nnot verified',
       '*Duration*\n4m 12s',
       '*Cost*\n$0.42',
       '*Tokens*\n12,345 in · 2,345 out',
@@ -441,7 +441,7 @@ describe('slack sink', () => {
     const tops = slack.messages.filter((m) => !m.thread_ts);
     expect(tops).toHaveLength(1);
     expect(tops[0]!.ts).toBe(parent.ts);
-    expect(tops[0]!.text).toMatch(/^Investigation succeeded/);
+    expect(tops[0]!.text).toMatch(/^Answer, not verified/);
     expect(slack.requests.filter((r) => r.path === '/api/chat.update')).toHaveLength(1);
     expect(second!.steps[0]).toMatchObject({ id: 'parent', result: { ts: parent.ts, updated: true } });
     // The retry's report went into the same thread.
@@ -486,7 +486,7 @@ describe('slack sink', () => {
     expect(tops[0]!.ts).toBe(parentTs);
     expect(slack.requests.filter((r) => r.path === '/api/chat.update')).toHaveLength(2);
     const header = tops[0]!.blocks.find((b) => b.type === 'header')!.text!.text;
-    expect(header).toMatch(/Resolved · Investigation succeeded/);
+    expect(header).toMatch(/Resolved · Answer, not verified/);
     expect(JSON.stringify(tops[0]!.blocks)).toContain(`*Alert resolved*\\n${at}`);
     expect(JSON.stringify(tops[0]!.blocks)).toContain('rated *wrong* by slack:alice (U024BE7LH)');
     const thread = slack.messages.filter((m) => m.thread_ts === parentTs);

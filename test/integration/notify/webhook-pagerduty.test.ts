@@ -102,12 +102,13 @@ describe('webhook sink', () => {
       workspace: 'payments-crashloop',
       incident,
       state: { state: 'succeeded', attempts: 1, updatedAt: expect.any(String) },
+      outcome: { kind: 'unverified', label: 'not verified' },
       run: { id: RUN_ID, result },
       // The run recorded no evidence check.
       evidence: null,
       summary: {
         text: expect.stringMatching(
-          /^Investigation succeeded: CrashLoop on Pod shop\/web-1 \(prod-1\)\. Hypothesis: /,
+          /^Answer, not verified — CrashLoop on Pod shop\/web-1 \(prod-1\)\. Hypothesis: /,
         ),
         source: 'triage-card',
         hypothesis:
@@ -214,7 +215,7 @@ describe('pagerduty sink', () => {
       custom_details: {
         incident_id: 'inc-payments-crashloop',
         run_id: RUN_ID,
-        state: 'succeeded',
+        outcome: 'not verified',
         confidence: 'High',
         first_action: 'kubectl -n payments rollout undo deployment/payments-api',
         agent: 'claude',
@@ -222,7 +223,7 @@ describe('pagerduty sink', () => {
         cost: '$0.42',
       },
     });
-    expect(String(event.payload.summary)).toMatch(/^Investigation succeeded: CrashLoop on Pod shop\/web-1/);
+    expect(String(event.payload.summary)).toMatch(/^Answer, not verified — CrashLoop on Pod shop\/web-1/);
     expect(entry?.steps).toEqual([
       expect.objectContaining({
         id: 'event',
@@ -264,7 +265,7 @@ describe('pagerduty sink', () => {
     expect(entry?.steps.map((s) => s.id)).toEqual(['event', 'note']);
     const notes = api.notes.get('Q1ABCDEF') ?? [];
     expect(notes).toHaveLength(1);
-    expect(notes[0]!.content).toMatch(/^Investigation succeeded: CrashLoop on Pod /);
+    expect(notes[0]!.content).toMatch(/^Answer, not verified — CrashLoop on Pod /);
     expect(notes[0]!.content).toContain(`(triage-runner delivery inc-from-pd/${RUN_ID}.pd)`);
     const post = api.requests.find((r) => r.method === 'POST' && r.path === '/incidents/Q1ABCDEF/notes');
     expect(post?.headers).toMatchObject({
@@ -330,9 +331,9 @@ describe('pagerduty sink', () => {
     const notes = (api.notes.get('Q3STORY') ?? []).map((n) => n.content);
     expect(notes).toHaveLength(3);
     expect(notes[0]).toMatch(/^Investigation failed/);
-    expect(notes[1]).toMatch(/^Investigation succeeded/);
+    expect(notes[1]).toMatch(/^Answer, not verified/);
     expect(notes[2]).toMatch(
-      /^Every alert behind this incident resolved at 2026-03-01T11:02:00.000Z\.\nResolved · Investigation succeeded/,
+      /^Every alert behind this incident resolved at 2026-03-01T11:02:00.000Z\.\nResolved · Answer, not verified/,
     );
   });
 

@@ -163,8 +163,12 @@ describe('status page at a glance', () => {
     const base = await serve();
     const page = await (await fetch(`${base}/incidents/shaky`)).text();
     expect(page).toContain('What the evidence check could not verify');
-    expect(page).toContain('<li>cited but never run: kubectl logs &lt;web-1&gt; -n shop (FACT-1)</li>');
-    expect(page).toContain('<li>gap: refused (exclude &quot;k8s-change&quot;): kubectl delete pods/web-1');
+    expect(page).toContain(
+      '<li>cited, but no recorded call ran it as written: kubectl logs &lt;web-1&gt; -n shop (FACT-1)</li>',
+    );
+    expect(page).toContain(
+      '<li>gap in a call the report does not cite: refused (exclude &quot;k8s-change&quot;): kubectl delete pods/web-1',
+    );
     const grounded = await (await fetch(`${base}/incidents/${ALERT_FOLDER}`)).text();
     expect(grounded).not.toContain('What the evidence check could not verify');
   });

@@ -12,7 +12,13 @@ import type { IncidentView, StatusList } from '../../../src/status/types.js';
 import { createMemoryExecutor } from '../../support/fake-executor.js';
 import { dropByRename, incidentJson, tempRoot, waitFor } from '../../support/incidents.js';
 import { startStatusDaemon, type StatusDaemon } from '../../support/status-daemon.js';
-import { ANSWERS, incidentIn, rootWithEveryState, writeRun } from '../../support/status-root.js';
+import {
+  ANSWERS,
+  incidentIn,
+  rootWithEveryState,
+  writeResolvedAlerts,
+  writeRun,
+} from '../../support/status-root.js';
 
 // `triage-runner status` on a root holding every state: text and JSON, filters, a bad root, and the
 // daemon's API used when a daemon answers for the root.
@@ -61,6 +67,7 @@ const VIEW_KEYS = [
   'resolvedAt',
   'feedback',
   'evidence',
+  'outcome',
   'subject',
   'duplicateOf',
   'measures',
@@ -79,16 +86,19 @@ describe('triage-runner status', () => {
     expect(lines[0]).toMatch(
       /^FOLDER\s+CLUSTER\s+INCIDENT\s+STATE\s+AGE\s+ATT\s+AGENT\s+DURATION\s+1ST TURN\s+TOKENS\s+1ST CALL\s+CACHED\s+COST\s+REPORT\s+ANSWER$/,
     );
-    for (const state of INCIDENT_STATES)
-      expect(lineOf(text, state)).toMatch(new RegExp(`^${state}\\s+\\S+\\s+inc-${state}\\s+${state}\\s`));
+    // Every state as it is, but an answer as what it amounts to (this one's report had no evidence check).
+    for (const state of INCIDENT_STATES) {
+      const shown = state === 'succeeded' ? 'not verified' : state;
+      expect(lineOf(text, state)).toMatch(new RegExp(`^${state}\\s+\\S+\\s+inc-${state}\\s+${shown}\\s`));
+    }
     expect(lineOf(text, 'succeeded')).toMatch(
-      /succeeded\s+\d+s\s+1\s+claude\s+2m14s\s+7\.4s\s+20k\s+9\.6k\s+68%\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
+      /not verified\s+\d+s\s+1\s+claude\s+2m14s\s+7\.4s\s+20k\s+9\.6k\s+68%\s+\$0\.42\s+succeeded\/output\/investigation\.md\s+Hypothesis: payments-api crash-loops/,
     );
     expect(lineOf(text, 'failed')).toMatch(/gemini\s+15m00s\s+.*\(no report: the agent timed out after 15m/);
     expect(lineOf(text, 'running')).toMatch(/codex\s+42s\s+-\s+5\.7k\s+-\s+-\s+-\s+\(no report: running\)/);
     expect(lineOf(text, 'rejected')).toContain('(no report: incident.json is missing "cluster"');
     expect(lines.at(-1)).toBe(
-      '9 incidents: 1 queued, 1 preparing, 1 running, 1 succeeded, 1 failed, 1 rejected, 1 deferred, 1 interrupted, 1 resolved',
+      '9 incidents: 1 queued, 1 preparing, 1 running, 1 answered, 1 failed, 1 rejected, 1 deferred, 1 interrupted, 1 resolved',
     );
   });
 
@@ -154,19 +164,8 @@ describe('triage-runner status', () => {
     ]);
     await writeRun(dir, 'r1', {});
     const at = '2026-03-01T10:30:00.000Z';
-    await writeFile(
-      path.join(dir, 'alerts.json'),
-      JSON.stringify({
-        version: 1,
-        firstAt: at,
-        lastAt: at,
-        resolvedAt: at,
-        count: 1,
-        omitted: 0,
-        open: 0,
-        alerts: [],
-      }),
-    );
+    await writeResolvedAlerts(dir, at);
+
     const json = io();
     expect(await runCli(['status', '--root', root, '--json'], json.cli)).toBe(0);
     const body = JSON.parse(json.out()) as StatusList;
@@ -176,7 +175,7 @@ describe('triage-runner status', () => {
     });
     const text = io();
     expect(await runCli(['status', '--root', root], text.cli)).toBe(0);
-    expect(text.out()).toMatch(/alert-resolved\s+prod-1\s+inc-alert-resolved\s+succeeded, resolved\s/);
+    expect(text.out()).toMatch(/alert-resolved\s+prod-1\s+inc-alert-resolved\s+not verified, resolved\s/);
   });
 
   it('cuts the answer to the terminal width', async () => {
@@ -415,8 +414,8 @@ describe('triage-runner status --watch', () => {
     await waitFor('the first listing', () => (t.out().includes('no incidents') ? true : undefined));
     await dropByRename(root, 'watched', incidentJson({ incidentId: 'inc-watched' }));
     // Each redraw clears the screen first; the last one shows the incident finished.
-    await waitFor('the dropped incident to show as succeeded', () =>
-      /^watched\s+prod-1\s+inc-watched\s+succeeded\s/m.test(
+    await waitFor('the dropped incident to show as answered', () =>
+      /^watched\s+prod-1\s+inc-watched\s+not verified\s/m.test(
         t.out().slice(t.out().lastIndexOf('\u001b[H\u001b[2J')),
       )
         ? true

@@ -22,6 +22,19 @@ describe('parentMessage', () => {
       );
   });
 
+  it('offers no Correct/Partly/Wrong buttons on a failed run: there is no answer to grade', () => {
+    const failed = renderInput({
+      state: {
+        state: 'failed',
+        reason: 'the agent wrote no report',
+        attempts: 1,
+        runs: [{ id: 'run-1', status: 'failed' }],
+      },
+    });
+    expect(parentMessage(failed, true).blocks.some((b) => b.type === 'actions')).toBe(false);
+    expect(parentMessage(renderInput(), true).blocks.some((b) => b.type === 'actions')).toBe(true);
+  });
+
   it('marks a resolved incident in the header and fields, and a recorded verdict on its button and context', () => {
     const m = parentMessage(
       renderInput({
@@ -31,7 +44,7 @@ describe('parentMessage', () => {
       true,
     );
     const json = JSON.stringify(m.blocks);
-    expect(json).toContain('Resolved · Investigation succeeded');
+    expect(json).toContain('Resolved · Answer, not verified');
     expect(json).toContain('*Alert resolved*\\n2026-03-01T11:02:00.000Z');
     expect(json).toContain('rated *partly* by slack:alice (U1)');
     expect(json).toContain('"text":"Partly ✓"');
@@ -44,7 +57,7 @@ describe('parentMessage', () => {
         type: 'header',
         text: {
           type: 'plain_text',
-          text: '🟢 Investigation succeeded: CrashLoop on Deployment payments/payments-api (prod-eu-1)',
+          text: '🟠 Answer, not verified — CrashLoop on Deployment payments/payments-api (prod-eu-1)',
           emoji: true,
         },
       },
@@ -55,7 +68,7 @@ describe('parentMessage', () => {
           { type: 'mrkdwn', text: '*Cluster*\nprod-eu-1' },
           { type: 'mrkdwn', text: '*Fault*\nCrashLoop' },
           { type: 'mrkdwn', text: '*Severity*\ncritical' },
-          { type: 'mrkdwn', text: '*State*\nsucceeded' },
+          { type: 'mrkdwn', text: '*Outcome*\nnot verified' },
           { type: 'mrkdwn', text: '*Duration*\n4m 12s' },
           { type: 'mrkdwn', text: '*Cost*\n$0.42' },
           { type: 'mrkdwn', text: '*Tokens*\n12,345 in · 2,345 out' },
@@ -101,7 +114,7 @@ describe('parentMessage', () => {
       },
     ]);
     expect(m.text).toBe(
-      'Investigation succeeded: CrashLoop on Deployment payments/payments-api (prod-eu-1). Hypothesis: The payments-api container exits because DATABASE_URL points at a Secret key that was renamed in the last rollout (confidence High). First action: kubectl -n payments rollout undo deployment/payments-api.',
+      'Answer, not verified — CrashLoop on Deployment payments/payments-api (prod-eu-1). Hypothesis: The payments-api container exits because DATABASE_URL points at a Secret key that was renamed in the last rollout (confidence High). First action: kubectl -n payments rollout undo deployment/payments-api.',
     );
   });
 
@@ -139,7 +152,7 @@ describe('parentMessage', () => {
     input.result = { ...input.result!, status: 'timed_out' };
     const texts = parentMessage(input, true).blocks.map(blockText);
     expect(texts[0]).toBe(
-      '🔴 Investigation failed: CrashLoop on Deployment payments/payments-api (prod-eu-1)',
+      '🔴 Investigation failed — CrashLoop on Deployment payments/payments-api (prod-eu-1)',
     );
     expect(texts).toContain('*Why it failed*\nthe agent run exceeded agent.timeout and was stopped');
     expect(texts).toContain(

@@ -44,8 +44,20 @@ function el(tag, className, text) {
   return node;
 }
 
-function badge(state) {
-  return el('span', `badge state-${state}`, state);
+/** What an answer amounts to, as src/evidence/standing.ts words it (keep the two in step). */
+const STANDING = {
+  grounded: 'grounded',
+  partial: 'partly verified',
+  unverified: 'not verified',
+  'no-access': 'no cluster access',
+  contradicted: 'contradicted',
+};
+
+/** The state's badge; an answered incident's says what its answer amounts to, never "succeeded". */
+function badge(view) {
+  if (view.outcome)
+    return el('span', `badge outcome-${view.outcome}`, STANDING[view.outcome] ?? view.outcome);
+  return el('span', `badge state-${view.state}`, view.state);
 }
 
 /** critical, warning or info: the severity's colour, as render.ts decides it. */
@@ -90,7 +102,13 @@ function rowOf(view) {
   tr.dataset.folder = view.folder;
   tr.dataset.arrived = String(Date.now() - view.age);
   const state = el('td', 'state');
-  state.append(badge(view.state));
+  state.append(badge(view));
+  // Alerts that resolved after the answer: marked as render.ts marks them.
+  if (view.resolvedAt && view.state !== 'resolved') {
+    const mark = el('span', 'resolved-mark', 'resolved');
+    mark.title = `every alert resolved at ${view.resolvedAt}`;
+    state.append(' ', mark);
+  }
   const incident = el('td', 'incident');
   const link = el('a', 'title', view.subject ? view.subject.title : view.folder);
   link.href = `/incidents/${encodeURIComponent(view.folder)}`;
@@ -175,7 +193,7 @@ function incidentPage() {
     upsert(view) {
       if (view.folder !== folder) return;
       const state = document.getElementById('state');
-      if (state) state.replaceChildren(badge(view.state));
+      if (state) state.replaceChildren(badge(view));
       const changed = document.getElementById('changed');
       if (changed) changed.hidden = false;
     },
