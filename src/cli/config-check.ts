@@ -23,7 +23,7 @@ import { ToolPolicyError, loadToolPolicy } from '../kubectl/policy/policy.js';
 import { DAEMON_SECRETS } from '../config/secrets.js';
 import { prometheusSecretNames } from '../config/prometheus-schema.js';
 import { endpointFindings } from '../prometheus/check.js';
-import { resolveEndpoints } from '../prometheus/endpoint.js';
+import { configuredEndpoints } from '../prometheus/endpoint.js';
 import { isLoopbackHost, weakTokenProblem } from '../server/exposure.js';
 import { weakSecretMessage, weakSecretReason } from '../log/redact.js';
 import { CliExit, EXIT, type CliIO } from './io.js';
@@ -193,11 +193,7 @@ function prometheusFindings(
   config: Config,
   env: CliIO['env'],
 ): { problems: ConfigProblem[]; warnings: ConfigProblem[] } {
-  const endpoints = resolveEndpoints(
-    clusterRegistry(config).listClusters(),
-    resolveSecrets(config, env).values,
-    !config.clusters,
-  );
+  const endpoints = configuredEndpoints(config, resolveSecrets(config, env).values);
   return endpointFindings(endpoints, (cluster) =>
     config.clusters ? `clusters.${cluster}.prometheus` : 'prometheus',
   );

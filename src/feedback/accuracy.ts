@@ -55,6 +55,18 @@ export interface AccuracyRow {
 export const isConfidentWrong = (a: GradedAnswer): boolean =>
   a.verdict === 'wrong' && isHighConfidence(a.confidence);
 
+/** A row with nothing counted yet. */
+const emptyRow = (key: string): AccuracyRow => ({
+  key,
+  answers: 0,
+  rated: 0,
+  correct: 0,
+  partly: 0,
+  wrong: 0,
+  confidentWrong: 0,
+  rate: null,
+});
+
 /** Accuracy rows for one dimension, the most answers first. */
 export function accuracyBy(dimension: AccuracyDimension, answers: readonly GradedAnswer[]): AccuracyRow[] {
   const rows = new Map<string, AccuracyRow & { gradeSum: number }>();
@@ -62,17 +74,7 @@ export function accuracyBy(dimension: AccuracyDimension, answers: readonly Grade
     const key = a[dimension] ?? '(none)';
     let row = rows.get(key);
     if (!row) {
-      row = {
-        key,
-        answers: 0,
-        rated: 0,
-        correct: 0,
-        partly: 0,
-        wrong: 0,
-        confidentWrong: 0,
-        rate: null,
-        gradeSum: 0,
-      };
+      row = { ...emptyRow(key), gradeSum: 0 };
       rows.set(key, row);
     }
     row.answers++;
@@ -95,16 +97,7 @@ export const accuracyOverall = (answers: readonly GradedAnswer[]): AccuracyRow =
   accuracyBy(
     'agent',
     answers.map((a) => ({ ...a, agent: 'all' })),
-  )[0] ?? {
-    key: 'all',
-    answers: 0,
-    rated: 0,
-    correct: 0,
-    partly: 0,
-    wrong: 0,
-    confidentWrong: 0,
-    rate: null,
-  };
+  )[0] ?? emptyRow('all');
 
 /** `status --accuracy` as text: one table per dimension. */
 export function formatAccuracy(answers: readonly GradedAnswer[]): string {

@@ -2,8 +2,8 @@
 // of those that have them, and the names `create` and `top` take. Shared by the parser and by the
 // guard's command lookup (policy/command-path.ts), so both walk the same tree.
 
-/** Every command kubectl has (its root's subcommands); anything else is a plugin name. */
-export const KUBECTL_VERBS: ReadonlySet<string> = new Set([
+/** The commands that only read (or print what kubectl itself knows): the policy's read verbs. */
+export const READ_VERBS: ReadonlySet<string> = new Set([
   'get',
   'describe',
   'logs',
@@ -21,6 +21,11 @@ export const KUBECTL_VERBS: ReadonlySet<string> = new Set([
   'help',
   'options',
   'plugin',
+]);
+
+/** Every command kubectl has (its root's subcommands); anything else is a plugin name. */
+export const KUBECTL_VERBS: ReadonlySet<string> = new Set([
+  ...READ_VERBS,
   'apply',
   'create',
   'delete',

@@ -64,6 +64,14 @@ const section = (text: string, expand = false): SectionBlock => ({
 const field = (name: string, value: string) =>
   mrkdwn(clipText(`*${name}*\n${escapeMrkdwn(value)}`, SLACK_LIMITS.fieldChars));
 
+/** The incident's own fields, the same in the running message and the outcome. */
+const incidentFields = (input: RenderInput) => [
+  field('Resource', resourceLabel(input)),
+  field('Cluster', input.incident.cluster),
+  field('Fault', input.incident.faultType),
+  field('Severity', input.incident.severity),
+];
+
 /** The parent message: what happened, to what, the hypothesis and the first action (or why it failed). */
 export function parentMessage(input: RenderInput, withThread: boolean): SlackMessage {
   const ok = succeeded(input);
@@ -82,10 +90,7 @@ export function parentMessage(input: RenderInput, withThread: boolean): SlackMes
     {
       type: 'section',
       fields: [
-        field('Resource', resourceLabel(input)),
-        field('Cluster', incident.cluster),
-        field('Fault', incident.faultType),
-        field('Severity', incident.severity),
+        ...incidentFields(input),
         field('Outcome', words.short),
         field('Duration', formatDuration(result?.durationMs)),
         field('Cost', formatCost(result?.costUsd)),
@@ -196,10 +201,7 @@ export function runningMessage(input: RenderInput): SlackMessage {
     {
       type: 'section',
       fields: [
-        field('Resource', resourceLabel(input)),
-        field('Cluster', incident.cluster),
-        field('Fault', incident.faultType),
-        field('Severity', incident.severity),
+        ...incidentFields(input),
         field('State', 'running'),
         ...(retried ? [field('Attempt', String(input.state.attempts))] : []),
       ],

@@ -1,4 +1,5 @@
-import type { ClusterEntry } from '../clusters/registry.js';
+import { clusterRegistry, type ClusterEntry } from '../clusters/registry.js';
+import type { Config } from '../config/schema.js';
 import type { PrometheusEndpointConfig } from '../config/prometheus-schema.js';
 
 // A cluster's Prometheus endpoint as the daemon uses it: the base URL and the credentials read from
@@ -82,3 +83,10 @@ export function resolveEndpoints(
 
 /** What may be said of an endpoint in a record or a message: its origin and path, no credentials. */
 export const endpointLabel = (url: URL): string => `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+
+/** Every configured cluster's endpoint (`clusters.<name>.prometheus`, or `prometheus` for one cluster). */
+export const configuredEndpoints = (
+  config: Config,
+  secrets: Readonly<Record<string, string>>,
+): Map<string, EndpointResolution> =>
+  resolveEndpoints(clusterRegistry(config).listClusters(), secrets, !config.clusters);

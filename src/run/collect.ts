@@ -128,16 +128,18 @@ async function withGatewayFigures(
   return { outcome, gateway };
 }
 
+/** How the agent's run ended: what supervision saw, what the adapter read, the report's check. */
+interface AgentEnd {
+  supervised: Supervised;
+  outcome: AgentOutcome;
+  report: ReportCheck;
+}
+
 /** The run's verdict: the engine's own failure, the report and the outcome, then a spend cap reached. */
 function judgeRun(
   env: PipelineEnv,
   run: LaunchedRun,
-  r: {
-    supervised: Supervised;
-    outcome: AgentOutcome;
-    report: ReportCheck;
-    gateway: GatewaySummary | undefined;
-  },
+  r: AgentEnd & { gateway: GatewaySummary | undefined },
 ): Verdict {
   const { config } = env;
   const { supervised, gateway } = r;
@@ -226,13 +228,7 @@ async function reportOf(env: PipelineEnv, run: LaunchedRun): Promise<ReportCheck
 function resultOf(
   env: PipelineEnv,
   run: LaunchedRun,
-  r: {
-    supervised: Supervised;
-    outcome: AgentOutcome;
-    report: ReportCheck;
-    verdict: Verdict;
-    extra: Record<string, unknown>;
-  },
+  r: AgentEnd & { verdict: Verdict; extra: Record<string, unknown> },
 ) {
   const { exit } = r.supervised;
   const { output, origin } = run;

@@ -50,22 +50,28 @@ function agentProvider(
   return adapter.modelProvider({ gooseProvider: config.providers.goose_provider ?? env.GOOSE_PROVIDER });
 }
 
-/** Opens the run at the gateway (token issued) and installs what its agent needs; undefined without one. */
-export async function planRunGateway(input: {
+/** What opening or resuming a run's gateway is given. */
+interface RunGatewayInput {
   config: Config;
   host: GatewayHost | undefined;
-  /** The agent CLI, whose provider the gateway must front. */
+  /** The run's agent CLI, whose provider the gateway fronts: its token opens that provider only. */
   adapter: Pick<AgentAdapter, 'modelProvider'>;
   env: Record<string, string | undefined>;
   engine: Pick<Engine, 'placement' | 'capabilities'>;
   runId: string;
   bundleDir: string;
-  /** The run folder as the agent sees it. */
-  agentRunDir: string;
   /** The daemon's Service port for agent pods (kubernetes.broker), when configured. */
   podBroker?: PipelineEnv['podBroker'];
   redact: (text: string) => string;
-}): Promise<RunGateway | undefined> {
+}
+
+/** Opens the run at the gateway (token issued) and installs what its agent needs; undefined without one. */
+export async function planRunGateway(
+  input: RunGatewayInput & {
+    /** The run folder as the agent sees it. */
+    agentRunDir: string;
+  },
+): Promise<RunGateway | undefined> {
   const { host, config } = input;
   const provider = agentProvider(config, input.adapter, input.env);
   // Neither a key nor a configured base URL for the agent's provider (a fake agent): nothing to carry.
@@ -99,20 +105,12 @@ export interface ResumedGateway {
  * pod's Service port is opened again, a host agent's TCP address (its port) is listened on again.
  * Undefined when the run had none.
  */
-export async function resumeModelGateway(input: {
-  config: Config;
-  host: GatewayHost | undefined;
-  /** The run's agent CLI: its token opens that agent's provider only. */
-  adapter: Pick<AgentAdapter, 'modelProvider'>;
-  env: Record<string, string | undefined>;
-  engine: Pick<Engine, 'placement' | 'capabilities'>;
-  runId: string;
-  bundleDir: string;
-  /** What the launching daemon's manifest kept of the run's gateway. */
-  manifest: { tokenSha256: string; url?: string } | undefined;
-  podBroker?: PipelineEnv['podBroker'];
-  redact: (text: string) => string;
-}): Promise<ResumedGateway | undefined> {
+export async function resumeModelGateway(
+  input: RunGatewayInput & {
+    /** What the launching daemon's manifest kept of the run's gateway. */
+    manifest: { tokenSha256: string; url?: string } | undefined;
+  },
+): Promise<ResumedGateway | undefined> {
   const { host } = input;
   const provider = agentProvider(input.config, input.adapter, input.env);
   if (!host || !provider) return undefined;

@@ -1,6 +1,6 @@
 import type { AgentOutcome } from '../agents/types.js';
 import type { ReportCheck } from '../audit/report.js';
-import type { RunResult } from '../workspace/run-record.js';
+import type { RunIdentity, RunResult } from '../workspace/run-record.js';
 import type { EngineCapabilities, Placement } from '../engines/types.js';
 import type { RunOutcomeStatus } from './types.js';
 import type { Supervised } from './supervise.js';
@@ -64,16 +64,10 @@ export function killedFromOutside(
     : 'the agent was killed with SIGKILL (exit 137) by something other than the daemon, most likely the memory limit (docker.memory): raise docker.memory or check the engine events';
 }
 
-export interface ResultInput {
+export interface ResultInput extends RunIdentity {
   verdict: Verdict;
   outcome: AgentOutcome;
   report: ReportCheck;
-  agent: string;
-  engine: string;
-  startedAt: Date;
-  finishedAt: Date;
-  runId: string;
-  incidentId: string;
   model?: string;
   promptSha256?: string;
   triageStatus?: string;

@@ -5,8 +5,7 @@ import { createRunExecutor } from './pipeline.js';
 import type { PipelineMetrics, RunExecutor } from './types.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
-import { clusterRegistry } from '../clusters/registry.js';
-import { resolveEndpoints } from '../prometheus/endpoint.js';
+import { configuredEndpoints } from '../prometheus/endpoint.js';
 import { writerAuditKey } from '../audit/writer-key.js';
 
 /** What every command that runs the pipeline needs: secrets read once, a redacting logger, the executor. */
@@ -38,7 +37,7 @@ export function buildRuntime(
     // The daemon's own secrets (HTTP token, webhook signing, notify sinks, the audit key) never reach an agent.
     secrets: agentSecrets(config, secrets.values),
     // The Prometheus endpoints' credentials stay with the daemon's own Prometheus client.
-    prometheus: resolveEndpoints(clusterRegistry(config).listClusters(), secrets.values, !config.clusters),
+    prometheus: configuredEndpoints(config, secrets.values),
     audit,
     env,
     daemonId: options.daemonId,

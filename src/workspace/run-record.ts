@@ -421,20 +421,26 @@ export const readReturnedRecord = (
 export const writeReturnedRecord = (bundle: RunBundle, record: ReturnedRecord): Promise<void> =>
   bundle.writeJson(RUN_FILES.returned, record);
 
-/** result.json of a run that ended before the agent produced anything (failed to prepare or launch). */
-export function earlyResult(input: {
-  status: RunResult['status'];
+/** Which run a result.json is of, and when it ran. */
+export interface RunIdentity {
   agent: string;
   engine: string;
   startedAt: Date;
   finishedAt: Date;
   runId: string;
   incidentId: string;
-  error: string;
-  transient?: boolean;
-  waitFor?: string;
-  dryRun?: boolean;
-}): RunResult {
+}
+
+/** result.json of a run that ended before the agent produced anything (failed to prepare or launch). */
+export function earlyResult(
+  input: RunIdentity & {
+    status: RunResult['status'];
+    error: string;
+    transient?: boolean;
+    waitFor?: string;
+    dryRun?: boolean;
+  },
+): RunResult {
   return {
     status: input.status,
     exitCode: null,

@@ -2,7 +2,6 @@ import { Option, type Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AuditLog } from '../../audit/log.js';
-import { clusterRegistry } from '../../clusters/registry.js';
 import { AGENT_NAMES, type AgentName, type Config } from '../../config/schema.js';
 import { agentSecrets, resolveSecrets } from '../../config/secrets.js';
 import type { BuiltContext } from '../../context/build.js';
@@ -10,7 +9,7 @@ import { BootError } from '../../context/disclosure/index.js';
 import { SkillsCache } from '../../context/skills-cache.js';
 import { createLogger } from '../../log/logger.js';
 import { Redactor } from '../../log/redact.js';
-import { resolveEndpoints } from '../../prometheus/endpoint.js';
+import { configuredEndpoints } from '../../prometheus/endpoint.js';
 import { ClusterRouteError } from '../../run/cluster.js';
 import { createContextPreviewer } from '../../run/pipeline.js';
 import { readWorkspace, type Workspace } from '../../workspace/incident.js';
@@ -82,7 +81,7 @@ async function runContext(
     redactor,
     secrets: agentSecrets(config, secrets.values),
     // The alert's preloaded metrics ask the cluster's Prometheus with the daemon's own credentials.
-    prometheus: resolveEndpoints(clusterRegistry(config).listClusters(), secrets.values, !config.clusters),
+    prometheus: configuredEndpoints(config, secrets.values),
     audit: new AuditLog({ redactor }),
     env: io.env,
     skills: new SkillsCache({ config, log }),

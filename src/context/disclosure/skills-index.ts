@@ -13,13 +13,7 @@ import { inside, readSkill, SKILL_FILE } from './skill-file.js';
 
 export { SKILL_FILE } from './skill-file.js';
 
-export type {
-  IndexSkillsOptions,
-  SkillConflict,
-  SkillEntry,
-  SkillProblem,
-  SkillsIndex,
-} from './skill-types.js';
+export type * from './skill-types.js';
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
 const READ_CONCURRENCY = 32;

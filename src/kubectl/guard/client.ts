@@ -64,59 +64,20 @@ export function runClient(
     return Promise.resolve(1);
   }
   if (/^https?:\/\//.test(socketPath)) return runOverHttp(socketPath, argv, env, io, tool);
-  return new Promise((resolve) => {
-    const socket = connect(socketPath);
-    const reader = new FrameReader();
-    let exitCode: number | undefined;
-    let done = false;
-    const finish = (code: number) => {
-      if (done) return;
-      done = true;
-      socket.destroy();
-      resolve(code);
-    };
-    const write = (out: NodeJS.WritableStream, payload: Buffer) => {
-      // Slow readers (a pipe into `less`) hold the broker back instead of filling memory.
-      if (!out.write(payload)) {
-        socket.pause();
-        out.once('drain', () => socket.resume());
-      }
-    };
-    socket.on('connect', () => {
-      // The write side stays open: the broker reads its end as the caller going away.
-      socket.write(encodeRequest(requestOf(argv, env, tool)));
-    });
-    socket.on('data', (chunk: Buffer) => {
-      let frames;
-      try {
-        frames = reader.push(chunk);
-      } catch (err) {
-        io.stderr.write(`${me}: the broker sent something unreadable (${(err as Error).message})\n`);
-        finish(1);
-        return;
-      }
-      for (const frame of frames) {
-        if (frame.type === FRAME_STDOUT) write(io.stdout, frame.payload);
-        else if (frame.type === FRAME_STDERR) write(io.stderr, frame.payload);
-        else if (frame.type === FRAME_EXIT) exitCode = exitCodeOf(frame);
-      }
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (exitCode !== undefined) return finish(exitCode);
-      io.stderr.write(
-        `${me}: cannot reach the broker at ${socketPath} (${err.code ?? err.message}); ` +
-          'the run may be ending, or this environment has no cluster access\n',
-      );
-      finish(1);
-    });
-    socket.on('close', () => {
-      if (exitCode !== undefined) return finish(exitCode);
-      io.stderr.write(`${me}: the broker closed the connection before ${tool} finished\n`);
-      finish(1);
-    });
-    // Output that cannot be delivered (`kubectl logs … | head`) ends the call.
-    for (const out of [io.stdout, io.stderr]) out.on('error', () => finish(exitCode ?? 1));
+  const socket = connect(socketPath);
+  socket.on('connect', () => {
+    // The write side stays open: the broker reads its end as the caller going away.
+    socket.write(encodeRequest(requestOf(argv, env, tool)));
   });
+  return playFrames(
+    socket,
+    io,
+    socketPath,
+    tool,
+    (err) =>
+      `${me}: cannot reach the broker at ${socketPath} (${err.code ?? err.message}); ` +
+      'the run may be ending, or this environment has no cluster access\n',
+  );
 }
 
 const requestOf = (argv: string[], env: Record<string, string | undefined>, tool: GuardTool) =>
@@ -130,6 +91,8 @@ function playFrames(
   io: ClientIo,
   where: string,
   tool: GuardTool,
+  /** What to say when the stream fails before any answer (a socket that cannot connect). */
+  unreachable?: (err: NodeJS.ErrnoException) => string,
 ): Promise<number> {
   const me = who(tool);
   return new Promise((resolve) => {
@@ -143,6 +106,7 @@ function playFrames(
       resolve(code);
     };
     const write = (out: NodeJS.WritableStream, payload: Buffer) => {
+      // Slow readers (a pipe into `less`) hold the broker back instead of filling memory.
       if (!out.write(payload)) {
         source.pause();
         out.once('drain', () => source.resume());
@@ -163,13 +127,19 @@ function playFrames(
       }
     });
     const ended = () => {
+      if (done) return;
       if (exitCode !== undefined) return finish(exitCode);
       io.stderr.write(`${me}: the broker at ${where} closed the connection before ${tool} finished\n`);
       finish(1);
     };
     source.on('end', ended);
     source.on('close', ended);
-    source.on('error', ended);
+    source.on('error', (err: NodeJS.ErrnoException) => {
+      if (exitCode !== undefined || !unreachable) return ended();
+      io.stderr.write(unreachable(err));
+      finish(1);
+    });
+    // Output that cannot be delivered (`kubectl logs … | head`) ends the call.
     for (const out of [io.stdout, io.stderr]) out.on('error', () => finish(exitCode ?? 1));
   });
 }

@@ -1,4 +1,5 @@
 import { KUBECTL_VERBS, SUBCOMMANDS, parseKubectl, type KubectlCommand } from '../parse.js';
+import { READ_VERBS } from '../verbs.js';
 
 // What one kubectl call would do to a cluster: read, change state, enter a workload, hit a raw API
 // path, read Secret data, or unknown. The guard's verdicts start here, on top of the shared parser's
@@ -24,25 +25,6 @@ export interface Verdict {
 /** A parsed call with its verdict. */
 export type ClassifiedCommand = KubectlCommand & Verdict;
 
-const READ_VERBS = new Set([
-  'get',
-  'describe',
-  'logs',
-  'top',
-  'events',
-  'explain',
-  'api-resources',
-  'api-versions',
-  'cluster-info',
-  'version',
-  'diff',
-  'wait',
-  'kustomize',
-  'completion',
-  'help',
-  'options',
-  'plugin',
-]);
 const ACCESS_VERBS = new Set(['exec', 'attach', 'port-forward', 'cp', 'debug', 'proxy']);
 /** Subcommands that only read; every other subcommand of a verb that has them changes something. */
 const READ_SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
