@@ -27,7 +27,26 @@ export async function readSentPrompt(bundleDir: string): Promise<PromptHash & { 
   return { sha256: recorded ?? promptSha256(parts.value), file, parts: parts.value };
 }
 
-/** The prompt with host paths of the original replaced by the replay's (longest first). */
+/** A run's id: its bundle's folder name (`.triage/runs/<run id>`). */
+export const runIdOfBundle = (bundleDir: string): string => path.basename(bundleDir);
+
+/**
+ * What a replay changes by design, original → replay, longest first: its run folder and workspace on
+ * the host (the process engine gives the agent host paths), and its run id (a replay has its own, which
+ * a container's run folder path and the run's notes name).
+ */
+export function replayMoves(
+  original: { runDir: string; workspaceDir: string },
+  replayed: { runDir: string; workspaceDir: string; runId: string },
+): [string, string][] {
+  return [
+    [original.runDir, replayed.runDir],
+    [original.workspaceDir, replayed.workspaceDir],
+    [runIdOfBundle(original.runDir), replayed.runId],
+  ];
+}
+
+/** The prompt with what `moves` names of the original replaced by the replay's (in order). */
 export function relocate(parts: PromptParts, moves: [string, string][]): PromptParts {
   const apply = (text: string) => moves.reduce((t, [from, to]) => t.split(from).join(to), text);
   return { system: apply(parts.system), user: apply(parts.user) };
