@@ -52,7 +52,15 @@ export function relocate(parts: PromptParts, moves: [string, string][]): PromptP
   return { system: apply(parts.system), user: apply(parts.user) };
 }
 
-/** Names the first differing line of two prompts, e.g. "user part, line 12". */
+/** Characters of each line shown, and of the common start kept before where they part. */
+const EXCERPT = 80;
+const LEAD = 20;
+
+/**
+ * Names the first differing line of two prompts and shows both from a little before where they part,
+ * e.g. `user part, line 12: "…home-2026…" vs "…home-2027…"` (a long line differing past its start would
+ * otherwise print as two identical excerpts).
+ */
 export function firstDifference(a: PromptParts, b: PromptParts): string | undefined {
   for (const part of ['system', 'user'] as const) {
     if (a[part] === b[part]) continue;
@@ -60,7 +68,13 @@ export function firstDifference(a: PromptParts, b: PromptParts): string | undefi
     const lb = b[part].split('\n');
     let i = 0;
     while (i < la.length && i < lb.length && la[i] === lb[i]) i++;
-    return `${part} part, line ${i + 1}: ${JSON.stringify((la[i] ?? '<end>').slice(0, 80))} vs ${JSON.stringify((lb[i] ?? '<end>').slice(0, 80))}`;
+    const [x, y] = [la[i], lb[i]];
+    let col = 0;
+    if (x !== undefined && y !== undefined) while (col < x.length && x[col] === y[col]) col++;
+    const from = col > EXCERPT - LEAD ? col - LEAD : 0;
+    const excerpt = (line: string | undefined) =>
+      line === undefined ? '<end>' : `${from > 0 ? '…' : ''}${line.slice(from, from + EXCERPT)}`;
+    return `${part} part, line ${i + 1}: ${JSON.stringify(excerpt(x))} vs ${JSON.stringify(excerpt(y))}`;
   }
   return undefined;
 }
