@@ -13,7 +13,7 @@ import type { PromptParts } from '../context/types.js';
 import { readWorkspace, type Workspace } from '../workspace/incident.js';
 import { writeFileAtomic } from '../util/fs.js';
 import type { RunOverrides } from '../run/types.js';
-import { newRunId } from '../daemon/ids.js';
+import { newRunId } from '../workspace/run-id.js';
 import {
   SAVED_TRIAGE_LOG,
   type ReplaySource,
