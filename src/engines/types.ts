@@ -122,6 +122,9 @@ export interface EngineCapabilities {
   copiesMounts?: boolean;
 }
 
+/** What a one-off run of a command in an image showed: its output, or why it could not run. */
+export type ImageProbe = { ok: true; output: string } | { ok: false; detail: string };
+
 export interface Engine {
   readonly name: EngineName;
   readonly placement: Placement;
@@ -140,6 +143,11 @@ export interface Engine {
   list(labels: Record<string, string>): Promise<RunInfo[]>;
   /** Whether the image exists (container placement); undefined when the engine cannot tell. */
   hasImage?(image: string): Promise<boolean>;
+  /**
+   * Runs `argv` once in a throwaway container of `image` (no network, no mounts) and says whether it
+   * ran and exited 0; answered once per image id. Absent when the engine cannot run one-off containers.
+   */
+  probeImage?(image: string, argv: readonly string[]): Promise<ImageProbe>;
   /** Re-attaches output streaming to a run found by `list` (adoption after restart). */
   attach(handle: RunHandle, onStdout: (c: Buffer) => void, onStderr: (c: Buffer) => void): Promise<void>;
   close(): Promise<void>;

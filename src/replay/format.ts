@@ -15,7 +15,7 @@ export function formatReplay(result: ReplayResult): string {
   ];
   if (result.identical === false && result.identicalApartFromPaths) {
     lines.push(
-      'prompt: identical apart from the workspace path (the process engine gives the agent host paths; container engines give /workspace)',
+      'prompt: identical apart from the workspace path and run id (a replay has its own run id; the process engine gives the agent host paths, container engines /workspace)',
     );
   } else if (result.identical !== undefined) {
     lines.push(

@@ -24,9 +24,9 @@ export interface ReplayOptions {
   subjects?: string[];
   dryRun?: boolean;
   /**
-   * The replay's run id. It is part of the prompt (the agent is told where the full triage output is),
-   * so by default it is the original run's id, or one derived from the incident bytes when there is no
-   * original run: replaying the same input twice then gives the same prompt.
+   * The replay's run id, never the original run's (two runs with one id would confuse the audit trail
+   * and the run folders); by default a new one like the daemon's. It is part of the prompt (the agent
+   * is told where the full triage output is), so the prompt comparison maps it like the paths.
    */
   runId?: string;
   /** Folders a replay must not write into besides the original (the daemon's workspaces root). */
@@ -62,7 +62,8 @@ export interface ReplayResult {
   identical?: boolean;
   /**
    * The prompts differ only in the workspace and run-bundle paths (the process engine shows the agent
-   * host paths, which differ for a new workspace; container engines show `/workspace` and match).
+   * host paths, which differ for a new workspace; container engines show `/workspace`) and the run id
+   * (a replay has its own).
    */
   identicalApartFromPaths?: boolean;
   /** The first difference, when the prompts differ: which part and which line. */

@@ -27,13 +27,40 @@ export async function readSentPrompt(bundleDir: string): Promise<PromptHash & { 
   return { sha256: recorded ?? promptSha256(parts.value), file, parts: parts.value };
 }
 
-/** The prompt with host paths of the original replaced by the replay's (longest first). */
+/** A run's id: its bundle's folder name (`.triage/runs/<run id>`). */
+export const runIdOfBundle = (bundleDir: string): string => path.basename(bundleDir);
+
+/**
+ * What a replay changes by design, original → replay, longest first: its run folder and workspace on
+ * the host (the process engine gives the agent host paths), and its run id (a replay has its own, which
+ * a container's run folder path and the run's notes name).
+ */
+export function replayMoves(
+  original: { runDir: string; workspaceDir: string },
+  replayed: { runDir: string; workspaceDir: string; runId: string },
+): [string, string][] {
+  return [
+    [original.runDir, replayed.runDir],
+    [original.workspaceDir, replayed.workspaceDir],
+    [runIdOfBundle(original.runDir), replayed.runId],
+  ];
+}
+
+/** The prompt with what `moves` names of the original replaced by the replay's (in order). */
 export function relocate(parts: PromptParts, moves: [string, string][]): PromptParts {
   const apply = (text: string) => moves.reduce((t, [from, to]) => t.split(from).join(to), text);
   return { system: apply(parts.system), user: apply(parts.user) };
 }
 
-/** Names the first differing line of two prompts, e.g. "user part, line 12". */
+/** Characters of each line shown, and of the common start kept before where they part. */
+const EXCERPT = 80;
+const LEAD = 20;
+
+/**
+ * Names the first differing line of two prompts and shows both from a little before where they part,
+ * e.g. `user part, line 12: "…home-2026…" vs "…home-2027…"` (a long line differing past its start would
+ * otherwise print as two identical excerpts).
+ */
 export function firstDifference(a: PromptParts, b: PromptParts): string | undefined {
   for (const part of ['system', 'user'] as const) {
     if (a[part] === b[part]) continue;
@@ -41,7 +68,13 @@ export function firstDifference(a: PromptParts, b: PromptParts): string | undefi
     const lb = b[part].split('\n');
     let i = 0;
     while (i < la.length && i < lb.length && la[i] === lb[i]) i++;
-    return `${part} part, line ${i + 1}: ${JSON.stringify((la[i] ?? '<end>').slice(0, 80))} vs ${JSON.stringify((lb[i] ?? '<end>').slice(0, 80))}`;
+    const [x, y] = [la[i], lb[i]];
+    let col = 0;
+    if (x !== undefined && y !== undefined) while (col < x.length && x[col] === y[col]) col++;
+    const from = col > EXCERPT - LEAD ? col - LEAD : 0;
+    const excerpt = (line: string | undefined) =>
+      line === undefined ? '<end>' : `${from > 0 ? '…' : ''}${line.slice(from, from + EXCERPT)}`;
+    return `${part} part, line ${i + 1}: ${JSON.stringify(excerpt(x))} vs ${JSON.stringify(excerpt(y))}`;
   }
   return undefined;
 }

@@ -13,6 +13,7 @@ import type { PromptParts } from '../context/types.js';
 import { readWorkspace, type Workspace } from '../workspace/incident.js';
 import { writeFileAtomic } from '../util/fs.js';
 import type { RunOverrides } from '../run/types.js';
+import { newRunId } from '../workspace/run-id.js';
 import {
   SAVED_TRIAGE_LOG,
   type ReplaySource,
@@ -21,7 +22,14 @@ import {
   isFile,
 } from './source.js';
 import { chooseOutDir, copyInputs } from './out-dir.js';
-import { type PromptHash, readSentPrompt, relocate, firstDifference } from './prompt.js';
+import {
+  type PromptHash,
+  readSentPrompt,
+  relocate,
+  firstDifference,
+  replayMoves,
+  runIdOfBundle,
+} from './prompt.js';
 import { type ReplayOptions, type ReplayDeps, type ReplayResult } from './options.js';
 
 // `replay`: re-runs a saved incident (a workspace, a run bundle or an example) into a NEW workspace
@@ -52,10 +60,21 @@ function checkRunId(runId: string): void {
   }
 }
 
-/** The original run's id, else `replay-<sha256 of incident.json, 12 hex>`: stable for the same input. */
-export function replayRunId(source: ReplaySource, incidentText: string): string {
-  if (source.bundleDir) return path.basename(source.bundleDir);
-  return `replay-${createHash('sha256').update(incidentText).digest('hex').slice(0, 12)}`;
+/** The run id of the replayed bundle, if a bundle is replayed. */
+const originalRunId = (source: ReplaySource): string | undefined =>
+  source.bundleDir ? runIdOfBundle(source.bundleDir) : undefined;
+
+/**
+ * A replay's own run id: the one asked for, else a new one like the daemon's. Never the original run's:
+ * two runs with one id would confuse the audit trail and the run folders.
+ */
+export function replayRunId(source: ReplaySource, asked: string | undefined, now: number): string {
+  const original = originalRunId(source);
+  if (asked !== undefined && asked === original)
+    throw new ReplayUsageError(
+      `--run-id ${asked} is the id of the run being replayed; a replay gets its own: leave --run-id out for a new one, or give another`,
+    );
+  return asked ?? newRunId(now);
 }
 
 /** Replays one saved incident into a new workspace through `executor.run`; never writes into the original. */
@@ -66,12 +85,11 @@ export async function replay(options: ReplayOptions, deps: ReplayDeps): Promise<
   // Usage errors come before anything is written.
   triageOverride(options, source, source.savedTriageLog);
   if (options.runId !== undefined) checkRunId(options.runId);
+  const runId = replayRunId(source, options.runId, now());
   const savedCopy = await copyInputs(source, outDir);
   const overrides = overridesOf(options, source, triageOverride(options, source, savedCopy));
   const original = await originalPrompt(source);
   const workspace = await copiedWorkspace(source, outDir, options.maxIncidentBytes);
-  const runId = options.runId ?? replayRunId(source, workspace.incidentText);
-  checkRunId(runId);
   const log = deps.log.child({ incidentId: workspace.incident.incidentId, runId, replayOf: source.input });
   await recordReplay(deps, { source, outDir, workspace, runId, overrides, now: now() }, original.prompt);
 
@@ -193,7 +211,10 @@ async function recordReplay(
   });
 }
 
-/** Whether the replayed prompt is the original, and where they first differ (also apart from paths). */
+/**
+ * Whether the replayed prompt is the original, and where they first differ; else whether it is the same
+ * apart from the workspace path and the run id (the replay's own), mapped to the replay's.
+ */
 function comparePrompts(result: ReplayResult, original: SentPrompt | undefined, replayed: SentPrompt): void {
   result.replayed = { sha256: replayed.sha256, file: replayed.file };
   if (!original) return;
@@ -201,10 +222,13 @@ function comparePrompts(result: ReplayResult, original: SentPrompt | undefined, 
   const difference = firstDifference(original.parts, replayed.parts);
   if (difference) result.difference = difference;
   if (!result.identical && result.source.bundleDir) {
-    const moved = relocate(original.parts, [
-      [result.source.bundleDir, result.runDir],
-      [result.source.workspaceDir, result.outDir],
-    ]);
+    const moved = relocate(
+      original.parts,
+      replayMoves(
+        { runDir: result.source.bundleDir, workspaceDir: result.source.workspaceDir },
+        { runDir: result.runDir, workspaceDir: result.outDir, runId: result.runId },
+      ),
+    );
     result.identicalApartFromPaths = firstDifference(moved, replayed.parts) === undefined;
   }
 }

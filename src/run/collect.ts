@@ -8,6 +8,7 @@ import type { ModelUsage } from '../shared/types.js';
 import type { GatewaySummary } from '../gateway/run.js';
 import { capMessage } from '../gateway/session.js';
 import type { PipelineEnv } from './env.js';
+import { bridgeImageProblem, bridgeInImage } from './bridge-image.js';
 import { checkRunEvidence } from './evidence.js';
 import { buildResult, killedFromOutside, recordedFiles, verdict, type Verdict } from './result.js';
 import type { CollectedRun, LaunchedRun, RunStart } from './stages.js';
@@ -39,7 +40,8 @@ export async function collect(
   const report = await reportOf(env, run);
   const validator = await validateReport(env, run, report);
   const { outcome, gateway } = await withGatewayFigures(run, read);
-  const v = withLostReport(judgeRun(env, run, { supervised, outcome, report, gateway }), report, returned);
+  const judged = judgeRun(env, run, { supervised, outcome, report, gateway });
+  const v = await withBridgeProblem(env, run, exit, withLostReport(judged, report, returned));
   if (returned?.reason)
     run.log.warn(
       { lost: returned.lost, reason: returned.reason },
@@ -166,6 +168,25 @@ function withLostReport(v: Verdict, report: ReportCheck, returned: ReturnedSumma
   if (v.status !== 'failed' || report.present || !returned?.lost.includes('report') || !returned.reason)
     return v;
   return { ...v, reason: `${v.reason ?? 'no report'}; ${returned.reason}` };
+}
+
+/**
+ * A failed run whose container ran the gateway's bridge in an image that cannot run it (no `node`: the
+ * engine's init only says "failed to exec pid1"): the reason says so and what to do. The engine is asked
+ * once per image; a probe that cannot be made leaves the reason as it was.
+ */
+async function withBridgeProblem(
+  env: PipelineEnv,
+  run: LaunchedRun,
+  exit: Supervised['exit'],
+  v: Verdict,
+): Promise<Verdict> {
+  if (v.status !== 'failed' || exit.exitCode === 0 || !run.gateway || !bridgeInImage(run.engine)) return v;
+  const problem = await bridgeImageProblem(run.engine, env.config.agent.image).catch((err: unknown) => {
+    run.log.debug({ err: errorMessage(err) }, 'could not probe the agent image for node');
+    return undefined;
+  });
+  return problem ? { ...v, reason: problem } : v;
 }
 
 /** The cluster result.json records: the routed registry entry and what its access check found. */

@@ -2,6 +2,7 @@ import type { AgentAdapter } from '../agents/types.js';
 import type { Engine } from '../engines/types.js';
 import { errorMessage } from '../util/errors.js';
 import { resolveCommand } from '../util/process.js';
+import { bridgeImageProblem, bridgeInImage } from './bridge-image.js';
 import { brokerIdentityProbe } from './broker-identity.js';
 import type { Readiness } from './types.js';
 import type { PipelineEnv } from './env.js';
@@ -13,8 +14,8 @@ import { unreachableProviderProblem } from './reachability.js';
 // and what the kubectl broker's identity may do on the cluster (broker-identity).
 
 /**
- * Can an incident run now? The engine answers; the agent can start there (the image exists, or the CLI
- * is on PATH); its API key is set. Skills that cannot be fetched leave the daemon ready but degraded:
+ * Can an incident run now? The engine answers; the agent can start there (the image exists and can run
+ * the gateway's bridge, or the CLI is on PATH); its API key is set. Skills that cannot be fetched leave the daemon ready but degraded:
  * runs go on without them.
  */
 export async function readiness(env: PipelineEnv): Promise<Readiness> {
@@ -80,6 +81,9 @@ async function agentProblem(env: PipelineEnv, engine: Engine): Promise<string | 
   if (engine.placement === 'container') {
     if (engine.hasImage && !(await engine.hasImage(image)))
       return `agent image ${image} is not on the ${engine.name} engine: build it with \`docker build -t ${image} runners/\` (offline: \`bash .ci/build-agent-image.sh\`), or set agent.image`;
+    // The gateway's bridge runs in the image in front of the CLI; without the gateway it needs nothing.
+    if (bridgeInImage(engine) && (await gatewayCarries(env, engine)))
+      return bridgeImageProblem(engine, image);
     return undefined;
   }
   const command = config.agent.command ?? config.agent.name;

@@ -52,7 +52,7 @@ export function register(program: Command, io: CliIO, done: (code: number) => vo
     .option('--rerun-triage', 'run the triage script again (default when no saved output exists)')
     .option('--subject <list>', 'boot.yml subjects, comma-separated (default: from the config rules)')
     .option('--dry-run', 'prepare the context and write the bundle, but do not launch the agent')
-    .option('--run-id <id>', "run id (default: the original run's, so the prompt's paths match)")
+    .option('--run-id <id>', "run id (default: a new one; never the original run's)")
     .option(
       '--notify',
       'deliver the result to the configured notify sinks (a replay never notifies unless asked)',

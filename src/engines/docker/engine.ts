@@ -9,6 +9,7 @@ import { dockerConnection, statusOf, type ConnectionOptions, type DockerConnecti
 import { assertNonRootUser, hardenedHostConfig } from './hardening.js';
 import { StartGate } from '../start-gate.js';
 import { scrubSecrets } from './scrub.js';
+import { probeImage, type ProbeCache } from './probe.js';
 import { httpError, lightGet } from './socket-http.js';
 import { attachHijacked, demux } from './streams.js';
 
@@ -27,10 +28,18 @@ interface Shared {
   log: Logger;
   /** Per container: resolves once its output stream has ended. */
   outputs: Map<string, Promise<void>>;
+  /** Answers of one-off probe containers, per image id and command. */
+  probes: ProbeCache;
 }
 
 export function createDockerEngine(config: Config, log: Logger, options: DockerEngineOptions = {}): Engine {
-  const shared: Shared = { conn: dockerConnection(config, options), config, log, outputs: new Map() };
+  const shared: Shared = {
+    conn: dockerConnection(config, options),
+    config,
+    log,
+    outputs: new Map(),
+    probes: new Map(),
+  };
   const engine: Engine = {
     name: 'docker',
     placement: 'container',
@@ -64,6 +73,7 @@ export function createDockerEngine(config: Config, log: Logger, options: DockerE
       return (await engine.list({ [RUN_LABELS.run]: runId }))[0];
     },
     hasImage: (image) => hasImage(shared.conn, image),
+    probeImage: (image, argv) => probeImage(shared.conn, shared.config, shared.probes, image, argv),
     attach: (handle, onStdout, onStderr) => followLogs(shared, handle, onStdout, onStderr),
     async close() {
       shared.outputs.clear();

@@ -5,6 +5,7 @@
 //   hardening.ts    the non-root user, the limits and the hardened HostConfig
 //   scrub.ts        secrets taken out of engine errors
 //   streams.ts      stdin through a hijacked attach, stdout/stderr demultiplexed
+//   probe.ts        one-off probe containers: can an image run a command (the bridge's node)
 //   engine.ts       the Engine: start, wait, signal, remove, list, attach
 
 export { createDockerEngine, type DockerEngineOptions } from './engine.js';

@@ -7,8 +7,8 @@ import { readWorkspace } from '../../../src/workspace/incident.js';
 import { treeHash } from '../../unit/audit/tree-hash.js';
 import { INCIDENT_TEXT, makePipeline, type Pipeline } from './pipeline-fixture.js';
 
-// Replay through the real command and run pipeline (process engine, fake agent): byte-identical prompts,
-// and the original workspace is never written.
+// Replay through the real command and run pipeline (process engine, fake agent): the same prompts apart
+// from the workspace path and the replay's own run id, and the original workspace is never written.
 
 const ENV = { ANTHROPIC_API_KEY: 'anthropic-env-value-replay-1234', TRIAGE_RUNNER_LOG_LEVEL: 'error' };
 const TRIAGE_SCRIPT =
@@ -74,10 +74,10 @@ describe('triage-runner replay (real pipeline)', () => {
       `| prompt sha256 | ${h.original} |`,
     );
     expect(t.out()).toContain('triage: reuse saved output');
-    expect(t.out()).toContain('prompt: identical apart from the workspace path');
+    expect(t.out()).toContain('prompt: identical apart from the workspace path and run id');
   });
 
-  it('reproduces a container-engine prompt byte for byte, from a run bundle and on two dry runs', async () => {
+  it("reproduces a container-engine prompt apart from the replay's own run id, from a run bundle and on two dry runs", async () => {
     const dws = path.join(pipeline.config.workspaces_root, 'inc-replay-docker');
     await mkdir(dws, { recursive: true });
     await writeFile(path.join(dws, 'incident.json'), INCIDENT_TEXT({ reason: 'OOMKilled', exitCode: 137 }));
@@ -107,8 +107,13 @@ describe('triage-runner replay (real pipeline)', () => {
         a.io,
       ),
     ).toBe(0);
-    expect(hashes(a.out())).toEqual({ original: recorded, replayed: recorded });
-    expect(a.out()).toContain('prompt: byte-identical');
+    // The prompt names the run's folder, and a replay has its own run id: the rest is the original.
+    const replayedA = /run (\S+):/.exec(a.out())?.[1];
+    expect(replayedA).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
+    expect(replayedA).not.toBe(runId);
+    expect(hashes(a.out()).original).toBe(recorded);
+    expect(hashes(a.out()).replayed).not.toBe(recorded);
+    expect(a.out()).toContain('prompt: identical apart from the workspace path and run id');
 
     const b = cli(pipeline.root);
     expect(
@@ -117,15 +122,15 @@ describe('triage-runner replay (real pipeline)', () => {
         b.io,
       ),
     ).toBe(0);
-    expect(hashes(b.out()).replayed).toBe(recorded);
     const first = await readFile(path.join(dockerBundle, 'prompt-sent.md'), 'utf8');
     const replayedRun = /run (\S+):/.exec(b.out())?.[1] ?? '';
+    expect(replayedRun).not.toBe(runId);
     const second = await readFile(
       path.join(pipeline.root, 'd2', '.triage', 'runs', replayedRun, 'prompt-sent.md'),
       'utf8',
     );
     const body = (text: string) => text.slice(text.indexOf('## System prompt'));
-    expect(body(second)).toBe(body(first));
+    expect(body(second)).toBe(body(first).split(runId).join(replayedRun));
 
     const c = cli(pipeline.root);
     expect(await runCli(['--config', 'config.yaml', 'replay', dws, '--dry-run', '--out', 'd1'], c.io)).toBe(

@@ -170,6 +170,49 @@ describe('replay', () => {
     expect(formatReplay(second)).toContain('prompt: byte-identical');
   });
 
+  it("gives a replay of a run bundle its own run id, never the original's, and compares its prompt apart from it", async () => {
+    // As on a container engine: the prompt names the run's folder by its id (where the triage output is).
+    const inner = promptExecutor([]);
+    const executor: RunExecutor = {
+      ...inner,
+      run: (request) =>
+        inner.run({
+          ...request,
+          workspace: {
+            ...request.workspace,
+            incidentText: `${request.workspace.incidentText}full triage output: /workspace/.triage/runs/${request.runId}/triage/output.log\n`,
+          },
+        }),
+    };
+    const ws = await makeWorkspace('inc-42');
+    const first = await replay(options(ws, { out: 'first', triage: 'rerun' }), {
+      executor,
+      log: silentLogger(),
+      now,
+    });
+    const second = await replay(options(first.runDir, { out: 'second', triage: 'rerun' }), {
+      executor,
+      log: silentLogger(),
+      now,
+    });
+    expect(second.runId).not.toBe(first.runId);
+    expect(second.runId).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{6}$/);
+    expect(second.identical).toBe(false);
+    expect(second.identicalApartFromPaths).toBe(true);
+    expect(formatReplay(second)).toContain('prompt: identical apart from the workspace path and run id');
+    await expect(
+      replay(options(first.runDir, { out: 'third', runId: first.runId }), {
+        executor,
+        log: silentLogger(),
+        now,
+      }),
+    ).rejects.toThrow(
+      new ReplayUsageError(
+        `--run-id ${first.runId} is the id of the run being replayed; a replay gets its own: leave --run-id out for a new one, or give another`,
+      ),
+    );
+  });
+
   it('names the first difference when the prompt changed', async () => {
     const ws = await makeWorkspace('inc-42');
     const first = await replay(options(ws, { out: 'a', triage: 'rerun' }), {
