@@ -115,7 +115,7 @@ describe('triage-runner compare (real pipeline)', () => {
 });
 
 describe('triage-runner replay of a shipped example', () => {
-  it('reuses the saved triage output, needs no cluster and gives the same prompt twice', async () => {
+  it('reuses the saved triage output, needs no cluster and gives the same prompt twice, apart from the run id each replay has of its own', async () => {
     const before = await treeHash(EXAMPLE);
     const a = cli();
     const b = cli();
@@ -133,9 +133,17 @@ describe('triage-runner replay of a shipped example', () => {
     ).toBe(0);
     expect(a.out()).toContain('triage: reuse saved output');
     expect(a.out()).toContain('original prompt sha256: unknown');
-    const hash = (text: string) => /replayed prompt sha256: ([0-9a-f]{64})/.exec(text)?.[1];
-    expect(hash(a.out())).toMatch(/^[0-9a-f]{64}$/);
-    expect(hash(a.out())).toBe(hash(b.out()));
+    expect(/replayed prompt sha256: ([0-9a-f]{64})/.exec(a.out())?.[1]).toMatch(/^[0-9a-f]{64}$/);
+    // Each replay is a run of its own, with its own run id; apart from it the prompts are the same.
+    const sent = async (text: string) => {
+      const [, into, runId] = /into (.+)\n[\s\S]*?run (\S+):/.exec(text) ?? [];
+      const prompt = await readFile(path.join(into!, '.triage', 'runs', runId!, 'prompt.json'), 'utf8');
+      expect(prompt).toContain(runId!);
+      return prompt.replaceAll(runId!, '<run-id>').replaceAll(into!, '<out>');
+    };
+    const [first, second] = [await sent(a.out()), await sent(b.out())];
+    expect(/run (\S+):/.exec(a.out())?.[1]).not.toBe(/run (\S+):/.exec(b.out())?.[1]);
+    expect(first).toBe(second);
     expect(await treeHash(EXAMPLE)).toBe(before);
   });
 });
