@@ -10,30 +10,44 @@ import type { RunStart } from './stages.js';
 // Cluster access, joined to the pipeline: a /readyz check per cluster, and a run marked unreachable
 // from its start when its cluster cannot be reached (it still runs: the preloaded data may be enough).
 
-/** One readiness check per cluster, named `cluster:<name>`; an unreachable cluster degrades the daemon, runs go on. */
-export async function clusterChecks(monitor: ClusterAccessMonitor | undefined): Promise<Readiness['checks']> {
-  if (!monitor) return [];
-  const all = await monitor.readiness();
-  return all.map((access) => ({
-    name: `cluster:${access.name}`,
-    ok: true,
-    ...(access.reachable
-      ? {}
-      : { degraded: true, detail: `${access.detail ?? 'unreachable'}; runs go on, marked unreachable` }),
-  }));
+/** A check that something the runs read can be reached: never failing, degraded while it cannot. */
+function reachCheck(
+  name: string,
+  reachable: boolean,
+  detail: string | undefined,
+  down: string,
+): Readiness['checks'][number] {
+  if (!reachable) return { name, ok: true, degraded: true, detail: down };
+  return { name, ok: true, ...(detail !== undefined ? { detail } : {}) };
 }
 
-/** One readiness check per Prometheus endpoint, named `prometheus:<cluster>`; one that cannot be reached degrades the daemon. */
-export async function prometheusChecks(monitor: PrometheusMonitor | undefined): Promise<Readiness['checks']> {
-  if (!monitor) return [];
-  const all = await monitor.current();
-  return all.map((access) => ({
-    name: `prometheus:${access.cluster}`,
-    ok: true,
-    ...(access.reachable
-      ? { detail: access.detail }
-      : { degraded: true, detail: `${access.detail}; runs go on, their promql calls fail` }),
-  }));
+/**
+ * One readiness check per cluster (`cluster:<name>`) and per Prometheus endpoint
+ * (`prometheus:<cluster>`): one that cannot be reached degrades the daemon, and runs go on.
+ */
+export async function accessChecks(
+  clusters: ClusterAccessMonitor | undefined,
+  prometheus: PrometheusMonitor | undefined,
+): Promise<Readiness['checks']> {
+  const down = (detail: string, what: string) => `${detail}; runs go on, ${what}`;
+  return [
+    ...((await clusters?.readiness()) ?? []).map((a) =>
+      reachCheck(
+        `cluster:${a.name}`,
+        a.reachable,
+        undefined,
+        down(a.detail ?? 'unreachable', 'marked unreachable'),
+      ),
+    ),
+    ...((await prometheus?.current()) ?? []).map((a) =>
+      reachCheck(
+        `prometheus:${a.cluster}`,
+        a.reachable,
+        a.detail,
+        down(`${a.detail}`, 'their promql calls fail'),
+      ),
+    ),
+  ];
 }
 
 /** Whether the run's cluster can be reached now; undefined when the check is off. */

@@ -6,7 +6,7 @@ import { bridgeImageProblem, bridgeInImage } from './bridge-image.js';
 import { brokerIdentityProbe } from './broker-identity.js';
 import type { Readiness } from './types.js';
 import type { PipelineEnv } from './env.js';
-import { clusterChecks, prometheusChecks } from './access.js';
+import { accessChecks } from './access.js';
 import { providerSettings } from './invocation.js';
 import { unreachableProviderProblem } from './reachability.js';
 
@@ -66,8 +66,7 @@ export async function readiness(env: PipelineEnv): Promise<Readiness> {
     checks.push({ name: 'skills', ok: true, degraded: true, detail: errorMessage(err) });
   }
   // One check per cluster: an unreachable one degrades the daemon, the others' incidents still run.
-  checks.push(...(await clusterChecks(env.clusterAccess)));
-  checks.push(...(await prometheusChecks(env.prometheusAccess)));
+  checks.push(...(await accessChecks(env.clusterAccess, env.prometheusAccess)));
   // Only engines that give runs a kubectl broker have one whose identity matters.
   const identity = brokerIdentityProbe(config, env.env, env.clusters);
   if (identity && made?.capabilities.bundleSockets === true) checks.push(...(await identity()));
