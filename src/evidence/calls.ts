@@ -1,6 +1,6 @@
 import type { ClusterCallRecord } from '../kubectl/broker/calls.js';
 import type { CallOutputRecord } from '../kubectl/broker/outputs.js';
-import { parseKubectl, shellQuote, type KubectlCommand } from '../kubectl/parse.js';
+import { parseKubectl, shellQuote, splitCommandLine, type KubectlCommand } from '../kubectl/parse.js';
 import { classifyFailure, type CallFailure } from './gaps.js';
 import { covers, parseCited } from './match.js';
 import { parseOutput, type ParsedOutput } from './parse/index.js';
@@ -9,7 +9,7 @@ import type { ParsedPromql } from '../prometheus/command.js';
 import { parsePromql } from '../prometheus/command.js';
 import {
   answerValues,
-  parsePromqlCited,
+  parsePromqlWords,
   promqlCovers,
   promqlSameSubject,
   type MetricSource,
@@ -28,8 +28,6 @@ export type CallStatus = 'succeeded' | 'failed' | 'refused' | 'never run';
 
 export class RecordedCall {
   readonly command: KubectlCommand;
-  /** The call as the agent typed it. */
-  readonly label: string;
   private fields: ParsedOutput | undefined;
   private normalized: string[] | undefined;
   private some: string[] | undefined;
@@ -38,6 +36,8 @@ export class RecordedCall {
   private lower: string | undefined;
   private raw: string[] | undefined;
   private metric: number[] | undefined;
+  private typed: string | undefined;
+  private counts: Map<string, number> | undefined;
   /** A promql call's command (tool `prometheus`); undefined for kubectl. */
   readonly promql: ParsedPromql | undefined;
 
@@ -48,8 +48,13 @@ export class RecordedCall {
     const promql = record.tool === 'prometheus' ? parsePromql(record.argv) : undefined;
     this.promql = promql?.ok && !('help' in promql) ? promql : undefined;
     this.command = parseKubectl(record.tool === 'kubectl' ? record.argv : []);
-    const tool = record.tool === 'prometheus' ? 'promql' : 'kubectl';
-    this.label = [tool, ...record.argv].map(shellQuote).join(' ');
+  }
+
+  /** The call as the agent typed it (made when a message names it: most calls are never named). */
+  get label(): string {
+    const tool = this.record.tool === 'prometheus' ? 'promql' : 'kubectl';
+    this.typed ??= [tool, ...this.record.argv].map(shellQuote).join(' ');
+    return this.typed;
   }
 
   /** It ran and answered; a promql call only when Prometheus answered it (not `promql --help`). */
@@ -89,6 +94,15 @@ export class RecordedCall {
   rawLines(): string[] {
     this.raw ??= collapsedLines(this.output?.stdout ?? '');
     return this.raw;
+  }
+
+  /** Each line of its output (as printed) and on how many lines it was: a line copied whole is looked up. */
+  lineCounts(): Map<string, number> {
+    if (this.counts) return this.counts;
+    const counts = new Map<string, number>();
+    for (const line of this.rawLines()) counts.set(line, (counts.get(line) ?? 0) + 1);
+    this.counts = counts;
+    return counts;
   }
 
   /** Its output's lines in lower case, joined: what a statement's words are looked for in. */
@@ -214,9 +228,10 @@ export class CallIndex {
   }
 
   private resolveNew(text: string): Resolved | undefined {
-    const promql = parsePromqlCited(text);
+    const words = splitCommandLine(text);
+    const promql = words && parsePromqlWords(words);
     if (promql) return this.resolvePromql(promql, text);
-    const cited = parseCited(text);
+    const cited = words && parseCited(words);
     if (!cited) return undefined;
     const name = cited.targets.find((t) => t.names.length > 0)?.names[0];
     const verb = cited.verb ?? '';
@@ -231,10 +246,12 @@ export class CallIndex {
           : (this.byVerb.get(verb) ?? []);
     const candidates = pool.filter((c) => covers(c.command, cited));
     const names = cited.targets.flatMap((t) => t.names);
+    // A call naming every object the citation names is among those naming its first.
     return outcome(candidates, () =>
-      (this.byVerb.get(cited.verb ?? '') ?? []).find(
-        (c) => c.succeeded && (names.length === 0 || names.every((n) => c.names().includes(n))),
-      ),
+      (names[0] === undefined
+        ? (this.byVerb.get(verb) ?? [])
+        : (this.byName.get(`${verb}\u0000${names[0]}`) ?? [])
+      ).find((c) => c.succeeded && names.every((n) => c.names().includes(n))),
     );
   }
 

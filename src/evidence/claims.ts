@@ -166,8 +166,11 @@ function visit(raw: Token, walk: Walk, depth: number, fact?: FactClaim): void {
   }
 }
 
-/** A paragraph, list item or table row: a fact or an inference. False when it is neither. */
-function statement(inline: Token[], walk: Walk, nested: Token[]): boolean {
+/**
+ * A paragraph, list item or table row: a fact (it is returned) or an inference (true). False when it
+ * is neither.
+ */
+function statement(inline: Token[], walk: Walk, nested: Token[]): FactClaim | boolean {
   const text = inlineText(inline);
   const inference = INF_AT_START.exec(text);
   if (inference) {
@@ -192,7 +195,7 @@ function statement(inline: Token[], walk: Walk, nested: Token[]): boolean {
   // Its own lines and the sub-items without labels of their own ("- Source: `kubectl …`").
   const parts = [inline, ...nested.filter((t) => !/\[(?:FACT|INF)-\d+\]/.test(plainText(t))).map(inlineOf)];
   for (const part of parts) factParts(part, fact, walk);
-  return true;
+  return fact;
 }
 
 /** A fact's statement: without its label and its "— Source: …" part. */
@@ -211,13 +214,15 @@ const inlineOf = (token: Token): Token[] => {
 /** The sources, tiers and quotes of one part of a fact. */
 function factParts(inline: Token[], fact: FactClaim, walk: Walk): void {
   const text = inlineText(inline);
+  let cites = false;
   for (const span of codeSpans(inline)) {
     const command = commandLine(span);
     if (command) addSource(fact, { ...command, where: fact.id }, walk);
     else if (/[\s:=]/.test(span.trim()) && span.trim().length >= 4) fact.quotes.push({ text: span });
+    cites ||= command !== undefined;
   }
   const labelled = /\b(?:sources?|evidence|from|via|command|per)\s*[:：]?\s*(.*)$/i.exec(text)?.[1] ?? '';
-  if (!codeSpans(inline).some((s) => commandLine(s))) {
+  if (!cites) {
     const plain = /\b((?:kubectl|kubecolor|oc|k)\s[^;,—–()`]+)/.exec(labelled)?.[1];
     const command = plain ? commandLine(plain) : undefined;
     if (command) addSource(fact, { ...command, where: fact.id }, walk);
@@ -243,10 +248,9 @@ function listItem(item: Tokens.ListItem, walk: Walk, depth: number): void {
   const nested = item.tokens.filter((t) => t.type === 'list');
   const blocks = item.tokens.filter((t) => t.type === 'code' || t.type === 'blockquote');
   const inline = own.flatMap((t) => (t as { tokens?: Token[] }).tokens ?? [t]);
-  if (statement(inline, walk, nested)) {
-    const text = inlineText(inline);
-    const label = FACT_AT_START.exec(text);
-    const fact = label ? walk.facts.get(`FACT-${label[1]}`) : undefined;
+  const read = statement(inline, walk, nested);
+  if (read) {
+    const fact = read === true ? undefined : read;
     for (const t of blocks) visit(t, walk, depth + 1, fact);
     // Nested items with labels of their own are facts or inferences of their own.
     for (const list of nested)
@@ -368,14 +372,16 @@ function codeBlock(code: string, lang: string, walk: Walk, fact?: FactClaim): vo
   const yaml = /^(?:ya?ml|json)$/i.test(lang.trim());
   if (plan && yaml) return;
   const all = code.replace(/\\\r?\n\s*/g, ' ').split(/\r?\n/);
-  const isOutput = (l: string) => l.trim() !== '' && !commandLine(l) && !isComment(l);
-  const console = all.some(isOutput) && all.some((l) => commandLine(l));
+  // Each line read as a command once (a block of output is thousands of lines).
+  const commands = all.map((l) => (l.trim() === '' ? undefined : commandLine(l)));
+  const isOutput = (l: string, i: number) => l.trim() !== '' && !commands[i] && !isComment(l);
+  const console = all.some(isOutput) && commands.some((c) => c !== undefined);
   const runs = !plan && (under(walk, COMMAND_SECTION) || console || fact !== undefined);
   let current: CitedCommand | undefined;
   const found: QuotedLine[] = [];
-  for (const line of all) {
+  for (const [i, line] of all.entries()) {
     if (line.trim() === '') continue;
-    const command = commandLine(line);
+    const command = commands[i];
     if (command) {
       current = runs ? { ...command, where: fact?.id ?? where(walk) } : undefined;
       if (current && fact) addSource(fact, current, walk);

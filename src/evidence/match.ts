@@ -1,4 +1,4 @@
-import { parseKubectl, splitCommandLine, type KubectlCommand } from '../kubectl/parse.js';
+import { parseKubectl, type KubectlCommand } from '../kubectl/parse.js';
 
 // Whether a command a report cites is one the run made, through the shared kubectl parser: flag order,
 // `-n`/`--namespace`, `po`/`pods`/`pod`, `-p`/`--previous` all read the same. A citation may leave out
@@ -11,10 +11,9 @@ const IGNORED_FLAGS = new Set(['request-timeout', 'v', 'context', 'cluster', 'us
 /** Flags that change what is read, so that a citation must say them as the call had them: `logs x` is not `logs x --previous`. */
 const SAME_EITHER_WAY = ['previous'];
 
-/** The parsed command of a cited line, undefined when it is not a kubectl command line. */
-export function parseCited(text: string): KubectlCommand | undefined {
-  const words = splitCommandLine(text);
-  if (!words || words.length < 2) return undefined;
+/** The parsed command of a cited line (its words, as a shell splits it), undefined when it is not a kubectl command line. */
+export function parseCited(words: string[]): KubectlCommand | undefined {
+  if (words.length < 2) return undefined;
   const [tool, ...argv] = words;
   if (!tool || !/(?:^|\/)kubectl$/.test(tool)) return undefined;
   return parseKubectl(argv);

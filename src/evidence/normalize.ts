@@ -78,19 +78,40 @@ const MASKS =
 
 /** The common form of a line of output or of a quote. */
 export function normalizeLine(text: string): string {
-  return rewrite(text).replace(/\s+/g, ' ').trim();
+  return collapseSpaces(rewrite(text));
 }
 
 /** Lines with runs of whitespace collapsed, empty ones dropped (an output as printed, for exact lookups). */
 export function collapsedLines(text: string): string[] {
+  // Whitespace other than the line breaks collapsed in one pass over the whole text, not line by line
+  // (a describe has runs of spaces on every line): then each line's single leading or trailing space.
+  const collapsed = looseSpace(text, true) ? text.replace(/[^\S\n]+/g, ' ').replace(/^ | $/gm, '') : text;
   const out: string[] = [];
-  for (const raw of text.split('\n')) {
-    // Most log lines have single spaces only: kept as they are, not copied.
-    const line = /\s\s|[\t\r\f\v\u00a0]|^\s|\s$/.test(raw) ? raw.replace(/\s+/g, ' ').trim() : raw;
-    if (line) out.push(line);
-  }
+  for (const line of collapsed.split('\n')) if (line) out.push(line);
   return out;
 }
+
+/** `text` with runs of whitespace as one space, trimmed: itself when it has nothing to collapse. */
+export const collapseSpaces = (text: string): string =>
+  looseSpace(text, false) ? text.replace(/\s+/g, ' ').trim() : text;
+
+/**
+ * Whitespace that collapsing would drop or change: any but a single space between two characters
+ * (with `lines`, the line breaks aside and each line's own start and end). Found by plain searches,
+ * faster than one pattern of alternatives tried at every character, and than a loop over the codes.
+ */
+function looseSpace(text: string, lines: boolean): boolean {
+  return (
+    (lines ? OTHER_SPACE_THAN_BREAKS : OTHER_SPACE).test(text) ||
+    text.includes('  ') ||
+    text.startsWith(' ') ||
+    text.endsWith(' ') ||
+    (lines && (text.includes('\n ') || text.includes(' \n')))
+  );
+}
+
+const OTHER_SPACE = /[^\S ]/;
+const OTHER_SPACE_THAN_BREAKS = /[^\S \n]/;
 
 /** The common form of collapsed lines: a line with nothing to rewrite is kept as it is (no copy). */
 export function normalizeCollapsed(lines: readonly string[]): string[] {

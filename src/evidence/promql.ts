@@ -11,9 +11,12 @@ import type { PromqlCommand, TimeSpec } from '../prometheus/types.js';
 // (a ratio for a percentage, bytes for a size, durations for a time), is contradicted.
 
 /** The parsed `promql` command of a cited line, undefined when it is not one the check can read. */
-export function parsePromqlCited(text: string): ParsedPromql | undefined {
-  const words = splitCommandLine(text);
-  if (!words || words[0] !== 'promql') return undefined;
+export const parsePromqlCited = (text: string): ParsedPromql | undefined =>
+  parsePromqlWords(splitCommandLine(text) ?? []);
+
+/** The same, of the line's words as a shell splits it. */
+export function parsePromqlWords(words: string[]): ParsedPromql | undefined {
+  if (words[0] !== 'promql') return undefined;
   const parsed = parsePromql(words.slice(1));
   return parsed.ok && !('help' in parsed) ? parsed : undefined;
 }

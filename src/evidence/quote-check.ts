@@ -11,7 +11,7 @@ import {
   tooWeak,
   type Quote,
 } from './quote.js';
-import { needsRewrite, tokensOf } from './normalize.js';
+import { collapseSpaces, needsRewrite, tokensOf } from './normalize.js';
 
 // One quoted line against the run's record: first the output of the call it cites (through the pipes
 // the report shows, re-applied), then every other call's output (a quote from another pod's describe is
@@ -42,61 +42,88 @@ export interface CitedCall {
  */
 const anchorWord = (token: string): boolean => token.length >= 6 && /\d/.test(token);
 
-/** `line` holds a digit between `start` and `end` (a word is cut out only when it is an anchor). */
-function hasDigit(line: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = line.charCodeAt(i);
-    if (c >= 48 && c <= 57) return true;
+const DIGIT = /\d/g;
+
+/**
+ * The anchor words of a line, in order: found from its digits (a native search), each word cut out
+ * only when it is long enough, not every word of every line.
+ */
+function anchorsOf(line: string): string[] {
+  const out: string[] = [];
+  DIGIT.lastIndex = 0;
+  while (DIGIT.test(line)) {
+    const at = DIGIT.lastIndex - 1;
+    const start = line.lastIndexOf(' ', at) + 1;
+    let end = line.indexOf(' ', at);
+    if (end < 0) end = line.length;
+    if (end - start >= 6) out.push(line.slice(start, end));
+    // On to the next word (at the end of the line, the search fails and starts over at 0).
+    DIGIT.lastIndex = end;
   }
-  return false;
+  return out;
 }
 
 /**
- * Every successful call's output, for quotes that cite no call: first by whole lines (a quote is most
- * often a line copied whole), then, built on the first quote that is not, by the words each output holds.
+ * Every successful call's output, for quotes that cite no call, by the anchor words each output holds:
+ * a quote is looked for only in the outputs holding its rarest ones. A line copied whole (the most
+ * common quote) is found the same way; one without an anchor word, or whose rarest is in many outputs,
+ * in a map of every line to the first call that printed it (built when first needed).
  */
 class AllOutputs {
-  private readonly whole = new Map<string, RecordedCall>();
   /** Each anchor word and the calls whose output holds it, in order. */
-  private byToken: Map<string, number[]> | undefined;
+  private readonly byToken = new Map<string, number[]>();
+  /** Each line and the first call that printed it, and on how many of its lines (read when needed). */
+  private whole: Map<string, { call: RecordedCall; held: number }> | undefined;
 
   constructor(private readonly calls: RecordedCall[]) {
-    for (const call of calls)
-      for (const line of call.rawLines()) if (this.whole.get(line) === undefined) this.whole.set(line, call);
-  }
-
-  /** The call that printed this line as it stands (runs of spaces aside). */
-  exact(line: string): RecordedCall | undefined {
-    return this.whole.get(line);
-  }
-
-  private tokens(): Map<string, number[]> {
-    if (this.byToken) return this.byToken;
-    const byToken = new Map<string, number[]>();
-    // The outputs as printed (runs of spaces collapsed): an anchor is a word normalising leaves alone.
-    this.calls.forEach((call, n) => {
-      for (const line of call.rawLines()) {
-        // Words are cut out only when they can be anchors (no array of every word of every line).
-        for (let start = 0; start < line.length;) {
-          let end = line.indexOf(' ', start);
-          if (end < 0) end = line.length;
-          if (end - start >= 6 && hasDigit(line, start, end)) {
-            const token = line.slice(start, end);
-            const list = byToken.get(token);
-            if (!list) byToken.set(token, [n]);
-            else if (list[list.length - 1] !== n) list.push(n);
-          }
-          start = end + 1;
-        }
-      }
+    calls.forEach((call, n) => {
+      for (const line of call.rawLines()) this.index(line, n);
     });
-    this.byToken = byToken;
-    return byToken;
+  }
+
+  /** The anchor words of a line (the outputs as printed: an anchor is a word normalising leaves alone). */
+  private index(line: string, n: number): void {
+    for (const token of anchorsOf(line)) {
+      const list = this.byToken.get(token);
+      if (!list) this.byToken.set(token, [n]);
+      else if (list[list.length - 1] !== n) list.push(n);
+    }
+  }
+
+  /** The first call that printed this line as it stands (runs of spaces aside), and on how many of its lines. */
+  exact(line: string): { call: RecordedCall; held: number } | undefined {
+    let rarest: number[] | undefined;
+    for (const token of anchorsOf(line)) {
+      const list = this.byToken.get(token);
+      // A call that printed the line holds each of its words: none holds this one.
+      if (!list) return undefined;
+      if (!rarest || list.length < rarest.length) rarest = list;
+    }
+    if (!rarest || rarest.length > FEW_OUTPUTS) return this.wholeLines().get(line);
+    for (const n of rarest) {
+      const call = this.calls[n];
+      const held = call ? timesPrinted(line, call) : 0;
+      if (call && held > 0) return { call, held };
+    }
+    return undefined;
+  }
+
+  private wholeLines(): Map<string, { call: RecordedCall; held: number }> {
+    if (this.whole) return this.whole;
+    const whole = new Map<string, { call: RecordedCall; held: number }>();
+    for (const call of this.calls)
+      for (const line of call.rawLines()) {
+        const first = whole.get(line);
+        if (first === undefined) whole.set(line, { call, held: 1 });
+        else if (first.call === call) first.held++;
+      }
+    this.whole = whole;
+    return whole;
   }
 
   /** The first call whose output holds the quote (found through its rarest whole words), and its lines. */
   find(quote: Quote, plain: boolean): { call: RecordedCall; held: number } | undefined {
-    const byToken = this.tokens();
+    const byToken = this.byToken;
     // Whole words of the quote (its very first and last may be cut), rarest first.
     const inner = quote.tokens.slice(1, -1);
     const words = [
@@ -132,7 +159,7 @@ function heldCount(quote: Quote, call: RecordedCall, plain: boolean): number {
   if (plain && countHeld(quote, raw, 1) > 0) return countLines(quote, raw, commonAt(raw.length)) || 1;
   // The words of the quote as written are in the line as printed (a shortened `09:07:00` is in
   // `2026-11-26T09:07:00Z`), unless they are masks, elisions or typography.
-  const words = tokensOf(quote.raw.replace(/\s+/g, ' ').trim()).filter(
+  const words = tokensOf(collapseSpaces(quote.raw)).filter(
     (t) =>
       t.length >= 2 && !/\.\.\.|…|[[\]()]|[\u2010-\u2015\u2018-\u201E\u2212]/.test(t) && !A_MASK_WORD.test(t),
   );
@@ -146,6 +173,21 @@ function heldCount(quote: Quote, call: RecordedCall, plain: boolean): number {
   }
   const lines = call.lines();
   return countHeld(quote, lines, 1) > 0 ? countLines(quote, lines, commonAt(lines.length)) || 1 : 0;
+}
+
+/** Outputs few enough that a line is compared with each of theirs rather than looked up in all. */
+const FEW_OUTPUTS = 8;
+
+/** On how many of its lines (as printed) `call` printed `line`. */
+const timesPrinted = (line: string, call: RecordedCall): number => call.lineCounts().get(line) ?? 0;
+
+/** The first cited call (its output not piped) that printed `line` as it stands, and on how many lines. */
+function copiedFrom(line: string, cited: CitedCall[]): { call: RecordedCall; held: number } | undefined {
+  for (const { call, pipes } of cited) {
+    const held = pipes.length > 0 ? 0 : timesPrinted(line, call);
+    if (held > 0) return { call, held };
+  }
+  return undefined;
 }
 
 /** A word that is a mask or a redaction marker. */
@@ -181,20 +223,13 @@ export class QuoteChecker {
 
   check(text: string, cited: CitedCall[], yaml = false): QuoteVerdict | undefined {
     // A line copied whole, as printed: found without normalising the quote or the outputs.
-    const copied = text.replace(/\s+/g, ' ').trim();
+    const copied = collapseSpaces(text);
     if (!yaml && copied && !ELIDED.test(copied)) {
-      const exact =
-        cited.length === 0
-          ? this.allOutputs().exact(copied)
-          : cited.find((c) => c.pipes.length === 0 && c.call.rawLines().includes(copied))?.call;
+      const exact = cited.length === 0 ? this.allOutputs().exact(copied) : copiedFrom(copied, cited);
       if (exact) {
         const weak = tooWeak(tokensOf(copied));
         if (weak) return { kind: 'weak', why: weak };
-        const lines = exact.rawLines();
-        const held = lines.reduce((n, l) => n + (l === copied ? 1 : 0), 0);
-        return tooCommon(held, lines.length)
-          ? { kind: 'weak', why: `it is on ${held} of ${lines.length} lines of \`${exact.label}\`` }
-          : { kind: 'found', call: exact };
+        return this.heldIn(exact.call, exact.held, exact.call.rawLines().length);
       }
     }
     const quote = prepareQuote(text, yaml);

@@ -22,7 +22,15 @@ export function prepareQuote(raw: string, yaml = false): Quote | undefined {
   const segments = quoteSegments(raw, yaml);
   if (segments.length === 0) return undefined;
   const tokens = segments.flatMap(tokensOf);
-  const probe = tokens.flatMap((t) => t.split(WILDCARD)).reduce((a, b) => (b.length > a.length ? b : a), '');
+  // The first longest piece between masks.
+  let probe = '';
+  for (const t of tokens) {
+    if (!t.includes(WILDCARD)) {
+      if (t.length > probe.length) probe = t;
+      continue;
+    }
+    for (const piece of t.split(WILDCARD)) if (piece.length > probe.length) probe = piece;
+  }
   return { raw, segments, tokens, probe };
 }
 

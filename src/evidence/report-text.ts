@@ -1,4 +1,5 @@
 import { asMarked, type Token } from '../util/markdown.js';
+import { collapseSpaces } from './normalize.js';
 
 // The small readers of report text the claims reader (claims.ts) uses: a command line (with its
 // aliases, prompt and pipes), whether a line looks like output a tool printed, and a fact's inline text
@@ -85,18 +86,18 @@ const MAX_DEPTH = 32;
 /** Inline tokens as text, code spans kept in backticks (a fact's literals and quotes are read from them). */
 export function inlineText(tokens: Token[], depth = 0): string {
   if (depth > MAX_DEPTH) return '';
-  return tokens
-    .map((raw) => {
-      const t = asMarked(raw);
-      if (t.type === 'codespan') return `\`${t.text}\``;
-      if (t.type === 'br') return ' ';
-      const children = (t as { tokens?: Token[] }).tokens;
-      if (children?.length) return inlineText(children, depth + 1);
-      return 'text' in t && typeof t.text === 'string' ? t.text : '';
-    })
-    .join('')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return collapseSpaces(
+    tokens
+      .map((raw) => {
+        const t = asMarked(raw);
+        if (t.type === 'codespan') return `\`${t.text}\``;
+        if (t.type === 'br') return ' ';
+        const children = (t as { tokens?: Token[] }).tokens;
+        if (children?.length) return inlineText(children, depth + 1);
+        return 'text' in t && typeof t.text === 'string' ? t.text : '';
+      })
+      .join(''),
+  );
 }
 
 /** The code spans among inline tokens, at any depth. */

@@ -52,6 +52,12 @@ interface Scan {
   error?: string;
 }
 
+/** The scan so far, stopped at a usage error. */
+function failed(out: Scan, error: string): Scan {
+  out.error = error;
+  return out;
+}
+
 /** pflag's parse of argv against a flag table: flags anywhere, `--` ends them, the words after it are positionals. */
 function scan(argv: readonly string[], table: FlagTable): Scan {
   const flags: Record<string, string> = {};
@@ -81,14 +87,14 @@ function scan(argv: readonly string[], table: FlagTable): Scan {
       const eq = arg.indexOf('=');
       const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
       const spec = table.long.get(name);
-      if (!spec) return { ...out, error: `unknown flag: --${name}` };
+      if (!spec) return failed(out, `unknown flag: --${name}`);
       let value = eq === -1 ? undefined : arg.slice(eq + 1);
       if (value === undefined && spec.value) {
         if (spec.noOptDefault !== undefined) value = spec.noOptDefault;
         else if (i + 1 < argv.length) value = argv[++i];
       }
       const error = set(spec, value, `--${name}`);
-      if (error) return { ...out, error };
+      if (error) return failed(out, error);
       continue;
     }
     if (arg.startsWith('-') && arg.length > 1) {
@@ -96,20 +102,20 @@ function scan(argv: readonly string[], table: FlagTable): Scan {
       for (let j = 1; j < arg.length; j++) {
         const letter = arg[j] as string;
         const spec = table.short.get(letter);
-        if (!spec) return { ...out, error: `unknown shorthand flag: '${letter}' in ${arg}` };
+        if (!spec) return failed(out, `unknown shorthand flag: '${letter}' in ${arg}`);
         const rest = arg.slice(j + 1);
         const display = `'${letter}' in ${arg}`;
         if (!spec.value) {
           const value = rest.startsWith('=') ? rest.slice(1) : undefined;
           const error = set(spec, value, `-${letter}`);
-          if (error) return { ...out, error };
+          if (error) return failed(out, error);
           if (value !== undefined) break;
           continue;
         }
         let value: string | undefined = rest.startsWith('=') ? rest.slice(1) : rest;
         if (value === '') value = spec.noOptDefault ?? (i + 1 < argv.length ? argv[++i] : undefined);
         const error = set(spec, value, display);
-        if (error) return { ...out, error };
+        if (error) return failed(out, error);
         break;
       }
       continue;
@@ -177,10 +183,14 @@ function normalize(cmd: Omit<KubectlCommand, 'normalized'>, argsAfterDash: boole
 export function parseKubectl(argv: readonly string[]): KubectlCommand {
   // First pass: find the verb, skipping the values of flags given before it.
   // cobra looks for the command only before `--`: a first word after it leaves kubectl at its root.
-  const first = scan(argv, flagTable(undefined));
-  const verb = first.dashAt === 0 ? undefined : first.positionals[0];
+  // A known verb as the first word (most calls) is the first positional whatever follows: no pass needed.
+  const lead = argv[0];
+  const leadVerb =
+    lead !== undefined && !(lead.startsWith('-') && lead.length > 1) && KUBECTL_VERBS.has(lead);
+  const first = leadVerb ? undefined : scan(argv, flagTable(undefined));
+  const verb = first ? (first.dashAt === 0 ? undefined : first.positionals[0]) : lead;
   const known = verb === undefined || KUBECTL_VERBS.has(verb);
-  const second = known ? scan(argv, flagTable(verb)) : first;
+  const second = known || !first ? scan(argv, flagTable(verb)) : first;
   const words = verb === undefined ? second.positionals : second.positionals.slice(1);
   const dash = second.dashAt === -1 || verb === undefined ? second.dashAt : second.dashAt - 1;
   const shaped =
@@ -215,7 +225,7 @@ export function parseKubectl(argv: readonly string[]): KubectlCommand {
     dash === 0 &&
     shaped.subcommand === undefined &&
     (verb === undefined || SUBCOMMANDS[verb] !== undefined || verb === 'create');
-  return { ...base, normalized: normalize(base, argsAfterDash) };
+  return Object.assign(base, { normalized: normalize(base, argsAfterDash) });
 }
 
 /**
@@ -226,37 +236,60 @@ export function splitCommandLine(line: string): string[] | undefined {
   const words: string[] = [];
   let word = '';
   let inWord = false;
-  let quote: '"' | "'" | undefined;
-  for (let i = 0; i < line.length; i++) {
+  // Runs of plain characters are copied whole (a character at a time, a long line is thousands of strings).
+  for (let i = 0; i < line.length;) {
     const c = line[i] as string;
-    if (quote === "'") {
-      if (c === "'") quote = undefined;
-      else word += c;
-      continue;
-    }
-    if (quote === '"') {
-      if (c === '"') quote = undefined;
-      else if (c === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1] as string))
-        word += line[++i];
-      else word += c;
-      continue;
-    }
-    if (c === "'" || c === '"') {
-      quote = c;
+    if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) return undefined;
+      word += line.slice(i + 1, end);
       inWord = true;
+      i = end + 1;
+    } else if (c === '"') {
+      let j = i + 1;
+      for (;;) {
+        if (j >= line.length) return undefined;
+        const d = line[j] as string;
+        if (d === '"') break;
+        if (d === '\\' && j + 1 < line.length && '"\\$`'.includes(line[j + 1] as string)) {
+          word += line[j + 1];
+          j += 2;
+          continue;
+        }
+        // A backslash that escapes nothing is kept.
+        const run = d === '\\' ? d : runAt(IN_DOUBLE_QUOTES, line, j);
+        word += run;
+        j += run.length;
+      }
+      inWord = true;
+      i = j + 1;
     } else if (c === '\\' && i + 1 < line.length) {
-      word += line[++i];
+      word += line[i + 1];
       inWord = true;
+      i += 2;
     } else if (/\s/.test(c)) {
       if (inWord) words.push(word);
       word = '';
       inWord = false;
+      i++;
     } else {
-      word += c;
+      // A backslash ending the line is kept.
+      const run = c === '\\' ? c : runAt(PLAIN, line, i);
+      word += run;
       inWord = true;
+      i += run.length;
     }
   }
-  if (quote) return undefined;
   if (inWord) words.push(word);
   return words;
+}
+
+/** Characters a shell copies as they are outside quotes, and inside double quotes. */
+const PLAIN = /[^'"\\\s]+/y;
+const IN_DOUBLE_QUOTES = /[^"\\]+/y;
+
+/** The run of `pattern` starting at `at` (the caller knows it is at least one character). */
+function runAt(pattern: RegExp, line: string, at: number): string {
+  pattern.lastIndex = at;
+  return pattern.exec(line)?.[0] ?? (line[at] as string);
 }

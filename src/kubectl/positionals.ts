@@ -27,9 +27,11 @@ export interface Positionals {
 /** Verbs that take the words after `--` as a command to run, not as arguments (cobra's ArgsLenAtDash). */
 const COMMAND_VERBS = new Set(['exec', 'debug', 'run', 'create']);
 
+/** The target (a new one, made by the caller) with the type kubectl knows it by. */
 function withType(target: KubectlTarget): KubectlTarget {
   const type = findResourceType(target.text);
-  return type ? { ...target, type } : target;
+  if (type) target.type = type;
+  return target;
 }
 
 function resolveTargets(words: string[]): { targets: KubectlTarget[]; rest: string[] } {
@@ -184,7 +186,8 @@ function toTop(words: string[], dash: number): string[] {
  */
 export function shapePositionals(verb: string, words: string[], dash: number): Positionals {
   if (COMMAND_VERBS.has(verb) && dash !== -1) {
-    return { ...shapeWords(verb, words.slice(0, dash), dash), command: words.slice(dash) };
+    return Object.assign(shapeWords(verb, words.slice(0, dash), dash), { command: words.slice(dash) });
   }
-  return { ...shapeWords(verb, words, dash), command: [] };
+  // shapeWords makes a new object each time: it is completed, not copied (a parse per recorded call).
+  return Object.assign(shapeWords(verb, words, dash), { command: [] });
 }

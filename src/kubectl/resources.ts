@@ -123,13 +123,24 @@ export function findResourceType(
   const dot = lower.indexOf('.');
   const base = dot === -1 ? lower : lower.slice(0, dot);
   const qualifier = dot === -1 ? undefined : lower.slice(dot + 1);
-  return types.find((r) => {
-    const names = [r.name, r.singular, r.kind.toLowerCase(), ...r.shortNames];
-    if (!names.includes(base)) return false;
-    if (qualifier === undefined || qualifier === '') return true;
-    return qualifier === r.group || qualifier === `${r.version}.${r.group}` || qualifier === r.version;
-  });
+  const named = types === RESOURCE_TYPES ? BY_NAME.get(base) : types.filter((r) => namesOf(r).includes(base));
+  return named?.find(
+    (r) =>
+      qualifier === undefined ||
+      qualifier === '' ||
+      qualifier === r.group ||
+      qualifier === `${r.version}.${r.group}` ||
+      qualifier === r.version,
+  );
 }
+
+/** Every name a type answers to: plural, singular, kind and short names. */
+const namesOf = (r: ResourceType): string[] => [r.name, r.singular, r.kind.toLowerCase(), ...r.shortNames];
+
+/** The built-in types by each name they answer to, in RESOURCE_TYPES order (a parse looks up every word). */
+const BY_NAME = new Map<string, ResourceType[]>();
+for (const r of RESOURCE_TYPES)
+  for (const name of new Set(namesOf(r))) BY_NAME.set(name, [...(BY_NAME.get(name) ?? []), r]);
 
 /** `deployment.apps` / `pod`: the prefix kubectl prints for `-o name` and for mixed-type tables. */
 export const qualifiedSingular = (r: ResourceType): string =>

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { splitCommandLine } from '../../../src/kubectl/parse.js';
 import { classifyKubectl, type KubectlCategory } from '../../../src/kubectl/policy/classify.js';
@@ -261,5 +262,69 @@ describe('splitCommandLine', () => {
       'c d',
     ]);
     expect(splitCommandLine(`get "unterminated`)).toBeUndefined();
+  });
+
+  it('splits every line as the character-at-a-time reading does (quotes, escapes, any whitespace)', () => {
+    // The reading it replaced, kept as the oracle: one character at a time.
+    const oneByOne = (line: string): string[] | undefined => {
+      const words: string[] = [];
+      let word = '';
+      let inWord = false;
+      let quote: '"' | "'" | undefined;
+      for (let i = 0; i < line.length; i++) {
+        const c = line[i] as string;
+        if (quote === "'") {
+          if (c === "'") quote = undefined;
+          else word += c;
+        } else if (quote === '"') {
+          if (c === '"') quote = undefined;
+          else if (c === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1] as string))
+            word += line[++i];
+          else word += c;
+        } else if (c === "'" || c === '"') {
+          quote = c;
+          inWord = true;
+        } else if (c === '\\' && i + 1 < line.length) {
+          word += line[++i];
+          inWord = true;
+        } else if (/\s/.test(c)) {
+          if (inWord) words.push(word);
+          word = '';
+          inWord = false;
+        } else {
+          word += c;
+          inWord = true;
+        }
+      }
+      if (quote) return undefined;
+      if (inWord) words.push(word);
+      return words;
+    };
+    const alphabet = [
+      'a',
+      'pod',
+      ' ',
+      '  ',
+      '\t',
+      '\n',
+      '\u00a0',
+      '\u2003',
+      "'",
+      '"',
+      '\\',
+      '$',
+      '`',
+      '-n',
+      '=',
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }), (parts) => {
+        const line = parts.join('');
+        expect(splitCommandLine(line)).toEqual(oneByOne(line));
+      }),
+      { numRuns: 2000, seed: 41 },
+    );
+    expect(splitCommandLine(`a\\`)).toEqual(['a\\']);
+    expect(splitCommandLine(`"x\\y\\"z"`)).toEqual(['x\\y"z']);
   });
 });
