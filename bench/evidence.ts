@@ -3,9 +3,14 @@
 // shortened timestamps and with [...]) against 500 recorded calls with their outputs (describes as the
 // real kubectl prints them), as the daemon checks it after every run. The
 // baseline is parsing the same report into its syntax tree alone (what any reader of it pays).
+// Measured twice: in this node, and in a node started with the daemon's own flags (the Dockerfile's
+// ENTRYPOINT: a small young generation, so more collections), which is what a run pays; the budget
+// holds for both.
 //   npx tsx bench/evidence.ts
 //   BENCH_ITERATIONS=50 npx tsx bench/evidence.ts
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { checkEvidence } from '../src/evidence/check.js';
 import { parseMarkdown } from '../src/util/markdown.js';
@@ -119,43 +124,96 @@ const median = (xs: number[]) => {
 };
 const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? 0;
 
-// Warm-up (the first calls compile the code), then measure both in the same run.
-for (let i = 0; i < WARM_UP; i++) checkEvidence({ report: text, ...record });
-const parse = time(() => parseMarkdown(text));
-const check = time(() => checkEvidence({ report: text, ...record }));
-const evidence = checkEvidence({ report: text, ...record });
-const parseCpu = cpuEach(() => parseMarkdown(text));
-const checkCpu = cpuEach(() => checkEvidence({ report: text, ...record }));
-const p50 = percentile(check, 50);
-const base = Math.max(1, percentile(parse, 50));
-const checkMedian = median(checkCpu);
-printTable(
-  `evidence check: ${text.split('\n').length}-line report, ${CALLS} recorded calls, ${ITERATIONS} runs`,
-  [
-    ['parse the report only (baseline), p50', `${percentile(parse, 50)} ms`, '1.00×'],
-    ['evidence check, p50', `${p50} ms`, `${(p50 / base).toFixed(2)}×`],
+/** The node flags the daemon runs with, read from the Dockerfile's ENTRYPOINT. */
+function daemonFlags(): string[] {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const entry = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
+  const argv = entry ? (JSON.parse(entry) as string[]) : [];
+  return argv.slice(1).filter((a) => a.startsWith('--'));
+}
+
+interface Measured {
+  parseP50: number;
+  checkP50: number;
+  checkP90: number;
+  parseCpu: number;
+  checkCpu: number;
+  checkCpuMean: number;
+  checkCpuP90: number;
+}
+
+function measure(): Measured {
+  // Warm-up (the first calls compile the code), then measure both in the same run.
+  for (let i = 0; i < WARM_UP; i++) checkEvidence({ report: text, ...record });
+  const parse = time(() => parseMarkdown(text));
+  const check = time(() => checkEvidence({ report: text, ...record }));
+  const parseCpu = cpuEach(() => parseMarkdown(text));
+  const checkCpu = cpuEach(() => checkEvidence({ report: text, ...record }));
+  return {
+    parseP50: percentile(parse, 50),
+    checkP50: percentile(check, 50),
+    checkP90: percentile(check, 90),
+    parseCpu: median(parseCpu),
+    checkCpu: median(checkCpu),
+    checkCpuMean: mean(checkCpu),
+    checkCpuP90: p90(checkCpu),
+  };
+}
+
+if (process.env.BENCH_EVIDENCE_CHILD === '1') {
+  process.stdout.write(JSON.stringify(measure()));
+} else {
+  const here = measure();
+  const flags = daemonFlags();
+  const child = spawnSync(process.execPath, [...flags, '--import', 'tsx', fileURLToPath(import.meta.url)], {
+    env: { ...process.env, BENCH_EVIDENCE_CHILD: '1' },
+    encoding: 'utf8',
+  });
+  const daemon = child.status === 0 ? (JSON.parse(child.stdout) as Measured) : undefined;
+  const evidence = checkEvidence({ report: text, ...record });
+  const base = Math.max(1, here.parseP50);
+  const ratio = (m: Measured) => `${(m.checkCpu / Math.max(0.1, m.parseCpu)).toFixed(2)}×`;
+  printTable(
+    `evidence check: ${text.split('\n').length}-line report, ${CALLS} recorded calls, ${ITERATIONS} runs`,
     [
-      'CPU per call, median: parse / evidence check',
-      `${median(parseCpu).toFixed(1)} / ${checkMedian.toFixed(1)} ms`,
-      `${(checkMedian / Math.max(0.1, median(parseCpu))).toFixed(2)}×`,
+      ['parse the report only (baseline), p50', `${here.parseP50} ms`, '1.00×'],
+      ['evidence check, p50', `${here.checkP50} ms`, `${(here.checkP50 / base).toFixed(2)}×`],
+      [
+        'CPU per call, median: parse / evidence check',
+        `${here.parseCpu.toFixed(1)} / ${here.checkCpu.toFixed(1)} ms`,
+        ratio(here),
+      ],
+      [
+        'evidence check CPU per call: mean / p90',
+        `${here.checkCpuMean.toFixed(1)} / ${here.checkCpuP90.toFixed(1)} ms`,
+        '',
+      ],
+      ['evidence check, p90', `${here.checkP90} ms`, `${(here.checkP90 / base).toFixed(2)}×`],
+      daemon
+        ? [
+            `CPU per call, median, node ${flags.join(' ')} (the daemon's): parse / check`,
+            `${daemon.parseCpu.toFixed(1)} / ${daemon.checkCpu.toFixed(1)} ms`,
+            ratio(daemon),
+          ]
+        : [`node ${flags.join(' ')} (the daemon's)`, `failed: ${child.stderr.slice(0, 200)}`, ''],
+      [
+        'verdict (claims supported / total; not run / not found)',
+        `${evidence.verdict} (${evidence.claimsSupported ?? 0} / ${evidence.claimsTotal ?? 0}; ${evidence.citedNotRun.length} / ${evidence.excerptsNotFound.length})`,
+        '',
+      ],
     ],
-    [
-      'evidence check CPU per call: mean / p90',
-      `${mean(checkCpu).toFixed(1)} / ${p90(checkCpu).toFixed(1)} ms`,
-      '',
-    ],
-    ['evidence check, p90', `${percentile(check, 90)} ms`, `${(percentile(check, 90) / base).toFixed(2)}×`],
-    [
-      'verdict (claims supported / total; not run / not found)',
-      `${evidence.verdict} (${evidence.claimsSupported ?? 0} / ${evidence.claimsTotal ?? 0}; ${evidence.citedNotRun.length} / ${evidence.excerptsNotFound.length})`,
-      '',
-    ],
-  ],
-);
-// The budget is the check's own cost: its median CPU time per call.
-if (checkMedian > LIMIT_MS) {
-  process.stderr.write(
-    `evidence check ${checkMedian.toFixed(1)} CPU ms per call (median) is over the ${LIMIT_MS} ms budget\n`,
   );
-  process.exitCode = 1;
+  // The budget is the check's own cost: its median CPU time per call, in either node.
+  for (const [where, m] of [
+    ['this node', here],
+    ["the daemon's node", daemon],
+  ] as const) {
+    if (!m) process.exitCode = 1;
+    else if (m.checkCpu > LIMIT_MS) {
+      process.stderr.write(
+        `evidence check ${m.checkCpu.toFixed(1)} CPU ms per call (median) in ${where} is over the ${LIMIT_MS} ms budget\n`,
+      );
+      process.exitCode = 1;
+    }
+  }
 }

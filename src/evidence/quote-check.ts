@@ -44,23 +44,27 @@ const anchorWord = (token: string): boolean => token.length >= 6 && /\d/.test(to
 
 const DIGIT = /\d/g;
 
+/** The anchor words anchorsOf found last (the first `count` of them): one array for every line. */
+const found: string[] = [];
+
 /**
- * The anchor words of a line, in order: found from its digits (a native search), each word cut out
- * only when it is long enough, not every word of every line.
+ * How many anchor words a line has, put in `found` in order: found from its digits (a native search),
+ * each word cut out only when it is long enough, not every word of every line. Read them before the
+ * next call, which writes over them.
  */
-function anchorsOf(line: string): string[] {
-  const out: string[] = [];
+function anchorsOf(line: string): number {
+  let count = 0;
   DIGIT.lastIndex = 0;
   while (DIGIT.test(line)) {
     const at = DIGIT.lastIndex - 1;
     const start = line.lastIndexOf(' ', at) + 1;
     let end = line.indexOf(' ', at);
     if (end < 0) end = line.length;
-    if (end - start >= 6) out.push(line.slice(start, end));
+    if (end - start >= 6) found[count++] = line.slice(start, end);
     // On to the next word (at the end of the line, the search fails and starts over at 0).
     DIGIT.lastIndex = end;
   }
-  return out;
+  return count;
 }
 
 /**
@@ -83,7 +87,8 @@ class AllOutputs {
 
   /** The anchor words of a line (the outputs as printed: an anchor is a word normalising leaves alone). */
   private index(line: string, n: number): void {
-    for (const token of anchorsOf(line)) {
+    for (let k = 0, count = anchorsOf(line); k < count; k++) {
+      const token = found[k] as string;
       const list = this.byToken.get(token);
       if (!list) this.byToken.set(token, [n]);
       else if (list[list.length - 1] !== n) list.push(n);
@@ -93,8 +98,8 @@ class AllOutputs {
   /** The first call that printed this line as it stands (runs of spaces aside), and on how many of its lines. */
   exact(line: string): { call: RecordedCall; held: number } | undefined {
     let rarest: number[] | undefined;
-    for (const token of anchorsOf(line)) {
-      const list = this.byToken.get(token);
+    for (let k = 0, count = anchorsOf(line); k < count; k++) {
+      const list = this.byToken.get(found[k] as string);
       // A call that printed the line holds each of its words: none holds this one.
       if (!list) return undefined;
       if (!rarest || list.length < rarest.length) rarest = list;
@@ -178,8 +183,17 @@ function heldCount(quote: Quote, call: RecordedCall, plain: boolean): number {
 /** Outputs few enough that a line is compared with each of theirs rather than looked up in all. */
 const FEW_OUTPUTS = 8;
 
+/** Outputs of up to this many lines are searched line by line; longer ones through a map of their lines. */
+const SCAN_LINES = 256;
+
 /** On how many of its lines (as printed) `call` printed `line`. */
-const timesPrinted = (line: string, call: RecordedCall): number => call.lineCounts().get(line) ?? 0;
+function timesPrinted(line: string, call: RecordedCall): number {
+  const lines = call.rawLines();
+  if (lines.length > SCAN_LINES) return call.lineCounts().get(line) ?? 0;
+  let held = 0;
+  for (const l of lines) if (l.length === line.length && l === line) held++;
+  return held;
+}
 
 /** The first cited call (its output not piped) that printed `line` as it stands, and on how many lines. */
 function copiedFrom(line: string, cited: CitedCall[]): { call: RecordedCall; held: number } | undefined {

@@ -43,6 +43,18 @@ describe('collapsing whitespace', () => {
       }),
       { numRuns: 3000, seed: 41 },
     );
+    // Every character, alone between two letters: collapsed exactly when \s matches it.
+    for (let code = 0; code <= 0xffff; code++) {
+      const t = `a${String.fromCharCode(code)}b`;
+      if (collapseSpaces(t) !== t.replace(/\s+/g, ' ')) throw new Error(`U+${code.toString(16)} read wrong`);
+      expect(collapsedLines(t).join('\n')).toBe(
+        t
+          .split('\n')
+          .map((l) => l.replace(/\s+/g, ' ').trim())
+          .filter(Boolean)
+          .join('\n'),
+      );
+    }
     const plain = 'level=error pod=api-1 msg="reset"';
     expect(collapseSpaces(plain)).toBe(plain);
   });
