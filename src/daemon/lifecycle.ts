@@ -108,11 +108,12 @@ export async function daemonReadiness(
 
 /**
  * Writes and removes a file in the root's .triage/ folder, where intake records every alert and
- * incident: why that fails (a root the daemon's user cannot write), or undefined.
+ * incident: why that fails (a root the daemon's user cannot write), or undefined. A root that is gone
+ * is not made again (a readiness probe must not hide an unmounted volume under a new folder).
  */
 export async function rootWriteProblem(root: string): Promise<string | undefined> {
   const dir = triageDir(root);
-  const code = await writeProbe(dir);
+  const code = await writeProbe(dir, { parents: false });
   if (code === undefined) return undefined;
   const user = process.getuid ? `uid ${process.getuid()}` : 'the daemon';
   return `cannot write in ${dir} (${code}): intake records every alert and incident there; let the daemon's user (${user}) write the workspaces root (chown it to that user, or run the daemon as its owner)`;

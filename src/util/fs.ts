@@ -252,13 +252,21 @@ async function syncDirOnce(dir: string): Promise<void> {
 }
 
 /**
- * Whether this process can write in `dir` (made when missing): writes and removes a file there. The
- * error code (EACCES, EROFS, ENOSPC…) when it cannot, else undefined.
+ * Whether this process can write in `dir` (made when missing; with `parents: false`, only when the
+ * folder above it exists): writes and removes a file there. The error code (EACCES, EROFS, ENOSPC,
+ * ENOENT…) when it cannot, else undefined.
  */
-export async function writeProbe(dir: string): Promise<string | undefined> {
+export async function writeProbe(
+  dir: string,
+  { parents = true }: { parents?: boolean } = {},
+): Promise<string | undefined> {
   const probe = path.join(dir, `.write-probe-${process.pid}-${randomHex(4)}`);
   try {
-    await mkdir(dir, { recursive: true });
+    if (parents) await mkdir(dir, { recursive: true });
+    else
+      await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
     await writeFile(probe, '');
     await rm(probe, { force: true });
     return undefined;

@@ -1,6 +1,7 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { rootWriteProblem } from '../../../src/daemon/lifecycle.js';
 import { RootMonitor } from '../../../src/daemon/root-monitor.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { tempDir } from '../../support/runs.js';
@@ -89,5 +90,18 @@ describe('workspaces root monitor', () => {
     await monitor!.close();
     await vi.advanceTimersByTimeAsync(5000);
     expect({ rescans, down: monitor!.down }).toEqual({ rescans: 0, down: undefined });
+  });
+});
+
+describe('the readiness write probe of the root', () => {
+  it('never makes a removed root again: it says why it cannot write, and the root stays gone', async () => {
+    expect(await rootWriteProblem(root)).toBeUndefined();
+    await rm(root, { recursive: true, force: true });
+    expect(await rootWriteProblem(root)).toContain(`cannot write in ${path.join(root, '.triage')} (ENOENT)`);
+    await expect(stat(root)).rejects.toMatchObject({ code: 'ENOENT' });
+    // A root that is there gets its .triage folder as before.
+    await mkdir(root);
+    expect(await rootWriteProblem(root)).toBeUndefined();
+    expect((await stat(path.join(root, '.triage'))).isDirectory()).toBe(true);
   });
 });
