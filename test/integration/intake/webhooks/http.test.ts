@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AlertsDoc } from '../../../../src/intake/webhooks/disk.js';
@@ -21,6 +21,7 @@ import { startIntakeDaemon, type IntakeDaemon } from '../../../support/webhooks/
 import { readIncidentFolders } from '../../../support/webhooks/folders.js';
 import { pagerDutyEvent, signPagerDuty } from '../../../support/webhooks/pagerduty.js';
 import { afterScans } from '../../../support/scans.js';
+import { writeResolvedAlerts } from '../../../support/status-root.js';
 
 // The intake endpoints on the real daemon (fake agent process): what arrives over HTTP is run like a
 // file drop, once.
@@ -173,19 +174,7 @@ describe('HTTP intake on the daemon', () => {
     // What intake leaves when the resolution came in but could not be applied (a restart, another replica).
     const dir = path.join(root, 'resolved-meanwhile');
     await mkdir(dir);
-    await writeFile(
-      path.join(dir, 'alerts.json'),
-      JSON.stringify({
-        version: 1,
-        firstAt: at,
-        lastAt: at,
-        resolvedAt: at,
-        count: 1,
-        omitted: 0,
-        open: 0,
-        alerts: [],
-      }),
-    );
+    await writeResolvedAlerts(dir, at);
     await dropByRename(root, 'resolved-meanwhile', incidentJson({ incidentId: 'inc-resolved-meanwhile' }));
     const d = await start();
     const state = await waitForState(dir, ['resolved']);
